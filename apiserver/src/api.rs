@@ -1,0 +1,442 @@
+//! Request handling: faults, routing, verbs, bodies and response encoding.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use http::{HeaderMap, Method, Request, Response, StatusCode, header};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use serde_json::{Value, json};
+
+use crate::body::ResponseBody;
+use crate::discovery;
+use crate::faults::FaultState;
+use crate::patch::PatchType;
+use crate::router::{self, ResourcePath, Route};
+use crate::selector::{FieldSelector, LabelSelector};
+use crate::status::ApiError;
+use crate::storage::{
+    DeleteOptions, ListParams, ListResult, Store, Target, WatchFrom, WriteOptions, supports_field,
+};
+use crate::table::{self, IncludeObject};
+use crate::watch::{self, WatchSpec};
+
+/// Largest request body accepted.
+const MAX_BODY: usize = 32 * 1024 * 1024;
+
+/// What every request handler shares.
+pub(crate) struct Shared {
+    /// The objects.
+    pub store: Arc<Store>,
+    /// Fault injection.
+    pub faults: Arc<FaultState>,
+    /// Interval between watch bookmarks.
+    pub bookmark_interval: Duration,
+    /// The address the server listens on.
+    pub addr: SocketAddr,
+}
+
+type Query = HashMap<String, String>;
+
+fn json_response(code: u16, bytes: Bytes) -> Response<ResponseBody> {
+    Response::builder()
+        .status(StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::CACHE_CONTROL, "no-cache, private")
+        .body(ResponseBody::full(bytes))
+        .expect("static response parts are valid")
+}
+
+fn value_response(code: u16, value: &Value) -> Response<ResponseBody> {
+    json_response(
+        code,
+        Bytes::from(serde_json::to_vec(value).expect("JSON values serialize")),
+    )
+}
+
+fn error_response(err: &ApiError) -> Response<ResponseBody> {
+    value_response(err.code, &err.to_status())
+}
+
+/// Handle one HTTP request.
+pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ResponseBody> {
+    let latency = shared.faults.latency();
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    if shared.faults.take_failure() {
+        return error_response(&ApiError::internal("injected failure"));
+    }
+    let (parts, body) = req.into_parts();
+    let body = match http_body_util::Limited::new(body, MAX_BODY).collect().await {
+        Ok(c) => c.to_bytes(),
+        Err(e) => {
+            return error_response(&ApiError::bad_request(format!(
+                "cannot read request body: {e}"
+            )));
+        }
+    };
+    let query: Query = parts
+        .uri
+        .query()
+        .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
+        .unwrap_or_default();
+    if shared.faults.watches_failing()
+        && query.get("watch").is_some_and(|w| w == "1" || w == "true")
+    {
+        return error_response(&ApiError::internal("injected failure: watches are failing"));
+    }
+    let path = parts.uri.path();
+    tracing::debug!(method = %parts.method, uri = %parts.uri, "request");
+    let route = router::route(path);
+    let is_get = parts.method == Method::GET || parts.method == Method::HEAD;
+    let result = match route {
+        Route::Resource(rp) => {
+            return resource(&shared, &parts.method, rp, &query, &parts.headers, body);
+        }
+        _ if !is_get => Err(ApiError::method_not_allowed()),
+        Route::Version => Ok(discovery::version()),
+        Route::Health => return json_response(200, Bytes::from_static(b"ok")),
+        Route::CoreVersions => Ok(discovery::core_versions(&shared.addr.to_string())),
+        Route::Groups => Ok(discovery::groups(&shared.store.registry())),
+        Route::Group(g) => {
+            discovery::group(&shared.store.registry(), &g).ok_or_else(ApiError::unknown_path)
+        }
+        Route::Resources { group, version } => {
+            discovery::resources(&shared.store.registry(), &group, &version)
+                .ok_or_else(ApiError::unknown_path)
+        }
+        Route::OpenApiV3Root => Ok(discovery::openapi_v3_root(&shared.store.registry())),
+        Route::OpenApiV3 { group, version } => {
+            discovery::openapi_v3(&shared.store.registry(), &group, &version)
+                .ok_or_else(ApiError::unknown_path)
+        }
+        Route::OpenApiV2 if header_str(&parts.headers, header::ACCEPT).contains("protobuf") => {
+            return Response::builder()
+                .status(StatusCode::OK)
+                .header(header::CONTENT_TYPE, discovery::OPENAPI_V2_PROTOBUF)
+                .body(ResponseBody::full(discovery::openapi_v2_protobuf()))
+                .expect("static response parts are valid");
+        }
+        Route::OpenApiV2 => Ok(discovery::openapi_v2_json()),
+        Route::Unknown => Err(ApiError::unknown_path()),
+    };
+    match result {
+        Ok(v) => value_response(200, &v),
+        Err(e) => error_response(&e),
+    }
+}
+
+fn param<'a>(query: &'a Query, key: &str) -> Option<&'a str> {
+    query.get(key).map(String::as_str)
+}
+
+fn flag(query: &Query, key: &str) -> bool {
+    matches!(param(query, key), Some("1" | "true" | "True"))
+}
+
+fn header_str(headers: &HeaderMap, name: header::HeaderName) -> &str {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+}
+
+/// Parse a request body as JSON, or YAML when the content type says so.
+fn parse_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::bad_request("the request body is empty"));
+    }
+    let ct = header_str(headers, header::CONTENT_TYPE);
+    if ct.contains("protobuf") {
+        return Err(ApiError::unsupported_media_type(ct).with_hint(
+            "this development API server speaks JSON only; kubectl's generators \
+             (kubectl create configmap|deployment|namespace …) send protobuf: use \
+             `kubectl create … --dry-run=client -o yaml | kubectl create -f -` instead",
+        ));
+    }
+    let json = serde_json::from_slice::<Value>(body);
+    match json {
+        Ok(v) => Ok(v),
+        Err(e) if ct.contains("yaml") => serde_yaml::from_slice::<Value>(body).map_err(|ye| {
+            ApiError::bad_request(format!("cannot parse YAML body: {ye} (as JSON: {e})"))
+        }),
+        Err(e) => Err(ApiError::bad_request(format!(
+            "the object provided is unrecognized or cannot be parsed: {e}"
+        ))),
+    }
+}
+
+fn list_params(target: &Target, query: &Query) -> Result<ListParams, ApiError> {
+    let label = LabelSelector::parse(param(query, "labelSelector").unwrap_or(""))
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let field = FieldSelector::parse(param(query, "fieldSelector").unwrap_or(""))
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    for term in &field.terms {
+        if !supports_field(&target.rt, &term.field) {
+            return Err(ApiError::bad_request(format!(
+                "field label not supported: {}",
+                term.field
+            )));
+        }
+    }
+    let limit = match param(query, "limit") {
+        None | Some("") => None,
+        Some(l) => Some(
+            l.parse::<usize>()
+                .map_err(|_| ApiError::bad_request(format!("invalid limit {l:?}")))?,
+        ),
+    };
+    Ok(ListParams {
+        label,
+        field,
+        limit,
+        continue_token: param(query, "continue").map(str::to_string),
+        resource_version: param(query, "resourceVersion").map(str::to_string),
+        rv_match: param(query, "resourceVersionMatch").map(str::to_string),
+    })
+}
+
+fn resource(
+    shared: &Shared,
+    method: &Method,
+    rp: ResourcePath,
+    query: &Query,
+    headers: &HeaderMap,
+    body: Bytes,
+) -> Response<ResponseBody> {
+    match resource_inner(shared, method, rp, query, headers, body) {
+        Ok(r) => r,
+        Err(e) => error_response(&e),
+    }
+}
+
+fn resource_inner(
+    shared: &Shared,
+    method: &Method,
+    rp: ResourcePath,
+    query: &Query,
+    headers: &HeaderMap,
+    body: Bytes,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let rt = shared
+        .store
+        .lookup(&rp.group, &rp.version, &rp.plural)
+        .ok_or_else(ApiError::unknown_path)?;
+    if rp.namespace.is_some() && !rt.namespaced {
+        return Err(ApiError::unknown_path());
+    }
+    let status_only = match rp.subresource.as_deref() {
+        None => false,
+        Some("status") if rt.has_status => true,
+        Some(_) => return Err(ApiError::unknown_path()),
+    };
+    let target = Target {
+        rt: rt.clone(),
+        version: rp.version.clone(),
+        namespace: if rt.namespaced {
+            rp.namespace.clone()
+        } else {
+            None
+        },
+    };
+    let accept = header_str(headers, header::ACCEPT);
+    let table = table::wants_table(accept)
+        .then(|| IncludeObject::from_param(param(query, "includeObject")));
+    let dry_run = param(query, "dryRun").is_some_and(|d| d == "All");
+    let write = WriteOptions {
+        dry_run,
+        preserve_identity: false,
+    };
+    let store = &shared.store;
+    let name = rp.name.as_deref();
+    let is_watch = rp.watch_prefix || flag(query, "watch");
+    match (method.clone(), name) {
+        (Method::GET, _) if is_watch => {
+            let mut params = list_params(&target, query)?;
+            if let Some(n) = name {
+                params.field.terms.push(crate::selector::FieldTerm {
+                    field: "metadata.name".into(),
+                    operator: crate::selector::FieldOperator::Equals,
+                    value: n.to_string(),
+                });
+            }
+            start_watch(shared, target, params, query, table)
+        }
+        (Method::GET | Method::HEAD, Some(n)) => {
+            let obj = store.get(&target, n)?;
+            match table {
+                Some(include) => {
+                    let t = table::table(&rt, vec![table::row(&rt, &obj, include)], None, None);
+                    Ok(value_response(200, &t))
+                }
+                None => Ok(value_response(200, &obj)),
+            }
+        }
+        (Method::GET | Method::HEAD, None) if !status_only => {
+            let params = list_params(&target, query)?;
+            let result = store.list(&target, &params)?;
+            Ok(list_response(&target, result, table))
+        }
+        (Method::POST, None) if !status_only => {
+            let obj = parse_body(headers, &body)?;
+            let created = store.create(&target, obj, &write)?;
+            Ok(value_response(201, &created))
+        }
+        (Method::PUT, Some(n)) => {
+            let obj = parse_body(headers, &body)?;
+            let updated = store.update(&target, n, obj, status_only, &write)?;
+            Ok(value_response(200, &updated))
+        }
+        (Method::PATCH, Some(n)) => {
+            let ct = header_str(headers, header::CONTENT_TYPE);
+            let kind = PatchType::from_content_type(ct)
+                .ok_or_else(|| ApiError::unsupported_media_type(ct))?;
+            let patch = parse_body(headers, &body)?;
+            let (obj, created) = store.patch(&target, n, kind, &patch, status_only, &write)?;
+            Ok(value_response(if created { 201 } else { 200 }, &obj))
+        }
+        (Method::DELETE, _) if !status_only => {
+            let opts = delete_options(query, &body)?;
+            match name {
+                Some(n) => {
+                    let obj = store.delete(&target, n, &opts)?;
+                    Ok(value_response(200, &obj))
+                }
+                None => {
+                    let params = list_params(&target, query)?;
+                    let result = store.delete_collection(&target, &params, &opts)?;
+                    Ok(list_response(&target, result, None))
+                }
+            }
+        }
+        _ => Err(ApiError::method_not_allowed()),
+    }
+}
+
+fn delete_options(query: &Query, body: &[u8]) -> Result<DeleteOptions, ApiError> {
+    let mut opts = DeleteOptions {
+        dry_run: param(query, "dryRun").is_some_and(|d| d == "All"),
+        orphan: param(query, "propagationPolicy") == Some("Orphan")
+            || param(query, "orphanDependents") == Some("true"),
+        ..DeleteOptions::default()
+    };
+    if !body.iter().all(u8::is_ascii_whitespace) {
+        let v: Value = serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("cannot parse DeleteOptions: {e}")))?;
+        if v["propagationPolicy"] == "Orphan" || v["orphanDependents"] == true {
+            opts.orphan = true;
+        }
+        if v["dryRun"]
+            .as_array()
+            .is_some_and(|d| d.iter().any(|x| x == "All"))
+        {
+            opts.dry_run = true;
+        }
+        opts.precondition_rv = v["preconditions"]["resourceVersion"]
+            .as_str()
+            .map(str::to_string);
+        opts.precondition_uid = v["preconditions"]["uid"].as_str().map(str::to_string);
+    }
+    Ok(opts)
+}
+
+/// Encode a list page (items are serialized straight from the shared objects).
+fn list_response(
+    target: &Target,
+    result: ListResult,
+    table: Option<IncludeObject>,
+) -> Response<ResponseBody> {
+    let rt = &target.rt;
+    if let Some(include) = table {
+        let rows = result
+            .items
+            .iter()
+            .map(|o| table::row(rt, &target.present(o.clone()), include))
+            .collect();
+        let t = table::table(rt, rows, Some(result.rv), result.continue_token.as_deref());
+        return value_response(200, &t);
+    }
+    let mut metadata = json!({"resourceVersion": result.rv.to_string()});
+    if let Some(c) = &result.continue_token {
+        metadata["continue"] = json!(c);
+    }
+    if let Some(r) = result.remaining {
+        metadata["remainingItemCount"] = json!(r);
+    }
+    let head = json!({
+        "kind": rt.list_kind,
+        "apiVersion": rt.api_version(&target.version),
+        "metadata": metadata,
+    });
+    let mut buf = BytesMut::with_capacity(256 + result.items.len() * 1024);
+    let head_bytes = serde_json::to_vec(&head).expect("JSON values serialize");
+    buf.put_slice(&head_bytes[..head_bytes.len() - 1]);
+    buf.put_slice(b",\"items\":[");
+    let mut writer = buf.writer();
+    for (i, item) in result.items.iter().enumerate() {
+        if i > 0 {
+            std::io::Write::write_all(&mut writer, b",").expect("writing to memory");
+        }
+        serde_json::to_writer(&mut writer, &*target.present(item.clone()))
+            .expect("JSON values serialize");
+    }
+    let mut buf = writer.into_inner();
+    buf.put_slice(b"]}");
+    json_response(200, buf.freeze())
+}
+
+fn start_watch(
+    shared: &Shared,
+    target: Target,
+    params: ListParams,
+    query: &Query,
+    table: Option<IncludeObject>,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let send_initial_events = flag(query, "sendInitialEvents");
+    if send_initial_events && param(query, "resourceVersionMatch") != Some("NotOlderThan") {
+        return Err(ApiError::invalid_kind(
+            "ListOptions",
+            "meta.k8s.io",
+            "",
+            "resourceVersionMatch",
+            "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+        ));
+    }
+    let timeout = match param(query, "timeoutSeconds") {
+        None | Some("") => None,
+        Some(t) => Some(Duration::from_secs(t.parse::<u64>().map_err(|_| {
+            ApiError::bad_request(format!("invalid timeoutSeconds {t:?}"))
+        })?)),
+    };
+    let from = WatchFrom {
+        resource_version: params.resource_version.clone(),
+        send_initial_events,
+    };
+    let (start, rx) = shared.store.watch(&target, &from)?;
+    let spec = WatchSpec {
+        target,
+        label: params.label,
+        field: params.field,
+        bookmarks: flag(query, "allowWatchBookmarks"),
+        bookmark_interval: shared.bookmark_interval,
+        timeout,
+        table,
+    };
+    let body = watch::spawn(
+        shared.store.clone(),
+        spec,
+        start,
+        rx,
+        shared.faults.kill_signal(),
+    );
+    Ok(Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::CACHE_CONTROL, "no-cache, private")
+        .body(ResponseBody::Stream(body))
+        .expect("static response parts are valid"))
+}

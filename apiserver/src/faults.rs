@@ -1,0 +1,108 @@
+//! Fault injection for tests: dropped watches, compacted history, latency, failing requests.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use crate::storage::Store;
+
+/// Shared fault state, consulted by every request.
+#[derive(Debug)]
+pub(crate) struct FaultState {
+    latency_micros: AtomicU64,
+    fail_next: AtomicUsize,
+    fail_watches: AtomicBool,
+    kill: watch::Sender<u64>,
+}
+
+impl FaultState {
+    /// No faults.
+    pub fn new() -> Self {
+        FaultState {
+            latency_micros: AtomicU64::new(0),
+            fail_next: AtomicUsize::new(0),
+            fail_watches: AtomicBool::new(false),
+            kill: watch::Sender::new(0),
+        }
+    }
+
+    /// The latency to add to every response.
+    pub fn latency(&self) -> Duration {
+        Duration::from_micros(self.latency_micros.load(Ordering::Relaxed))
+    }
+
+    /// Whether this request should fail (consumes one of the "fail next N").
+    pub fn take_failure(&self) -> bool {
+        self.fail_next
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+    }
+
+    /// Whether watch requests are being refused.
+    pub fn watches_failing(&self) -> bool {
+        self.fail_watches.load(Ordering::SeqCst)
+    }
+
+    /// A receiver that changes whenever open watches must be dropped.
+    pub fn kill_signal(&self) -> watch::Receiver<u64> {
+        self.kill.subscribe()
+    }
+
+    /// Drop every open watch.
+    pub fn kill_watches(&self) {
+        self.kill.send_modify(|g| *g += 1);
+    }
+}
+
+/// A handle to inject faults into a running server. Cheap to clone; stays valid across
+/// [`ApiServer::restart`](crate::ApiServer::restart).
+#[derive(Clone)]
+pub struct Faults {
+    pub(crate) state: Arc<FaultState>,
+    pub(crate) store: Arc<Store>,
+}
+
+impl std::fmt::Debug for Faults {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Faults")
+            .field("state", &self.state)
+            .finish()
+    }
+}
+
+impl Faults {
+    /// Close every open watch stream now, abruptly (no terminating chunk), as a dying
+    /// connection or a restarting API server would.
+    pub fn drop_watches(&self) {
+        self.state.kill_watches();
+    }
+
+    /// Forget the event history, as an etcd compaction at the current revision: a watch,
+    /// continue token or exact list at any older version gets 410 Gone ("too old resource
+    /// version"); the current version itself has missed nothing and still resumes. To force
+    /// an informer to relist, let it fall behind first: drop its watch, change something,
+    /// then compact.
+    pub fn compact_history(&self) {
+        self.store.compact();
+    }
+
+    /// Delay every response by `latency` (zero to stop).
+    pub fn set_latency(&self, latency: Duration) {
+        let micros = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);
+        self.state.latency_micros.store(micros, Ordering::Relaxed);
+    }
+
+    /// While `failing`, answer every new watch request with 500 InternalError
+    /// (other requests are served): holds clients off so that tests can
+    /// change state while no watch is open.
+    pub fn fail_watches(&self, failing: bool) {
+        self.state.fail_watches.store(failing, Ordering::SeqCst);
+    }
+
+    /// Answer the next `n` requests (of any kind) with 500 InternalError.
+    pub fn fail_next_requests(&self, n: usize) {
+        self.state.fail_next.store(n, Ordering::SeqCst);
+    }
+}

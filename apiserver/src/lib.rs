@@ -1,0 +1,58 @@
+//! An embedded, in-memory Kubernetes API server for Herald's demo and tests.
+//!
+//! **This is a development and test component. Production Herald talks to a real Kubernetes
+//! cluster; nothing here is meant to stand in for one.** There is no authentication, no
+//! admission, no controllers (Deployments never create Pods), no TLS, and storage is a map in
+//! memory (optionally snapshotted to a directory). Request bodies must be JSON or YAML:
+//! kubectl's protobuf-sending generators (`kubectl create configmap …`) get 415 with a hint;
+//! `kubectl create -f`, `apply`, `patch`, `label`, `delete`, `get [-w]` all work.
+//!
+//! What it does do is speak the Kubernetes REST API faithfully enough that the real
+//! `kube::Client` and `kubectl` work against it unchanged, over plain HTTP on loopback:
+//!
+//! * discovery (`/version`, `/api`, `/apis`, resource lists) for the core, `apps`, `batch`,
+//!   `coordination.k8s.io` and `apiextensions.k8s.io` types, plus every CRD's resource;
+//! * get, list, watch, create, update, patch (merge, JSON, strategic, server-side apply as
+//!   create-or-merge), delete and deletecollection, with the `/status` subresource;
+//! * one global `resourceVersion` counter, `generation`, `generateName`, owner-reference
+//!   cascading deletes, namespaces that must exist, `Status` errors with the real reasons;
+//! * label and field selectors, `limit`/`continue` pages consistent with the first page,
+//!   Table output for `kubectl get`;
+//! * watches from a resource version out of a bounded history (410 "too old resource version"
+//!   beyond it), bookmarks, `timeoutSeconds`, streaming lists (`sendInitialEvents`);
+//! * [`Faults`] to drop watches, compact history, add latency and fail requests.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), herald_apiserver::Error> {
+//! let server = herald_apiserver::start(herald_apiserver::ApiServerConfig::default()).await?;
+//! server.write_kubeconfig(std::path::Path::new("/tmp/kubeconfig"))?;
+//! println!("kubectl --kubeconfig /tmp/kubeconfig get pods -A  # against {}", server.url());
+//! server.shutdown().await;
+//! # Ok(()) }
+//! ```
+
+mod api;
+mod body;
+mod discovery;
+mod error;
+mod faults;
+mod kubeconfig;
+mod object;
+mod patch;
+mod persist;
+mod registry;
+mod router;
+mod seed;
+pub mod selector;
+mod server;
+mod status;
+mod storage;
+mod table;
+mod validate;
+mod watch;
+
+pub use error::Error;
+pub use faults::Faults;
+pub use kubeconfig::{CONTEXT_NAME, kubeconfig_yaml};
+pub use persist::SNAPSHOT_FILE;
+pub use server::{ApiServer, ApiServerConfig, start};

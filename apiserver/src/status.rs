@@ -1,0 +1,209 @@
+//! Kubernetes `Status` error objects with the reasons and codes the real API server uses.
+
+use serde_json::{Value, json};
+
+use crate::registry::ResourceType;
+
+/// An API error, rendered to clients as a `kind: Status` object.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ApiError {
+    /// HTTP status code.
+    pub code: u16,
+    /// Machine-readable reason (`NotFound`, `Conflict`, …).
+    pub reason: &'static str,
+    /// Human-readable message.
+    pub message: String,
+    /// `details` object, if any.
+    pub details: Option<Value>,
+}
+
+impl ApiError {
+    fn new(code: u16, reason: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            code,
+            reason,
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    /// `404 NotFound` for a named object of a resource.
+    pub fn not_found(rt: &ResourceType, name: &str) -> Self {
+        Self::not_found_in(&rt.id.group, &rt.id.plural, name)
+    }
+
+    /// `404 NotFound` for a named object given its group and plural resource name.
+    pub fn not_found_in(group: &str, plural: &str, name: &str) -> Self {
+        Self::new(
+            404,
+            "NotFound",
+            format!("{} \"{name}\" not found", qualified(group, plural)),
+        )
+        .with_details(json!({"name": name, "group": group, "kind": plural}))
+    }
+
+    /// `404 NotFound` for a path that names nothing the server serves.
+    pub fn unknown_path() -> Self {
+        Self::new(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+        )
+        .with_details(json!({}))
+    }
+
+    /// `409 AlreadyExists`.
+    pub fn already_exists(rt: &ResourceType, name: &str) -> Self {
+        Self::new(
+            409,
+            "AlreadyExists",
+            format!("{} \"{name}\" already exists", rt.qualified()),
+        )
+        .with_details(json!({"name": name, "group": rt.id.group, "kind": rt.id.plural}))
+    }
+
+    /// `409 Conflict` for a stale `resourceVersion` (or failed precondition).
+    pub fn conflict(rt: &ResourceType, name: &str) -> Self {
+        Self::new(
+            409,
+            "Conflict",
+            format!(
+                "Operation cannot be fulfilled on {} \"{name}\": the object has been modified; \
+                 please apply your changes to the latest version and try again",
+                rt.qualified()
+            ),
+        )
+        .with_details(json!({"name": name, "group": rt.id.group, "kind": rt.id.plural}))
+    }
+
+    /// `422 Invalid` with one cause on `field`.
+    pub fn invalid(rt: &ResourceType, name: &str, field: &str, problem: &str) -> Self {
+        Self::invalid_kind(&rt.kind, &rt.id.group, name, field, problem)
+    }
+
+    /// `422 Invalid` for a kind given by name.
+    pub fn invalid_kind(kind: &str, group: &str, name: &str, field: &str, problem: &str) -> Self {
+        let shown = if name.is_empty() { "<unknown>" } else { name };
+        Self::new(
+            422,
+            "Invalid",
+            format!("{kind} \"{shown}\" is invalid: {field}: {problem}"),
+        )
+        .with_details(json!({
+            "name": name,
+            "group": group,
+            "kind": kind,
+            "causes": [{"reason": "FieldValueInvalid", "message": problem, "field": field}],
+        }))
+    }
+
+    /// `400 BadRequest`.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(400, "BadRequest", message)
+    }
+
+    /// `410 Expired` (a too old resource version or continue token).
+    pub fn expired(message: impl Into<String>) -> Self {
+        Self::new(410, "Expired", message)
+    }
+
+    /// `405 MethodNotAllowed`.
+    pub fn method_not_allowed() -> Self {
+        Self::new(
+            405,
+            "MethodNotAllowed",
+            "the server does not allow this method on the requested resource",
+        )
+        .with_details(json!({}))
+    }
+
+    /// `415 UnsupportedMediaType`.
+    pub fn unsupported_media_type(content_type: &str) -> Self {
+        Self::new(
+            415,
+            "UnsupportedMediaType",
+            format!(
+                "the body of the request was in an unknown format ({content_type}) - accepted \
+                 media types include: application/json, application/yaml, \
+                 application/json-patch+json, application/merge-patch+json, \
+                 application/apply-patch+yaml, application/strategic-merge-patch+json"
+            ),
+        )
+    }
+
+    /// Append a hint to the message.
+    pub fn with_hint(mut self, hint: &str) -> Self {
+        self.message = format!("{}; {hint}", self.message);
+        self
+    }
+
+    /// `504 Timeout` for a resource version newer than the server has.
+    pub fn too_large_resource_version(requested: u64, current: u64) -> Self {
+        Self::new(
+            504,
+            "Timeout",
+            format!("Too large resource version: {requested}, current: {current}"),
+        )
+        .with_details(json!({"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}], "retryAfterSeconds": 1}))
+    }
+
+    /// `500 InternalError`.
+    pub fn internal(message: impl Into<String>) -> Self {
+        let message = message.into();
+        Self::new(
+            500,
+            "InternalError",
+            format!("Internal error occurred: {message}"),
+        )
+        .with_details(json!({"causes": [{"message": message}]}))
+    }
+
+    /// The `Status` object for this error.
+    pub fn to_status(&self) -> Value {
+        let mut status = json!({
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+            "code": self.code,
+        });
+        if let Some(details) = &self.details {
+            status["details"] = details.clone();
+        }
+        status
+    }
+}
+
+/// `plural` or `plural.group`, as the real server prints resources in messages.
+pub(crate) fn qualified(group: &str, plural: &str) -> String {
+    if group.is_empty() {
+        plural.to_string()
+    } else {
+        format!("{plural}.{group}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn not_found_status_has_the_real_servers_shape() {
+        let status = ApiError::not_found_in("apps", "deployments", "web").to_status();
+        assert_eq!(status["kind"], "Status");
+        assert_eq!(status["status"], "Failure");
+        assert_eq!(status["code"], 404);
+        assert_eq!(status["reason"], "NotFound");
+        assert_eq!(status["message"], "deployments.apps \"web\" not found");
+        assert_eq!(status["details"]["group"], "apps");
+        assert_eq!(status["details"]["kind"], "deployments");
+        assert_eq!(status["details"]["name"], "web");
+    }
+}

@@ -1,0 +1,10 @@
+//! Integration tests: the real kube-rs client and the real kubectl against the embedded server
+//! over real HTTP.
+
+mod common;
+mod crds;
+mod crud;
+mod faults;
+mod kubectl;
+mod lists;
+mod watches;

@@ -1,0 +1,56 @@
+//! `herald demo`.
+
+use super::fail;
+use crate::demo::{DemoOptions, repository_root};
+use clap::Args;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Arguments of `herald demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Stop after this long, e.g. 30s (default: run until Ctrl-C).
+    #[arg(long, value_parser = crate::duration_serde::parse)]
+    pub duration: Option<Duration>,
+    /// Load the plugins in this directory instead of building the examples.
+    #[arg(long)]
+    pub plugins: Option<PathBuf>,
+    /// Directory of YAML manifests to seed the embedded API server with
+    /// (default: examples/cluster of this checkout).
+    #[arg(long)]
+    pub seed: Option<PathBuf>,
+    /// Address of /metrics, /healthz, /readyz and /plugins (a free port is
+    /// taken if it is busy).
+    #[arg(long, default_value = "127.0.0.1:9090")]
+    pub listen: SocketAddr,
+    /// Time between two changes of the churn generator, e.g. 500ms.
+    #[arg(long, default_value = "700ms", value_parser = crate::duration_serde::parse)]
+    pub churn_interval: Duration,
+}
+
+/// Runs the demo.
+pub fn run(args: DemoArgs) -> ExitCode {
+    super::init_logging(&crate::config::LogConfig {
+        level: "warn,herald=info,herald::plugin=off".into(),
+        ..Default::default()
+    });
+    let options = DemoOptions {
+        duration: args.duration,
+        plugins: args.plugins,
+        seed: args
+            .seed
+            .unwrap_or_else(|| repository_root().join("examples").join("cluster")),
+        listen: args.listen,
+        churn_interval: args.churn_interval,
+    };
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(err) => return fail(format_args!("cannot start the async runtime: {err}")),
+    };
+    match runtime.block_on(crate::demo::run(options)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => fail(err),
+    }
+}

@@ -1,0 +1,71 @@
+//! The `herald` command line: parses arguments and calls the library.
+
+mod demo_cmd;
+mod plugin_cmd;
+pub(crate) mod run_cmd;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Herald: Kubernetes shared informers dispatching into sandboxed WebAssembly plugins.
+#[derive(Debug, Parser)]
+#[command(name = "herald", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Work with plugin files: validate one, or replay recorded events into it.
+    #[command(subcommand)]
+    Plugin(plugin_cmd::PluginCommand),
+    /// Run the daemon: load the plugin directory, watch the cluster, dispatch.
+    Run(run_cmd::RunArgs),
+    /// See Herald work with no cluster: the embedded API server, sample
+    /// objects, the example plugins and a churn generator.
+    Demo(demo_cmd::DemoArgs),
+    /// Print the version of Herald and of the plugin world it implements.
+    Version,
+}
+
+/// The version of the plugin world (`wit/herald.wit`) this host implements.
+pub const WORLD: &str = "herald:plugin/plugin@0.1.0";
+
+/// Runs the command line; returns the process exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Plugin(command) => plugin_cmd::run(command),
+        Command::Run(args) => run_cmd::run(args),
+        Command::Demo(args) => demo_cmd::run(args),
+        Command::Version => {
+            println!(
+                "herald {} (plugin world {WORLD})",
+                env!("CARGO_PKG_VERSION")
+            );
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+/// Prints a one-line error naming what is at fault and returns the failure code.
+pub(crate) fn fail(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(1)
+}
+
+/// Logs to stderr as the configuration says; `RUST_LOG` overrides the level.
+pub(crate) fn init_logging(log: &crate::config::LogConfig) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(&log.level));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = match log.format {
+        crate::config::LogFormat::Human => builder.try_init(),
+        crate::config::LogFormat::Json => builder.json().try_init(),
+    };
+}

@@ -1,0 +1,284 @@
+//! `herald plugin check` and `herald plugin replay`.
+
+use super::fail;
+use crate::plugin::{
+    EngineSettings, LoadOptions, LoadedPlugin, Manifest, MemorySink, PluginEngine,
+};
+use crate::replay::{DeliveryResult, Replayer, parse_events};
+use clap::{Args, Subcommand, ValueEnum};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Plugin file commands.
+#[derive(Debug, Subcommand)]
+pub enum PluginCommand {
+    /// Validate a plugin component (world and version) and print its manifest.
+    Check(CheckArgs),
+    /// Feed recorded events from a file to a plugin and print each result and
+    /// everything the plugin logged.
+    Replay(ReplayArgs),
+}
+
+/// Arguments of `plugin check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The plugin's `.wasm` component file.
+    pub file: PathBuf,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t = Output::Text)]
+    pub output: Output,
+    /// Largest plugin file accepted, in bytes.
+    #[arg(long, default_value_t = crate::plugin::DEFAULT_MAX_FILE_BYTES)]
+    pub max_file_bytes: u64,
+}
+
+/// Arguments of `plugin replay`.
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The plugin's `.wasm` component file.
+    pub file: PathBuf,
+    /// The recorded events: JSON objects `{"type":"add"|"update"|"delete","object":{…},"old":{…}}`,
+    /// one per line (see examples/events/).
+    #[arg(long, short)]
+    pub events: PathBuf,
+    /// The plugin's configuration, as JSON text or `@FILE` (JSON or YAML).
+    #[arg(long)]
+    pub config: Option<String>,
+    /// Go on after a failed handler call and exit 0; by default replay stops
+    /// at the first failure and exits 1.
+    #[arg(long)]
+    pub keep_going: bool,
+}
+
+/// How `plugin check` prints the manifest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Output {
+    /// For people.
+    Text,
+    /// JSON.
+    Json,
+    /// YAML.
+    Yaml,
+}
+
+/// What `plugin check` reports.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CheckReport<'a> {
+    file: String,
+    size_bytes: usize,
+    sha256: &'a str,
+    world: &'a str,
+    compile_ms: f64,
+    manifest: &'a Manifest,
+}
+
+/// Runs a plugin subcommand.
+pub fn run(command: PluginCommand) -> ExitCode {
+    match command {
+        PluginCommand::Check(args) => check(args),
+        PluginCommand::Replay(args) => replay(args),
+    }
+}
+
+fn engine(settings: EngineSettings) -> Result<PluginEngine, ExitCode> {
+    PluginEngine::new(settings).map_err(fail)
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, ExitCode> {
+    std::fs::read(path).map_err(|e| fail(format_args!("{}: cannot read: {e}", path.display())))
+}
+
+fn check(args: CheckArgs) -> ExitCode {
+    let settings = EngineSettings {
+        max_file_bytes: args.max_file_bytes,
+        ..EngineSettings::default()
+    };
+    let (engine, bytes) = match (engine(settings), read(&args.file)) {
+        (Ok(engine), Ok(bytes)) => (engine, bytes),
+        (Err(code), _) | (_, Err(code)) => return code,
+    };
+    let started = Instant::now();
+    let plugin = match LoadedPlugin::load(&engine, &bytes, LoadOptions::default()) {
+        Ok(plugin) => plugin,
+        Err(err) => return fail(format_args!("{}: {err}", args.file.display())),
+    };
+    let report = CheckReport {
+        file: args.file.display().to_string(),
+        size_bytes: bytes.len(),
+        sha256: plugin.digest(),
+        world: super::WORLD,
+        compile_ms: started.elapsed().as_secs_f64() * 1000.0,
+        manifest: plugin.manifest(),
+    };
+    match args.output {
+        Output::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("report serializes")
+        ),
+        Output::Yaml => print!(
+            "{}",
+            serde_yaml::to_string(&report).expect("report serializes")
+        ),
+        Output::Text => print_text(&report),
+    }
+    ExitCode::SUCCESS
+}
+
+fn print_text(report: &CheckReport<'_>) {
+    let manifest = report.manifest;
+    println!("{}: ok, implements {}", report.file, report.world);
+    println!("  plugin         {} {}", manifest.name, manifest.version);
+    println!(
+        "  file           {} bytes, sha256 {}",
+        report.size_bytes, report.sha256
+    );
+    println!("  compiled in    {:.1} ms", report.compile_ms);
+    for sub in &manifest.subscriptions {
+        let mut line = format!("  subscribes to  {}", sub.kind);
+        line.push_str(&match &sub.namespace {
+            Some(ns) => format!(" in namespace {ns}"),
+            None => " in all namespaces".into(),
+        });
+        if let Some(selector) = &sub.label_selector {
+            line.push_str(&format!(", labels {selector}"));
+        }
+        if let Some(selector) = &sub.field_selector {
+            line.push_str(&format!(", fields {selector}"));
+        }
+        if let Some(period) = sub.resync_period {
+            line.push_str(&format!(
+                ", resync every {}",
+                crate::duration_serde::format(period)
+            ));
+        }
+        line.push_str(match sub.delivery {
+            crate::plugin::Delivery::EveryEvent => ", every event",
+            crate::plugin::Delivery::Coalesced => ", coalesced",
+        });
+        println!("{line}");
+    }
+    let limits = &manifest.limits;
+    let deadline = limits
+        .call_deadline
+        .map(crate::duration_serde::format)
+        .unwrap_or_else(|| "default".into());
+    let memory = limits
+        .memory_bytes
+        .map(|b| format!("{b} bytes"))
+        .unwrap_or_else(|| "default".into());
+    println!("  asks limits    call deadline {deadline}, memory {memory}");
+    if manifest.capabilities.is_empty() {
+        println!("  capabilities   none");
+    } else {
+        println!("  capabilities   {}", manifest.capabilities.join(", "));
+    }
+}
+
+fn replay(args: ReplayArgs) -> ExitCode {
+    let config = match args.config.as_deref().map(read_config).transpose() {
+        Ok(config) => config,
+        Err(message) => return fail(message),
+    };
+    let (engine, bytes) = match (engine(EngineSettings::default()), read(&args.file)) {
+        (Ok(engine), Ok(bytes)) => (engine, bytes),
+        (Err(code), _) | (_, Err(code)) => return code,
+    };
+    let text = match std::fs::read_to_string(&args.events) {
+        Ok(text) => text,
+        Err(e) => return fail(format_args!("{}: cannot read: {e}", args.events.display())),
+    };
+    let events = match parse_events(&text) {
+        Ok(events) => events,
+        Err(err) => return fail(format_args!("{}: {err}", args.events.display())),
+    };
+    let logs = MemorySink::default();
+    let options = LoadOptions {
+        config,
+        sink: Arc::new(logs.clone()),
+        ..LoadOptions::default()
+    };
+    let plugin = match LoadedPlugin::load(&engine, &bytes, options) {
+        Ok(plugin) => plugin,
+        Err(err) => return fail(format_args!("{}: {err}", args.file.display())),
+    };
+    let name = plugin.name().to_owned();
+    for line in logs.take() {
+        println!("  [{}] {} {}", name, line.level.as_str(), line.message);
+    }
+    let mut replayer = match Replayer::new(plugin, logs) {
+        Ok(replayer) => replayer,
+        Err(err) => return fail(format_args!("{}: {err}", args.file.display())),
+    };
+    let (mut ok, mut failed, mut skipped) = (0, 0, 0);
+    for (index, event) in events.iter().enumerate() {
+        let outcome = replayer.deliver(event);
+        let verdict = match &outcome.result {
+            DeliveryResult::Ok => {
+                ok += 1;
+                "ok".to_owned()
+            }
+            DeliveryResult::Failed(err) => {
+                failed += 1;
+                format!("FAILED: {err}")
+            }
+            DeliveryResult::NotSubscribed => {
+                skipped += 1;
+                format!("skipped: {name} does not subscribe to {}", outcome.gvk)
+            }
+            DeliveryResult::BadObject(reason) => {
+                skipped += 1;
+                format!("skipped: {reason}")
+            }
+            DeliveryResult::NoOldState => {
+                skipped += 1;
+                "skipped: update with no \"old\" and no earlier state of the object".to_owned()
+            }
+        };
+        println!(
+            "#{} {} {} {} (line {}): {verdict}",
+            index + 1,
+            outcome.kind.as_str(),
+            outcome.gvk.kind,
+            outcome.key,
+            outcome.line
+        );
+        for line in &outcome.logs {
+            println!(
+                "  [{}] {} {}",
+                line.plugin,
+                line.level.as_str(),
+                line.message
+            );
+        }
+        if matches!(outcome.result, DeliveryResult::Failed(_)) && !args.keep_going {
+            println!("stopped at the first failure (use --keep-going to deliver every event)");
+            println!(
+                "summary: {} events, {ok} ok, {failed} failed, {skipped} skipped",
+                index + 1
+            );
+            return ExitCode::from(1);
+        }
+    }
+    println!(
+        "summary: {} events, {ok} ok, {failed} failed, {skipped} skipped",
+        events.len()
+    );
+    ExitCode::SUCCESS
+}
+
+/// Reads `--config`: JSON text, or `@FILE` holding JSON or YAML; returns JSON text.
+fn read_config(arg: &str) -> Result<String, String> {
+    let Some(path) = arg.strip_prefix('@') else {
+        serde_json::from_str::<serde_json::Value>(arg)
+            .map_err(|e| format!("--config is not valid JSON: {e}"))?;
+        return Ok(arg.to_owned());
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: cannot read: {e}"))?;
+    let value: serde_json::Value =
+        serde_yaml::from_str(&text).map_err(|e| format!("{path}: not valid JSON or YAML: {e}"))?;
+    Ok(value.to_string())
+}

@@ -1,0 +1,588 @@
+//! The daemon's configuration file (`herald.yaml`): every key, its default,
+//! and validation that names the key at fault. Command-line flags override it.
+//! `docs/config.md` documents each key; `examples/herald.yaml` shows them all.
+
+use crate::dispatch::RetryPolicy;
+use crate::plugin::{LimitPolicy, Limits, LogRate, RequestedLimits};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The whole configuration.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct Config {
+    /// Directory of plugin `.wasm` files (and their optional sidecar `.yaml` files).
+    pub plugin_dir: PathBuf,
+    /// The cluster to watch.
+    pub source: SourceConfig,
+    /// Address of the HTTP endpoints (`/metrics`, `/healthz`, `/readyz`, `/plugins`).
+    pub listen: SocketAddr,
+    /// Logging.
+    pub log: LogConfig,
+    /// The shared cache.
+    pub cache: CacheConfig,
+    /// Default and maximum limits of every plugin.
+    pub limits: LimitsConfig,
+    /// Retry of failed handler calls.
+    pub queue: QueueConfig,
+    /// Shutdown.
+    pub shutdown: ShutdownConfig,
+    /// Plugin files: size cap and the optional sha256 allow-list.
+    pub plugin_files: PluginFilesConfig,
+    /// Per-plugin settings, by plugin file name without `.wasm` (which is
+    /// normally the plugin's manifest name).
+    pub plugins: BTreeMap<String, PluginConfig>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            plugin_dir: PathBuf::from("plugins.d"),
+            source: SourceConfig::default(),
+            listen: SocketAddr::from(([127, 0, 0, 1], 9090)),
+            log: LogConfig::default(),
+            cache: CacheConfig::default(),
+            limits: LimitsConfig::default(),
+            queue: QueueConfig::default(),
+            shutdown: ShutdownConfig::default(),
+            plugin_files: PluginFilesConfig::default(),
+            plugins: BTreeMap::new(),
+        }
+    }
+}
+
+/// Which cluster to watch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SourceKind {
+    /// A kubeconfig if found, else in-cluster, else the embedded API server.
+    #[default]
+    Auto,
+    /// `source.kubeconfig` (or the default locations) and `source.context`.
+    Kubeconfig,
+    /// The pod's service account.
+    InCluster,
+    /// The embedded API server (development only).
+    Embedded,
+}
+
+/// `source`: the cluster to watch.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct SourceConfig {
+    /// `auto`, `kubeconfig`, `in-cluster` or `embedded`.
+    pub kind: SourceKind,
+    /// Kubeconfig file (kind `kubeconfig`).
+    pub kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context (kind `kubeconfig`).
+    pub context: Option<String>,
+    /// Seed manifests directories (kind `embedded`).
+    pub seed: Vec<PathBuf>,
+    /// Where to write the embedded server's kubeconfig (kind `embedded`).
+    pub kubeconfig_out: Option<PathBuf>,
+}
+
+/// Log output format.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Human,
+    /// One JSON object per line.
+    Json,
+}
+
+/// `log`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct LogConfig {
+    /// `human` or `json`.
+    pub format: LogFormat,
+    /// A tracing filter, e.g. `info` or `info,herald::informer=debug`. `RUST_LOG` overrides it.
+    pub level: String,
+    /// Lines per second each plugin may log (sustained).
+    pub plugin_lines_per_second: u32,
+    /// Lines each plugin may log in a burst.
+    pub plugin_burst: u32,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        let rate = LogRate::default();
+        LogConfig {
+            format: LogFormat::Human,
+            level: "info".into(),
+            plugin_lines_per_second: rate.lines_per_second,
+            plugin_burst: rate.burst,
+        }
+    }
+}
+
+/// `cache`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct CacheConfig {
+    /// Drop `metadata.managedFields` before caching.
+    pub strip_managed_fields: bool,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        CacheConfig {
+            strip_managed_fields: true,
+        }
+    }
+}
+
+/// A pair of limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LimitValues {
+    /// Deadline of one handler call, e.g. `1s`.
+    #[serde(with = "crate::duration_serde")]
+    pub call_deadline: Duration,
+    /// Memory cap of one instance, e.g. `64Mi`.
+    #[serde(with = "crate::quantity")]
+    pub memory: u64,
+}
+
+/// `limits`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct LimitsConfig {
+    /// Limits of a plugin that asks for none.
+    pub default: LimitValues,
+    /// The most any plugin may ask for or be given.
+    pub max: LimitValues,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        let policy = LimitPolicy::default();
+        LimitsConfig {
+            default: LimitValues {
+                call_deadline: policy.default.call_deadline,
+                memory: policy.default.memory_bytes,
+            },
+            max: LimitValues {
+                call_deadline: policy.max.call_deadline,
+                memory: policy.max.memory_bytes,
+            },
+        }
+    }
+}
+
+/// `queue`: retries of failed calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct QueueConfig {
+    /// Retries before a notification is skipped.
+    pub max_retries: u32,
+    /// First retry delay (doubles each retry).
+    #[serde(with = "crate::duration_serde")]
+    pub initial_backoff: Duration,
+    /// Longest retry delay.
+    #[serde(with = "crate::duration_serde")]
+    pub max_backoff: Duration,
+}
+
+impl Default for QueueConfig {
+    fn default() -> Self {
+        let retry = RetryPolicy::default();
+        QueueConfig {
+            max_retries: retry.max_retries,
+            initial_backoff: retry.initial_backoff,
+            max_backoff: retry.max_backoff,
+        }
+    }
+}
+
+/// `shutdown`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct ShutdownConfig {
+    /// How long queues may drain after SIGTERM.
+    #[serde(with = "crate::duration_serde")]
+    pub grace_period: Duration,
+}
+
+impl Default for ShutdownConfig {
+    fn default() -> Self {
+        ShutdownConfig {
+            grace_period: Duration::from_secs(10),
+        }
+    }
+}
+
+/// `pluginFiles`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct PluginFilesConfig {
+    /// Largest plugin file accepted.
+    #[serde(with = "crate::quantity")]
+    pub max_size: u64,
+    /// If set, only files whose sha256 (lowercase hex) is listed are loaded.
+    pub allowed_sha256: Option<Vec<String>>,
+}
+
+impl Default for PluginFilesConfig {
+    fn default() -> Self {
+        PluginFilesConfig {
+            max_size: crate::plugin::DEFAULT_MAX_FILE_BYTES,
+            allowed_sha256: None,
+        }
+    }
+}
+
+/// `plugins.<name>`: the operator's settings for one plugin.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct PluginConfig {
+    /// Do not load this plugin.
+    pub disabled: bool,
+    /// Configuration handed to the plugin (its `config` import), any YAML value.
+    pub config: Option<serde_json::Value>,
+    /// Limits overriding the plugin's requests (within `limits.max`).
+    pub limits: PluginLimits,
+    /// Capabilities granted to it.
+    pub grants: Vec<String>,
+}
+
+/// Per-plugin limit overrides.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct PluginLimits {
+    /// Call deadline.
+    #[serde(with = "opt_duration")]
+    pub call_deadline: Option<Duration>,
+    /// Memory cap.
+    #[serde(with = "opt_quantity")]
+    pub memory: Option<u64>,
+}
+
+/// An invalid configuration, naming the key at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{source_name}: {key}: {problem}")]
+pub struct ConfigError {
+    /// The file (or `flags`).
+    pub source_name: String,
+    /// The dotted key, e.g. `limits.default.memory`.
+    pub key: String,
+    /// What is wrong.
+    pub problem: String,
+}
+
+impl Config {
+    /// Reads and validates a configuration file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            source_name: path.display().to_string(),
+            key: "(file)".into(),
+            problem: format!("cannot read: {e}"),
+        })?;
+        Config::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses and validates configuration text; `source_name` names it in errors.
+    pub fn parse(text: &str, source_name: &str) -> Result<Config, ConfigError> {
+        let fail = |key: String, problem: String| ConfigError {
+            source_name: source_name.to_owned(),
+            key,
+            problem,
+        };
+        let config: Config = if text.trim().is_empty() {
+            Config::default()
+        } else {
+            let deserializer = serde_yaml::Deserializer::from_str(text);
+            serde_path_to_error::deserialize(deserializer).map_err(|e| {
+                let key = match e.path().to_string() {
+                    path if path == "." || path.is_empty() => "(top level)".to_owned(),
+                    path => path,
+                };
+                fail(key, e.into_inner().to_string())
+            })?
+        };
+        config
+            .validate()
+            .map_err(|(key, problem)| fail(key, problem))?;
+        Ok(config)
+    }
+
+    /// Checks values that parse but make no sense together.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        let limits = |key: &str, values: &LimitValues| -> Result<(), (String, String)> {
+            if values.call_deadline < Duration::from_millis(1) {
+                return Err((
+                    format!("limits.{key}.callDeadline"),
+                    "must be at least 1ms".into(),
+                ));
+            }
+            if values.memory < (1 << 20) {
+                return Err((
+                    format!("limits.{key}.memory"),
+                    "must be at least 1Mi".into(),
+                ));
+            }
+            Ok(())
+        };
+        limits("default", &self.limits.default)?;
+        limits("max", &self.limits.max)?;
+        if self.limits.default.call_deadline > self.limits.max.call_deadline {
+            return Err((
+                "limits.default.callDeadline".into(),
+                "is above limits.max.callDeadline".into(),
+            ));
+        }
+        if self.limits.default.memory > self.limits.max.memory {
+            return Err((
+                "limits.default.memory".into(),
+                "is above limits.max.memory".into(),
+            ));
+        }
+        if tracing_subscriber::EnvFilter::try_new(&self.log.level).is_err() {
+            return Err((
+                "log.level".into(),
+                format!(
+                    "{:?} is not a valid filter: use e.g. info, debug or info,herald=debug",
+                    self.log.level
+                ),
+            ));
+        }
+        if self.log.plugin_lines_per_second == 0 || self.log.plugin_burst == 0 {
+            return Err((
+                "log.pluginLinesPerSecond".into(),
+                "plugin log rate and burst must be at least 1".into(),
+            ));
+        }
+        if self.queue.initial_backoff > self.queue.max_backoff {
+            return Err((
+                "queue.initialBackoff".into(),
+                "is above queue.maxBackoff".into(),
+            ));
+        }
+        if self.plugin_files.max_size == 0 {
+            return Err(("pluginFiles.maxSize".into(), "must be above zero".into()));
+        }
+        if let Some(allowed) = &self.plugin_files.allowed_sha256 {
+            for (index, digest) in allowed.iter().enumerate() {
+                if digest.len() != 64
+                    || !digest
+                        .bytes()
+                        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+                {
+                    return Err((
+                        format!("pluginFiles.allowedSha256[{index}]"),
+                        format!("{digest:?} is not a lowercase hex sha256 (64 characters)"),
+                    ));
+                }
+            }
+        }
+        let source = &self.source;
+        match source.kind {
+            SourceKind::Embedded | SourceKind::InCluster | SourceKind::Auto
+                if source.kubeconfig.is_some() || source.context.is_some() =>
+            {
+                return Err((
+                    "source.kubeconfig".into(),
+                    "kubeconfig and context need source.kind: kubeconfig".into(),
+                ));
+            }
+            SourceKind::Kubeconfig | SourceKind::InCluster | SourceKind::Auto
+                if !source.seed.is_empty() || source.kubeconfig_out.is_some() =>
+            {
+                return Err((
+                    "source.seed".into(),
+                    "seed and kubeconfigOut need source.kind: embedded".into(),
+                ));
+            }
+            _ => {}
+        }
+        for (name, plugin) in &self.plugins {
+            if !crate::plugin::is_plugin_name(name) {
+                return Err((
+                    format!("plugins.{name}"),
+                    "is not a valid plugin name (lowercase letters, digits and '-')".into(),
+                ));
+            }
+            if let Some(deadline) = plugin.limits.call_deadline {
+                if deadline > self.limits.max.call_deadline {
+                    return Err((
+                        format!("plugins.{name}.limits.callDeadline"),
+                        "is above limits.max.callDeadline".into(),
+                    ));
+                }
+            }
+            if let Some(memory) = plugin.limits.memory {
+                if memory > self.limits.max.memory {
+                    return Err((
+                        format!("plugins.{name}.limits.memory"),
+                        "is above limits.max.memory".into(),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The limit policy.
+    pub fn limit_policy(&self) -> LimitPolicy {
+        let limits = |v: &LimitValues| Limits {
+            call_deadline: v.call_deadline,
+            memory_bytes: v.memory,
+        };
+        LimitPolicy {
+            default: limits(&self.limits.default),
+            max: limits(&self.limits.max),
+        }
+    }
+
+    /// The retry policy.
+    pub fn retry_policy(&self) -> RetryPolicy {
+        RetryPolicy {
+            max_retries: self.queue.max_retries,
+            initial_backoff: self.queue.initial_backoff,
+            max_backoff: self.queue.max_backoff,
+        }
+    }
+
+    /// The plugin log rate.
+    pub fn log_rate(&self) -> LogRate {
+        LogRate {
+            lines_per_second: self.log.plugin_lines_per_second,
+            burst: self.log.plugin_burst,
+        }
+    }
+
+    /// How to load the plugin file whose name (without `.wasm`) is `stem`:
+    /// its `plugins.<stem>` entry, the limit policy, the log rate and the
+    /// allow-list, logging into `sink`.
+    pub fn load_options(
+        &self,
+        stem: &str,
+        sink: std::sync::Arc<dyn crate::plugin::LogSink>,
+    ) -> crate::plugin::LoadOptions {
+        let entry = self.plugins.get(stem);
+        crate::plugin::LoadOptions {
+            config: entry.and_then(|p| p.config.as_ref()).map(|c| c.to_string()),
+            sink,
+            log_rate: self.log_rate(),
+            policy: self.limit_policy(),
+            overrides: self.overrides_for(stem),
+            grants: entry.map(|p| p.grants.clone()).unwrap_or_default(),
+            allowed_digests: self
+                .plugin_files
+                .allowed_sha256
+                .as_ref()
+                .map(|list| list.clone().into()),
+        }
+    }
+
+    /// True when the operator disabled the plugin file `stem`.
+    pub fn is_disabled(&self, stem: &str) -> bool {
+        self.plugins.get(stem).is_some_and(|p| p.disabled)
+    }
+
+    /// The operator's overrides for plugin `name`.
+    pub fn overrides_for(&self, name: &str) -> RequestedLimits {
+        self.plugins
+            .get(name)
+            .map(|p| RequestedLimits {
+                call_deadline: p.limits.call_deadline,
+                memory_bytes: p.limits.memory,
+            })
+            .unwrap_or_default()
+    }
+}
+
+mod opt_duration {
+    use serde::{Deserialize, Deserializer};
+    use std::time::Duration;
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Duration>, D::Error> {
+        #[derive(Deserialize)]
+        struct Wrapper(#[serde(with = "crate::duration_serde")] Duration);
+        Ok(Option::<Wrapper>::deserialize(deserializer)?.map(|w| w.0))
+    }
+}
+
+mod opt_quantity {
+    use serde::{Deserialize, Deserializer};
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<u64>, D::Error> {
+        #[derive(Deserialize)]
+        struct Wrapper(#[serde(with = "crate::quantity")] u64);
+        Ok(Option::<Wrapper>::deserialize(deserializer)?.map(|w| w.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(text: &str) -> ConfigError {
+        Config::parse(text, "herald.yaml").expect_err("must be refused")
+    }
+
+    #[test]
+    fn an_empty_file_means_every_default() {
+        assert_eq!(Config::parse("", "herald.yaml").unwrap(), Config::default());
+    }
+
+    #[test]
+    fn every_key_of_the_example_config_parses() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../examples/herald.yaml"
+        ))
+        .unwrap();
+        let config = Config::parse(&text, "examples/herald.yaml").unwrap();
+        assert_eq!(
+            config.plugins["image-policy"].config.as_ref().unwrap()["allowedRegistries"][0],
+            "docker.io"
+        );
+    }
+
+    #[test]
+    fn unknown_keys_are_named_with_their_path() {
+        let err =
+            error("limits:\n  default:\n    callDeadline: 1s\n    memory: 64Mi\n    cpu: 2\n");
+        assert_eq!(err.key, "limits.default.cpu");
+        assert!(err.problem.contains("unknown field `cpu`"), "{err}");
+    }
+
+    #[test]
+    fn bad_values_name_the_key_and_the_problem() {
+        let err = error("limits:\n  max:\n    callDeadline: soon\n    memory: 1Gi\n");
+        assert_eq!(err.key, "limits.max.callDeadline");
+        assert!(err.problem.contains("not a duration"), "{err}");
+        let err = error("limits:\n  default: {callDeadline: 1s, memory: 64 apples}\n");
+        assert_eq!(err.key, "limits.default.memory");
+        let err = error("listen: not-an-address\n");
+        assert_eq!(err.key, "listen");
+        let err = error("log:\n  format: xml\n");
+        assert_eq!(err.key, "log.format");
+        assert_eq!(err.to_string().split(':').next(), Some("herald.yaml"));
+    }
+
+    #[test]
+    fn inconsistent_values_are_refused() {
+        let err = error("limits:\n  default: {callDeadline: 20s, memory: 64Mi}\n");
+        assert_eq!(err.key, "limits.default.callDeadline");
+        let err = error("plugins:\n  greedy:\n    limits: {memory: 8Gi}\n");
+        assert_eq!(err.key, "plugins.greedy.limits.memory");
+        let err = error("plugins:\n  Bad_Name: {}\n");
+        assert_eq!(err.key, "plugins.Bad_Name");
+        let err = error("source:\n  kind: embedded\n  context: prod\n");
+        assert_eq!(err.key, "source.kubeconfig");
+        let err = error("pluginFiles:\n  allowedSha256: [abc]\n");
+        assert_eq!(err.key, "pluginFiles.allowedSha256[0]");
+    }
+}

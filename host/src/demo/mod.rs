@@ -1,0 +1,237 @@
+//! `herald demo`: Herald end to end on one machine, no cluster needed: the
+//! embedded API server seeded with sample objects, the example plugins built
+//! from source, a churn generator, and plugin output on stdout.
+
+pub mod churn;
+
+use crate::cli::run_cmd::{shut_down, wait_for_signal};
+use crate::config::Config;
+use crate::daemon::Daemon;
+use crate::informer::{Informers, ReflectorConfig};
+use crate::loader::{load_file, plugin_files};
+use crate::metrics::LoaderStats;
+use crate::ops::{self, FileStatuses, OpsState};
+use crate::plugin::{EngineSettings, LogLevel, LogLine, LogSink, PluginEngine};
+use crate::source::Source;
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// The example plugins the demo builds and loads.
+pub const EXAMPLE_PLUGINS: &[&str] = &["pod-lifecycle", "image-policy", "rollout-watch"];
+
+/// Options of the demo.
+#[derive(Debug, Clone)]
+pub struct DemoOptions {
+    /// Stop after this long (default: run until Ctrl-C).
+    pub duration: Option<Duration>,
+    /// Use the plugins in this directory instead of building the examples.
+    pub plugins: Option<PathBuf>,
+    /// Seed manifests.
+    pub seed: PathBuf,
+    /// Endpoints address.
+    pub listen: SocketAddr,
+    /// Time between two churn changes.
+    pub churn_interval: Duration,
+}
+
+/// The repository root, when running from a checkout.
+pub fn repository_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Prints plugin log lines for people: `plugin │ message`.
+#[derive(Debug, Default)]
+pub struct DemoSink;
+
+impl LogSink for DemoSink {
+    fn write(&self, line: &LogLine<'_>) {
+        let marker = match line.level {
+            LogLevel::Warn => "WARN ",
+            LogLevel::Error => "ERROR ",
+            _ => "",
+        };
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{:>14} │ {marker}{}", line.plugin, line.message);
+    }
+}
+
+/// Builds the example plugins with cargo and copies them into `dir`.
+pub fn build_examples(dir: &Path) -> Result<(), String> {
+    let root = repository_root();
+    let plugins = root.join("plugins");
+    if !plugins.join("Cargo.toml").exists() {
+        return Err(format!(
+            "{} not found: run the demo from a Herald checkout, or pass --plugins DIR",
+            plugins.display()
+        ));
+    }
+    let target = root.join("target").join("wasm");
+    eprintln!(
+        "building the example plugins ({}) for wasm32-wasip2…",
+        EXAMPLE_PLUGINS.join(", ")
+    );
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut command = Command::new(cargo);
+    command
+        .current_dir(&plugins)
+        .args([
+            "build",
+            "--release",
+            "--target",
+            "wasm32-wasip2",
+            "--target-dir",
+        ])
+        .arg(&target);
+    for name in EXAMPLE_PLUGINS {
+        command.args(["-p", name]);
+    }
+    let status = command
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !status.success() {
+        return Err("building the example plugins failed (is the wasm32-wasip2 target installed? `rustup target add wasm32-wasip2`)".into());
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for name in EXAMPLE_PLUGINS {
+        let file = format!("{}.wasm", name.replace('-', "_"));
+        let from = target.join("wasm32-wasip2/release").join(&file);
+        let to = dir.join(format!("{name}.wasm"));
+        std::fs::copy(&from, &to).map_err(|e| format!("copying {}: {e}", from.display()))?;
+    }
+    Ok(())
+}
+
+/// Runs the demo until Ctrl-C or the duration ends.
+pub async fn run(options: DemoOptions) -> Result<(), String> {
+    let work = std::env::temp_dir().join(format!("herald-demo-{}", std::process::id()));
+    let plugin_dir = match &options.plugins {
+        Some(dir) => dir.clone(),
+        None => {
+            let dir = work.join("plugins.d");
+            let build_dir = dir.clone();
+            tokio::task::spawn_blocking(move || build_examples(&build_dir))
+                .await
+                .map_err(|e| e.to_string())??;
+            dir
+        }
+    };
+    let kubeconfig = work.join("kubeconfig");
+    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+    let source = Source::Embedded {
+        seed: vec![options.seed.clone()],
+        kubeconfig_out: Some(kubeconfig.clone()),
+    };
+    let connection = source.connect().await.map_err(|e| e.to_string())?;
+
+    let mut config = Config {
+        plugin_dir: plugin_dir.clone(),
+        listen: options.listen,
+        ..Config::default()
+    };
+    config.plugins.insert(
+        "image-policy".into(),
+        crate::config::PluginConfig {
+            config: Some(
+                serde_json::json!({"allowedRegistries": ["docker.io", "ghcr.io", "quay.io"]}),
+            ),
+            ..Default::default()
+        },
+    );
+    let engine = PluginEngine::new(EngineSettings::default()).map_err(|e| e.to_string())?;
+    let informers = Arc::new(Informers::new(
+        connection.client.clone(),
+        ReflectorConfig::default(),
+    ));
+    let daemon = Arc::new(Daemon::new(informers, config.retry_policy()));
+    let listener = match ops::bind(options.listen).await {
+        Ok(listener) => listener,
+        Err(_) => ops::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?,
+    };
+    let address = listener.local_addr().map_err(|e| e.to_string())?;
+    let loader = Arc::new(LoaderStats::default());
+    let ops = Arc::new(OpsState {
+        daemon: daemon.clone(),
+        registry: crate::metrics::registry(daemon.clone(), loader.clone()),
+        files: Arc::new(FileStatuses::default()),
+        shutting_down: AtomicBool::new(false),
+    });
+    tokio::spawn(ops::serve(listener, ops.clone()));
+
+    for file in plugin_files(&plugin_dir).map_err(|e| format!("{}: {e}", plugin_dir.display()))? {
+        let stem = crate::cli::run_cmd::stem(&file);
+        let (engine, options, path) = (
+            engine.clone(),
+            config.load_options(&stem, Arc::new(DemoSink)),
+            file.clone(),
+        );
+        match tokio::task::spawn_blocking(move || load_file(&engine, &path, options))
+            .await
+            .map_err(|e| e.to_string())?
+        {
+            Ok(plugin) => {
+                let (name, digest) = (plugin.name().to_owned(), plugin.digest().to_owned());
+                match daemon.start(plugin).await {
+                    Ok(()) => {
+                        loader.reloads.fetch_add(1, Ordering::Relaxed);
+                        ops.files.loaded(file.clone(), &name, &digest);
+                    }
+                    Err(err) => eprintln!("plugin not started: {err}"),
+                }
+            }
+            Err(err) => {
+                loader.load_errors.fetch_add(1, Ordering::Relaxed);
+                eprintln!("plugin not loaded: {err}");
+                ops.files.failed(file.clone(), err.to_string());
+            }
+        }
+    }
+
+    println!();
+    println!(
+        "Herald demo: {} plugin(s) running against the embedded API server ({}).",
+        daemon.names().len(),
+        connection.description
+    );
+    println!("  plugins       {}", daemon.names().join(", "));
+    println!("  plugin dir    {}", plugin_dir.display());
+    println!(
+        "  kubectl       kubectl --kubeconfig {} get pods -A",
+        kubeconfig.display()
+    );
+    println!(
+        "  try           kubectl --kubeconfig {} delete pod -n shop <name>",
+        kubeconfig.display()
+    );
+    println!("  endpoints     http://{address}/metrics  /readyz  /plugins");
+    println!("  stop          Ctrl-C");
+    println!();
+
+    let namespaces = vec!["shop".to_owned(), "payments".to_owned()];
+    let churn = tokio::spawn(
+        churn::Churn::new(
+            connection.client.clone(),
+            namespaces,
+            std::process::id() as u64,
+        )
+        .run(options.churn_interval),
+    );
+    match options.duration {
+        Some(duration) => {
+            tokio::select! {
+                _ = tokio::time::sleep(duration) => {}
+                _ = wait_for_signal() => {}
+            }
+        }
+        None => wait_for_signal().await,
+    }
+    churn.abort();
+    shut_down(&ops, &daemon, Duration::from_secs(5)).await;
+    drop(connection);
+    let _ = std::fs::remove_dir_all(&work);
+    Ok(())
+}

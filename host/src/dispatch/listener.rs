@@ -1,0 +1,188 @@
+//! A listener: one plugin subscription's buffer and counters, fed by its
+//! informer and drained by the plugin's worker.
+
+use super::notification::Notification;
+use super::queue::{Item, Queue};
+use super::signal::Signal;
+use crate::plugin::{Delivery, FaultKind, GroupVersionKind, Subscription};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Counters of one listener, read by metrics and status.
+#[derive(Debug)]
+pub struct ListenerStats {
+    /// Notifications handed to the listener.
+    pub received: AtomicU64,
+    /// Notifications the plugin handled successfully.
+    pub delivered: AtomicU64,
+    /// Failed calls (each attempt).
+    pub failed: AtomicU64,
+    /// Retries after a failure.
+    pub retried: AtomicU64,
+    /// Notifications given up on after the last retry.
+    pub skipped: AtomicU64,
+    /// Faults by kind: deadline, memory-limit, stack-overflow, panic, trap.
+    pub faults: [AtomicU64; 5],
+    /// Duration of handler calls, in seconds.
+    pub duration: prometheus_client::metrics::histogram::Histogram,
+}
+
+impl Default for ListenerStats {
+    fn default() -> Self {
+        ListenerStats {
+            received: AtomicU64::new(0),
+            delivered: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
+            retried: AtomicU64::new(0),
+            skipped: AtomicU64::new(0),
+            faults: Default::default(),
+            duration: crate::metrics::handler_histogram(),
+        }
+    }
+}
+
+impl ListenerStats {
+    /// Counts a fault.
+    pub fn record_fault(&self, kind: FaultKind) {
+        let index = match kind {
+            FaultKind::Deadline => 0,
+            FaultKind::MemoryLimit => 1,
+            FaultKind::StackOverflow => 2,
+            FaultKind::Panic => 3,
+            FaultKind::Trap => 4,
+        };
+        self.faults[index].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Faults of `kind` so far.
+    pub fn faults_of(&self, kind: FaultKind) -> u64 {
+        let index = [
+            FaultKind::Deadline,
+            FaultKind::MemoryLimit,
+            FaultKind::StackOverflow,
+            FaultKind::Panic,
+            FaultKind::Trap,
+        ]
+        .iter()
+        .position(|k| *k == kind)
+        .expect("every kind has a slot");
+        self.faults[index].load(Ordering::Relaxed)
+    }
+}
+
+/// One plugin subscription's end of an informer.
+pub struct Listener {
+    plugin: Arc<str>,
+    subscription: Subscription,
+    resource: Arc<str>,
+    kind: GroupVersionKind,
+    queue: Mutex<Queue>,
+    signal: Arc<Signal>,
+    synced: AtomicBool,
+    /// The listener's counters.
+    pub stats: ListenerStats,
+}
+
+impl std::fmt::Debug for Listener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Listener")
+            .field("plugin", &self.plugin)
+            .field("kind", &self.subscription.kind)
+            .field("depth", &self.depth())
+            .field("synced", &self.has_synced())
+            .finish()
+    }
+}
+
+impl Listener {
+    /// A listener for `plugin`'s `subscription`, resolved to the plural
+    /// `resource`, waking `signal` on every push.
+    pub fn new(
+        plugin: Arc<str>,
+        subscription: Subscription,
+        resource: Arc<str>,
+        signal: Arc<Signal>,
+    ) -> Self {
+        let queue = match subscription.delivery {
+            Delivery::EveryEvent => Queue::every_event(),
+            Delivery::Coalesced => Queue::coalesced(),
+        };
+        let kind = GroupVersionKind {
+            group: subscription.kind.group.clone(),
+            version: subscription.kind.version.clone(),
+            kind: subscription.kind.kind.clone(),
+        };
+        Listener {
+            plugin,
+            subscription,
+            resource,
+            kind,
+            queue: Mutex::new(queue),
+            signal,
+            synced: AtomicBool::new(false),
+            stats: ListenerStats::default(),
+        }
+    }
+
+    /// The plugin's name.
+    pub fn plugin(&self) -> &str {
+        &self.plugin
+    }
+
+    /// The subscription.
+    pub fn subscription(&self) -> &Subscription {
+        &self.subscription
+    }
+
+    /// The plural resource name.
+    pub fn resource(&self) -> &str {
+        &self.resource
+    }
+
+    /// The kind, as passed to the plugin.
+    pub fn kind(&self) -> &GroupVersionKind {
+        &self.kind
+    }
+
+    /// Whether this listener wants resync notifications.
+    pub fn wants_resync(&self) -> bool {
+        self.subscription.resync_period.is_some()
+    }
+
+    /// Buffers a notification and wakes the worker. Never blocks on the plugin.
+    pub fn push(&self, notification: Notification) {
+        self.lock().push(notification);
+        self.stats.received.fetch_add(1, Ordering::Relaxed);
+        self.signal.notify();
+    }
+
+    /// Buffers the end-of-initial-list marker.
+    pub fn push_synced(&self) {
+        self.lock().push_synced();
+        self.signal.notify();
+    }
+
+    /// Takes the next entry, if any.
+    pub fn pop(&self) -> Option<Item> {
+        self.lock().pop()
+    }
+
+    /// Notifications waiting.
+    pub fn depth(&self) -> usize {
+        self.lock().depth()
+    }
+
+    /// True once the listener's initial list has been delivered and handled
+    /// (client-go's registration `HasSynced`).
+    pub fn has_synced(&self) -> bool {
+        self.synced.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn mark_synced(&self) {
+        self.synced.store(true, Ordering::Release);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}

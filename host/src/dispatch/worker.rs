@@ -1,0 +1,393 @@
+//! A plugin's worker: one OS thread that owns the plugin's instance and
+//! delivers its listeners' notifications one at a time.
+//!
+//! # Guarantees
+//!
+//! - Each listener's notifications reach the plugin in the order the informer
+//!   distributed them, one call at a time.
+//! - Nothing waits on a worker: informers only push into listener buffers, so
+//!   a slow, stuck or crashing plugin delays nobody but itself.
+//! - A failed call (handler error or fault) is retried with exponential
+//!   backoff up to [`RetryPolicy::max_retries`] times, then skipped and
+//!   recorded (log line, counters, last error). After a skip the worker waits
+//!   before its next notification, longer with each consecutive skip, so a
+//!   plugin that keeps failing is backed off rather than spun.
+
+use super::listener::Listener;
+use super::notification::Notification;
+use super::queue::Item;
+use super::signal::Signal;
+use crate::plugin::{CallError, EventContext, LoadedPlugin, PluginInstance};
+use serde::Serialize;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime};
+
+/// How failed calls are retried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Retries after the first failed attempt, before the notification is skipped.
+    pub max_retries: u32,
+    /// Delay before the first retry; doubles with each further one.
+    pub initial_backoff: Duration,
+    /// Longest delay between attempts, and longest wait after skips.
+    pub max_backoff: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_retries: 3,
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(30),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The delay before retry number `attempt` (1-based).
+    pub fn backoff(&self, attempt: u32) -> Duration {
+        self.initial_backoff
+            .saturating_mul(1u32 << attempt.saturating_sub(1).min(20))
+            .min(self.max_backoff)
+    }
+}
+
+/// The last failure of a plugin, for status.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LastError {
+    /// What failed.
+    pub message: String,
+    /// The notification: event type and object key.
+    pub notification: String,
+    /// When.
+    #[serde(with = "crate::time_serde")]
+    pub at: SystemTime,
+    /// Whether it was skipped after the last retry.
+    pub skipped: bool,
+}
+
+const RUNNING: u8 = 0;
+const DRAINING: u8 = 1;
+const STOPPING: u8 = 2;
+
+struct Shared {
+    plugin: LoadedPlugin,
+    listeners: RwLock<Vec<Arc<Listener>>>,
+    signal: Arc<Signal>,
+    /// Raised only when the mode changes, so backoff sleeps ignore pushes.
+    mode_changed: Signal,
+    mode: AtomicU8,
+    retry: RetryPolicy,
+    last_error: Mutex<Option<LastError>>,
+}
+
+/// The worker of one loaded plugin.
+pub struct PluginWorker {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for PluginWorker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PluginWorker")
+            .field("plugin", &self.shared.plugin.name())
+            .finish()
+    }
+}
+
+impl PluginWorker {
+    /// Starts the worker thread of `plugin`.
+    pub fn spawn(plugin: LoadedPlugin, retry: RetryPolicy) -> Self {
+        let shared = Arc::new(Shared {
+            plugin,
+            listeners: RwLock::new(Vec::new()),
+            signal: Arc::new(Signal::default()),
+            mode_changed: Signal::default(),
+            mode: AtomicU8::new(RUNNING),
+            retry,
+            last_error: Mutex::new(None),
+        });
+        let thread_shared = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("plugin-{}", shared.plugin.name()))
+            .spawn(move || run(&thread_shared))
+            .expect("spawning a plugin worker thread");
+        PluginWorker {
+            shared,
+            thread: Some(thread),
+        }
+    }
+
+    /// The plugin.
+    pub fn plugin(&self) -> &LoadedPlugin {
+        &self.shared.plugin
+    }
+
+    /// The signal listeners of this worker must wake.
+    pub fn signal(&self) -> Arc<Signal> {
+        self.shared.signal.clone()
+    }
+
+    /// Makes a listener for one of the plugin's subscriptions, waking this worker.
+    pub fn new_listener(
+        &self,
+        subscription: crate::plugin::Subscription,
+        resource: Arc<str>,
+    ) -> Arc<Listener> {
+        Arc::new(Listener::new(
+            self.shared.plugin.name().into(),
+            subscription,
+            resource,
+            self.signal(),
+        ))
+    }
+
+    /// Starts draining `listener`.
+    pub fn attach(&self, listener: Arc<Listener>) {
+        self.shared
+            .listeners
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(listener);
+        self.shared.signal.notify();
+    }
+
+    /// The listeners being drained.
+    pub fn listeners(&self) -> Vec<Arc<Listener>> {
+        self.shared
+            .listeners
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// True when every listener has delivered and handled its initial list.
+    pub fn has_synced(&self) -> bool {
+        self.listeners().iter().all(|l| l.has_synced())
+    }
+
+    /// The plugin's last failure.
+    pub fn last_error(&self) -> Option<LastError> {
+        self.shared
+            .last_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Stops the worker: with `drain`, after delivering what is buffered (up to
+    /// `deadline`); otherwise after the call in flight. Waits for the thread.
+    pub fn stop(mut self, drain: bool, deadline: Instant) {
+        self.shared
+            .set_mode(if drain { DRAINING } else { STOPPING });
+        let thread = self.thread.take().expect("a running worker has its thread");
+        while !thread.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if !thread.is_finished() {
+            self.shared.set_mode(STOPPING);
+        }
+        let _ = thread.join();
+    }
+}
+
+impl Drop for PluginWorker {
+    fn drop(&mut self) {
+        if let Some(thread) = self.thread.take() {
+            self.shared.set_mode(STOPPING);
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Shared {
+    fn set_mode(&self, mode: u8) {
+        self.mode.store(mode, Ordering::Release);
+        self.signal.notify();
+        self.mode_changed.notify();
+    }
+}
+
+fn run(shared: &Shared) {
+    let mut instance = PluginInstance::lazy(shared.plugin.clone());
+    let mut next_listener = 0usize;
+    let mut consecutive_skips = 0u32;
+    loop {
+        let mode = shared.mode.load(Ordering::Acquire);
+        if mode == STOPPING {
+            return;
+        }
+        let Some((listener, item)) = next_item(shared, &mut next_listener) else {
+            if mode == DRAINING {
+                return;
+            }
+            shared.signal.wait();
+            continue;
+        };
+        match item {
+            Item::Synced => listener.mark_synced(),
+            Item::Notify(notification) => {
+                if consecutive_skips > 0
+                    && !pause(
+                        shared,
+                        shared
+                            .retry
+                            .backoff(consecutive_skips + shared.retry.max_retries),
+                    )
+                {
+                    return;
+                }
+                match deliver(shared, &mut instance, &listener, &notification) {
+                    Delivered::Ok => consecutive_skips = 0,
+                    Delivered::Skipped => consecutive_skips = consecutive_skips.saturating_add(1),
+                    Delivered::Stopped => return,
+                }
+            }
+        }
+    }
+}
+
+/// Takes the next item, visiting listeners round-robin.
+fn next_item(shared: &Shared, next: &mut usize) -> Option<(Arc<Listener>, Item)> {
+    let listeners = shared.listeners.read().unwrap_or_else(|e| e.into_inner());
+    let count = listeners.len();
+    for offset in 0..count {
+        let index = (*next + offset) % count;
+        if let Some(item) = listeners[index].pop() {
+            *next = index + 1;
+            return Some((listeners[index].clone(), item));
+        }
+    }
+    None
+}
+
+enum Delivered {
+    Ok,
+    Skipped,
+    Stopped,
+}
+
+fn deliver(
+    shared: &Shared,
+    instance: &mut PluginInstance,
+    listener: &Listener,
+    notification: &Notification,
+) -> Delivered {
+    let object = notification.object();
+    let ctx = EventContext {
+        kind: listener.kind().clone(),
+        resource: listener.resource().to_owned(),
+        key: object.key(),
+        resource_version: object.resource_version().to_owned(),
+        is_initial_list: matches!(notification, Notification::Add { initial: true, .. }),
+        is_resync: matches!(notification, Notification::Update { resync: true, .. }),
+        final_state_unknown: matches!(
+            notification,
+            Notification::Delete {
+                final_state_unknown: true,
+                ..
+            }
+        ),
+    };
+    let mut attempt = 0u32;
+    loop {
+        let started = Instant::now();
+        let result = match notification {
+            Notification::Add { object, .. } => instance.on_add(&ctx, object.json()),
+            Notification::Update { old, new, .. } => {
+                instance.on_update(&ctx, old.json(), new.json())
+            }
+            Notification::Delete { object, .. } => instance.on_delete(&ctx, object.json()),
+        };
+        listener
+            .stats
+            .duration
+            .observe(started.elapsed().as_secs_f64());
+        let err = match result {
+            Ok(()) => {
+                listener.stats.delivered.fetch_add(1, Ordering::Relaxed);
+                return Delivered::Ok;
+            }
+            Err(err) => err,
+        };
+        listener.stats.failed.fetch_add(1, Ordering::Relaxed);
+        if let CallError::Fault { kind, .. } = &err {
+            listener.stats.record_fault(*kind);
+        }
+        let give_up = attempt >= shared.retry.max_retries;
+        record_failure(
+            shared,
+            listener,
+            notification,
+            &ctx.key,
+            &err,
+            attempt,
+            give_up,
+        );
+        if give_up {
+            listener.stats.skipped.fetch_add(1, Ordering::Relaxed);
+            return Delivered::Skipped;
+        }
+        attempt += 1;
+        listener.stats.retried.fetch_add(1, Ordering::Relaxed);
+        if !pause(shared, shared.retry.backoff(attempt)) {
+            return Delivered::Stopped;
+        }
+    }
+}
+
+fn record_failure(
+    shared: &Shared,
+    listener: &Listener,
+    notification: &Notification,
+    key: &str,
+    err: &CallError,
+    attempt: u32,
+    skipped: bool,
+) {
+    let plugin = shared.plugin.name();
+    let event = notification.kind();
+    let fault = err.fault().map(|f| f.as_str()).unwrap_or("handler-error");
+    if skipped {
+        tracing::error!(
+            plugin,
+            event,
+            key,
+            resource = listener.resource(),
+            fault,
+            attempts = attempt + 1,
+            "skipping notification after {} failed attempts: {err}",
+            attempt + 1
+        );
+    } else {
+        tracing::warn!(
+            plugin,
+            event,
+            key,
+            resource = listener.resource(),
+            fault,
+            attempt = attempt + 1,
+            "plugin call failed, will retry: {err}"
+        );
+    }
+    *shared.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(LastError {
+        message: err.to_string(),
+        notification: format!("{event} {key}"),
+        at: SystemTime::now(),
+        skipped,
+    });
+}
+
+/// Sleeps for `delay` unless the worker is told to stop; false if it was.
+fn pause(shared: &Shared, delay: Duration) -> bool {
+    let until = Instant::now() + delay;
+    while shared.mode.load(Ordering::Acquire) != STOPPING {
+        if !shared.mode_changed.wait_until(until) {
+            return true;
+        }
+    }
+    false
+}

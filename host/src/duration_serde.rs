@@ -1,0 +1,88 @@
+//! Human-readable durations for configuration files: `250ms`, `1s`, `5m`, `1h`.
+
+use serde::{Deserialize, Deserializer, Serializer, de::Error as _};
+use std::time::Duration;
+
+/// Parses `250ms`, `1s`, `1.5s`, `5m` or `1h` (a bare number is seconds).
+pub fn parse(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration: write e.g. 250ms, 1s, 5m or 1h"))?;
+    let scale = match unit.trim() {
+        "ms" => 0.001,
+        "" | "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
+        other => {
+            return Err(format!(
+                "{text:?} has unknown unit {other:?}: use ms, s, m or h"
+            ));
+        }
+    };
+    let seconds = value * scale;
+    if !seconds.is_finite() || seconds < 0.0 || seconds > 1e9 {
+        return Err(format!("{text:?} is out of range"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+/// Formats a duration the way [`parse`] reads it.
+pub fn format(duration: Duration) -> String {
+    let millis = duration.as_millis();
+    if millis % 1000 != 0 {
+        format!("{millis}ms")
+    } else if millis % 3_600_000 == 0 && millis > 0 {
+        format!("{}h", millis / 3_600_000)
+    } else if millis % 60_000 == 0 && millis > 0 {
+        format!("{}m", millis / 60_000)
+    } else {
+        format!("{}s", millis / 1000)
+    }
+}
+
+/// Serde `serialize_with` for a [`Duration`].
+pub fn serialize<S: Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&format(*duration))
+}
+
+/// Serde `deserialize_with` for a [`Duration`]: a string as [`parse`] reads, or a number of seconds.
+pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Text(String),
+        Seconds(f64),
+    }
+    match Raw::deserialize(deserializer)? {
+        Raw::Text(text) => parse(&text).map_err(D::Error::custom),
+        Raw::Seconds(seconds) => parse(&seconds.to_string()).map_err(D::Error::custom),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_unit_and_rejects_garbage() {
+        assert_eq!(parse("250ms").unwrap(), Duration::from_millis(250));
+        assert_eq!(parse("1.5s").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse("2").unwrap(), Duration::from_secs(2));
+        assert_eq!(parse("5m").unwrap(), Duration::from_secs(300));
+        assert_eq!(parse("1h").unwrap(), Duration::from_secs(3600));
+        assert!(parse("soon").is_err());
+        assert!(parse("3 weeks").unwrap_err().contains("unknown unit"));
+    }
+
+    #[test]
+    fn format_round_trips() {
+        for text in ["250ms", "1s", "90s", "5m", "2h"] {
+            assert_eq!(format(parse(text).unwrap()), text);
+        }
+    }
+}

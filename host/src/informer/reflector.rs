@@ -1,0 +1,353 @@
+//! The list/watch loop of one informer, on `kube::Client` over raw HTTP: it
+//! keeps each object's JSON bytes as received instead of re-serializing
+//! typed objects, lists in pages, watches with bookmarks, relists on 410 Gone
+//! and reconnects with backoff.
+
+use super::backoff::Backoff;
+use super::processor::{Change, Processor};
+use super::resource::InformerKey;
+use crate::store::{CachedObject, Transform};
+use futures::{AsyncBufReadExt, io::AsyncBufRead};
+use kube::core::params::{ListParams, WatchParams};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Tuning of the list/watch loop.
+#[derive(Debug, Clone, Copy)]
+pub struct ReflectorConfig {
+    /// Objects per list page.
+    pub page_size: u32,
+    /// Server-side timeout of one watch request, in seconds.
+    pub watch_timeout_secs: u32,
+    /// First reconnect delay after an error.
+    pub initial_backoff: Duration,
+    /// Longest reconnect delay.
+    pub max_backoff: Duration,
+    /// Object transform before caching.
+    pub transform: Transform,
+}
+
+impl Default for ReflectorConfig {
+    fn default() -> Self {
+        ReflectorConfig {
+            page_size: 500,
+            watch_timeout_secs: 290,
+            initial_backoff: Duration::from_millis(200),
+            max_backoff: Duration::from_secs(30),
+            transform: Transform::default(),
+        }
+    }
+}
+
+/// Counters of one reflector, for metrics.
+#[derive(Debug, Default)]
+pub struct ReflectorStats {
+    /// Watch events received, by type: added, modified, deleted, bookmark, error.
+    pub events: [AtomicU64; 5],
+    /// Complete lists fetched.
+    pub lists: AtomicU64,
+    /// Watch requests started after the first.
+    pub watch_restarts: AtomicU64,
+    /// Relists forced by 410 Gone / expired resource versions.
+    pub expired: AtomicU64,
+    /// Errors (connection, HTTP, decoding) that led to a backoff.
+    pub errors: AtomicU64,
+    /// Objects skipped because they could not be parsed.
+    pub bad_objects: AtomicU64,
+}
+
+/// Index of each watch event type in [`ReflectorStats::events`].
+pub const EVENT_TYPES: [&str; 5] = ["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"];
+
+/// Why a watch ended.
+enum WatchEnd {
+    /// The server closed the stream (timeout): resume from the last version.
+    Closed,
+    /// The version is too old (410): relist.
+    Expired,
+    /// Anything else: back off, then resume.
+    Failed(String),
+}
+
+#[derive(Deserialize)]
+struct ListPage<'a> {
+    #[serde(default)]
+    metadata: ListMeta,
+    #[serde(borrow, default)]
+    items: Vec<&'a RawValue>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct ListMeta {
+    #[serde(default)]
+    resource_version: String,
+    #[serde(default, rename = "continue")]
+    continue_token: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WatchLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    #[serde(borrow)]
+    object: &'a RawValue,
+}
+
+#[derive(Deserialize)]
+struct VersionOnly {
+    #[serde(default)]
+    metadata: VersionMeta,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct VersionMeta {
+    #[serde(default)]
+    resource_version: String,
+}
+
+#[derive(Deserialize)]
+struct StatusObject {
+    #[serde(default)]
+    code: u16,
+    #[serde(default)]
+    message: String,
+}
+
+/// The list/watch loop of one informer.
+pub struct Reflector {
+    client: kube::Client,
+    key: InformerKey,
+    processor: Arc<Processor>,
+    config: ReflectorConfig,
+    stats: Arc<ReflectorStats>,
+    url_path: String,
+    api_version: String,
+}
+
+impl Reflector {
+    /// A reflector feeding `processor` with `key`'s objects.
+    pub fn new(
+        client: kube::Client,
+        key: InformerKey,
+        processor: Arc<Processor>,
+        config: ReflectorConfig,
+        stats: Arc<ReflectorStats>,
+    ) -> Self {
+        let url_path = key.resource.url_path(key.namespace.as_deref());
+        let api_version = key.resource.gvk.api_version();
+        Reflector {
+            client,
+            key,
+            processor,
+            config,
+            stats,
+            url_path,
+            api_version,
+        }
+    }
+
+    /// Runs until the task is aborted.
+    pub async fn run(self) {
+        let mut backoff = Backoff::new(self.config.initial_backoff, self.config.max_backoff);
+        loop {
+            let mut version = match self.list().await {
+                Ok(version) => {
+                    backoff.reset();
+                    version
+                }
+                Err(err) => {
+                    self.stats.errors.fetch_add(1, Ordering::Relaxed);
+                    let delay = backoff.next_delay();
+                    tracing::warn!(informer = %self.key, "list failed, retrying in {delay:?}: {err}");
+                    tokio::time::sleep(delay).await;
+                    continue;
+                }
+            };
+            let listed_version = version.clone();
+            loop {
+                match self.watch(&mut version, &mut backoff).await {
+                    WatchEnd::Closed => {
+                        tracing::debug!(informer = %self.key, %version, "watch closed by the server, resuming");
+                    }
+                    WatchEnd::Expired => {
+                        self.stats.expired.fetch_add(1, Ordering::Relaxed);
+                        tracing::info!(informer = %self.key, %version, "resource version expired (410 Gone), relisting");
+                        if version == listed_version {
+                            // Expired straight after a list: the server is not
+                            // keeping up; back off rather than spin on relists.
+                            tokio::time::sleep(backoff.next_delay()).await;
+                        }
+                        break;
+                    }
+                    WatchEnd::Failed(err) => {
+                        self.stats.errors.fetch_add(1, Ordering::Relaxed);
+                        let delay = backoff.next_delay();
+                        tracing::warn!(informer = %self.key, %version, "watch failed, resuming in {delay:?}: {err}");
+                        tokio::time::sleep(delay).await;
+                    }
+                }
+                self.stats.watch_restarts.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Lists every object (paginated) and applies the list as a replace.
+    /// Returns the list's resource version.
+    async fn list(&self) -> Result<String, String> {
+        let mut objects = Vec::new();
+        let mut continue_token: Option<String> = None;
+        let version = loop {
+            let mut params = ListParams::default().limit(self.config.page_size);
+            params.label_selector = self.key.label_selector.clone();
+            params.field_selector = self.key.field_selector.clone();
+            params.continue_token = continue_token.take();
+            let request = kube::core::Request::new(&self.url_path)
+                .list(&params)
+                .map_err(|e| e.to_string())?;
+            let text = self
+                .client
+                .request_text(request)
+                .await
+                .map_err(|e| format!("listing {}: {e}", self.url_path))?;
+            let page: ListPage<'_> = serde_json::from_str(&text)
+                .map_err(|e| format!("decoding list of {}: {e}", self.url_path))?;
+            for item in page.items {
+                if let Some(object) = self.parse(item.get()) {
+                    objects.push(Arc::new(object));
+                }
+            }
+            match page.metadata.continue_token.filter(|c| !c.is_empty()) {
+                Some(token) => continue_token = Some(token),
+                None => break page.metadata.resource_version,
+            }
+        };
+        self.stats.lists.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(informer = %self.key, objects = objects.len(), %version, "listed");
+        self.processor.apply(Change::Replace(objects));
+        Ok(version)
+    }
+
+    /// Watches from `version`, applying each event and advancing `version`.
+    async fn watch(&self, version: &mut String, backoff: &mut Backoff) -> WatchEnd {
+        let params = WatchParams {
+            label_selector: self.key.label_selector.clone(),
+            field_selector: self.key.field_selector.clone(),
+            timeout: Some(self.config.watch_timeout_secs),
+            bookmarks: true,
+            ..WatchParams::default()
+        };
+        let request = match kube::core::Request::new(&self.url_path).watch(&params, version) {
+            Ok(request) => request,
+            Err(err) => return WatchEnd::Failed(err.to_string()),
+        };
+        let stream = match self.client.request_stream(request).await {
+            Ok(stream) => stream,
+            Err(kube::Error::Api(status)) if status.code == 410 => return WatchEnd::Expired,
+            Err(err) => {
+                return WatchEnd::Failed(format!("starting watch of {}: {err}", self.url_path));
+            }
+        };
+        self.read_events(Box::pin(stream), version, backoff).await
+    }
+
+    async fn read_events(
+        &self,
+        mut stream: std::pin::Pin<Box<dyn AsyncBufRead + Send>>,
+        version: &mut String,
+        backoff: &mut Backoff,
+    ) -> WatchEnd {
+        // A watch that stays silent past its own timeout (plus margin) is a
+        // dead connection: give up on it rather than wait forever.
+        let idle_limit = Duration::from_secs(u64::from(self.config.watch_timeout_secs) + 30);
+        let mut line = Vec::with_capacity(16 * 1024);
+        loop {
+            line.clear();
+            let read = match tokio::time::timeout(idle_limit, stream.read_until(b'\n', &mut line))
+                .await
+            {
+                Err(_) => return WatchEnd::Failed(format!("no data for {idle_limit:?}")),
+                Ok(Err(err)) => return WatchEnd::Failed(format!("reading watch stream: {err}")),
+                Ok(Ok(read)) => read,
+            };
+            if read == 0 {
+                return WatchEnd::Closed;
+            }
+            let text = match std::str::from_utf8(&line) {
+                Ok(text) if !text.trim().is_empty() => text,
+                Ok(_) => continue,
+                Err(err) => return WatchEnd::Failed(format!("watch event is not UTF-8: {err}")),
+            };
+            let event: WatchLine<'_> = match serde_json::from_str(text) {
+                Ok(event) => event,
+                Err(err) => return WatchEnd::Failed(format!("decoding watch event: {err}")),
+            };
+            match event.kind {
+                "ADDED" | "MODIFIED" | "DELETED" => {
+                    let index = if event.kind == "ADDED" {
+                        0
+                    } else if event.kind == "MODIFIED" {
+                        1
+                    } else {
+                        2
+                    };
+                    self.stats.events[index].fetch_add(1, Ordering::Relaxed);
+                    let Some(object) = self.parse(event.object.get()) else {
+                        continue;
+                    };
+                    version.clear();
+                    version.push_str(object.resource_version());
+                    let object = Arc::new(object);
+                    self.processor.apply(if index == 2 {
+                        Change::Delete(object)
+                    } else {
+                        Change::Upsert(object)
+                    });
+                    backoff.reset();
+                }
+                "BOOKMARK" => {
+                    self.stats.events[3].fetch_add(1, Ordering::Relaxed);
+                    if let Ok(bookmark) = serde_json::from_str::<VersionOnly>(event.object.get()) {
+                        if !bookmark.metadata.resource_version.is_empty() {
+                            *version = bookmark.metadata.resource_version;
+                        }
+                    }
+                }
+                "ERROR" => {
+                    self.stats.events[4].fetch_add(1, Ordering::Relaxed);
+                    let status: Option<StatusObject> =
+                        serde_json::from_str(event.object.get()).ok();
+                    return match status {
+                        Some(status) if status.code == 410 => WatchEnd::Expired,
+                        Some(status) => WatchEnd::Failed(format!(
+                            "watch error {}: {}",
+                            status.code, status.message
+                        )),
+                        None => WatchEnd::Failed(format!("watch error: {}", event.object.get())),
+                    };
+                }
+                other => return WatchEnd::Failed(format!("unknown watch event type {other:?}")),
+            }
+        }
+    }
+
+    fn parse(&self, json: &str) -> Option<CachedObject> {
+        match CachedObject::from_json(
+            json,
+            &self.api_version,
+            &self.key.resource.gvk.kind,
+            self.config.transform,
+        ) {
+            Ok(object) => Some(object),
+            Err(err) => {
+                self.stats.bad_objects.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(informer = %self.key, "skipping an object the host cannot cache: {err}");
+                None
+            }
+        }
+    }
+}

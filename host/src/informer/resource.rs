@@ -1,0 +1,112 @@
+//! What an informer watches: a resolved resource plus scope and selectors.
+
+use crate::gvk::Gvk;
+use crate::plugin::Subscription;
+use std::fmt;
+
+/// A kind resolved through discovery to its REST resource.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ResolvedResource {
+    /// Group, version and kind.
+    pub gvk: Gvk,
+    /// Plural resource name, e.g. `pods`.
+    pub plural: String,
+    /// Whether objects live in namespaces.
+    pub namespaced: bool,
+}
+
+impl ResolvedResource {
+    /// The collection URL path, across all namespaces or in `namespace`.
+    pub fn url_path(&self, namespace: Option<&str>) -> String {
+        let base = if self.gvk.group.is_empty() {
+            format!("/api/{}", self.gvk.version)
+        } else {
+            format!("/apis/{}/{}", self.gvk.group, self.gvk.version)
+        };
+        match namespace.filter(|_| self.namespaced) {
+            Some(ns) => format!("{base}/namespaces/{ns}/{}", self.plural),
+            None => format!("{base}/{}", self.plural),
+        }
+    }
+}
+
+/// Identity of an informer: one watch and one cache per distinct key, shared
+/// by every subscription with the same key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct InformerKey {
+    /// The resource.
+    pub resource: ResolvedResource,
+    /// One namespace, or all.
+    pub namespace: Option<String>,
+    /// Label selector.
+    pub label_selector: Option<String>,
+    /// Field selector.
+    pub field_selector: Option<String>,
+}
+
+impl InformerKey {
+    /// The key for `subscription` once its kind is resolved to `resource`.
+    pub fn for_subscription(resource: ResolvedResource, subscription: &Subscription) -> Self {
+        let namespace = subscription
+            .namespace
+            .clone()
+            .filter(|_| resource.namespaced);
+        InformerKey {
+            resource,
+            namespace,
+            label_selector: subscription.label_selector.clone(),
+            field_selector: subscription.field_selector.clone(),
+        }
+    }
+}
+
+impl fmt::Display for InformerKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.resource.plural)?;
+        if !self.resource.gvk.group.is_empty() {
+            write!(f, ".{}", self.resource.gvk.group)?;
+        }
+        match &self.namespace {
+            Some(ns) => write!(f, " in {ns}")?,
+            None => {}
+        }
+        if let Some(labels) = &self.label_selector {
+            write!(f, " labels({labels})")?;
+        }
+        if let Some(fields) = &self.field_selector {
+            write!(f, " fields({fields})")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_paths_follow_the_api_layout() {
+        let pods = ResolvedResource {
+            gvk: Gvk::new("", "v1", "Pod"),
+            plural: "pods".into(),
+            namespaced: true,
+        };
+        assert_eq!(pods.url_path(None), "/api/v1/pods");
+        assert_eq!(pods.url_path(Some("shop")), "/api/v1/namespaces/shop/pods");
+        let nodes = ResolvedResource {
+            gvk: Gvk::new("", "v1", "Node"),
+            plural: "nodes".into(),
+            namespaced: false,
+        };
+        assert_eq!(nodes.url_path(Some("ignored")), "/api/v1/nodes");
+        let deployments = ResolvedResource {
+            gvk: Gvk::new("apps", "v1", "Deployment"),
+            plural: "deployments".into(),
+            namespaced: true,
+        };
+        assert_eq!(
+            deployments.url_path(Some("a")),
+            "/apis/apps/v1/namespaces/a/deployments"
+        );
+    }
+}

@@ -1,0 +1,33 @@
+//! Herald runs Kubernetes shared informers and dispatches every notification
+//! (add, update, delete) into sandboxed WebAssembly plugins.
+//!
+//! The crate is a library with a thin binary (`herald`) on top. Its modules:
+//!
+//! - [`informer`]: shared informers: list/watch, the store, distribution.
+//! - [`plugin`]: the wasmtime runtime: engine, sandbox, limits, instances.
+//! - [`dispatch`]: listeners' buffers and the plugin workers that drain them.
+//! - [`store`]: the shared cache of objects, as JSON held once.
+//! - [`daemon`]: the running plugins, wired to their informers.
+//! - [`replay`]: feed recorded events to a plugin offline.
+//! - [`cli`]: the command-line interface.
+//!
+//! See `ARCHITECTURE.md` at the repository root for how the parts fit.
+
+pub mod cli;
+pub mod config;
+pub mod daemon;
+pub mod demo;
+pub mod dispatch;
+pub mod duration_serde;
+pub mod gvk;
+pub mod informer;
+pub mod loader;
+pub mod metrics;
+pub mod ops;
+pub mod plugin;
+pub mod quantity;
+pub mod replay;
+pub mod selector;
+pub mod source;
+pub mod store;
+pub mod time_serde;

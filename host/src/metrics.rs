@@ -1,0 +1,351 @@
+//! Prometheus metrics, read at scrape time from the counters the informers,
+//! listeners and plugin loader keep (nothing on the hot path but atomic adds
+//! and one histogram observation per call).
+
+use crate::daemon::Daemon;
+use crate::dispatch::Listener;
+use crate::informer::{EVENT_TYPES, SharedInformer};
+use crate::plugin::FaultKind;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Buckets of the handler duration histogram, in seconds: 10 µs to ~10 s.
+pub fn handler_duration_buckets() -> impl Iterator<Item = f64> {
+    prometheus_client::metrics::histogram::exponential_buckets(0.000_01, 4.0, 11)
+}
+
+/// A new handler duration histogram.
+pub fn handler_histogram() -> Histogram {
+    Histogram::new(handler_duration_buckets())
+}
+
+/// Process-wide counters of plugin loading.
+#[derive(Debug, Default)]
+pub struct LoaderStats {
+    /// Plugins loaded or swapped in.
+    pub reloads: AtomicU64,
+    /// Files that failed to load.
+    pub load_errors: AtomicU64,
+    /// Compilations done (cache misses).
+    pub compiles: AtomicU64,
+    /// Total compile time, in microseconds.
+    pub compile_micros: AtomicU64,
+    /// Loads served from the compiled-artifact cache.
+    pub cache_hits: AtomicU64,
+}
+
+/// Collects every Herald metric from the running daemon at scrape time.
+#[derive(Debug)]
+pub struct HeraldCollector {
+    daemon: Arc<Daemon>,
+    loader: Arc<LoaderStats>,
+}
+
+impl HeraldCollector {
+    /// A collector over `daemon` and `loader`.
+    pub fn new(daemon: Arc<Daemon>, loader: Arc<LoaderStats>) -> Self {
+        HeraldCollector { daemon, loader }
+    }
+}
+
+/// A registry holding Herald's collector.
+pub fn registry(daemon: Arc<Daemon>, loader: Arc<LoaderStats>) -> Registry {
+    let mut registry = Registry::default();
+    registry.register_collector(Box::new(HeraldCollector::new(daemon, loader)));
+    registry
+}
+
+/// Encodes a registry in the Prometheus text format.
+pub fn encode(registry: &Registry) -> String {
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, registry)
+        .expect("writing to a String cannot fail");
+    text
+}
+
+type Labels = Vec<(&'static str, String)>;
+
+fn family(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    kind: MetricType,
+    rows: &[(Labels, f64)],
+) -> Result<(), std::fmt::Error> {
+    let mut metric = encoder.encode_descriptor(name, help, None, kind)?;
+    for (labels, value) in rows {
+        let labels: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let encoder = metric.encode_family(&labels)?;
+        match kind {
+            MetricType::Counter => ConstCounter::new(*value as u64).encode(encoder)?,
+            _ => ConstGauge::new(*value as i64).encode(encoder)?,
+        }
+    }
+    Ok(())
+}
+
+fn informer_labels(informer: &SharedInformer) -> Labels {
+    let key = informer.key();
+    vec![
+        ("resource", key.resource.plural.clone()),
+        ("group", key.resource.gvk.group.clone()),
+        ("informer", key.to_string()),
+    ]
+}
+
+fn listener_labels(listener: &Listener) -> Labels {
+    vec![
+        ("plugin", listener.plugin().to_owned()),
+        ("resource", listener.resource().to_owned()),
+    ]
+}
+
+impl Collector for HeraldCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let informers = self.daemon.informers().all();
+        let mut events = Vec::new();
+        let (mut objects, mut bytes, mut restarts, mut relists, mut errors) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for informer in &informers {
+            let labels = informer_labels(informer);
+            for (index, kind) in EVENT_TYPES.iter().enumerate() {
+                let mut with_type = labels.clone();
+                with_type.push(("type", (*kind).to_owned()));
+                events.push((
+                    with_type,
+                    informer.stats().events[index].load(Ordering::Relaxed) as f64,
+                ));
+            }
+            objects.push((labels.clone(), informer.store().len() as f64));
+            bytes.push((labels.clone(), informer.store().heap_bytes() as f64));
+            restarts.push((
+                labels.clone(),
+                informer.stats().watch_restarts.load(Ordering::Relaxed) as f64,
+            ));
+            relists.push((
+                labels.clone(),
+                informer.processor().stats.relists.load(Ordering::Relaxed) as f64,
+            ));
+            errors.push((
+                labels,
+                informer.stats().errors.load(Ordering::Relaxed) as f64,
+            ));
+        }
+        family(
+            &mut encoder,
+            "herald_watch_events",
+            "Watch events received from the API server, by resource and type.",
+            MetricType::Counter,
+            &events,
+        )?;
+        family(
+            &mut encoder,
+            "herald_cache_objects",
+            "Objects in the shared cache, by informer.",
+            MetricType::Gauge,
+            &objects,
+        )?;
+        family(
+            &mut encoder,
+            "herald_cache_bytes",
+            "Bytes held by cached objects (JSON and parsed metadata), by informer.",
+            MetricType::Gauge,
+            &bytes,
+        )?;
+        family(
+            &mut encoder,
+            "herald_watch_restarts",
+            "Watch requests restarted (timeouts, drops, errors), by informer.",
+            MetricType::Counter,
+            &restarts,
+        )?;
+        family(
+            &mut encoder,
+            "herald_relists",
+            "Complete lists applied (first sync and relists after 410 Gone), by informer.",
+            MetricType::Counter,
+            &relists,
+        )?;
+        family(
+            &mut encoder,
+            "herald_watch_errors",
+            "List/watch errors that led to a backoff, by informer.",
+            MetricType::Counter,
+            &errors,
+        )?;
+
+        let listeners: Vec<Arc<Listener>> = self
+            .daemon
+            .names()
+            .iter()
+            .flat_map(|name| self.daemon.listeners(name))
+            .collect();
+        let counter = |read: &dyn Fn(&Listener) -> u64| -> Vec<(Labels, f64)> {
+            listeners
+                .iter()
+                .map(|l| (listener_labels(l), read(l) as f64))
+                .collect()
+        };
+        family(
+            &mut encoder,
+            "herald_notifications_received",
+            "Notifications distributed to a plugin's listener.",
+            MetricType::Counter,
+            &counter(&|l| l.stats.received.load(Ordering::Relaxed)),
+        )?;
+        family(
+            &mut encoder,
+            "herald_notifications_delivered",
+            "Notifications a plugin handled successfully.",
+            MetricType::Counter,
+            &counter(&|l| l.stats.delivered.load(Ordering::Relaxed)),
+        )?;
+        family(
+            &mut encoder,
+            "herald_notifications_failed",
+            "Failed handler calls (every attempt).",
+            MetricType::Counter,
+            &counter(&|l| l.stats.failed.load(Ordering::Relaxed)),
+        )?;
+        family(
+            &mut encoder,
+            "herald_notifications_retried",
+            "Handler calls retried after a failure.",
+            MetricType::Counter,
+            &counter(&|l| l.stats.retried.load(Ordering::Relaxed)),
+        )?;
+        family(
+            &mut encoder,
+            "herald_notifications_skipped",
+            "Notifications skipped after the last retry.",
+            MetricType::Counter,
+            &counter(&|l| l.stats.skipped.load(Ordering::Relaxed)),
+        )?;
+        family(
+            &mut encoder,
+            "herald_listener_queue_depth",
+            "Notifications waiting in a listener's buffer.",
+            MetricType::Gauge,
+            &counter(&|l| l.depth() as u64),
+        )?;
+        let mut faults = Vec::new();
+        for listener in &listeners {
+            for kind in [
+                FaultKind::Deadline,
+                FaultKind::MemoryLimit,
+                FaultKind::StackOverflow,
+                FaultKind::Panic,
+                FaultKind::Trap,
+            ] {
+                let mut labels = listener_labels(listener);
+                labels.push(("kind", kind.as_str().to_owned()));
+                faults.push((labels, listener.stats.faults_of(kind) as f64));
+            }
+        }
+        family(
+            &mut encoder,
+            "herald_plugin_faults",
+            "Plugin calls stopped by a fault, by kind (deadline, memory-limit, stack-overflow, panic, trap).",
+            MetricType::Counter,
+            &faults,
+        )?;
+        {
+            let mut metric = encoder.encode_descriptor(
+                "herald_handler_duration_seconds",
+                "Duration of plugin handler calls.",
+                None,
+                MetricType::Histogram,
+            )?;
+            for listener in &listeners {
+                let labels = listener_labels(listener);
+                let labels: Vec<(&str, &str)> =
+                    labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                listener
+                    .stats
+                    .duration
+                    .encode(metric.encode_family(&labels)?)?;
+            }
+        }
+        let suppressed: Vec<(Labels, f64)> = self
+            .daemon
+            .plugins()
+            .iter()
+            .map(|plugin| {
+                (
+                    vec![("plugin", plugin.name().to_owned())],
+                    plugin.context().logger.suppressed_total() as f64,
+                )
+            })
+            .collect();
+        family(
+            &mut encoder,
+            "herald_plugin_log_lines_suppressed",
+            "Plugin log lines dropped by the per-plugin rate limit.",
+            MetricType::Counter,
+            &suppressed,
+        )?;
+
+        let loader = &self.loader;
+        let none: Labels = Vec::new();
+        family(
+            &mut encoder,
+            "herald_plugin_reloads",
+            "Plugins loaded or swapped in from the plugin directory.",
+            MetricType::Counter,
+            &[(none.clone(), loader.reloads.load(Ordering::Relaxed) as f64)],
+        )?;
+        family(
+            &mut encoder,
+            "herald_plugin_load_errors",
+            "Plugin files that failed to load (kept the previous version, if any).",
+            MetricType::Counter,
+            &[(
+                none.clone(),
+                loader.load_errors.load(Ordering::Relaxed) as f64,
+            )],
+        )?;
+        family(
+            &mut encoder,
+            "herald_plugin_compiles",
+            "Plugin compilations (compiled-artifact cache misses).",
+            MetricType::Counter,
+            &[(none.clone(), loader.compiles.load(Ordering::Relaxed) as f64)],
+        )?;
+        family(
+            &mut encoder,
+            "herald_plugin_compile_microseconds",
+            "Total time spent compiling plugins, in microseconds.",
+            MetricType::Counter,
+            &[(
+                none.clone(),
+                loader.compile_micros.load(Ordering::Relaxed) as f64,
+            )],
+        )?;
+        family(
+            &mut encoder,
+            "herald_plugin_artifact_cache_hits",
+            "Plugin loads served from the compiled-artifact cache.",
+            MetricType::Counter,
+            &[(
+                none.clone(),
+                loader.cache_hits.load(Ordering::Relaxed) as f64,
+            )],
+        )?;
+        let ready = if self.daemon.ready() { 1.0 } else { 0.0 };
+        family(
+            &mut encoder,
+            "herald_ready",
+            "1 when every informer has synced and every plugin has handled its initial list.",
+            MetricType::Gauge,
+            &[(none, ready)],
+        )?;
+        Ok(())
+    }
+}

@@ -1,0 +1,10 @@
+//! Host bindings generated from `wit/herald.wit`: the only place `bindgen!` runs.
+
+#![allow(missing_docs, unsafe_code)]
+
+wasmtime::component::bindgen!({
+    path: "../wit",
+    world: "herald:plugin/plugin",
+});
+
+pub use self::herald::plugin::types::{DeliveryMode, EventContext, GroupVersionKind, Subscription};

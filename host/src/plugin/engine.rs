@@ -1,0 +1,240 @@
+//! The one wasmtime [`Engine`] of the process, its linker, the epoch ticker
+//! that enforces call deadlines, and compilation of plugin files.
+
+use super::bindings::PluginPre;
+use super::error::LoadError;
+use super::host::HostState;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::{Config, Engine};
+
+/// How often the epoch advances; call deadlines are enforced to this precision.
+pub const EPOCH_TICK: Duration = Duration::from_millis(5);
+
+/// Default maximum size of a plugin file.
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Settings of the engine shared by every plugin.
+#[derive(Debug, Clone)]
+pub struct EngineSettings {
+    /// Largest `.wasm` file accepted.
+    pub max_file_bytes: u64,
+    /// Largest wasm stack of one call, in bytes.
+    pub max_wasm_stack: usize,
+}
+
+impl Default for EngineSettings {
+    fn default() -> Self {
+        EngineSettings {
+            max_file_bytes: DEFAULT_MAX_FILE_BYTES,
+            max_wasm_stack: 1024 * 1024,
+        }
+    }
+}
+
+/// The engine every plugin is compiled and run with.
+///
+/// Calls into plugins are synchronous and run on the plugin's own worker
+/// thread, never on the async runtime: a synchronous call costs about a third
+/// of an async one, and a thread per plugin keeps one slow plugin from
+/// holding up anything else. Deadlines are enforced by epoch interruption: a
+/// ticker thread advances the epoch every [`EPOCH_TICK`].
+#[derive(Clone)]
+pub struct PluginEngine {
+    inner: Arc<EngineInner>,
+}
+
+struct EngineInner {
+    engine: Engine,
+    linker: Linker<HostState>,
+    settings: EngineSettings,
+    ticker_stop: Arc<AtomicBool>,
+}
+
+impl Drop for EngineInner {
+    fn drop(&mut self) {
+        self.ticker_stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The engine could not be created.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot set up the WebAssembly engine: {0}")]
+pub struct EngineError(String);
+
+impl PluginEngine {
+    /// Creates the engine, its linker (WASI p2, sandboxed, plus Herald's
+    /// imports) and starts the epoch ticker.
+    pub fn new(settings: EngineSettings) -> Result<Self, EngineError> {
+        let mut config = Config::new();
+        config.epoch_interruption(true);
+        config.max_wasm_stack(settings.max_wasm_stack);
+        config.wasm_component_model(true);
+        let engine = Engine::new(&config).map_err(|e| EngineError(e.to_string()))?;
+
+        let mut linker = Linker::<HostState>::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
+            .map_err(|e| EngineError(e.to_string()))?;
+        super::bindings::Plugin::add_to_linker::<HostState, HasSelf<HostState>>(
+            &mut linker,
+            |state| state,
+        )
+        .map_err(|e| EngineError(e.to_string()))?;
+
+        let ticker_stop = Arc::new(AtomicBool::new(false));
+        spawn_epoch_ticker(engine.weak(), ticker_stop.clone());
+        Ok(PluginEngine {
+            inner: Arc::new(EngineInner {
+                engine,
+                linker,
+                settings,
+                ticker_stop,
+            }),
+        })
+    }
+
+    /// The wasmtime engine.
+    pub fn engine(&self) -> &Engine {
+        &self.inner.engine
+    }
+
+    /// The engine settings.
+    pub fn settings(&self) -> &EngineSettings {
+        &self.inner.settings
+    }
+
+    /// Checks that `bytes` look like a component, then compiles it. Slow
+    /// (milliseconds to seconds): never call it on a dispatch path.
+    pub fn compile(&self, bytes: &[u8]) -> Result<Component, LoadError> {
+        check_header(bytes, self.inner.settings.max_file_bytes)?;
+        Component::new(&self.inner.engine, bytes).map_err(|e| LoadError::Compile(one_line(&e)))
+    }
+
+    /// Links a compiled component against the host's imports and checks it
+    /// exports the plugin world.
+    pub(crate) fn pre_instantiate(
+        &self,
+        component: &Component,
+    ) -> Result<PluginPre<HostState>, LoadError> {
+        let instance_pre = self
+            .inner
+            .linker
+            .instantiate_pre(component)
+            .map_err(|e| LoadError::WrongWorld(one_line(&e)))?;
+        PluginPre::new(instance_pre).map_err(|e| LoadError::WrongWorld(one_line(&e)))
+    }
+
+    /// How many epoch ticks cover `deadline` (at least one, rounded up, plus
+    /// one for the tick already under way).
+    pub(crate) fn deadline_ticks(deadline: Duration) -> u64 {
+        let tick = EPOCH_TICK.as_nanos();
+        (deadline.as_nanos().div_ceil(tick) as u64).max(1) + 1
+    }
+}
+
+impl std::fmt::Debug for PluginEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PluginEngine")
+            .field("settings", &self.inner.settings)
+            .finish()
+    }
+}
+
+fn spawn_epoch_ticker(engine: wasmtime::EngineWeak, stop: Arc<AtomicBool>) {
+    std::thread::Builder::new()
+        .name("herald-epoch".into())
+        .spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(EPOCH_TICK);
+                match engine.upgrade() {
+                    Some(engine) => engine.increment_epoch(),
+                    None => break,
+                }
+            }
+        })
+        .expect("spawning the epoch ticker thread");
+}
+
+/// Rejects files that cannot be a component before handing them to the compiler,
+/// so each gets a precise message.
+pub fn check_header(bytes: &[u8], max_file_bytes: u64) -> Result<(), LoadError> {
+    const MAGIC: &[u8; 4] = b"\0asm";
+    const CORE_VERSION: [u8; 4] = [1, 0, 0, 0];
+    if bytes.is_empty() {
+        return Err(LoadError::Empty);
+    }
+    if bytes.len() as u64 > max_file_bytes {
+        return Err(LoadError::TooLarge {
+            size: bytes.len() as u64,
+            max: max_file_bytes,
+        });
+    }
+    if !bytes.starts_with(&MAGIC[..bytes.len().min(4)]) {
+        return Err(LoadError::NotWasm);
+    }
+    if bytes.len() < 8 {
+        return Err(LoadError::Truncated(bytes.len()));
+    }
+    if bytes[4..8] == CORE_VERSION {
+        return Err(LoadError::CoreModule);
+    }
+    Ok(())
+}
+
+/// A wasmtime error as one line: the message and its root cause.
+pub(crate) fn one_line(err: &wasmtime::Error) -> String {
+    let mut text = err.to_string();
+    let root = err.root_cause().to_string();
+    if !text.contains(&root) {
+        text.push_str(": ");
+        text.push_str(&root);
+    }
+    text.replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_are_classified_before_compiling() {
+        let max = 1024;
+        assert!(matches!(check_header(b"", max), Err(LoadError::Empty)));
+        assert!(matches!(
+            check_header(b"\0as", max),
+            Err(LoadError::Truncated(3))
+        ));
+        assert!(matches!(
+            check_header(b"\0asm\x01", max),
+            Err(LoadError::Truncated(5))
+        ));
+        assert!(matches!(
+            check_header(b"MZ\x90\0 not wasm", max),
+            Err(LoadError::NotWasm)
+        ));
+        assert!(matches!(
+            check_header(b"\0asm\x01\0\0\0", max),
+            Err(LoadError::CoreModule)
+        ));
+        assert!(check_header(b"\0asm\x0d\0\x01\0", max).is_ok());
+        assert!(matches!(
+            check_header(&[0u8; 2048], max),
+            Err(LoadError::TooLarge {
+                size: 2048,
+                max: 1024
+            })
+        ));
+    }
+
+    #[test]
+    fn deadlines_round_up_to_whole_ticks() {
+        assert_eq!(PluginEngine::deadline_ticks(Duration::ZERO), 2);
+        assert_eq!(PluginEngine::deadline_ticks(EPOCH_TICK), 2);
+        assert_eq!(
+            PluginEngine::deadline_ticks(EPOCH_TICK * 10 + Duration::from_nanos(1)),
+            12
+        );
+    }
+}

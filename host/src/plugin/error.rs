@@ -1,0 +1,122 @@
+//! Errors of loading a plugin and of calling into one.
+
+use std::time::Duration;
+
+/// Why a `.wasm` file could not become a running plugin. Every variant names
+/// the problem in words an operator can act on; the caller adds the file.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file could not be read.
+    #[error("cannot read file: {0}")]
+    Io(#[from] std::io::Error),
+    /// The file is empty.
+    #[error("file is empty (0 bytes): not a WebAssembly component")]
+    Empty,
+    /// The file is larger than the operator allows.
+    #[error("file is {size} bytes, over the {max}-byte limit for plugins (plugins.max-file-bytes)")]
+    TooLarge {
+        /// Size of the file.
+        size: u64,
+        /// The configured maximum.
+        max: u64,
+    },
+    /// The file's digest is not on the operator's allow-list.
+    #[error("sha256 {0} is not in pluginFiles.allowedSha256: add it to load this file")]
+    NotAllowed(String),
+    /// The file does not start with the WebAssembly magic number.
+    #[error("not a WebAssembly file (bad magic number)")]
+    NotWasm,
+    /// The file is shorter than a WebAssembly header.
+    #[error("truncated WebAssembly file ({0} bytes, shorter than the 8-byte header)")]
+    Truncated(usize),
+    /// A core module rather than a component.
+    #[error(
+        "this is a core WebAssembly module, not a component: build for wasm32-wasip2, or \
+         componentize a wasm32-unknown-unknown build with `wasm-tools component new`"
+    )]
+    CoreModule,
+    /// The component failed to validate or compile.
+    #[error("invalid or corrupt component: {0}")]
+    Compile(String),
+    /// The component does not implement the `herald:plugin@0.1.0` world.
+    #[error("component does not implement the herald:plugin/plugin@0.1.0 world: {0}")]
+    WrongWorld(String),
+    /// The component failed while being instantiated or asked for its manifest.
+    #[error("plugin failed while starting: {0}")]
+    Start(#[from] CallError),
+    /// The manifest the plugin returned is not acceptable.
+    #[error("invalid manifest: {0}")]
+    Manifest(#[from] super::manifest::ManifestError),
+}
+
+/// What kind of fault stopped a handler call. Faults are traps: the instance
+/// that hit one is discarded and rebuilt before the next call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FaultKind {
+    /// The call ran past its deadline (epoch interruption).
+    Deadline,
+    /// The instance tried to grow its memory past its cap.
+    MemoryLimit,
+    /// The guest's stack overflowed.
+    StackOverflow,
+    /// The guest panicked or executed `unreachable`.
+    Panic,
+    /// Any other trap (bad memory access, division by zero, …).
+    Trap,
+}
+
+impl FaultKind {
+    /// A short stable name, used in metrics labels and status.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FaultKind::Deadline => "deadline",
+            FaultKind::MemoryLimit => "memory-limit",
+            FaultKind::StackOverflow => "stack-overflow",
+            FaultKind::Panic => "panic",
+            FaultKind::Trap => "trap",
+        }
+    }
+}
+
+impl std::fmt::Display for FaultKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why one call into a plugin did not succeed.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum CallError {
+    /// The handler ran and returned `err(message)`.
+    #[error("handler returned an error: {0}")]
+    Handler(String),
+    /// The call was stopped by a fault; the instance has been discarded.
+    #[error("{kind}: {detail}")]
+    Fault {
+        /// What kind of fault.
+        kind: FaultKind,
+        /// The trap message from the runtime.
+        detail: String,
+    },
+    /// A fresh instance could not be created (e.g. its start-up code trapped).
+    #[error("cannot instantiate plugin: {0}")]
+    Instantiate(String),
+}
+
+impl CallError {
+    /// The fault kind, if this error is a fault.
+    pub fn fault(&self) -> Option<FaultKind> {
+        match self {
+            CallError::Fault { kind, .. } => Some(*kind),
+            _ => None,
+        }
+    }
+
+    /// The deadline error for a call that was interrupted after `deadline`.
+    pub(crate) fn deadline(deadline: Duration) -> Self {
+        CallError::Fault {
+            kind: FaultKind::Deadline,
+            detail: format!("call exceeded its {} ms deadline", deadline.as_millis()),
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! A live plugin instance: one store, called sequentially, rebuilt from the
+//! pre-instantiated component after any fault.
+
+use super::bindings::{EventContext, Plugin};
+use super::engine::{PluginEngine, one_line};
+use super::error::{CallError, FaultKind};
+use super::host::HostState;
+use super::limits::MemoryLimitExceeded;
+use super::loaded::{LoadedPlugin, new_store_with};
+use wasmtime::Store;
+
+/// Longest handler error message kept; a plugin returning megabytes of error
+/// text costs the host no more than this.
+pub const MAX_ERROR_BYTES: usize = 4096;
+
+/// One instance of a loaded plugin. Not shared: calls are sequential, made by
+/// the plugin's worker. After a trap, deadline or limit hit the instance is
+/// discarded and transparently rebuilt before the next call.
+pub struct PluginInstance {
+    plugin: LoadedPlugin,
+    live: Option<Live>,
+    rebuilds: u64,
+}
+
+struct Live {
+    store: Store<HostState>,
+    bindings: Plugin,
+}
+
+impl std::fmt::Debug for PluginInstance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PluginInstance")
+            .field("plugin", &self.plugin.manifest().name)
+            .field("live", &self.live.is_some())
+            .field("rebuilds", &self.rebuilds)
+            .finish()
+    }
+}
+
+impl PluginInstance {
+    /// Instantiates `plugin`.
+    pub fn new(plugin: LoadedPlugin) -> Result<Self, CallError> {
+        let live = instantiate(&plugin)?;
+        Ok(PluginInstance {
+            plugin,
+            live: Some(live),
+            rebuilds: 0,
+        })
+    }
+
+    /// An instance created on its first call (so a failure to instantiate is
+    /// reported, and retried, like any failed call).
+    pub fn lazy(plugin: LoadedPlugin) -> Self {
+        PluginInstance {
+            plugin,
+            live: None,
+            rebuilds: 0,
+        }
+    }
+
+    /// The plugin this is an instance of.
+    pub fn plugin(&self) -> &LoadedPlugin {
+        &self.plugin
+    }
+
+    /// How many times the instance was rebuilt after a fault.
+    pub fn rebuilds(&self) -> u64 {
+        self.rebuilds
+    }
+
+    /// Delivers an add.
+    pub fn on_add(&mut self, ctx: &EventContext, obj: &str) -> Result<(), CallError> {
+        self.call(|bindings, store| {
+            bindings
+                .herald_plugin_handler()
+                .call_on_add(store, ctx, obj)
+        })
+    }
+
+    /// Delivers an update.
+    pub fn on_update(&mut self, ctx: &EventContext, old: &str, new: &str) -> Result<(), CallError> {
+        self.call(|bindings, store| {
+            bindings
+                .herald_plugin_handler()
+                .call_on_update(store, ctx, old, new)
+        })
+    }
+
+    /// Delivers a delete.
+    pub fn on_delete(&mut self, ctx: &EventContext, obj: &str) -> Result<(), CallError> {
+        self.call(|bindings, store| {
+            bindings
+                .herald_plugin_handler()
+                .call_on_delete(store, ctx, obj)
+        })
+    }
+
+    fn call(
+        &mut self,
+        invoke: impl FnOnce(&Plugin, &mut Store<HostState>) -> wasmtime::Result<Result<(), String>>,
+    ) -> Result<(), CallError> {
+        let live = match &mut self.live {
+            Some(live) => live,
+            None => self.live.insert(instantiate(&self.plugin)?),
+        };
+        let deadline = self.plugin.limits().call_deadline;
+        live.store
+            .set_epoch_deadline(PluginEngine::deadline_ticks(deadline));
+        let outcome = invoke(&live.bindings, &mut live.store);
+        live.store.data().finish_output();
+        match outcome {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(message)) => Err(CallError::Handler(truncate_error(message))),
+            Err(trap) => {
+                let memory_hit = live.store.data().limiter.memory_limit_hit;
+                self.live = None;
+                self.rebuilds += 1;
+                Err(classify(&trap, memory_hit, deadline))
+            }
+        }
+    }
+}
+
+fn instantiate(plugin: &LoadedPlugin) -> Result<Live, CallError> {
+    let mut store = new_store(plugin);
+    let bindings = plugin
+        .pre()
+        .instantiate(&mut store)
+        .map_err(|e| CallError::Instantiate(one_line(&e)))?;
+    Ok(Live { store, bindings })
+}
+
+/// A store for one instance of `plugin`, limited as the plugin's limits say.
+fn new_store(plugin: &LoadedPlugin) -> Store<HostState> {
+    new_store_with(plugin.engine(), plugin.context().clone(), plugin.limits())
+}
+
+/// Sorts a trap into the kind of fault it is.
+pub(crate) fn classify(
+    error: &wasmtime::Error,
+    memory_limit_hit: bool,
+    deadline: std::time::Duration,
+) -> CallError {
+    if memory_limit_hit || error.downcast_ref::<MemoryLimitExceeded>().is_some() {
+        let detail = match error.downcast_ref::<MemoryLimitExceeded>() {
+            Some(hit) => hit.to_string(),
+            None => one_line(error),
+        };
+        return CallError::Fault {
+            kind: FaultKind::MemoryLimit,
+            detail,
+        };
+    }
+    let kind = match error.downcast_ref::<wasmtime::Trap>() {
+        Some(wasmtime::Trap::Interrupt) => return CallError::deadline(deadline),
+        Some(wasmtime::Trap::StackOverflow) => FaultKind::StackOverflow,
+        Some(wasmtime::Trap::UnreachableCodeReached) => FaultKind::Panic,
+        _ => FaultKind::Trap,
+    };
+    CallError::Fault {
+        kind,
+        detail: one_line(error),
+    }
+}
+
+fn truncate_error(mut message: String) -> String {
+    if message.len() > MAX_ERROR_BYTES {
+        let total = message.len();
+        let mut end = MAX_ERROR_BYTES;
+        while !message.is_char_boundary(end) {
+            end -= 1;
+        }
+        message.truncate(end);
+        message.push_str(&format!("…[truncated, {total} bytes in all]"));
+    }
+    message
+}

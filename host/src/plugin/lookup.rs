@@ -1,0 +1,104 @@
+//! A plugin's read-only window on the shared cache: only the kinds (and the
+//! namespaces and selectors) it subscribed to.
+
+use crate::gvk::Gvk;
+use crate::selector::LabelSelector;
+use crate::store::CachedObject;
+use std::sync::{Arc, RwLock};
+
+/// Read access to the cached objects of one subscription (one informer's store).
+pub trait ObjectReader: Send + Sync + 'static {
+    /// The JSON of `namespace/name` (or `name` for cluster-scoped kinds), if cached.
+    fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<CachedObject>>;
+    /// The JSON of every cached object in `namespace` (all if `None`) matching `selector`.
+    fn list(&self, namespace: Option<&str>, selector: &LabelSelector) -> Vec<Arc<CachedObject>>;
+}
+
+/// Why a look-up was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LookupError {
+    /// The plugin has no subscription to this kind.
+    #[error("not subscribed to {0}")]
+    NotSubscribed(Gvk),
+    /// The label selector does not parse.
+    #[error("invalid label selector: {0}")]
+    InvalidSelector(String),
+}
+
+/// The readers a plugin may use, one per subscription. Set when the plugin's
+/// subscriptions are bound to informers; empty (every look-up refused) before.
+#[derive(Default)]
+pub struct CacheScope {
+    readers: RwLock<Vec<(Gvk, Arc<dyn ObjectReader>)>>,
+}
+
+impl std::fmt::Debug for CacheScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kinds: Vec<Gvk> = self
+            .readers
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|(k, _)| k.clone())
+            .collect();
+        f.debug_struct("CacheScope").field("kinds", &kinds).finish()
+    }
+}
+
+impl CacheScope {
+    /// Replaces the readers (one per subscription).
+    pub fn bind(&self, readers: Vec<(Gvk, Arc<dyn ObjectReader>)>) {
+        *self.readers.write().unwrap_or_else(|e| e.into_inner()) = readers;
+    }
+
+    fn readers_for(&self, kind: &Gvk) -> Result<Vec<Arc<dyn ObjectReader>>, LookupError> {
+        let readers = self.readers.read().unwrap_or_else(|e| e.into_inner());
+        let matching: Vec<_> = readers
+            .iter()
+            .filter(|(k, _)| k == kind)
+            .map(|(_, r)| r.clone())
+            .collect();
+        if matching.is_empty() {
+            return Err(LookupError::NotSubscribed(kind.clone()));
+        }
+        Ok(matching)
+    }
+
+    /// Looks up one object by namespace and name.
+    pub fn get(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Option<Arc<CachedObject>>, LookupError> {
+        Ok(self
+            .readers_for(kind)?
+            .iter()
+            .find_map(|reader| reader.get(namespace, name)))
+    }
+
+    /// Lists objects of a kind, optionally in one namespace and matching a label selector.
+    /// An object visible through two subscriptions is returned once.
+    pub fn list(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        selector: Option<&str>,
+    ) -> Result<Vec<Arc<CachedObject>>, LookupError> {
+        let selector = match selector.filter(|s| !s.trim().is_empty()) {
+            Some(text) => LabelSelector::parse(text)
+                .map_err(|e| LookupError::InvalidSelector(e.to_string()))?,
+            None => LabelSelector::default(),
+        };
+        let readers = self.readers_for(kind)?;
+        let mut objects = Vec::new();
+        for reader in &readers {
+            objects.extend(reader.list(namespace, &selector));
+        }
+        if readers.len() > 1 {
+            objects.sort_by_key(|object| Arc::as_ptr(object));
+            objects.dedup_by(|a, b| Arc::ptr_eq(a, b));
+        }
+        Ok(objects)
+    }
+}

@@ -1,0 +1,358 @@
+//! A plugin's manifest, validated: what it watches, how, and what it asks for.
+
+use super::bindings;
+use crate::gvk::Gvk;
+use serde::Serialize;
+use std::time::Duration;
+
+/// Shortest resync period a subscription may ask for (client-go's minimum).
+pub const MIN_RESYNC: Duration = Duration::from_secs(1);
+/// Longest resync period accepted; anything longer is almost surely a unit mistake.
+pub const MAX_RESYNC: Duration = Duration::from_secs(24 * 60 * 60);
+/// Most subscriptions one plugin may declare.
+pub const MAX_SUBSCRIPTIONS: usize = 32;
+
+/// How a subscription's notifications are queued for the plugin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Delivery {
+    /// Every notification, in order (client-go's behaviour).
+    EveryEvent,
+    /// At most one pending notification per object key, merged.
+    Coalesced,
+}
+
+/// One validated subscription.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Subscription {
+    /// The watched kind.
+    pub kind: Gvk,
+    /// Restrict to one namespace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// Label selector, as written by the plugin.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label_selector: Option<String>,
+    /// Field selector, as written by the plugin.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field_selector: Option<String>,
+    /// Resync period, if any.
+    #[serde(
+        rename = "resyncPeriodMs",
+        skip_serializing_if = "Option::is_none",
+        with = "opt_millis"
+    )]
+    pub resync_period: Option<Duration>,
+    /// Queueing mode.
+    pub delivery: Delivery,
+}
+
+/// Limits a plugin asked for; `None` takes the operator's default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestedLimits {
+    /// Per-call deadline.
+    #[serde(
+        rename = "callDeadlineMs",
+        skip_serializing_if = "Option::is_none",
+        with = "opt_millis"
+    )]
+    pub call_deadline: Option<Duration>,
+    /// Linear memory cap in bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_bytes: Option<u64>,
+}
+
+/// A validated plugin manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Manifest {
+    /// Unique plugin name.
+    pub name: String,
+    /// The plugin's own version.
+    pub version: String,
+    /// What it watches; never empty.
+    pub subscriptions: Vec<Subscription>,
+    /// Requested limits.
+    pub limits: RequestedLimits,
+    /// Requested capabilities beyond logging and cache reads.
+    pub capabilities: Vec<String>,
+}
+
+/// What is wrong with a manifest.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ManifestError {
+    /// Bad plugin name.
+    #[error(
+        "plugin name {0:?} is invalid: use 1-63 lowercase letters, digits and '-', starting and ending with a letter or digit"
+    )]
+    Name(String),
+    /// Bad or missing version string.
+    #[error(
+        "plugin version {0:?} is invalid: give a non-empty version of at most 64 printable characters"
+    )]
+    Version(String),
+    /// No subscriptions.
+    #[error("the manifest subscribes to nothing: add at least one subscription")]
+    NoSubscriptions,
+    /// Too many subscriptions.
+    #[error("the manifest has {0} subscriptions, more than the {MAX_SUBSCRIPTIONS} allowed")]
+    TooManySubscriptions(usize),
+    /// A subscription's kind is incomplete.
+    #[error("subscription #{index}: kind {kind:?} is incomplete: version and kind are required")]
+    Kind {
+        /// Position of the subscription.
+        index: usize,
+        /// The kind as given.
+        kind: String,
+    },
+    /// A subscription's namespace is not a valid namespace name.
+    #[error(
+        "subscription #{index} ({kind}): namespace {namespace:?} is not a valid namespace name"
+    )]
+    Namespace {
+        /// Position of the subscription.
+        index: usize,
+        /// The kind.
+        kind: Gvk,
+        /// The namespace as given.
+        namespace: String,
+    },
+    /// A subscription's label selector does not parse.
+    #[error("subscription #{index} ({kind}): label selector {selector:?} is invalid: {reason}")]
+    LabelSelector {
+        /// Position of the subscription.
+        index: usize,
+        /// The kind.
+        kind: Gvk,
+        /// The selector as given.
+        selector: String,
+        /// Why it is invalid.
+        reason: String,
+    },
+    /// A subscription's field selector does not parse.
+    #[error("subscription #{index} ({kind}): field selector {selector:?} is invalid: {reason}")]
+    FieldSelector {
+        /// Position of the subscription.
+        index: usize,
+        /// The kind.
+        kind: Gvk,
+        /// The selector as given.
+        selector: String,
+        /// Why it is invalid.
+        reason: String,
+    },
+    /// A subscription's resync period is out of range.
+    #[error(
+        "subscription #{index} ({kind}): resync period of {millis} ms is out of range: use 1000 ms to 24 h, or none"
+    )]
+    Resync {
+        /// Position of the subscription.
+        index: usize,
+        /// The kind.
+        kind: Gvk,
+        /// The period as given.
+        millis: u64,
+    },
+    /// Two subscriptions are identical.
+    #[error("subscription #{index} ({kind}) duplicates an earlier subscription")]
+    Duplicate {
+        /// Position of the second one.
+        index: usize,
+        /// The kind.
+        kind: Gvk,
+    },
+    /// A requested limit is above the operator's maximum.
+    #[error("plugin {plugin:?}: {reason}")]
+    Limit {
+        /// The plugin.
+        plugin: String,
+        /// What is over the maximum.
+        reason: String,
+    },
+    /// A capability this host does not know.
+    #[error(
+        "requested capability {0:?} does not exist in this host (herald:plugin@0.1.0 defines none)"
+    )]
+    UnknownCapability(String),
+    /// A capability the operator did not grant.
+    #[error(
+        "plugin {plugin:?} requests capability {capability:?}, which the operator has not granted"
+    )]
+    NotGranted {
+        /// The plugin.
+        plugin: String,
+        /// The capability.
+        capability: String,
+    },
+    /// A requested limit is zero.
+    #[error("requested {0} of zero is invalid: leave it unset to take the default")]
+    ZeroLimit(&'static str),
+}
+
+impl Manifest {
+    /// Validates the manifest a plugin returned.
+    pub fn from_guest(raw: bindings::Manifest) -> Result<Self, ManifestError> {
+        if !is_dns_label(&raw.name) {
+            return Err(ManifestError::Name(raw.name));
+        }
+        if raw.version.is_empty()
+            || raw.version.len() > 64
+            || raw
+                .version
+                .chars()
+                .any(|c| c.is_control() || c.is_whitespace())
+        {
+            return Err(ManifestError::Version(raw.version));
+        }
+        if raw.subscriptions.is_empty() {
+            return Err(ManifestError::NoSubscriptions);
+        }
+        if raw.subscriptions.len() > MAX_SUBSCRIPTIONS {
+            return Err(ManifestError::TooManySubscriptions(raw.subscriptions.len()));
+        }
+        let mut subscriptions: Vec<Subscription> = Vec::with_capacity(raw.subscriptions.len());
+        for (index, sub) in raw.subscriptions.into_iter().enumerate() {
+            let sub = Subscription::from_guest(index, sub)?;
+            if subscriptions.iter().any(|earlier| earlier.same_watch(&sub)) {
+                return Err(ManifestError::Duplicate {
+                    index,
+                    kind: sub.kind,
+                });
+            }
+            subscriptions.push(sub);
+        }
+        let limits = RequestedLimits {
+            call_deadline: match raw.limits.call_deadline_ms {
+                Some(0) => return Err(ManifestError::ZeroLimit("call deadline")),
+                ms => ms.map(|ms| Duration::from_millis(ms.into())),
+            },
+            memory_bytes: match raw.limits.memory_bytes {
+                Some(0) => return Err(ManifestError::ZeroLimit("memory")),
+                bytes => bytes,
+            },
+        };
+        Ok(Manifest {
+            name: raw.name,
+            version: raw.version,
+            subscriptions,
+            limits,
+            capabilities: raw.capabilities,
+        })
+    }
+}
+
+impl Subscription {
+    fn from_guest(index: usize, raw: bindings::Subscription) -> Result<Self, ManifestError> {
+        let kind = Gvk::new(raw.kind.group, raw.kind.version, raw.kind.kind);
+        if kind.version.is_empty() || kind.kind.is_empty() {
+            return Err(ManifestError::Kind {
+                index,
+                kind: kind.to_string(),
+            });
+        }
+        let namespace = non_empty(raw.namespace);
+        if let Some(ns) = &namespace {
+            if !is_dns_label(ns) {
+                return Err(ManifestError::Namespace {
+                    index,
+                    kind,
+                    namespace: ns.clone(),
+                });
+            }
+        }
+        let label_selector = non_empty(raw.label_selector);
+        if let Some(selector) = &label_selector {
+            if let Err(reason) = crate::selector::LabelSelector::parse(selector) {
+                return Err(ManifestError::LabelSelector {
+                    index,
+                    kind,
+                    selector: selector.clone(),
+                    reason: reason.to_string(),
+                });
+            }
+        }
+        let field_selector = non_empty(raw.field_selector);
+        if let Some(selector) = &field_selector {
+            if let Err(reason) = crate::selector::FieldSelector::parse(selector) {
+                return Err(ManifestError::FieldSelector {
+                    index,
+                    kind,
+                    selector: selector.clone(),
+                    reason: reason.to_string(),
+                });
+            }
+        }
+        let resync_period = match raw.resync_period_ms {
+            None => None,
+            Some(millis) => {
+                let period = Duration::from_millis(millis);
+                if !(MIN_RESYNC..=MAX_RESYNC).contains(&period) {
+                    return Err(ManifestError::Resync {
+                        index,
+                        kind,
+                        millis,
+                    });
+                }
+                Some(period)
+            }
+        };
+        let delivery = match raw.delivery {
+            bindings::DeliveryMode::EveryEvent => Delivery::EveryEvent,
+            bindings::DeliveryMode::Coalesced => Delivery::Coalesced,
+        };
+        Ok(Subscription {
+            kind,
+            namespace,
+            label_selector,
+            field_selector,
+            resync_period,
+            delivery,
+        })
+    }
+
+    /// True when both watch exactly the same objects (same kind, scope and selectors).
+    pub fn same_watch(&self, other: &Subscription) -> bool {
+        self.kind == other.kind
+            && self.namespace == other.namespace
+            && self.label_selector == other.label_selector
+            && self.field_selector == other.field_selector
+    }
+}
+
+fn non_empty(value: Option<String>) -> Option<String> {
+    value.filter(|v| !v.trim().is_empty())
+}
+
+/// True for a valid plugin name: an RFC 1123 label.
+pub fn is_plugin_name(name: &str) -> bool {
+    is_dns_label(name)
+}
+
+/// An RFC 1123 label: 1–63 lowercase alphanumerics or '-', alphanumeric at both ends.
+pub(crate) fn is_dns_label(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 63
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+        && bytes[0] != b'-'
+        && bytes[bytes.len() - 1] != b'-'
+}
+
+mod opt_millis {
+    use serde::Serializer;
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(
+        value: &Option<Duration>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(d) => serializer.serialize_u64(d.as_millis() as u64),
+            None => serializer.serialize_none(),
+        }
+    }
+}

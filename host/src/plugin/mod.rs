@@ -1,0 +1,46 @@
+//! The plugin runtime: one wasmtime engine, components compiled once and
+//! pre-instantiated, one long-lived sandboxed instance per plugin.
+//!
+//! # Isolation
+//!
+//! Each instance gets a WASI p2 context that denies files, environment,
+//! arguments, sockets and stdin; its stdout and stderr become log lines tagged
+//! with the plugin's name. Every call has a deadline (epoch interruption) and
+//! every instance a memory cap. A trap, deadline or limit hit comes back as a
+//! typed [`CallError::Fault`] and the instance is rebuilt from its
+//! pre-instantiated component before the next call; nothing a plugin does can
+//! crash the host.
+
+mod bindings;
+mod engine;
+mod error;
+mod host;
+mod instance;
+mod limits;
+mod loaded;
+mod logging;
+mod lookup;
+mod manifest;
+mod stdio;
+
+pub use bindings::{EventContext, GroupVersionKind};
+pub use engine::{
+    DEFAULT_MAX_FILE_BYTES, EPOCH_TICK, EngineError, EngineSettings, PluginEngine, check_header,
+};
+pub use error::{CallError, FaultKind, LoadError};
+pub use host::PluginContext;
+pub use instance::{MAX_ERROR_BYTES, PluginInstance};
+pub use limits::{
+    DEFAULT_CALL_DEADLINE, DEFAULT_MEMORY_BYTES, LimitError, LimitPolicy, Limits,
+    MemoryLimitExceeded,
+};
+pub use loaded::{KNOWN_CAPABILITIES, LoadOptions, LoadedPlugin, digest};
+pub use logging::{
+    LogLevel, LogLine, LogRate, LogSink, LogSource, MAX_LINE_BYTES, MemorySink, OwnedLogLine,
+    PluginLogger, TracingSink,
+};
+pub use lookup::{CacheScope, LookupError, ObjectReader};
+pub use manifest::{
+    Delivery, MAX_RESYNC, MIN_RESYNC, Manifest, ManifestError, RequestedLimits, Subscription,
+    is_plugin_name,
+};

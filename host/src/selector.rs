@@ -1,0 +1,4 @@
+//! Kubernetes label and field selectors (parsing and matching), shared with
+//! the embedded API server so both sides agree on the grammar.
+
+pub use herald_apiserver::selector::{FieldSelector, LabelSelector, SelectorError};

@@ -1,0 +1,169 @@
+//! Where the cluster comes from: a kubeconfig, in-cluster configuration, or
+//! the embedded API server (the default when no cluster is configured).
+
+use std::path::PathBuf;
+
+/// The cluster to connect to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Source {
+    /// A kubeconfig if one is found (`KUBECONFIG`, `~/.kube/config`), else
+    /// in-cluster configuration, else the embedded API server.
+    #[default]
+    Auto,
+    /// This kubeconfig file (and optionally context).
+    Kubeconfig {
+        /// The file; `None` for the default locations.
+        path: Option<PathBuf>,
+        /// The context; `None` for the current one.
+        context: Option<String>,
+    },
+    /// The pod's service account.
+    InCluster,
+    /// The embedded API server, seeded from these directories.
+    Embedded {
+        /// Directories of YAML manifests to load at start.
+        seed: Vec<PathBuf>,
+        /// Where to write its kubeconfig, for kubectl.
+        kubeconfig_out: Option<PathBuf>,
+    },
+}
+
+/// A cluster connection, and the embedded server when that is what it is.
+pub struct Connection {
+    /// The client.
+    pub client: kube::Client,
+    /// What it connects to, for the log.
+    pub description: String,
+    /// The embedded API server, if one was started (stops when dropped).
+    pub embedded: Option<herald_apiserver::ApiServer>,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("description", &self.description)
+            .finish()
+    }
+}
+
+/// The cluster could not be reached or configured.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    /// A kubeconfig could not be read or used.
+    #[error("kubeconfig: {0}")]
+    Kubeconfig(String),
+    /// In-cluster configuration is missing.
+    #[error("in-cluster configuration: {0}")]
+    InCluster(String),
+    /// The embedded API server did not start.
+    #[error("embedded API server: {0}")]
+    Embedded(String),
+    /// The client could not be built.
+    #[error("client: {0}")]
+    Client(String),
+}
+
+impl Source {
+    /// Connects. With [`Source::Auto`] and no cluster configuration found,
+    /// starts the embedded API server and says so plainly in the log.
+    pub async fn connect(&self) -> Result<Connection, SourceError> {
+        match self {
+            Source::Auto => match kube::Config::infer().await {
+                Ok(config) => {
+                    let description = format!(
+                        "cluster at {} (inferred from kubeconfig or in-cluster environment)",
+                        config.cluster_url
+                    );
+                    client(config, description)
+                }
+                Err(err) => {
+                    tracing::warn!(
+                        "no cluster configuration found ({err}); using the EMBEDDED API server, a development \
+                         stand-in, not a real cluster. Pass --kubeconfig or run in a pod to use a real one."
+                    );
+                    Source::Embedded {
+                        seed: Vec::new(),
+                        kubeconfig_out: None,
+                    }
+                    .connect_embedded()
+                    .await
+                }
+            },
+            Source::Kubeconfig { path, context } => {
+                let options = kube::config::KubeConfigOptions {
+                    context: context.clone(),
+                    ..Default::default()
+                };
+                let config = match path {
+                    Some(path) => {
+                        let kubeconfig =
+                            kube::config::Kubeconfig::read_from(path).map_err(|e| {
+                                SourceError::Kubeconfig(format!("{}: {e}", path.display()))
+                            })?;
+                        kube::Config::from_custom_kubeconfig(kubeconfig, &options).await
+                    }
+                    None => kube::Config::from_kubeconfig(&options).await,
+                }
+                .map_err(|e| SourceError::Kubeconfig(e.to_string()))?;
+                let description = format!(
+                    "cluster at {} (kubeconfig{})",
+                    config.cluster_url,
+                    context
+                        .as_ref()
+                        .map(|c| format!(", context {c}"))
+                        .unwrap_or_default()
+                );
+                client(config, description)
+            }
+            Source::InCluster => {
+                let config =
+                    kube::Config::incluster().map_err(|e| SourceError::InCluster(e.to_string()))?;
+                let description = format!(
+                    "cluster at {} (in-cluster service account)",
+                    config.cluster_url
+                );
+                client(config, description)
+            }
+            Source::Embedded { .. } => self.connect_embedded().await,
+        }
+    }
+
+    async fn connect_embedded(&self) -> Result<Connection, SourceError> {
+        let (seed, kubeconfig_out) = match self {
+            Source::Embedded {
+                seed,
+                kubeconfig_out,
+            } => (seed.clone(), kubeconfig_out.clone()),
+            _ => (Vec::new(), None),
+        };
+        let config = herald_apiserver::ApiServerConfig {
+            seed_dirs: seed,
+            ..herald_apiserver::ApiServerConfig::default()
+        };
+        let server = herald_apiserver::start(config)
+            .await
+            .map_err(|e| SourceError::Embedded(e.to_string()))?;
+        if let Some(path) = &kubeconfig_out {
+            server
+                .write_kubeconfig(path)
+                .map_err(|e| SourceError::Embedded(format!("writing {}: {e}", path.display())))?;
+        }
+        let url: http::Uri = server
+            .url()
+            .parse()
+            .map_err(|e| SourceError::Embedded(format!("bad URL {}: {e}", server.url())))?;
+        let description = format!("embedded API server at {}", server.url());
+        let mut connection = client(kube::Config::new(url), description)?;
+        connection.embedded = Some(server);
+        Ok(connection)
+    }
+}
+
+fn client(config: kube::Config, description: String) -> Result<Connection, SourceError> {
+    let client = kube::Client::try_from(config).map_err(|e| SourceError::Client(e.to_string()))?;
+    Ok(Connection {
+        client,
+        description,
+        embedded: None,
+    })
+}

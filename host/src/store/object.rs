@@ -1,0 +1,401 @@
+//! A cached Kubernetes object: its JSON text, kept once and shared by the
+//! store and every notification, plus the few metadata fields the host reads.
+
+use serde::Deserialize;
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+use std::fmt::{self, Write as _};
+
+/// One object as cached: the JSON as the API server sent it (less
+/// `metadata.managedFields` when stripping, plus `apiVersion`/`kind` when the
+/// server left them out, as it does in list items), and its parsed metadata.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CachedObject {
+    json: Box<str>,
+    name: Box<str>,
+    namespace: Option<Box<str>>,
+    uid: Box<str>,
+    resource_version: Box<str>,
+    labels: Box<[(Box<str>, Box<str>)]>,
+}
+
+/// An object the host cannot cache.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ObjectError {
+    /// Not JSON, or not an object.
+    #[error("object is not a JSON object: {0}")]
+    Json(String),
+    /// No `metadata.name`.
+    #[error("object has no metadata.name")]
+    NoName,
+}
+
+/// How objects are transformed before caching.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Transform {
+    /// Drop `metadata.managedFields` (large, and read by almost no handler).
+    pub strip_managed_fields: bool,
+}
+
+impl Default for Transform {
+    fn default() -> Self {
+        Transform {
+            strip_managed_fields: true,
+        }
+    }
+}
+
+impl CachedObject {
+    /// Parses one object's JSON. `api_version` and `kind` fill in those fields
+    /// when the JSON lacks them (list items).
+    pub fn from_json(
+        raw: &str,
+        api_version: &str,
+        kind: &str,
+        transform: Transform,
+    ) -> Result<Self, ObjectError> {
+        let top: Fields<'_> =
+            serde_json::from_str(raw).map_err(|e| ObjectError::Json(e.to_string()))?;
+        let metadata_raw = top.get("metadata").ok_or(ObjectError::NoName)?;
+        let metadata: Fields<'_> = serde_json::from_str(metadata_raw.get())
+            .map_err(|e| ObjectError::Json(format!("metadata: {e}")))?;
+        let text = |key: &str| {
+            metadata
+                .get(key)
+                .and_then(|v| serde_json::from_str::<Cow<'_, str>>(v.get()).ok())
+        };
+        let name = text("name")
+            .filter(|n| !n.is_empty())
+            .ok_or(ObjectError::NoName)?;
+        let namespace = text("namespace")
+            .filter(|ns| !ns.is_empty())
+            .map(|ns| ns.into());
+        let uid = text("uid").unwrap_or_default();
+        let resource_version = text("resourceVersion").unwrap_or_default();
+        let labels: Box<[(Box<str>, Box<str>)]> =
+            match metadata.get("labels") {
+                Some(raw) => serde_json::from_str::<
+                    Option<std::collections::BTreeMap<String, String>>,
+                >(raw.get())
+                .map_err(|e| ObjectError::Json(format!("metadata.labels: {e}")))?
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(k, v)| (k.into_boxed_str(), v.into_boxed_str()))
+                .collect(),
+                None => Box::default(),
+            };
+
+        let strip = transform.strip_managed_fields && metadata.get("managedFields").is_some();
+        let add_type = top.get("apiVersion").is_none() || top.get("kind").is_none();
+        let json: Box<str> = if !strip && !add_type {
+            raw.into()
+        } else {
+            rebuild(
+                &top,
+                &metadata,
+                strip,
+                add_type.then_some((api_version, kind)),
+                raw.len(),
+            )
+        };
+        Ok(CachedObject {
+            json,
+            name: name.as_ref().into(),
+            namespace,
+            uid: uid.as_ref().into(),
+            resource_version: resource_version.as_ref().into(),
+            labels,
+        })
+    }
+
+    /// The JSON text.
+    pub fn json(&self) -> &str {
+        &self.json
+    }
+
+    /// `metadata.name`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// `metadata.namespace`, if namespaced.
+    pub fn namespace(&self) -> Option<&str> {
+        self.namespace.as_deref()
+    }
+
+    /// `metadata.uid`.
+    pub fn uid(&self) -> &str {
+        &self.uid
+    }
+
+    /// `metadata.resourceVersion`.
+    pub fn resource_version(&self) -> &str {
+        &self.resource_version
+    }
+
+    /// `metadata.labels`, sorted by key.
+    pub fn labels(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.labels.iter().map(|(k, v)| (&**k, &**v))
+    }
+
+    /// The label `key`, if set.
+    pub fn label(&self, key: &str) -> Option<&str> {
+        self.labels
+            .binary_search_by(|(k, _)| (**k).cmp(key))
+            .ok()
+            .map(|i| &*self.labels[i].1)
+    }
+
+    /// The cache key: `namespace/name`, or `name` for cluster-scoped objects.
+    pub fn key(&self) -> String {
+        object_key(self.namespace(), self.name())
+    }
+
+    /// Bytes of memory this object holds (JSON plus metadata copies), for metrics.
+    pub fn heap_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.json.len()
+            + self.name.len()
+            + self.namespace.as_ref().map_or(0, |ns| ns.len())
+            + self.uid.len()
+            + self.resource_version.len()
+            + self
+                .labels
+                .iter()
+                .map(|(k, v)| k.len() + v.len() + 2 * std::mem::size_of::<Box<str>>())
+                .sum::<usize>()
+    }
+}
+
+/// The cache key of `namespace/name`.
+pub fn object_key(namespace: Option<&str>, name: &str) -> String {
+    match namespace {
+        Some(ns) => format!("{ns}/{name}"),
+        None => name.to_owned(),
+    }
+}
+
+/// Writes the object again without `managedFields` and/or with its type
+/// fields, keeping every other field's bytes exactly as received.
+fn rebuild(
+    top: &Fields<'_>,
+    metadata: &Fields<'_>,
+    strip: bool,
+    add_type: Option<(&str, &str)>,
+    capacity: usize,
+) -> Box<str> {
+    let mut out = String::with_capacity(capacity);
+    out.push('{');
+    let mut first = true;
+    let mut field = |out: &mut String, key: &str, value: &str| {
+        if !std::mem::take(&mut first) {
+            out.push(',');
+        }
+        write_key(out, key);
+        out.push_str(value);
+    };
+    if let Some((api_version, kind)) = add_type {
+        if top.get("apiVersion").is_none() {
+            field(
+                &mut out,
+                "apiVersion",
+                &serde_json::to_string(api_version).expect("string serializes"),
+            );
+        }
+        if top.get("kind").is_none() {
+            field(
+                &mut out,
+                "kind",
+                &serde_json::to_string(kind).expect("string serializes"),
+            );
+        }
+    }
+    for (key, value) in &top.0 {
+        if key == "metadata" && strip {
+            let mut meta = String::with_capacity(value.get().len());
+            meta.push('{');
+            let mut meta_first = true;
+            for (meta_key, meta_value) in metadata.0.iter().filter(|(k, _)| k != "managedFields") {
+                if !std::mem::take(&mut meta_first) {
+                    meta.push(',');
+                }
+                write_key(&mut meta, meta_key);
+                meta.push_str(meta_value.get());
+            }
+            meta.push('}');
+            field(&mut out, key, &meta);
+        } else {
+            field(&mut out, key, value.get());
+        }
+    }
+    out.push('}');
+    out.into_boxed_str()
+}
+
+fn write_key(out: &mut String, key: &str) {
+    if key
+        .bytes()
+        .all(|b| b >= 0x20 && b != b'"' && b != b'\\' && b < 0x80)
+    {
+        let _ = write!(out, "\"{key}\":");
+    } else {
+        out.push_str(&serde_json::to_string(key).expect("string serializes"));
+        out.push(':');
+    }
+}
+
+/// The fields of a JSON object in their original order, values unparsed.
+struct Fields<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'a> Fields<'a> {
+    fn get(&self, key: &str) -> Option<&'a RawValue> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct FieldsVisitor<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for FieldsVisitor<'a> {
+            type Value = Fields<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+                let mut fields = Vec::with_capacity(map.size_hint().unwrap_or(8));
+                while let Some(key) = map.next_key::<Key<'de>>()? {
+                    let value: &'de RawValue = map.next_value()?;
+                    fields.push((key.0, value));
+                }
+                Ok(Fields(fields))
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor(std::marker::PhantomData))
+    }
+}
+
+/// An object key, borrowed from the input unless it had escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn pod_with_managed_fields() -> String {
+        r#"{"kind":"Pod","apiVersion":"v1","metadata":{"name":"web","namespace":"shop","uid":"u1","resourceVersion":"42","labels":{"app":"web","tier":"front"},"managedFields":[{"manager":"kubectl","operation":"Apply","fieldsV1":{"f:spec":{}}}]},"spec":{"containers":[{"name":"c","image":"nginx"}]},"status":{"phase":"Running"}}"#.to_owned()
+    }
+
+    #[test]
+    fn managed_fields_are_stripped_and_everything_else_kept_in_order() {
+        let raw = pod_with_managed_fields();
+        let object = CachedObject::from_json(&raw, "v1", "Pod", Transform::default()).unwrap();
+        assert!(!object.json().contains("managedFields"));
+        assert!(
+            object
+                .json()
+                .starts_with(r#"{"kind":"Pod","apiVersion":"v1","metadata":{"name":"web""#),
+            "{}",
+            object.json()
+        );
+        let mut expected: Value = serde_json::from_str(&raw).unwrap();
+        expected["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("managedFields");
+        assert_eq!(
+            serde_json::from_str::<Value>(object.json()).unwrap(),
+            expected
+        );
+        assert_eq!(
+            (
+                object.namespace(),
+                object.name(),
+                object.uid(),
+                object.resource_version()
+            ),
+            (Some("shop"), "web", "u1", "42")
+        );
+        assert_eq!(object.label("tier"), Some("front"));
+        assert_eq!(object.key(), "shop/web");
+    }
+
+    #[test]
+    fn untouched_objects_keep_their_exact_bytes() {
+        let raw = pod_with_managed_fields();
+        let keep = Transform {
+            strip_managed_fields: false,
+        };
+        assert_eq!(
+            CachedObject::from_json(&raw, "v1", "Pod", keep)
+                .unwrap()
+                .json(),
+            raw
+        );
+    }
+
+    #[test]
+    fn list_items_get_their_type_fields() {
+        let item = r#"{"metadata":{"name":"n1","resourceVersion":"7"},"spec":{}}"#;
+        let object = CachedObject::from_json(item, "v1", "Node", Transform::default()).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(object.json()).unwrap(),
+            json!({"apiVersion":"v1","kind":"Node","metadata":{"name":"n1","resourceVersion":"7"},"spec":{}})
+        );
+        assert_eq!(object.namespace(), None);
+        assert_eq!(object.key(), "n1");
+    }
+
+    #[test]
+    fn odd_but_valid_json_survives() {
+        let raw = json!({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"ünïcødé-名前","namespace":"ns","annotations":{"big":"x".repeat(100_000)},"managedFields":[]},"data":{"deep":{"a":{"b":{"c":{"d":[1,2,{"e":"\u{1F600}\"quoted\\"}]}}}}}});
+        let object =
+            CachedObject::from_json(&raw.to_string(), "v1", "ConfigMap", Transform::default())
+                .unwrap();
+        let mut expected = raw.clone();
+        expected["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("managedFields");
+        assert_eq!(
+            serde_json::from_str::<Value>(object.json()).unwrap(),
+            expected
+        );
+        assert_eq!(object.name(), "ünïcødé-名前");
+    }
+
+    #[test]
+    fn objects_without_a_name_are_refused() {
+        assert_eq!(
+            CachedObject::from_json(r#"{"metadata":{}}"#, "v1", "Pod", Transform::default()),
+            Err(ObjectError::NoName)
+        );
+        assert!(matches!(
+            CachedObject::from_json("[1]", "v1", "Pod", Transform::default()),
+            Err(ObjectError::Json(_))
+        ));
+    }
+}

@@ -1,0 +1,156 @@
+//! Write [Herald](https://example.invalid/herald) plugins in Rust.
+//!
+//! A Herald plugin is a WebAssembly component that the Herald daemon loads
+//! and feeds with the notifications of Kubernetes shared informers: every
+//! add, update and delete of the objects it subscribed to. This crate turns
+//! the raw ABI (`wit/herald.wit`, world `herald:plugin/plugin@0.1.0`) into
+//! one trait, [`Handler`], plus typed access to the objects, logging, cache
+//! look-ups and configuration.
+//!
+//! # A plugin in one file
+//!
+//! `Cargo.toml`:
+//!
+//! ```toml
+//! [package]
+//! name = "pod-logger"
+//! version = "0.1.0"
+//! edition = "2024"
+//!
+//! [lib]
+//! crate-type = ["cdylib"]
+//!
+//! [dependencies]
+//! herald-sdk = { path = "../plugin-sdk" }
+//! ```
+//!
+//! `src/lib.rs`:
+//!
+//! ```no_run
+//! use herald_sdk::k8s_openapi::api::core::v1::Pod;
+//! use herald_sdk::{Error, Event, Handler, Manifest, Subscription, Update};
+//!
+//! /// Logs Pods of the `shop` namespace as they come, change phase and go.
+//! #[derive(Default)]
+//! struct PodLogger {
+//!     /// Adds seen so far: state lives as long as the plugin instance.
+//!     seen: u64,
+//! }
+//!
+//! impl Handler for PodLogger {
+//!     fn manifest() -> Manifest {
+//!         Manifest::new("pod-logger", "0.1.0")
+//!             .subscribe(Subscription::to::<Pod>().namespace("shop").labels("app=web"))
+//!     }
+//!
+//!     fn on_add(&mut self, event: &Event) -> Result<(), Error> {
+//!         self.seen += 1;
+//!         let pod: Pod = event.object()?;
+//!         let node = pod.spec.and_then(|spec| spec.node_name).unwrap_or_default();
+//!         herald_sdk::info!("added pod={} node={node} seen={}", event.key(), self.seen);
+//!         Ok(())
+//!     }
+//!
+//!     fn on_update(&mut self, event: &Update) -> Result<(), Error> {
+//!         let phase = |pod: Pod| pod.status.and_then(|status| status.phase).unwrap_or_default();
+//!         let (old, new) = (phase(event.old()?), phase(event.new()?));
+//!         if old != new {
+//!             herald_sdk::info!("phase pod={} from={old} to={new}", event.key());
+//!         }
+//!         Ok(())
+//!     }
+//!
+//!     fn on_delete(&mut self, event: &Event) -> Result<(), Error> {
+//!         let unknown = event.final_state_unknown();
+//!         herald_sdk::warn!("deleted pod={} final-state-unknown={unknown}", event.key());
+//!         Ok(())
+//!     }
+//! }
+//!
+//! herald_sdk::export_plugin!(PodLogger);
+//! # fn main() {}
+//! ```
+//!
+//! Build it with `cargo build --release --target wasm32-wasip2`: rustc emits
+//! a component, `target/wasm32-wasip2/release/pod_logger.wasm`, ready for
+//! the host.
+//!
+//! # The pieces
+//!
+//! - **[`Handler`]**: the manifest plus `on_add`, `on_update` and
+//!   `on_delete`, each defaulting to doing nothing. The host creates the
+//!   handler once with [`Default`] and keeps it, so fields hold state between
+//!   calls. An `Err(`[`Error`]`)` is a failure the host records and retries
+//!   with backoff; `?` converts any standard error, [`Error::msg`] makes one.
+//! - **[`export_plugin!`]**: one line that exports a handler type as the
+//!   component's implementation of the ABI.
+//! - **[`Manifest`] and [`Subscription`]**: what to watch. Subscribe to a
+//!   `k8s-openapi` type with [`Subscription::to`], to any kind (CRDs) with
+//!   [`Subscription::new`] or [`Manifest::subscribe_kind`], narrowed by
+//!   namespace, label and field selectors, with an optional resync period and
+//!   [`Delivery`] mode; ask for [`Limits`] and capabilities.
+//! - **[`Event`] and [`Update`]**: the [`Context`] the host sent (kind, key,
+//!   resource version, initial-list / resync / final-state-unknown flags),
+//!   the raw JSON, and typed decoding: `event.object::<Pod>()`,
+//!   `update.old::<Pod>()`, `update.new::<Pod>()`, into any `k8s-openapi`
+//!   type or your own `Deserialize` struct.
+//! - **Logging**: [`info!`], [`warn!`], [`error!`], [`debug!`] and
+//!   [`trace!`] with `format!` syntax write to the host's log, tagged with
+//!   the plugin's name. Call them by path (`herald_sdk::info!`); they are
+//!   not the `log` crate's.
+//! - **[`cache`]**: read-only look-ups in the host's informer caches,
+//!   limited to the kinds (and namespaces and selectors) the plugin
+//!   subscribed to: `cache::get::<ReplicaSet>(Some(ns), name)`,
+//!   `cache::list::<ReplicaSet>(Some(ns), Some("app=web"))`, and raw JSON by
+//!   [`GroupVersionKind`].
+//! - **[`config`]**: the operator's configuration for this plugin,
+//!   `config::get::<MySettings>()`.
+//!
+//! # The sandbox
+//!
+//! Plugins run with a WASI context that grants nothing: no files, no
+//! environment variables, no arguments, no network. Clocks and randomness
+//! work. Anything written to stdout or stderr becomes a host log line, but
+//! the logging macros are the proper channel. A panic traps the instance:
+//! the host records the failure and starts a fresh instance (with a fresh
+//! handler) for the next call.
+//!
+//! # Testing plugins natively
+//!
+//! The crate also compiles for the host target. There, the log, cache and
+//! config calls reach an in-process stand-in, [`testing`], so handler logic
+//! can be unit-tested with `cargo test --target x86_64-unknown-linux-gnu`
+//! (or whatever the native target is).
+
+#[doc(hidden)]
+// wit-bindgen's generated code is the ABI boundary: raw pointers into linear
+// memory, `extern "C"` exports and `link_section` statics, hence `unsafe`.
+// Its items follow the WIT documentation, not `missing_docs`.
+#[allow(unsafe_code, missing_docs)]
+pub mod bindings;
+
+pub mod cache;
+pub mod config;
+mod error;
+mod event;
+mod handler;
+mod host;
+mod kind;
+pub mod log;
+mod manifest;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod testing;
+
+pub use error::Error;
+pub use event::{Context, Event, Update};
+pub use handler::Handler;
+#[doc(hidden)]
+pub use handler::export as __private;
+pub use kind::GroupVersionKind;
+pub use manifest::{Delivery, Limits, Manifest, Subscription};
+
+/// The `k8s-openapi` crate the SDK decodes objects with (feature `latest`),
+/// re-exported so plugins use the same version: `herald_sdk::k8s_openapi::api::core::v1::Pod`.
+pub use k8s_openapi;
+/// The `serde_json` crate, re-exported for plugins that read raw JSON.
+pub use serde_json;

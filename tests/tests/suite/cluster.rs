@@ -1,0 +1,135 @@
+//! A cluster for the informer tests: the embedded API server by default, or
+//! the real cluster `HERALD_TEST_KUBECONFIG` points to (each test then works
+//! in a namespace of its own and deletes it when done).
+
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
+use kube::api::{Api, DeleteParams, PostParams};
+use serde_json::json;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A connection plus the namespace a test owns.
+pub struct TestCluster {
+    /// The client (real kube-rs, real HTTP).
+    pub client: kube::Client,
+    /// The embedded server, when not on a real cluster.
+    pub server: Option<herald_apiserver::ApiServer>,
+    /// This test's namespace.
+    pub namespace: String,
+}
+
+impl TestCluster {
+    /// Connects and creates a fresh namespace.
+    pub async fn start() -> TestCluster {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let (client, server) = match std::env::var_os("HERALD_TEST_KUBECONFIG") {
+            Some(path) => {
+                let kubeconfig = kube::config::Kubeconfig::read_from(path)
+                    .expect("reading HERALD_TEST_KUBECONFIG");
+                let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+                    .await
+                    .expect("kubeconfig");
+                (kube::Client::try_from(config).expect("client"), None)
+            }
+            None => {
+                let server = herald_apiserver::start(herald_apiserver::ApiServerConfig::default())
+                    .await
+                    .expect("embedded API server");
+                let config = kube::Config::new(server.url().parse().expect("server URL"));
+                (
+                    kube::Client::try_from(config).expect("client"),
+                    Some(server),
+                )
+            }
+        };
+        let namespace = format!(
+            "herald-test-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let ns: Namespace = serde_json::from_value(
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}),
+        )
+        .unwrap();
+        Api::<Namespace>::all(client.clone())
+            .create(&PostParams::default(), &ns)
+            .await
+            .expect("creating the test namespace");
+        TestCluster {
+            client,
+            server,
+            namespace,
+        }
+    }
+
+    /// The fault injector; `None` on a real cluster (such tests skip).
+    pub fn faults(&self) -> Option<herald_apiserver::Faults> {
+        self.server.as_ref().map(|s| s.faults())
+    }
+
+    /// Pods of this test's namespace.
+    pub fn pods(&self) -> Api<Pod> {
+        Api::namespaced(self.client.clone(), &self.namespace)
+    }
+
+    /// ConfigMaps of this test's namespace: the informer tests watch them,
+    /// since no controller of a real cluster changes them behind the test's back.
+    pub fn config_maps(&self) -> Api<ConfigMap> {
+        Api::namespaced(self.client.clone(), &self.namespace)
+    }
+
+    /// Creates a ConfigMap with `data.value = value` and label `app=<app>`.
+    pub async fn create_config_map(&self, name: &str, app: &str, value: &str) -> ConfigMap {
+        let cm: ConfigMap = serde_json::from_value(json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "labels": {"app": app}},
+            "data": {"value": value}
+        }))
+        .unwrap();
+        self.config_maps()
+            .create(&PostParams::default(), &cm)
+            .await
+            .expect("creating a ConfigMap")
+    }
+
+    /// Sets `data.value` of a ConfigMap; returns its new resourceVersion.
+    pub async fn update_config_map(&self, name: &str, value: &str) -> String {
+        let patch = kube::api::Patch::Merge(json!({"data": {"value": value}}));
+        let cm = self
+            .config_maps()
+            .patch(name, &kube::api::PatchParams::default(), &patch)
+            .await
+            .expect("patching a ConfigMap");
+        cm.metadata.resource_version.unwrap_or_default()
+    }
+
+    /// Deletes a ConfigMap.
+    pub async fn delete_config_map(&self, name: &str) {
+        self.config_maps()
+            .delete(name, &DeleteParams::default())
+            .await
+            .expect("deleting a ConfigMap");
+    }
+
+    /// Creates a pod named `name` with label `app=<app>`.
+    pub async fn create_pod(&self, name: &str, app: &str) -> Pod {
+        let pod: Pod = serde_json::from_value(json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "labels": {"app": app}},
+            "spec": {"containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10"}]}
+        }))
+        .unwrap();
+        self.pods()
+            .create(&PostParams::default(), &pod)
+            .await
+            .expect("creating a pod")
+    }
+
+    /// Deletes this test's namespace (on a real cluster).
+    pub async fn cleanup(self) {
+        if self.server.is_none() {
+            let _ = Api::<Namespace>::all(self.client.clone())
+                .delete(&self.namespace, &DeleteParams::default())
+                .await;
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! Example plugins (filled in below).

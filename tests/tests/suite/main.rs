@@ -1,0 +1,13 @@
+//! Herald's integration suite: one binary, one module per area.
+
+mod bad_files;
+mod cluster;
+mod daemon;
+mod examples;
+mod hostile;
+mod informers;
+mod objects;
+mod randomized;
+mod recording;
+mod runtime;
+mod sandbox;
