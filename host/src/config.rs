@@ -408,21 +408,21 @@ impl Config {
                     "is not a valid plugin name (lowercase letters, digits and '-')".into(),
                 ));
             }
-            if let Some(deadline) = plugin.limits.call_deadline {
-                if deadline > self.limits.max.call_deadline {
-                    return Err((
-                        format!("plugins.{name}.limits.callDeadline"),
-                        "is above limits.max.callDeadline".into(),
-                    ));
-                }
+            if let Some(deadline) = plugin.limits.call_deadline
+                && deadline > self.limits.max.call_deadline
+            {
+                return Err((
+                    format!("plugins.{name}.limits.callDeadline"),
+                    "is above limits.max.callDeadline".into(),
+                ));
             }
-            if let Some(memory) = plugin.limits.memory {
-                if memory > self.limits.max.memory {
-                    return Err((
-                        format!("plugins.{name}.limits.memory"),
-                        "is above limits.max.memory".into(),
-                    ));
-                }
+            if let Some(memory) = plugin.limits.memory
+                && memory > self.limits.max.memory
+            {
+                return Err((
+                    format!("plugins.{name}.limits.memory"),
+                    "is above limits.max.memory".into(),
+                ));
             }
         }
         Ok(())

@@ -25,7 +25,7 @@ pub fn parse(text: &str) -> Result<Duration, String> {
         }
     };
     let seconds = value * scale;
-    if !seconds.is_finite() || seconds < 0.0 || seconds > 1e9 {
+    if !seconds.is_finite() || !(0.0..=1e9).contains(&seconds) {
         return Err(format!("{text:?} is out of range"));
     }
     Ok(Duration::from_secs_f64(seconds))
@@ -34,11 +34,11 @@ pub fn parse(text: &str) -> Result<Duration, String> {
 /// Formats a duration the way [`parse`] reads it.
 pub fn format(duration: Duration) -> String {
     let millis = duration.as_millis();
-    if millis % 1000 != 0 {
+    if !millis.is_multiple_of(1000) {
         format!("{millis}ms")
-    } else if millis % 3_600_000 == 0 && millis > 0 {
+    } else if millis.is_multiple_of(3_600_000) && millis > 0 {
         format!("{}h", millis / 3_600_000)
-    } else if millis % 60_000 == 0 && millis > 0 {
+    } else if millis.is_multiple_of(60_000) && millis > 0 {
         format!("{}m", millis / 60_000)
     } else {
         format!("{}s", millis / 1000)

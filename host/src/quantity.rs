@@ -35,7 +35,7 @@ pub fn parse(text: &str) -> Result<u64, String> {
 /// Formats bytes with the largest exact binary suffix.
 pub fn format(bytes: u64) -> String {
     for (suffix, scale) in [("Gi", 1u64 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)] {
-        if bytes >= scale && bytes % scale == 0 {
+        if bytes >= scale && bytes.is_multiple_of(scale) {
             return format!("{}{suffix}", bytes / scale);
         }
     }

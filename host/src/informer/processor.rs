@@ -199,18 +199,18 @@ impl Processor {
         self.stats.relists.fetch_add(1, Ordering::Relaxed);
         let listed: HashSet<String> = objects.iter().map(|o| o.key()).collect();
         for key in self.store.keys() {
-            if !listed.contains(&key) {
-                if let Some(last) = self.store.remove(&key) {
-                    self.stats.deletes.fetch_add(1, Ordering::Relaxed);
-                    self.stats.tombstones.fetch_add(1, Ordering::Relaxed);
-                    distribute(
-                        listeners,
-                        &Notification::Delete {
-                            object: last,
-                            final_state_unknown: true,
-                        },
-                    );
-                }
+            if !listed.contains(&key)
+                && let Some(last) = self.store.remove(&key)
+            {
+                self.stats.deletes.fetch_add(1, Ordering::Relaxed);
+                self.stats.tombstones.fetch_add(1, Ordering::Relaxed);
+                distribute(
+                    listeners,
+                    &Notification::Delete {
+                        object: last,
+                        final_state_unknown: true,
+                    },
+                );
             }
         }
         for object in objects {

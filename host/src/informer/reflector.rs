@@ -311,10 +311,10 @@ impl Reflector {
                 }
                 "BOOKMARK" => {
                     self.stats.events[3].fetch_add(1, Ordering::Relaxed);
-                    if let Ok(bookmark) = serde_json::from_str::<VersionOnly>(event.object.get()) {
-                        if !bookmark.metadata.resource_version.is_empty() {
-                            *version = bookmark.metadata.resource_version;
-                        }
+                    if let Ok(bookmark) = serde_json::from_str::<VersionOnly>(event.object.get())
+                        && !bookmark.metadata.resource_version.is_empty()
+                    {
+                        *version = bookmark.metadata.resource_version;
                     }
                 }
                 "ERROR" => {

@@ -66,9 +66,8 @@ impl fmt::Display for InformerKey {
         if !self.resource.gvk.group.is_empty() {
             write!(f, ".{}", self.resource.gvk.group)?;
         }
-        match &self.namespace {
-            Some(ns) => write!(f, " in {ns}")?,
-            None => {}
+        if let Some(ns) = &self.namespace {
+            write!(f, " in {ns}")?
         }
         if let Some(labels) = &self.label_selector {
             write!(f, " labels({labels})")?;

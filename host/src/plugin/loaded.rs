@@ -105,10 +105,10 @@ impl LoadedPlugin {
         options: LoadOptions,
     ) -> Result<Self, LoadError> {
         let digest = digest(bytes);
-        if let Some(allowed) = &options.allowed_digests {
-            if !allowed.iter().any(|d| *d == digest) {
-                return Err(LoadError::NotAllowed(digest));
-            }
+        if let Some(allowed) = &options.allowed_digests
+            && !allowed.contains(&digest)
+        {
+            return Err(LoadError::NotAllowed(digest));
         }
         let component = engine.compile(bytes)?;
         Self::from_component(engine, component, digest, options)

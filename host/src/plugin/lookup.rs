@@ -96,7 +96,7 @@ impl CacheScope {
             objects.extend(reader.list(namespace, &selector));
         }
         if readers.len() > 1 {
-            objects.sort_by_key(|object| Arc::as_ptr(object));
+            objects.sort_by_key(Arc::as_ptr);
             objects.dedup_by(|a, b| Arc::ptr_eq(a, b));
         }
         Ok(objects)

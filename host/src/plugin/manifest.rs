@@ -114,8 +114,8 @@ pub enum ManifestError {
     Namespace {
         /// Position of the subscription.
         index: usize,
-        /// The kind.
-        kind: Gvk,
+        /// The kind, as `group/version/Kind`.
+        kind: String,
         /// The namespace as given.
         namespace: String,
     },
@@ -124,8 +124,8 @@ pub enum ManifestError {
     LabelSelector {
         /// Position of the subscription.
         index: usize,
-        /// The kind.
-        kind: Gvk,
+        /// The kind, as `group/version/Kind`.
+        kind: String,
         /// The selector as given.
         selector: String,
         /// Why it is invalid.
@@ -136,8 +136,8 @@ pub enum ManifestError {
     FieldSelector {
         /// Position of the subscription.
         index: usize,
-        /// The kind.
-        kind: Gvk,
+        /// The kind, as `group/version/Kind`.
+        kind: String,
         /// The selector as given.
         selector: String,
         /// Why it is invalid.
@@ -150,8 +150,8 @@ pub enum ManifestError {
     Resync {
         /// Position of the subscription.
         index: usize,
-        /// The kind.
-        kind: Gvk,
+        /// The kind, as `group/version/Kind`.
+        kind: String,
         /// The period as given.
         millis: u64,
     },
@@ -160,8 +160,8 @@ pub enum ManifestError {
     Duplicate {
         /// Position of the second one.
         index: usize,
-        /// The kind.
-        kind: Gvk,
+        /// The kind, as `group/version/Kind`.
+        kind: String,
     },
     /// A requested limit is above the operator's maximum.
     #[error("plugin {plugin:?}: {reason}")]
@@ -218,7 +218,7 @@ impl Manifest {
             if subscriptions.iter().any(|earlier| earlier.same_watch(&sub)) {
                 return Err(ManifestError::Duplicate {
                     index,
-                    kind: sub.kind,
+                    kind: sub.kind.to_string(),
                 });
             }
             subscriptions.push(sub);
@@ -253,36 +253,36 @@ impl Subscription {
             });
         }
         let namespace = non_empty(raw.namespace);
-        if let Some(ns) = &namespace {
-            if !is_dns_label(ns) {
-                return Err(ManifestError::Namespace {
-                    index,
-                    kind,
-                    namespace: ns.clone(),
-                });
-            }
+        if let Some(ns) = &namespace
+            && !is_dns_label(ns)
+        {
+            return Err(ManifestError::Namespace {
+                index,
+                kind: kind.to_string(),
+                namespace: ns.clone(),
+            });
         }
         let label_selector = non_empty(raw.label_selector);
-        if let Some(selector) = &label_selector {
-            if let Err(reason) = crate::selector::LabelSelector::parse(selector) {
-                return Err(ManifestError::LabelSelector {
-                    index,
-                    kind,
-                    selector: selector.clone(),
-                    reason: reason.to_string(),
-                });
-            }
+        if let Some(selector) = &label_selector
+            && let Err(reason) = crate::selector::LabelSelector::parse(selector)
+        {
+            return Err(ManifestError::LabelSelector {
+                index,
+                kind: kind.to_string(),
+                selector: selector.clone(),
+                reason: reason.to_string(),
+            });
         }
         let field_selector = non_empty(raw.field_selector);
-        if let Some(selector) = &field_selector {
-            if let Err(reason) = crate::selector::FieldSelector::parse(selector) {
-                return Err(ManifestError::FieldSelector {
-                    index,
-                    kind,
-                    selector: selector.clone(),
-                    reason: reason.to_string(),
-                });
-            }
+        if let Some(selector) = &field_selector
+            && let Err(reason) = crate::selector::FieldSelector::parse(selector)
+        {
+            return Err(ManifestError::FieldSelector {
+                index,
+                kind: kind.to_string(),
+                selector: selector.clone(),
+                reason: reason.to_string(),
+            });
         }
         let resync_period = match raw.resync_period_ms {
             None => None,
@@ -291,7 +291,7 @@ impl Subscription {
                 if !(MIN_RESYNC..=MAX_RESYNC).contains(&period) {
                     return Err(ManifestError::Resync {
                         index,
-                        kind,
+                        kind: kind.to_string(),
                         millis,
                     });
                 }
