@@ -24,7 +24,14 @@ pub enum StartError {
     /// A plugin of that name is already running.
     #[error("plugin {0:?} is already running")]
     Duplicate(String),
+    /// There is no running plugin of that name to replace.
+    #[error("plugin {0:?} is not running, so there is nothing to swap")]
+    NotRunning(String),
 }
+
+/// How long stopping a worker waits for its call in flight. Calls end at
+/// their own deadline (at most `limits.max.callDeadline`) well before this.
+const STOP_PATIENCE: Duration = Duration::from_secs(60);
 
 struct Binding {
     key: InformerKey,
@@ -36,6 +43,22 @@ struct Running {
     worker: PluginWorker,
     bindings: Vec<Binding>,
     since: SystemTime,
+}
+
+/// A plugin ready to be registered: an idle worker and its bindings.
+struct Prepared {
+    worker: PluginWorker,
+    bindings: Vec<Binding>,
+}
+
+impl Prepared {
+    fn into_running(self) -> Running {
+        Running {
+            worker: self.worker,
+            bindings: self.bindings,
+            since: SystemTime::now(),
+        }
+    }
 }
 
 /// Status of one running plugin, as `/plugins` reports it.
@@ -109,12 +132,87 @@ impl Daemon {
 
     /// Starts a plugin: resolves every subscription first (a kind the server
     /// does not serve refuses the plugin and starts nothing), then registers a
-    /// listener per subscription with its (shared) informer.
+    /// listener per subscription with its (shared) informer. Listeners that
+    /// join an informer which has already synced first receive its snapshot
+    /// as initial-list adds.
     pub async fn start(&self, plugin: LoadedPlugin) -> Result<(), StartError> {
         let name = plugin.name().to_owned();
         if self.lock().contains_key(&name) {
             return Err(StartError::Duplicate(name));
         }
+        let mut prepared = self.prepare(plugin).await?;
+        {
+            let mut running = self.lock();
+            if running.contains_key(&name) {
+                drop(running);
+                self.release(prepared.bindings);
+                return Err(StartError::Duplicate(name));
+            }
+            for binding in &prepared.bindings {
+                binding.informer.add_listener(binding.listener.clone());
+            }
+            prepared.worker.start();
+            running.insert(name.clone(), prepared.into_running());
+        }
+        tracing::debug!(plugin = %name, "plugin started");
+        Ok(())
+    }
+
+    /// Replaces the running plugin of the same name by `plugin`, atomically
+    /// with respect to each informer: under the informer's lock the old
+    /// version's listener leaves and the new one joins with a snapshot of the
+    /// cache, so every event after that point goes to the new version once and
+    /// the snapshot reflects every event before it. The old version's call in
+    /// flight finishes (or hits its deadline) before the new version makes its
+    /// first call; what the old version still had buffered is dropped (the
+    /// snapshot covers it). If the new version cannot be started (a kind the
+    /// server does not serve), the old one keeps running untouched.
+    pub async fn swap(&self, plugin: LoadedPlugin) -> Result<(), StartError> {
+        let name = plugin.name().to_owned();
+        let prepared = self.prepare(plugin).await?;
+        let old = {
+            let mut running = self.lock();
+            let Some(old) = running.remove(&name) else {
+                drop(running);
+                self.release(prepared.bindings);
+                return Err(StartError::NotRunning(name));
+            };
+            for binding in &prepared.bindings {
+                match old.bindings.iter().find(|b| b.key == binding.key) {
+                    Some(previous) => binding
+                        .informer
+                        .swap_listener(&previous.listener, binding.listener.clone()),
+                    None => binding.informer.add_listener(binding.listener.clone()),
+                }
+            }
+            for previous in &old.bindings {
+                if !prepared.bindings.iter().any(|b| b.key == previous.key) {
+                    previous.informer.remove_listener(&previous.listener);
+                }
+            }
+            // Not started: the old version's call in flight finishes first.
+            running.insert(name.clone(), prepared.into_running());
+            old
+        };
+        let Running {
+            worker, bindings, ..
+        } = old;
+        let _ = tokio::task::spawn_blocking(move || {
+            worker.stop(false, Instant::now() + STOP_PATIENCE);
+        })
+        .await;
+        self.release(bindings);
+        if let Some(running) = self.lock().get_mut(&name) {
+            running.worker.start();
+        }
+        tracing::debug!(plugin = %name, "plugin swapped to a new version");
+        Ok(())
+    }
+
+    /// Resolves a plugin's subscriptions, takes its informers and makes an
+    /// idle worker with one listener per subscription; registers nothing.
+    async fn prepare(&self, plugin: LoadedPlugin) -> Result<Prepared, StartError> {
+        let name = plugin.name().to_owned();
         let mut keys = Vec::new();
         for subscription in &plugin.manifest().subscriptions {
             let key = self
@@ -127,17 +225,15 @@ impl Daemon {
                 })?;
             keys.push((subscription.clone(), key));
         }
-        let worker = PluginWorker::spawn(plugin.clone(), self.retry);
-        let mut bindings = Vec::new();
-        for (subscription, key) in keys {
-            let informer = self.informers.acquire(&key);
-            let listener = worker.new_listener(subscription, key.resource.plural.as_str().into());
-            bindings.push(Binding {
+        let worker = PluginWorker::new(plugin.clone(), self.retry);
+        let bindings: Vec<Binding> = keys
+            .into_iter()
+            .map(|(subscription, key)| Binding {
+                informer: self.informers.acquire(&key),
+                listener: worker.new_listener(subscription, key.resource.plural.as_str().into()),
                 key,
-                informer,
-                listener,
-            });
-        }
+            })
+            .collect();
         plugin.cache_scope().bind(
             bindings
                 .iter()
@@ -151,48 +247,40 @@ impl Daemon {
         );
         for binding in &bindings {
             worker.attach(binding.listener.clone());
-            binding.informer.add_listener(binding.listener.clone());
         }
-        tracing::info!(plugin = %name, version = %plugin.manifest().version, subscriptions = bindings.len(), "plugin started");
-        let mut running = self.lock();
-        if running.contains_key(&name) {
-            drop(running);
-            self.unbind(bindings);
-            return Err(StartError::Duplicate(name));
-        }
-        running.insert(
-            name,
-            Running {
-                worker,
-                bindings,
-                since: SystemTime::now(),
-            },
-        );
-        Ok(())
+        Ok(Prepared { worker, bindings })
     }
 
     /// Stops a plugin: unregisters its listeners (their buffers are dropped),
     /// waits for the call in flight, and releases informers nobody needs.
-    pub fn stop(&self, name: &str) -> bool {
+    pub async fn stop(&self, name: &str) -> bool {
         let Some(running) = self.lock().remove(name) else {
             return false;
         };
-        self.unbind(running.bindings);
-        running
-            .worker
-            .stop(false, Instant::now() + Duration::from_secs(30));
-        tracing::info!(plugin = %name, "plugin stopped");
+        for binding in &running.bindings {
+            binding.informer.remove_listener(&binding.listener);
+        }
+        let Running {
+            worker, bindings, ..
+        } = running;
+        let _ = tokio::task::spawn_blocking(move || {
+            worker.stop(false, Instant::now() + STOP_PATIENCE);
+        })
+        .await;
+        self.release(bindings);
+        tracing::debug!(plugin = %name, "plugin stopped");
         true
     }
 
-    fn unbind(&self, bindings: Vec<Binding>) {
+    /// Gives back the informers of `bindings`; each stops when unused.
+    fn release(&self, bindings: Vec<Binding>) {
         for binding in bindings {
-            binding.informer.remove_listener(&binding.listener);
             self.informers.release(&binding.key);
         }
     }
 
     /// Stops every plugin, letting each drain its buffers until `deadline`.
+    /// Blocks: call it from a blocking thread.
     pub fn shutdown(&self, deadline: Instant) {
         let all = std::mem::take(&mut *self.lock());
         for running in all.values() {
@@ -202,9 +290,7 @@ impl Daemon {
         }
         for (_, running) in all {
             running.worker.stop(true, deadline);
-            for binding in running.bindings {
-                self.informers.release(&binding.key);
-            }
+            self.release(running.bindings);
         }
     }
 

@@ -82,9 +82,13 @@ struct Shared {
     mode: AtomicU8,
     retry: RetryPolicy,
     last_error: Mutex<Option<LastError>>,
+    /// Raised by the thread as it exits, so `stop` waits without polling.
+    exited: Signal,
 }
 
-/// The worker of one loaded plugin.
+/// The worker of one loaded plugin. Created idle ([`PluginWorker::new`]), so
+/// its listeners can be registered and buffer before any call is made, then
+/// started ([`PluginWorker::start`]).
 pub struct PluginWorker {
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
@@ -99,26 +103,45 @@ impl std::fmt::Debug for PluginWorker {
 }
 
 impl PluginWorker {
-    /// Starts the worker thread of `plugin`.
+    /// An idle worker for `plugin`: no thread and no call until [`start`](Self::start).
+    pub fn new(plugin: LoadedPlugin, retry: RetryPolicy) -> Self {
+        PluginWorker {
+            shared: Arc::new(Shared {
+                plugin,
+                listeners: RwLock::new(Vec::new()),
+                signal: Arc::new(Signal::default()),
+                mode_changed: Signal::default(),
+                mode: AtomicU8::new(RUNNING),
+                retry,
+                last_error: Mutex::new(None),
+                exited: Signal::default(),
+            }),
+            thread: None,
+        }
+    }
+
+    /// A worker for `plugin`, started.
     pub fn spawn(plugin: LoadedPlugin, retry: RetryPolicy) -> Self {
-        let shared = Arc::new(Shared {
-            plugin,
-            listeners: RwLock::new(Vec::new()),
-            signal: Arc::new(Signal::default()),
-            mode_changed: Signal::default(),
-            mode: AtomicU8::new(RUNNING),
-            retry,
-            last_error: Mutex::new(None),
-        });
-        let thread_shared = shared.clone();
+        let mut worker = PluginWorker::new(plugin, retry);
+        worker.start();
+        worker
+    }
+
+    /// Starts the worker thread; it delivers what its listeners buffered so
+    /// far, then everything they receive. Does nothing if already started.
+    pub fn start(&mut self) {
+        if self.thread.is_some() {
+            return;
+        }
+        let shared = self.shared.clone();
         let thread = std::thread::Builder::new()
             .name(format!("plugin-{}", shared.plugin.name()))
-            .spawn(move || run(&thread_shared))
+            .spawn(move || {
+                run(&shared);
+                shared.exited.notify();
+            })
             .expect("spawning a plugin worker thread");
-        PluginWorker {
-            shared,
-            thread: Some(thread),
-        }
+        self.thread = Some(thread);
     }
 
     /// The plugin.
@@ -179,15 +202,15 @@ impl PluginWorker {
     }
 
     /// Stops the worker: with `drain`, after delivering what is buffered (up to
-    /// `deadline`); otherwise after the call in flight. Waits for the thread.
+    /// `deadline`); otherwise after the call in flight (which ends by itself or
+    /// at its deadline). Waits for the thread. What is still buffered is dropped.
     pub fn stop(mut self, drain: bool, deadline: Instant) {
+        let Some(thread) = self.thread.take() else {
+            return;
+        };
         self.shared
             .set_mode(if drain { DRAINING } else { STOPPING });
-        let thread = self.thread.take().expect("a running worker has its thread");
-        while !thread.is_finished() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        if !thread.is_finished() {
+        if drain && !self.shared.exited.wait_until(deadline) {
             self.shared.set_mode(STOPPING);
         }
         let _ = thread.join();

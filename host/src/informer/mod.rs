@@ -113,6 +113,11 @@ impl SharedInformer {
     pub fn remove_listener(&self, listener: &Arc<Listener>) -> bool {
         self.processor.remove_listener(listener)
     }
+
+    /// Atomically replaces `old` by `new` (see [`Processor::swap_listener`]).
+    pub fn swap_listener(&self, old: &Arc<Listener>, new: Arc<Listener>) {
+        self.processor.swap_listener(old, new);
+    }
 }
 
 impl Drop for SharedInformer {

@@ -104,23 +104,7 @@ impl Processor {
     /// first list like everyone else.
     pub fn add_listener(&self, listener: Arc<Listener>) {
         let mut listeners = self.lock();
-        if self.has_synced() {
-            for object in self.store.snapshot() {
-                listener.push(Notification::Add {
-                    object,
-                    initial: true,
-                });
-            }
-            listener.push_synced();
-        }
-        let next_resync = listener
-            .subscription()
-            .resync_period
-            .map(|period| Instant::now() + period);
-        listeners.push(Registered {
-            listener,
-            next_resync,
-        });
+        self.join(&mut listeners, listener);
     }
 
     /// Unregisters a listener; returns whether it was registered.
@@ -136,21 +120,27 @@ impl Processor {
     pub fn swap_listener(&self, old: &Arc<Listener>, new: Arc<Listener>) {
         let mut listeners = self.lock();
         listeners.retain(|r| !Arc::ptr_eq(&r.listener, old));
+        self.join(&mut listeners, new);
+    }
+
+    /// Registers `listener` under the lock distribution takes, after handing
+    /// it the snapshot if the first list is in: nothing missed, nothing twice.
+    fn join(&self, listeners: &mut Vec<Registered>, listener: Arc<Listener>) {
         if self.has_synced() {
             for object in self.store.snapshot() {
-                new.push(Notification::Add {
+                listener.push(Notification::Add {
                     object,
                     initial: true,
                 });
             }
-            new.push_synced();
+            listener.push_synced();
         }
-        let next_resync = new
+        let next_resync = listener
             .subscription()
             .resync_period
             .map(|period| Instant::now() + period);
         listeners.push(Registered {
-            listener: new,
+            listener,
             next_resync,
         });
     }
