@@ -1,8 +1,9 @@
 //! A plugin that has been compiled, linked, asked for its manifest and
 //! validated: ready to be instantiated by its worker.
 
+use super::artifacts::{ArtifactCache, CompileOutcome};
 use super::bindings::PluginPre;
-use super::engine::{PluginEngine, one_line};
+use super::engine::{PluginEngine, check_header, one_line};
 use super::error::{CallError, LoadError};
 use super::host::{HostState, PluginContext};
 use super::instance::classify;
@@ -97,6 +98,12 @@ pub fn digest(bytes: &[u8]) -> String {
         .collect()
 }
 
+/// The short form of a file digest used to tell versions apart in logs and
+/// status: its first 12 hex digits.
+pub fn revision(digest: &str) -> &str {
+    &digest[..digest.len().min(12)]
+}
+
 impl LoadedPlugin {
     /// Compiles `bytes` and loads the result. Slow: run it off the dispatch path.
     pub fn load(
@@ -104,14 +111,37 @@ impl LoadedPlugin {
         bytes: &[u8],
         options: LoadOptions,
     ) -> Result<Self, LoadError> {
+        Self::load_cached(engine, None, bytes, options).map(|(plugin, _)| plugin)
+    }
+
+    /// Loads `bytes`, taking the compiled component from `cache` when it has
+    /// it (and storing it there when not). Says how the component was
+    /// obtained. Slow on a miss: run it off the dispatch path.
+    pub fn load_cached(
+        engine: &PluginEngine,
+        cache: Option<&ArtifactCache>,
+        bytes: &[u8],
+        options: LoadOptions,
+    ) -> Result<(Self, CompileOutcome), LoadError> {
         let digest = digest(bytes);
         if let Some(allowed) = &options.allowed_digests
             && !allowed.contains(&digest)
         {
             return Err(LoadError::NotAllowed(digest));
         }
-        let component = engine.compile(bytes)?;
-        Self::from_component(engine, component, digest, options)
+        let (component, outcome) = match cache {
+            Some(cache) => {
+                check_header(bytes, engine.settings().max_file_bytes)?;
+                cache.load_or_compile(engine, bytes, &digest)?
+            }
+            None => {
+                let started = std::time::Instant::now();
+                let component = engine.compile(bytes)?;
+                (component, CompileOutcome::Compiled(started.elapsed()))
+            }
+        };
+        let plugin = Self::from_component(engine, component, digest, options)?;
+        Ok((plugin, outcome))
     }
 
     /// Loads an already compiled component whose file had sha256 `digest`.
@@ -130,6 +160,7 @@ impl LoadedPlugin {
         check_capabilities(&manifest, &options.grants)?;
         let logger = Arc::new(PluginLogger::new(
             manifest.name.as_str().into(),
+            revision(&digest).into(),
             options.sink.clone(),
             options.log_rate,
         ));
@@ -171,6 +202,11 @@ impl LoadedPlugin {
         &self.inner.digest
     }
 
+    /// The short digest ([`revision`]) its log lines carry.
+    pub fn revision(&self) -> &str {
+        revision(&self.inner.digest)
+    }
+
     /// The compiled component (for the artifact cache).
     pub fn component(&self) -> &Component {
         &self.inner.component
@@ -203,6 +239,7 @@ fn read_manifest(
 ) -> Result<Manifest, LoadError> {
     let logger = Arc::new(PluginLogger::new(
         "(loading)".into(),
+        "-".into(),
         options.sink.clone(),
         options.log_rate,
     ));

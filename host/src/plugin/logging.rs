@@ -60,6 +60,9 @@ impl LogSource {
 pub struct LogLine<'a> {
     /// The plugin's name.
     pub plugin: &'a str,
+    /// Which version of the plugin wrote it: the first 12 hex digits of its
+    /// file's sha256 (a swap shows as a change of revision).
+    pub revision: &'a str,
     /// Severity.
     pub level: LogLevel,
     /// Origin.
@@ -81,18 +84,27 @@ pub struct TracingSink;
 
 impl LogSink for TracingSink {
     fn write(&self, line: &LogLine<'_>) {
-        let (plugin, source, message) = (line.plugin, line.source.as_str(), line.message);
+        let (plugin, revision, source, message) = (
+            line.plugin,
+            line.revision,
+            line.source.as_str(),
+            line.message,
+        );
         match line.level {
             LogLevel::Trace => {
-                tracing::trace!(target: "herald::plugin", plugin, source, "{message}")
+                tracing::trace!(target: "herald::plugin", plugin, revision, source, "{message}")
             }
             LogLevel::Debug => {
-                tracing::debug!(target: "herald::plugin", plugin, source, "{message}")
+                tracing::debug!(target: "herald::plugin", plugin, revision, source, "{message}")
             }
-            LogLevel::Info => tracing::info!(target: "herald::plugin", plugin, source, "{message}"),
-            LogLevel::Warn => tracing::warn!(target: "herald::plugin", plugin, source, "{message}"),
+            LogLevel::Info => {
+                tracing::info!(target: "herald::plugin", plugin, revision, source, "{message}")
+            }
+            LogLevel::Warn => {
+                tracing::warn!(target: "herald::plugin", plugin, revision, source, "{message}")
+            }
             LogLevel::Error => {
-                tracing::error!(target: "herald::plugin", plugin, source, "{message}")
+                tracing::error!(target: "herald::plugin", plugin, revision, source, "{message}")
             }
         }
     }
@@ -123,6 +135,7 @@ pub const MAX_LINE_BYTES: usize = 8 * 1024;
 /// rebuilding an instance does not reset its budget.
 pub struct PluginLogger {
     plugin: Arc<str>,
+    revision: Arc<str>,
     sink: Arc<dyn LogSink>,
     rate: LogRate,
     bucket: Mutex<Bucket>,
@@ -136,10 +149,16 @@ struct Bucket {
 }
 
 impl PluginLogger {
-    /// A logger for `plugin` writing to `sink` at most at `rate`.
-    pub fn new(plugin: Arc<str>, sink: Arc<dyn LogSink>, rate: LogRate) -> Self {
+    /// A logger for `revision` of `plugin` writing to `sink` at most at `rate`.
+    pub fn new(
+        plugin: Arc<str>,
+        revision: Arc<str>,
+        sink: Arc<dyn LogSink>,
+        rate: LogRate,
+    ) -> Self {
         PluginLogger {
             plugin,
+            revision,
             sink,
             rate,
             bucket: Mutex::new(Bucket {
@@ -185,6 +204,7 @@ impl PluginLogger {
             );
             self.sink.write(&LogLine {
                 plugin: &self.plugin,
+                revision: &self.revision,
                 level: LogLevel::Warn,
                 source: LogSource::Api,
                 message: &notice,
@@ -193,6 +213,7 @@ impl PluginLogger {
         let message = truncate(message);
         self.sink.write(&LogLine {
             plugin: &self.plugin,
+            revision: &self.revision,
             level,
             source,
             message: &message,
@@ -241,6 +262,8 @@ pub struct MemorySink {
 pub struct OwnedLogLine {
     /// The plugin's name.
     pub plugin: String,
+    /// The plugin's revision (see [`LogLine::revision`]).
+    pub revision: String,
     /// Severity.
     pub level: LogLevel,
     /// Origin.
@@ -263,6 +286,7 @@ impl LogSink for MemorySink {
             .unwrap_or_else(|e| e.into_inner())
             .push(OwnedLogLine {
                 plugin: line.plugin.to_owned(),
+                revision: line.revision.to_owned(),
                 level: line.level,
                 source: line.source,
                 message: line.message.to_owned(),
@@ -279,6 +303,7 @@ mod tests {
         let sink = MemorySink::default();
         let logger = PluginLogger::new(
             "flood".into(),
+            "0123456789ab".into(),
             Arc::new(sink.clone()),
             LogRate {
                 lines_per_second: 1,

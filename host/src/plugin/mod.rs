@@ -11,6 +11,7 @@
 //! pre-instantiated component before the next call; nothing a plugin does can
 //! crash the host.
 
+mod artifacts;
 mod bindings;
 mod engine;
 mod error;
@@ -23,6 +24,7 @@ mod lookup;
 mod manifest;
 mod stdio;
 
+pub use artifacts::{ArtifactCache, ArtifactCacheError, CompileOutcome};
 pub use bindings::{EventContext, GroupVersionKind};
 pub use engine::{
     DEFAULT_MAX_FILE_BYTES, EPOCH_TICK, EngineError, EngineSettings, PluginEngine, check_header,
@@ -34,7 +36,7 @@ pub use limits::{
     DEFAULT_CALL_DEADLINE, DEFAULT_MEMORY_BYTES, LimitError, LimitPolicy, Limits,
     MemoryLimitExceeded,
 };
-pub use loaded::{KNOWN_CAPABILITIES, LoadOptions, LoadedPlugin, digest};
+pub use loaded::{KNOWN_CAPABILITIES, LoadOptions, LoadedPlugin, digest, revision};
 pub use logging::{
     LogLevel, LogLine, LogRate, LogSink, LogSource, MAX_LINE_BYTES, MemorySink, OwnedLogLine,
     PluginLogger, TracingSink,

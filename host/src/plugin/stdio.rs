@@ -154,6 +154,7 @@ mod tests {
         let sink = MemorySink::default();
         let logger = Arc::new(PluginLogger::new(
             "p".into(),
+            "-".into(),
             Arc::new(sink.clone()),
             LogRate::default(),
         ));
