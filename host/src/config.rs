@@ -227,6 +227,50 @@ pub struct PluginFilesConfig {
     pub max_size: u64,
     /// If set, only files whose sha256 (lowercase hex) is listed are loaded.
     pub allowed_sha256: Option<Vec<String>>,
+    /// The compiled-artifact cache.
+    pub artifact_cache: ArtifactCacheConfig,
+}
+
+/// `pluginFiles.artifactCache`: compiled plugins kept on disk, so restarts
+/// and reloads of known files skip compilation.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct ArtifactCacheConfig {
+    /// Use the cache.
+    pub enabled: bool,
+    /// Its directory; unset: `$XDG_CACHE_HOME/herald/artifacts`, else
+    /// `$HOME/.cache/herald/artifacts` (none if neither is set).
+    pub dir: Option<PathBuf>,
+}
+
+impl Default for ArtifactCacheConfig {
+    fn default() -> Self {
+        ArtifactCacheConfig {
+            enabled: true,
+            dir: None,
+        }
+    }
+}
+
+impl ArtifactCacheConfig {
+    /// The directory to use, if the cache is enabled and one is known.
+    pub fn directory(&self) -> Option<PathBuf> {
+        if !self.enabled {
+            return None;
+        }
+        if let Some(dir) = &self.dir {
+            return Some(dir.clone());
+        }
+        let base = std::env::var_os("XDG_CACHE_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("HOME")
+                    .filter(|v| !v.is_empty())
+                    .map(|home| PathBuf::from(home).join(".cache"))
+            })?;
+        Some(base.join("herald").join("artifacts"))
+    }
 }
 
 impl Default for PluginFilesConfig {
@@ -234,6 +278,7 @@ impl Default for PluginFilesConfig {
         PluginFilesConfig {
             max_size: crate::plugin::DEFAULT_MAX_FILE_BYTES,
             allowed_sha256: None,
+            artifact_cache: ArtifactCacheConfig::default(),
         }
     }
 }
@@ -264,6 +309,44 @@ pub struct PluginLimits {
     pub memory: Option<u64>,
 }
 
+/// A plugin's sidecar file, `<stem>.yaml` beside `<stem>.wasm` in the plugin
+/// directory: lets whoever delivers the plugin disable it, tune its limits
+/// (within `limits.max`) or give it configuration. The host configuration's
+/// `plugins.<stem>` entry wins where both set a value. A sidecar cannot grant
+/// capabilities: only the operator's configuration can.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct Sidecar {
+    /// Do not load the plugin.
+    pub disabled: bool,
+    /// The plugin's configuration (used when `plugins.<stem>.config` is unset).
+    pub config: Option<serde_json::Value>,
+    /// Limit overrides (used where `plugins.<stem>.limits` leaves them unset).
+    pub limits: PluginLimits,
+}
+
+/// Parses YAML text into `T`, naming the key at fault (`a.b[2].c`).
+fn parse_yaml<T: serde::de::DeserializeOwned + Default>(
+    text: &str,
+    source_name: &str,
+) -> Result<T, ConfigError> {
+    if text.trim().is_empty() {
+        return Ok(T::default());
+    }
+    let deserializer = serde_yaml::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(deserializer).map_err(|e| {
+        let key = match e.path().to_string() {
+            path if path == "." || path.is_empty() => "(top level)".to_owned(),
+            path => path,
+        };
+        ConfigError {
+            source_name: source_name.to_owned(),
+            key,
+            problem: e.into_inner().to_string(),
+        }
+    })
+}
+
 /// An invalid configuration, naming the key at fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{source_name}: {key}: {problem}")]
@@ -289,26 +372,12 @@ impl Config {
 
     /// Parses and validates configuration text; `source_name` names it in errors.
     pub fn parse(text: &str, source_name: &str) -> Result<Config, ConfigError> {
-        let fail = |key: String, problem: String| ConfigError {
+        let config: Config = parse_yaml(text, source_name)?;
+        config.validate().map_err(|(key, problem)| ConfigError {
             source_name: source_name.to_owned(),
             key,
             problem,
-        };
-        let config: Config = if text.trim().is_empty() {
-            Config::default()
-        } else {
-            let deserializer = serde_yaml::Deserializer::from_str(text);
-            serde_path_to_error::deserialize(deserializer).map_err(|e| {
-                let key = match e.path().to_string() {
-                    path if path == "." || path.is_empty() => "(top level)".to_owned(),
-                    path => path,
-                };
-                fail(key, e.into_inner().to_string())
-            })?
-        };
-        config
-            .validate()
-            .map_err(|(key, problem)| fail(key, problem))?;
+        })?;
         Ok(config)
     }
 
@@ -408,24 +477,53 @@ impl Config {
                     "is not a valid plugin name (lowercase letters, digits and '-')".into(),
                 ));
             }
-            if let Some(deadline) = plugin.limits.call_deadline
-                && deadline > self.limits.max.call_deadline
-            {
-                return Err((
-                    format!("plugins.{name}.limits.callDeadline"),
-                    "is above limits.max.callDeadline".into(),
-                ));
-            }
-            if let Some(memory) = plugin.limits.memory
-                && memory > self.limits.max.memory
-            {
-                return Err((
-                    format!("plugins.{name}.limits.memory"),
-                    "is above limits.max.memory".into(),
-                ));
-            }
+            self.check_plugin_limits(&plugin.limits)
+                .map_err(|(key, problem)| (format!("plugins.{name}.{key}"), problem))?;
         }
         Ok(())
+    }
+
+    /// Checks a plugin's limit overrides against `limits.max`; the key at
+    /// fault is relative (`limits.memory`).
+    fn check_plugin_limits(&self, limits: &PluginLimits) -> Result<(), (String, String)> {
+        if let Some(deadline) = limits.call_deadline
+            && deadline > self.limits.max.call_deadline
+        {
+            return Err((
+                "limits.callDeadline".into(),
+                format!(
+                    "{} is above limits.max.callDeadline ({})",
+                    crate::duration_serde::format(deadline),
+                    crate::duration_serde::format(self.limits.max.call_deadline)
+                ),
+            ));
+        }
+        if let Some(memory) = limits.memory
+            && memory > self.limits.max.memory
+        {
+            return Err((
+                "limits.memory".into(),
+                format!(
+                    "{} is above limits.max.memory ({})",
+                    crate::quantity::format(memory),
+                    crate::quantity::format(self.limits.max.memory)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Parses a plugin's sidecar file (`<stem>.yaml` beside `<stem>.wasm`),
+    /// checking its limits against `limits.max`.
+    pub fn parse_sidecar(&self, text: &str, source_name: &str) -> Result<Sidecar, ConfigError> {
+        let sidecar: Sidecar = parse_yaml(text, source_name)?;
+        self.check_plugin_limits(&sidecar.limits)
+            .map_err(|(key, problem)| ConfigError {
+                source_name: source_name.to_owned(),
+                key,
+                problem,
+            })?;
+        Ok(sidecar)
     }
 
     /// The limit policy.
@@ -458,20 +556,30 @@ impl Config {
     }
 
     /// How to load the plugin file whose name (without `.wasm`) is `stem`:
-    /// its `plugins.<stem>` entry, the limit policy, the log rate and the
-    /// allow-list, logging into `sink`.
+    /// its `plugins.<stem>` entry, then its sidecar for what that entry leaves
+    /// unset, the limit policy, the log rate and the allow-list, logging into
+    /// `sink`. Capabilities are granted only here, never by a sidecar.
     pub fn load_options(
         &self,
         stem: &str,
+        sidecar: Option<&Sidecar>,
         sink: std::sync::Arc<dyn crate::plugin::LogSink>,
     ) -> crate::plugin::LoadOptions {
         let entry = self.plugins.get(stem);
+        let overrides = self.overrides_for(stem);
+        let from_sidecar = sidecar.map(|s| s.limits).unwrap_or_default();
         crate::plugin::LoadOptions {
-            config: entry.and_then(|p| p.config.as_ref()).map(|c| c.to_string()),
+            config: entry
+                .and_then(|p| p.config.as_ref())
+                .or(sidecar.and_then(|s| s.config.as_ref()))
+                .map(|c| c.to_string()),
             sink,
             log_rate: self.log_rate(),
             policy: self.limit_policy(),
-            overrides: self.overrides_for(stem),
+            overrides: RequestedLimits {
+                call_deadline: overrides.call_deadline.or(from_sidecar.call_deadline),
+                memory_bytes: overrides.memory_bytes.or(from_sidecar.memory),
+            },
             grants: entry.map(|p| p.grants.clone()).unwrap_or_default(),
             allowed_digests: self
                 .plugin_files
@@ -481,9 +589,9 @@ impl Config {
         }
     }
 
-    /// True when the operator disabled the plugin file `stem`.
-    pub fn is_disabled(&self, stem: &str) -> bool {
-        self.plugins.get(stem).is_some_and(|p| p.disabled)
+    /// True when the operator disabled the plugin file `stem`, here or in its sidecar.
+    pub fn is_disabled(&self, stem: &str, sidecar: Option<&Sidecar>) -> bool {
+        self.plugins.get(stem).is_some_and(|p| p.disabled) || sidecar.is_some_and(|s| s.disabled)
     }
 
     /// The operator's overrides for plugin `name`.

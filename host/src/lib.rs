@@ -8,6 +8,8 @@
 //! - [`dispatch`]: listeners' buffers and the plugin workers that drain them.
 //! - [`store`]: the shared cache of objects, as JSON held once.
 //! - [`daemon`]: the running plugins, wired to their informers.
+//! - [`reload`]: the plugin directory, followed: load, swap, unload.
+//! - [`service`]: the whole daemon, started from a configuration.
 //! - [`replay`]: feed recorded events to a plugin offline.
 //! - [`cli`]: the command-line interface.
 //!
@@ -21,13 +23,14 @@ pub mod dispatch;
 pub mod duration_serde;
 pub mod gvk;
 pub mod informer;
-pub mod loader;
 pub mod metrics;
 pub mod ops;
 pub mod plugin;
 pub mod quantity;
+pub mod reload;
 pub mod replay;
 pub mod selector;
+pub mod service;
 pub mod source;
 pub mod store;
 pub mod time_serde;

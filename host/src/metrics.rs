@@ -31,6 +31,8 @@ pub fn handler_histogram() -> Histogram {
 pub struct LoaderStats {
     /// Plugins loaded or swapped in.
     pub reloads: AtomicU64,
+    /// Plugins unloaded because their file was removed.
+    pub unloads: AtomicU64,
     /// Files that failed to load.
     pub load_errors: AtomicU64,
     /// Compilations done (cache misses).
@@ -300,6 +302,13 @@ impl Collector for HeraldCollector {
             "Plugins loaded or swapped in from the plugin directory.",
             MetricType::Counter,
             &[(none.clone(), loader.reloads.load(Ordering::Relaxed) as f64)],
+        )?;
+        family(
+            &mut encoder,
+            "herald_plugin_unloads",
+            "Plugins unloaded because their file was removed from the plugin directory.",
+            MetricType::Counter,
+            &[(none.clone(), loader.unloads.load(Ordering::Relaxed) as f64)],
         )?;
         family(
             &mut encoder,

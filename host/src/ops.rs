@@ -4,6 +4,7 @@
 //! `/plugins` (status JSON).
 
 use crate::daemon::{Daemon, PluginStatus};
+use crate::reload::{FileStatus, FileStatuses};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::{Request, Response, StatusCode};
@@ -12,83 +13,8 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
-
-/// What the loader knows about one plugin file.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct FileStatus {
-    /// The plugin it provides, once loaded.
-    pub plugin: Option<String>,
-    /// sha256 of the version running (if any).
-    pub sha256: Option<String>,
-    /// When that version was loaded.
-    #[serde(with = "opt_time")]
-    pub loaded_at: Option<SystemTime>,
-    /// The last load error (the running version, if any, was kept).
-    pub last_error: Option<String>,
-    /// When that error happened.
-    #[serde(with = "opt_time")]
-    pub error_at: Option<SystemTime>,
-}
-
-/// Status of every plugin file, kept by the loader.
-#[derive(Debug, Default)]
-pub struct FileStatuses {
-    files: Mutex<BTreeMap<PathBuf, FileStatus>>,
-}
-
-impl FileStatuses {
-    /// Records a successful load of `file` as `plugin` with `sha256`.
-    pub fn loaded(&self, file: PathBuf, plugin: &str, sha256: &str) {
-        let mut files = self.files.lock().unwrap_or_else(|e| e.into_inner());
-        files.insert(
-            file,
-            FileStatus {
-                plugin: Some(plugin.into()),
-                sha256: Some(sha256.into()),
-                loaded_at: Some(SystemTime::now()),
-                last_error: None,
-                error_at: None,
-            },
-        );
-    }
-
-    /// Records a failed load of `file`; what was running keeps running.
-    pub fn failed(&self, file: PathBuf, error: String) {
-        let mut files = self.files.lock().unwrap_or_else(|e| e.into_inner());
-        let entry = files.entry(file).or_insert(FileStatus {
-            plugin: None,
-            sha256: None,
-            loaded_at: None,
-            last_error: None,
-            error_at: None,
-        });
-        entry.last_error = Some(error);
-        entry.error_at = Some(SystemTime::now());
-    }
-
-    /// Forgets a removed file.
-    pub fn removed(&self, file: &std::path::Path) {
-        self.files
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(file);
-    }
-
-    /// Every file's status.
-    pub fn snapshot(&self) -> BTreeMap<String, FileStatus> {
-        self.files
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .map(|(k, v)| (k.display().to_string(), v.clone()))
-            .collect()
-    }
-}
 
 /// Shared state of the endpoints.
 pub struct OpsState {
@@ -160,7 +86,12 @@ impl OpsState {
                 let report = PluginsReport {
                     ready: self.ready(),
                     plugins: self.daemon.status(),
-                    files: self.files.snapshot(),
+                    files: self
+                        .files
+                        .snapshot()
+                        .into_iter()
+                        .map(|(path, status)| (path.display().to_string(), status))
+                        .collect(),
                 };
                 text(
                     StatusCode::OK,
@@ -203,19 +134,4 @@ pub async fn bind(address: SocketAddr) -> Result<tokio::net::TcpListener, String
     tokio::net::TcpListener::bind(address)
         .await
         .map_err(|e| format!("cannot listen on {address} (listen): {e}"))
-}
-
-mod opt_time {
-    use serde::Serializer;
-    use std::time::SystemTime;
-
-    pub fn serialize<S: Serializer>(
-        time: &Option<SystemTime>,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        match time {
-            Some(time) => serializer.serialize_str(&crate::time_serde::format(*time)),
-            None => serializer.serialize_none(),
-        }
-    }
 }

@@ -2,21 +2,16 @@
 
 use super::fail;
 use crate::config::{Config, LogFormat, SourceKind};
-use crate::daemon::Daemon;
-use crate::informer::{Informers, ReflectorConfig};
-use crate::loader::{FileError, load_file, plugin_files};
-use crate::metrics::LoaderStats;
-use crate::ops::{self, FileStatuses, OpsState};
-use crate::plugin::{EngineSettings, PluginEngine, TracingSink};
+use crate::ops;
+use crate::plugin::TracingSink;
+use crate::service::Service;
 use crate::source::Source;
-use crate::store::Transform;
 use clap::Args;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Arguments of `herald run`. Each flag overrides the same setting of the
 /// configuration file.
@@ -152,147 +147,37 @@ async fn serve(config: Config) -> ExitCode {
         Err(err) => return fail(err),
     };
     tracing::info!("watching the {}", connection.description);
-    let settings = EngineSettings {
-        max_file_bytes: config.plugin_files.max_size,
-        ..EngineSettings::default()
-    };
-    let engine = match PluginEngine::new(settings) {
-        Ok(engine) => engine,
-        Err(err) => return fail(err),
-    };
-    let reflector = ReflectorConfig {
-        transform: Transform {
-            strip_managed_fields: config.cache.strip_managed_fields,
-        },
-        ..ReflectorConfig::default()
-    };
-    let informers = Arc::new(Informers::new(connection.client.clone(), reflector));
-    let daemon = Arc::new(Daemon::new(informers, config.retry_policy()));
     let listener = match ops::bind(config.listen).await {
         Ok(listener) => listener,
         Err(err) => return fail(err),
     };
-    let loader_stats = Arc::new(LoaderStats::default());
-    let ops = Arc::new(OpsState {
-        daemon: daemon.clone(),
-        registry: crate::metrics::registry(daemon.clone(), loader_stats.clone()),
-        files: Arc::new(FileStatuses::default()),
-        shutting_down: AtomicBool::new(false),
-    });
-    let address = listener
-        .local_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_default();
-    tracing::info!("endpoints: http://{address}/metrics /healthz /readyz /plugins");
-    tokio::spawn(ops::serve(listener, ops.clone()));
-    let config = Arc::new(config);
-    start_plugins(&engine, &config, &daemon, &ops, &loader_stats).await;
-
+    let grace = config.shutdown.grace_period;
+    let service = match Service::start(
+        Arc::new(config),
+        connection.client.clone(),
+        Arc::new(TracingSink),
+        listener,
+    )
+    .await
+    {
+        Ok(service) => service,
+        Err(err) => return fail(err),
+    };
     wait_for_signal().await;
-    shut_down(&ops, &daemon, config.shutdown.grace_period).await;
+    exit_on_second_signal();
+    service.shutdown(grace).await;
     drop(connection);
     ExitCode::SUCCESS
 }
 
-/// Graceful shutdown: readiness drops first, then watches stop and queues
-/// drain until the grace period ends. A second signal exits at once.
-pub(crate) async fn shut_down(ops: &OpsState, daemon: &Arc<Daemon>, grace: Duration) {
-    ops.shutting_down.store(true, Ordering::Release);
-    tracing::info!(
-        ?grace,
-        "shutting down: readiness dropped, stopping watches and draining queues (signal again to exit now)"
-    );
+/// After the first signal, a second one exits at once.
+pub(crate) fn exit_on_second_signal() {
+    tracing::info!("signal again to exit without draining");
     tokio::spawn(async {
         wait_for_signal().await;
         tracing::warn!("second signal: exiting now");
         std::process::exit(130);
     });
-    let deadline = Instant::now() + grace;
-    let stopping = daemon.clone();
-    let _ = tokio::task::spawn_blocking(move || stopping.shutdown(deadline)).await;
-    tracing::info!("shutdown complete");
-}
-
-/// Loads and starts every plugin file of the plugin directory; a file that
-/// fails is logged (naming the file and the reason) and the rest go on.
-async fn start_plugins(
-    engine: &PluginEngine,
-    config: &Arc<Config>,
-    daemon: &Daemon,
-    ops: &OpsState,
-    stats: &LoaderStats,
-) {
-    let files = match plugin_files(&config.plugin_dir) {
-        Ok(files) => files,
-        Err(err) => {
-            tracing::error!(dir = %config.plugin_dir.display(), "cannot read the plugin directory: {err}");
-            return;
-        }
-    };
-    let mut names: std::collections::HashMap<String, PathBuf> = std::collections::HashMap::new();
-    for file in files {
-        let stem = stem(&file);
-        if config.is_disabled(&stem) {
-            tracing::info!(file = %file.display(), "plugin disabled by configuration (plugins.{stem}.disabled)");
-            continue;
-        }
-        let (engine, options, path) = (
-            engine.clone(),
-            config.load_options(&stem, Arc::new(TracingSink)),
-            file.clone(),
-        );
-        let loaded =
-            match tokio::task::spawn_blocking(move || load_file(&engine, &path, options)).await {
-                Ok(loaded) => loaded,
-                Err(err) => {
-                    tracing::error!(file = %file.display(), "plugin load panicked: {err}");
-                    continue;
-                }
-            };
-        let failed = |message: String| {
-            tracing::error!("plugin not loaded: {message}");
-            stats.load_errors.fetch_add(1, Ordering::Relaxed);
-            ops.files.failed(file.clone(), message);
-        };
-        let plugin = match loaded {
-            Ok(plugin) => plugin,
-            Err(err) => {
-                failed(err.to_string());
-                continue;
-            }
-        };
-        if let Some(other) = names.get(plugin.name()) {
-            failed(
-                FileError::DuplicateName {
-                    file: file.clone(),
-                    name: plugin.name().to_owned(),
-                    other: other.clone(),
-                }
-                .to_string(),
-            );
-            continue;
-        }
-        names.insert(plugin.name().to_owned(), file.clone());
-        let (name, digest) = (plugin.name().to_owned(), plugin.digest().to_owned());
-        match daemon.start(plugin).await {
-            Ok(()) => {
-                tracing::info!(plugin = %name, file = %file.display(), "plugin loaded");
-                stats.reloads.fetch_add(1, Ordering::Relaxed);
-                ops.files.loaded(file.clone(), &name, &digest);
-            }
-            Err(err) => failed(format!("{}: {err}", file.display())),
-        }
-    }
-    if daemon.names().is_empty() {
-        tracing::warn!(dir = %config.plugin_dir.display(), "no plugin is running; add .wasm files to the plugin directory");
-    }
-}
-
-/// A plugin file's name without `.wasm`.
-pub fn stem(file: &Path) -> String {
-    file.file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default()
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

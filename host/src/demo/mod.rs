@@ -4,21 +4,17 @@
 
 pub mod churn;
 
-use crate::cli::run_cmd::{shut_down, wait_for_signal};
+use crate::cli::run_cmd::{exit_on_second_signal, wait_for_signal};
 use crate::config::Config;
-use crate::daemon::Daemon;
-use crate::informer::{Informers, ReflectorConfig};
-use crate::loader::{load_file, plugin_files};
-use crate::metrics::LoaderStats;
-use crate::ops::{self, FileStatuses, OpsState};
-use crate::plugin::{EngineSettings, LogLevel, LogLine, LogSink, PluginEngine};
+use crate::ops;
+use crate::plugin::{LogLevel, LogLine, LogSink};
+use crate::service::Service;
 use crate::source::Source;
 use std::io::Write as _;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// The example plugins the demo builds and loads.
@@ -142,52 +138,23 @@ pub async fn run(options: DemoOptions) -> Result<(), String> {
             ..Default::default()
         },
     );
-    let engine = PluginEngine::new(EngineSettings::default()).map_err(|e| e.to_string())?;
-    let informers = Arc::new(Informers::new(
-        connection.client.clone(),
-        ReflectorConfig::default(),
-    ));
-    let daemon = Arc::new(Daemon::new(informers, config.retry_policy()));
     let listener = match ops::bind(options.listen).await {
         Ok(listener) => listener,
         Err(_) => ops::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?,
     };
-    let address = listener.local_addr().map_err(|e| e.to_string())?;
-    let loader = Arc::new(LoaderStats::default());
-    let ops = Arc::new(OpsState {
-        daemon: daemon.clone(),
-        registry: crate::metrics::registry(daemon.clone(), loader.clone()),
-        files: Arc::new(FileStatuses::default()),
-        shutting_down: AtomicBool::new(false),
-    });
-    tokio::spawn(ops::serve(listener, ops.clone()));
-
-    for file in plugin_files(&plugin_dir).map_err(|e| format!("{}: {e}", plugin_dir.display()))? {
-        let stem = crate::cli::run_cmd::stem(&file);
-        let (engine, options, path) = (
-            engine.clone(),
-            config.load_options(&stem, Arc::new(DemoSink)),
-            file.clone(),
-        );
-        match tokio::task::spawn_blocking(move || load_file(&engine, &path, options))
-            .await
-            .map_err(|e| e.to_string())?
-        {
-            Ok(plugin) => {
-                let (name, digest) = (plugin.name().to_owned(), plugin.digest().to_owned());
-                match daemon.start(plugin).await {
-                    Ok(()) => {
-                        loader.reloads.fetch_add(1, Ordering::Relaxed);
-                        ops.files.loaded(file.clone(), &name, &digest);
-                    }
-                    Err(err) => eprintln!("plugin not started: {err}"),
-                }
-            }
-            Err(err) => {
-                loader.load_errors.fetch_add(1, Ordering::Relaxed);
-                eprintln!("plugin not loaded: {err}");
-                ops.files.failed(file.clone(), err.to_string());
-            }
+    let service = Service::start(
+        Arc::new(config),
+        connection.client.clone(),
+        Arc::new(DemoSink),
+        listener,
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    let daemon = service.daemon().clone();
+    let address = service.address();
+    for (file, status) in service.directory().files().snapshot() {
+        if let Some(error) = status.last_error {
+            eprintln!("plugin not loaded: {}: {error}", file.display());
         }
     }
 
@@ -230,7 +197,8 @@ pub async fn run(options: DemoOptions) -> Result<(), String> {
         None => wait_for_signal().await,
     }
     churn.abort();
-    shut_down(&ops, &daemon, Duration::from_secs(5)).await;
+    exit_on_second_signal();
+    service.shutdown(Duration::from_secs(5)).await;
     drop(connection);
     let _ = std::fs::remove_dir_all(&work);
     Ok(())

@@ -9,5 +9,6 @@ mod informers;
 mod objects;
 mod randomized;
 mod recording;
+mod reload;
 mod runtime;
 mod sandbox;

@@ -1,0 +1,411 @@
+//! Makes the running plugins match the plugin directory, one pass at a time.
+//!
+//! A pass lists the directory and, for each plugin file that is new, changed
+//! (by fingerprint, or named by a settled event) or due for a retry, reads it
+//! and its sidecar and decides:
+//!
+//! - **disabled** (configuration or sidecar): stop what runs from it;
+//! - **same content** as what runs (a touch, a rewrite with equal bytes):
+//!   nothing;
+//! - otherwise **load** it off the async runtime (from the compiled-artifact
+//!   cache when possible) and then **start** it, or **swap** it for the
+//!   version running from the same file. A file that fails to read, parse,
+//!   compile, validate or start is reported (log, status, metric) and the
+//!   version running from it, if any, keeps running.
+//!
+//! A plugin name belongs to the first file that runs it; another file
+//! declaring the same name is refused with an error naming both, and is
+//! tried again when the first one goes. Files that vanished are unloaded
+//! first, so a rename within the directory hands the name over. Passes run
+//! one after the other on one task: no two loads of the same plugin race.
+
+use super::ReloadSetup;
+use super::scan::{self, Found, sidecar_of, stem};
+use super::status::FileState;
+use crate::config::Sidecar;
+use crate::plugin::{CompileOutcome, LoadedPlugin, digest, revision};
+use std::collections::{BTreeMap, HashSet};
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+
+/// The plugin running from a file.
+#[derive(Debug, Clone)]
+struct RunningFrom {
+    name: String,
+    digest: String,
+}
+
+/// What a pass remembers of one plugin file.
+#[derive(Debug, Default)]
+struct Known {
+    /// Fingerprints when last evaluated; `None` forces a new evaluation.
+    seen: Option<Found>,
+    /// The content last evaluated: file digest and sidecar text.
+    content: Option<(String, Option<String>)>,
+    /// The plugin running from the file.
+    running: Option<RunningFrom>,
+    /// Refused because this plugin name runs from another file.
+    blocked_by: Option<String>,
+    /// The last attempt failed for a reason that may pass by itself (a kind
+    /// not served yet): try again at the next rescan even if unchanged.
+    retry: bool,
+    /// The state the last evaluation left the file in.
+    state: Option<FileState>,
+}
+
+/// What to look at in a pass.
+#[derive(Debug, Default)]
+pub(crate) struct PassScope<'a> {
+    /// Re-read these files even if their fingerprints are unchanged.
+    pub forced: &'a [PathBuf],
+    /// Re-read every file and retry every transient failure.
+    pub rescan: bool,
+}
+
+/// The reconciler of one plugin directory.
+pub(crate) struct Reconciler {
+    setup: ReloadSetup,
+    known: BTreeMap<PathBuf, Known>,
+    /// Files left for later because they were modified a moment ago: read
+    /// at the next pass whatever their fingerprint says.
+    deferred: HashSet<PathBuf>,
+}
+
+impl Reconciler {
+    pub(crate) fn new(setup: ReloadSetup) -> Self {
+        Reconciler {
+            setup,
+            known: BTreeMap::new(),
+            deferred: HashSet::new(),
+        }
+    }
+
+    pub(crate) fn setup(&self) -> &ReloadSetup {
+        &self.setup
+    }
+
+    /// One pass over the directory. `unsettled` names files still being
+    /// changed: they are left for a later pass. So are files modified less
+    /// than the quiet period ago, whose writer's events may not have arrived
+    /// yet: returns true when some were, and a rescan is due shortly.
+    pub(crate) async fn pass(
+        &mut self,
+        scope: PassScope<'_>,
+        unsettled: impl Fn(&Path) -> bool,
+    ) -> bool {
+        let on_disk = match scan::scan(&self.setup.dir) {
+            Ok(found) => found,
+            Err(err) => {
+                tracing::error!(dir = %self.setup.dir.display(), "cannot read the plugin directory (pluginDir): {err}");
+                return false;
+            }
+        };
+        let gone: Vec<PathBuf> = self
+            .known
+            .keys()
+            .filter(|path| !on_disk.contains_key(*path))
+            .cloned()
+            .collect();
+        for path in gone {
+            self.remove(&path).await;
+        }
+        let mut forced: HashSet<PathBuf> = scope
+            .forced
+            .iter()
+            .map(|path| match path.extension() {
+                Some(ext) if ext == "yaml" => path.with_extension("wasm"),
+                _ => path.clone(),
+            })
+            .collect();
+        forced.extend(self.deferred.drain());
+        let (quiet, now) = (self.setup.timing.quiet, std::time::SystemTime::now());
+        for (path, found) in on_disk {
+            if unsettled(&path) || unsettled(&sidecar_of(&path)) {
+                continue;
+            }
+            let known = self.known.entry(path.clone()).or_default();
+            let unchanged = known.seen == Some(found) && !forced.contains(&path);
+            if unchanged && !(scope.rescan && known.retry) {
+                continue;
+            }
+            let recent = found.plugin.modified_within(quiet, now)
+                || found.sidecar.is_some_and(|s| s.modified_within(quiet, now));
+            if recent {
+                self.deferred.insert(path);
+                continue;
+            }
+            self.evaluate(&path, found).await;
+        }
+        !self.deferred.is_empty()
+    }
+
+    /// Reads one file and acts on what it holds.
+    async fn evaluate(&mut self, path: &Path, found: Found) {
+        let (bytes, sidecar_text) = match read(path, found) {
+            Ok(Some(content)) => content,
+            // Changed or removed while being read: a later event says when
+            // it is done.
+            Ok(None) => return,
+            Err(error) => return self.refuse(path, found, None, error, false),
+        };
+        let stem = stem(path);
+        let sidecar = match &sidecar_text {
+            None => None,
+            Some(text) => {
+                let name = sidecar_of(path).display().to_string();
+                match self.setup.config.parse_sidecar(text, &name) {
+                    Ok(sidecar) => Some(sidecar),
+                    Err(error) => {
+                        let content = Some((digest(&bytes), sidecar_text.clone()));
+                        return self.refuse(path, found, content, error.to_string(), false);
+                    }
+                }
+            }
+        };
+        let content = (digest(&bytes), sidecar_text);
+        if self.setup.config.is_disabled(&stem, sidecar.as_ref()) {
+            return self.disable(path, found, content).await;
+        }
+        let known = self.known.entry(path.to_owned()).or_default();
+        if known.content.as_ref() == Some(&content) && known.blocked_by.is_none() && !known.retry {
+            known.seen = Some(found);
+            if let Some(state) = known.state {
+                self.restore_state(path, state);
+            }
+            return;
+        }
+        match self.load(path, &stem, sidecar.as_ref(), bytes).await {
+            Ok((plugin, outcome)) => self.run(path, found, content, plugin, outcome).await,
+            Err(error) => self.refuse(path, found, Some(content), error, false),
+        }
+    }
+
+    /// Compiles (or takes from the cache) and validates, off the async runtime.
+    async fn load(
+        &self,
+        path: &Path,
+        stem: &str,
+        sidecar: Option<&Sidecar>,
+        bytes: Vec<u8>,
+    ) -> Result<(LoadedPlugin, CompileOutcome), String> {
+        let setup = &self.setup;
+        let options = setup.config.load_options(stem, sidecar, setup.sink.clone());
+        let (engine, cache) = (setup.engine.clone(), setup.cache.clone());
+        let loaded = tokio::task::spawn_blocking(move || {
+            LoadedPlugin::load_cached(&engine, cache.as_ref(), &bytes, options)
+        })
+        .await;
+        let (plugin, outcome) = match loaded {
+            Ok(Ok(loaded)) => loaded,
+            Ok(Err(error)) => return Err(error.to_string()),
+            Err(panic) => return Err(format!("loading panicked: {panic}")),
+        };
+        let stats = &setup.stats;
+        match &outcome {
+            CompileOutcome::CacheHit => {
+                stats.cache_hits.fetch_add(1, Ordering::Relaxed);
+                tracing::debug!(file = %path.display(), "compiled artifact found in the cache: compilation skipped");
+            }
+            compiled => {
+                stats.compiles.fetch_add(1, Ordering::Relaxed);
+                stats.compile_micros.fetch_add(
+                    compiled.compile_time().as_micros() as u64,
+                    Ordering::Relaxed,
+                );
+            }
+        }
+        Ok((plugin, outcome))
+    }
+
+    /// Starts `plugin`, or swaps it for the version running from `path`.
+    async fn run(
+        &mut self,
+        path: &Path,
+        found: Found,
+        content: (String, Option<String>),
+        plugin: LoadedPlugin,
+        outcome: CompileOutcome,
+    ) {
+        let name = plugin.name().to_owned();
+        if let Some(other) = self.file_running(&name, path) {
+            let error = format!(
+                "plugin name {name:?} is already provided by {}; rename or remove one of the two files",
+                other.display()
+            );
+            self.refuse(path, found, Some(content), error, false);
+            self.known.entry(path.to_owned()).or_default().blocked_by = Some(name);
+            return;
+        }
+        let previous = self.known.get(path).and_then(|known| known.running.clone());
+        let daemon = self.setup.daemon.clone();
+        let started = match &previous {
+            Some(running) if running.name == name => daemon.swap(plugin.clone()).await,
+            Some(running) => {
+                self.stop_running(path, running).await;
+                daemon.start(plugin.clone()).await
+            }
+            None => daemon.start(plugin.clone()).await,
+        };
+        if let Err(error) = started {
+            return self.refuse(path, found, Some(content), error.to_string(), true);
+        }
+        let how = match &outcome {
+            CompileOutcome::CacheHit => "compilation skipped (cached artifact)".to_owned(),
+            CompileOutcome::Compiled(took) => format!("compiled in {} ms", took.as_millis()),
+            CompileOutcome::Recompiled { took, discarded } => format!(
+                "compiled in {} ms (a corrupt cached artifact was discarded: {discarded})",
+                took.as_millis()
+            ),
+        };
+        match &previous {
+            Some(running) if running.name == name => tracing::info!(
+                plugin = %name, file = %path.display(), from = revision(&running.digest), to = plugin.revision(),
+                "plugin swapped to a new version; {how}"
+            ),
+            _ => tracing::info!(
+                plugin = %name, file = %path.display(), revision = plugin.revision(),
+                version = %plugin.manifest().version, "plugin loaded; {how}"
+            ),
+        }
+        self.setup.stats.reloads.fetch_add(1, Ordering::Relaxed);
+        self.setup
+            .files
+            .loaded(path, &name, plugin.digest(), &outcome);
+        let known = self.known.entry(path.to_owned()).or_default();
+        *known = Known {
+            seen: Some(found),
+            content: Some(content),
+            running: Some(RunningFrom {
+                name,
+                digest: plugin.digest().to_owned(),
+            }),
+            blocked_by: None,
+            retry: false,
+            state: Some(FileState::Loaded),
+        };
+    }
+
+    /// Records a refused file: the version running from it, if any, stays.
+    fn refuse(
+        &mut self,
+        path: &Path,
+        found: Found,
+        content: Option<(String, Option<String>)>,
+        error: String,
+        retry: bool,
+    ) {
+        let known = self.known.entry(path.to_owned()).or_default();
+        match &known.running {
+            Some(running) => tracing::error!(
+                file = %path.display(), plugin = %running.name, revision = revision(&running.digest),
+                "plugin file not loaded, the running version stays: {error}"
+            ),
+            None => tracing::error!(file = %path.display(), "plugin file not loaded: {error}"),
+        }
+        known.seen = Some(found);
+        known.content = content;
+        known.blocked_by = None;
+        known.retry = retry;
+        known.state = Some(FileState::Failed);
+        self.setup.stats.load_errors.fetch_add(1, Ordering::Relaxed);
+        self.setup.files.failed(path, error);
+    }
+
+    /// Stops what runs from a file its configuration or sidecar disables.
+    async fn disable(&mut self, path: &Path, found: Found, content: (String, Option<String>)) {
+        let previous = self.known.get(path).and_then(|k| k.running.clone());
+        if let Some(running) = &previous {
+            self.stop_running(path, running).await;
+        }
+        if self.known.get(path).and_then(|k| k.state) != Some(FileState::Disabled) {
+            tracing::info!(file = %path.display(), "plugin disabled by configuration (plugins.<name>.disabled or its sidecar)");
+        }
+        self.known.insert(
+            path.to_owned(),
+            Known {
+                seen: Some(found),
+                content: Some(content),
+                state: Some(FileState::Disabled),
+                ..Known::default()
+            },
+        );
+        self.setup.files.disabled(path);
+    }
+
+    /// Unloads what ran from a file that is gone.
+    async fn remove(&mut self, path: &Path) {
+        let Some(known) = self.known.remove(path) else {
+            return;
+        };
+        if let Some(running) = &known.running {
+            self.stop_running(path, running).await;
+            tracing::info!(plugin = %running.name, file = %path.display(), "plugin unloaded: its file was removed");
+            self.setup.stats.unloads.fetch_add(1, Ordering::Relaxed);
+        }
+        self.setup.files.removed(path);
+    }
+
+    /// Stops the plugin running from `path` and lets files refused for
+    /// duplicating its name try again.
+    async fn stop_running(&mut self, path: &Path, running: &RunningFrom) {
+        self.setup.daemon.stop(&running.name).await;
+        if let Some(known) = self.known.get_mut(path) {
+            known.running = None;
+        }
+        for known in self.known.values_mut() {
+            if known.blocked_by.as_deref() == Some(running.name.as_str()) {
+                known.seen = None;
+            }
+        }
+    }
+
+    /// The file other than `path` that runs plugin `name`.
+    fn file_running(&self, name: &str, path: &Path) -> Option<PathBuf> {
+        self.known
+            .iter()
+            .find(|(other, known)| {
+                other.as_path() != path && known.running.as_ref().is_some_and(|r| r.name == name)
+            })
+            .map(|(other, _)| other.clone())
+    }
+
+    /// Puts back the status of a file whose content turned out unchanged.
+    fn restore_state(&self, path: &Path, state: FileState) {
+        let files = &self.setup.files;
+        if files
+            .get(path)
+            .is_some_and(|s| s.state == FileState::Writing)
+        {
+            match state {
+                FileState::Disabled => files.disabled(path),
+                _ => files.settled(path, state),
+            }
+        }
+    }
+}
+
+/// A plugin file's bytes and its sidecar's text.
+type Content = (Vec<u8>, Option<String>);
+
+/// Reads a plugin file and its sidecar. `Ok(None)` when the file changed or
+/// vanished while being read.
+fn read(path: &Path, found: Found) -> Result<Option<Content>, String> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(err) if err.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(format!("cannot read the file: {err}")),
+    };
+    let sidecar_path = sidecar_of(path);
+    let sidecar = match std::fs::read_to_string(&sidecar_path) {
+        Ok(text) => Some(text),
+        Err(err) if err.kind() == ErrorKind::NotFound => None,
+        Err(err) => return Err(format!("cannot read {}: {err}", sidecar_path.display())),
+    };
+    match scan::Fingerprint::of(path) {
+        Ok(Some(after)) if after == found.plugin && bytes.len() as u64 == after.size() => {
+            Ok(Some((bytes, sidecar)))
+        }
+        _ => Ok(None),
+    }
+}

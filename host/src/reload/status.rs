@@ -1,0 +1,236 @@
+//! What the reloader knows of each plugin file: which plugin and version it
+//! runs, since when, how it was compiled, and its last error. Read by the
+//! `/plugins` endpoint; every change is announced, so a caller can wait for
+//! a state instead of polling.
+
+use crate::plugin::CompileOutcome;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
+use tokio::sync::watch;
+
+/// Where a plugin file stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FileState {
+    /// Its current content runs.
+    Loaded,
+    /// Its current content was refused (see `lastError`); the version that
+    /// ran before, if any, still runs.
+    Failed,
+    /// Disabled by the configuration or its sidecar; nothing runs.
+    Disabled,
+    /// Being written: read once the writer is done.
+    Writing,
+}
+
+/// The status of one plugin file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileStatus {
+    /// Where it stands.
+    pub state: FileState,
+    /// The plugin running from this file, if any.
+    pub plugin: Option<String>,
+    /// sha256 of the running version.
+    pub sha256: Option<String>,
+    /// When the running version was loaded.
+    #[serde(with = "opt_time")]
+    pub loaded_at: Option<SystemTime>,
+    /// How the running version was compiled: `cache hit` or `compiled in N ms`.
+    pub compile: Option<String>,
+    /// The last load error (the running version, if any, was kept).
+    pub last_error: Option<String>,
+    /// When that error happened.
+    #[serde(with = "opt_time")]
+    pub error_at: Option<SystemTime>,
+}
+
+impl FileStatus {
+    fn new(state: FileState) -> Self {
+        FileStatus {
+            state,
+            plugin: None,
+            sha256: None,
+            loaded_at: None,
+            compile: None,
+            last_error: None,
+            error_at: None,
+        }
+    }
+}
+
+/// The status of every plugin file.
+#[derive(Debug)]
+pub struct FileStatuses {
+    files: Mutex<BTreeMap<PathBuf, FileStatus>>,
+    changes: watch::Sender<u64>,
+}
+
+impl Default for FileStatuses {
+    fn default() -> Self {
+        FileStatuses {
+            files: Mutex::new(BTreeMap::new()),
+            changes: watch::Sender::new(0),
+        }
+    }
+}
+
+impl FileStatuses {
+    /// `file` now runs `plugin` at `sha256`, compiled as `outcome` says.
+    pub fn loaded(&self, file: &Path, plugin: &str, sha256: &str, outcome: &CompileOutcome) {
+        let compile = match outcome {
+            CompileOutcome::CacheHit => "cache hit".to_owned(),
+            other => format!("compiled in {} ms", other.compile_time().as_millis()),
+        };
+        self.update(file, |status| {
+            *status = FileStatus {
+                plugin: Some(plugin.into()),
+                sha256: Some(sha256.into()),
+                loaded_at: Some(SystemTime::now()),
+                compile: Some(compile),
+                ..FileStatus::new(FileState::Loaded)
+            }
+        });
+    }
+
+    /// `file`'s current content was refused; what ran keeps running.
+    pub fn failed(&self, file: &Path, error: String) {
+        self.update(file, |status| {
+            status.state = FileState::Failed;
+            status.last_error = Some(error);
+            status.error_at = Some(SystemTime::now());
+        });
+    }
+
+    /// `file` is disabled: nothing runs from it.
+    pub fn disabled(&self, file: &Path) {
+        self.update(file, |status| {
+            *status = FileStatus::new(FileState::Disabled)
+        });
+    }
+
+    /// `file` is being written; what ran keeps running until it is done.
+    pub fn writing(&self, file: &Path) {
+        self.update(file, |status| status.state = FileState::Writing);
+    }
+
+    /// `file` turned out unchanged after being written: back to `state`.
+    pub fn settled(&self, file: &Path, state: FileState) {
+        self.update(file, |status| status.state = state);
+    }
+
+    /// `file` is gone.
+    pub fn removed(&self, file: &Path) {
+        if self.lock().remove(file).is_some() {
+            self.changes.send_modify(|n| *n += 1);
+        }
+    }
+
+    /// The status of `file`.
+    pub fn get(&self, file: &Path) -> Option<FileStatus> {
+        self.lock().get(file).cloned()
+    }
+
+    /// Every file's status, by path.
+    pub fn snapshot(&self) -> BTreeMap<PathBuf, FileStatus> {
+        self.lock().clone()
+    }
+
+    /// A receiver that sees a new value after every change.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    /// Waits until `ready` holds of the statuses; returns what it returned.
+    pub async fn wait_for<T>(
+        &self,
+        mut ready: impl FnMut(&BTreeMap<PathBuf, FileStatus>) -> Option<T>,
+    ) -> T {
+        let mut changes = self.subscribe();
+        loop {
+            changes.borrow_and_update();
+            if let Some(value) = ready(&self.lock()) {
+                return value;
+            }
+            if changes.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+
+    fn update(&self, file: &Path, change: impl FnOnce(&mut FileStatus)) {
+        {
+            let mut files = self.lock();
+            let status = files
+                .entry(file.to_owned())
+                .or_insert_with(|| FileStatus::new(FileState::Writing));
+            change(status);
+        }
+        self.changes.send_modify(|n| *n += 1);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<PathBuf, FileStatus>> {
+        self.files.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+mod opt_time {
+    use serde::Serializer;
+    use std::time::SystemTime;
+
+    pub fn serialize<S: Serializer>(
+        time: &Option<SystemTime>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match time {
+            Some(time) => serializer.serialize_str(&crate::time_serde::format(*time)),
+            None => serializer.serialize_none(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn a_failure_keeps_the_running_version_and_a_load_clears_the_error() {
+        let statuses = FileStatuses::default();
+        let file = Path::new("/d/p.wasm");
+        statuses.loaded(
+            file,
+            "p",
+            "aa",
+            &CompileOutcome::Compiled(Duration::from_millis(7)),
+        );
+        statuses.failed(file, "bad magic".into());
+        let status = statuses.get(file).unwrap();
+        assert_eq!(status.state, FileState::Failed);
+        assert_eq!(status.sha256.as_deref(), Some("aa"));
+        assert_eq!(status.compile.as_deref(), Some("compiled in 7 ms"));
+        statuses.loaded(file, "p", "bb", &CompileOutcome::CacheHit);
+        let status = statuses.get(file).unwrap();
+        assert_eq!(
+            (status.state, status.last_error, status.compile.as_deref()),
+            (FileState::Loaded, None, Some("cache hit"))
+        );
+    }
+
+    #[test]
+    fn every_change_is_announced() {
+        let statuses = FileStatuses::default();
+        let mut changes = statuses.subscribe();
+        statuses.writing(Path::new("/d/p.wasm"));
+        assert!(changes.has_changed().unwrap());
+        changes.borrow_and_update();
+        statuses.removed(Path::new("/d/p.wasm"));
+        assert!(changes.has_changed().unwrap());
+        changes.borrow_and_update();
+        statuses.removed(Path::new("/d/p.wasm"));
+        assert!(!changes.has_changed().unwrap(), "nothing was removed");
+    }
+}
