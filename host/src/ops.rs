@@ -24,6 +24,9 @@ pub struct OpsState {
     pub registry: Registry,
     /// Plugin files.
     pub files: Arc<FileStatuses>,
+    /// Set once the plugin directory's initial load is done: until then
+    /// the daemon is not ready, whatever its (few) plugins say.
+    pub loaded: AtomicBool,
     /// Set first on shutdown, so readiness drops before anything stops.
     pub shutting_down: AtomicBool,
 }
@@ -44,9 +47,13 @@ struct PluginsReport {
 }
 
 impl OpsState {
-    /// True when the daemon should receive traffic: synced and not stopping.
+    /// True when the daemon is ready: the plugin directory loaded, every
+    /// informer synced, every plugin through its initial list, and not
+    /// shutting down.
     pub fn ready(&self) -> bool {
-        !self.shutting_down.load(Ordering::Acquire) && self.daemon.ready()
+        !self.shutting_down.load(Ordering::Acquire)
+            && self.loaded.load(Ordering::Acquire)
+            && self.daemon.ready()
     }
 
     fn respond(&self, path: &str) -> Response<Full<Bytes>> {
@@ -76,7 +83,7 @@ impl OpsState {
                 } else {
                     text(
                         StatusCode::SERVICE_UNAVAILABLE,
-                        "not ready: informers syncing or plugins handling their initial lists\n"
+                        "not ready: loading plugins, informers syncing or plugins handling their initial lists\n"
                             .into(),
                         "text/plain",
                     )

@@ -79,6 +79,7 @@ impl Service {
             daemon: daemon.clone(),
             registry: crate::metrics::registry(daemon.clone(), stats.clone()),
             files: files.clone(),
+            loaded: AtomicBool::new(false),
             shutting_down: AtomicBool::new(false),
         });
         let address = listener.local_addr().map_err(ServiceError::Listen)?;
@@ -97,6 +98,7 @@ impl Service {
             rescan_interval: DEFAULT_RESCAN_INTERVAL,
         })
         .await?;
+        ops.loaded.store(true, Ordering::Release);
         Ok(Service {
             daemon,
             ops,

@@ -145,23 +145,31 @@ impl PluginDirectory {
             dir: dir.clone(),
             ..setup
         });
-        let deferred = reconciler
-            .pass(
-                PassScope {
-                    forced: &[],
-                    rescan: true,
-                },
-                |_| false,
-            )
-            .await;
+        // Files modified a moment ago are left for a moment; the initial
+        // load is not done until they are in too.
+        let patience = Instant::now() + timing.open_writer_quiet;
+        loop {
+            let deferred = reconciler
+                .pass(
+                    PassScope {
+                        forced: &[],
+                        rescan: true,
+                    },
+                    |_| false,
+                )
+                .await;
+            if !deferred || Instant::now() >= patience {
+                break;
+            }
+            tokio::time::sleep(timing.quiet).await;
+        }
         if reconciler.setup().daemon.names().is_empty() {
             tracing::warn!(dir = %dir.display(), "no plugin is running; drop .wasm files into the plugin directory");
         }
         let (stop, stopped) = oneshot::channel();
         let mut settle = Settle::new(timing);
-        if deferred {
-            settle.rescan(Instant::now());
-        }
+        // Whatever changed during the initial load is looked at again.
+        settle.rescan(Instant::now());
         let follower = Follower {
             reconciler,
             events,

@@ -175,6 +175,7 @@ impl Reconciler {
             }
             return;
         }
+        self.setup.files.loading(path);
         match self.load(path, &stem, sidecar.as_ref(), bytes).await {
             Ok((plugin, outcome)) => self.run(path, found, content, plugin, outcome).await,
             Err(error) => self.refuse(path, found, Some(content), error, false),

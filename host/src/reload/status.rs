@@ -24,6 +24,8 @@ pub enum FileState {
     Disabled,
     /// Being written: read once the writer is done.
     Writing,
+    /// Being compiled (or taken from the cache), validated and started.
+    Loading,
 }
 
 /// The status of one plugin file.
@@ -115,6 +117,11 @@ impl FileStatuses {
     /// `file` is being written; what ran keeps running until it is done.
     pub fn writing(&self, file: &Path) {
         self.update(file, |status| status.state = FileState::Writing);
+    }
+
+    /// `file` is being loaded; what ran keeps running until it is done.
+    pub fn loading(&self, file: &Path) {
+        self.update(file, |status| status.state = FileState::Loading);
     }
 
     /// `file` turned out unchanged after being written: back to `state`.

@@ -3,7 +3,6 @@
 mod bad_files;
 mod cluster;
 mod daemon;
-mod examples;
 mod hostile;
 mod informers;
 mod objects;

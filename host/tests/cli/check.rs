@@ -1,0 +1,130 @@
+//! `herald plugin check`: every example prints its manifest; every kind of
+//! broken file gets a one-line error naming the file and the problem.
+
+use super::process::{run, temp_dir};
+use herald_test_artifacts as artifacts;
+use std::path::Path;
+
+/// Runs `herald plugin check` on `file` with `extra` arguments.
+fn check(file: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["plugin", "check", file.to_str().unwrap()];
+    args.extend(extra);
+    run(&args)
+}
+
+#[test]
+fn each_example_plugin_passes_and_prints_its_manifest() {
+    for (name, path, kinds) in [
+        ("pod-lifecycle", artifacts::POD_LIFECYCLE, vec!["Pod"]),
+        ("image-policy", artifacts::IMAGE_POLICY, vec!["Pod"]),
+        (
+            "rollout-watch",
+            artifacts::ROLLOUT_WATCH,
+            vec!["Deployment", "ReplicaSet"],
+        ),
+    ] {
+        let json = check(Path::new(path), &["--output", "json"]);
+        assert!(json.status.success(), "{name}: {json:?}");
+        let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+        assert_eq!(report["manifest"]["name"], name);
+        assert_eq!(report["world"], "herald:plugin/plugin@0.1.0");
+        let subscribed: Vec<&str> = report["manifest"]["subscriptions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["kind"]["kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(subscribed, kinds, "{name}");
+    }
+}
+
+#[test]
+fn the_manifest_also_prints_for_people_and_as_yaml() {
+    let path = Path::new(artifacts::POD_LIFECYCLE);
+    let text = check(path, &[]);
+    assert!(text.status.success(), "{text:?}");
+    let stdout = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        stdout.contains("ok, implements herald:plugin/plugin@0.1.0"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("plugin         pod-lifecycle "), "{stdout}");
+    assert!(
+        stdout.contains("subscribes to  v1 Pod in all namespaces, every event"),
+        "{stdout}"
+    );
+    let yaml = check(path, &["--output", "yaml"]);
+    assert!(yaml.status.success());
+    let report: serde_json::Value = serde_yaml::from_slice(&yaml.stdout).unwrap();
+    assert_eq!(report["manifest"]["name"], "pod-lifecycle");
+}
+
+#[test]
+fn broken_files_get_one_line_errors_naming_the_file_and_the_problem() {
+    let dir = temp_dir("check");
+    let good = artifacts::bytes(artifacts::POD_LIFECYCLE);
+    let mut random = Vec::with_capacity(4096);
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    for _ in 0..4096 {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        random.push(state as u8);
+    }
+    let core_module = b"\0asm\x01\0\0\0".to_vec();
+    let cases: Vec<(&str, Vec<u8>, &str, Vec<&str>)> = vec![
+        ("empty.wasm", Vec::new(), "file is empty", vec![]),
+        (
+            "truncated.wasm",
+            good[..good.len() / 2].to_vec(),
+            "invalid or corrupt component",
+            vec![],
+        ),
+        ("random.wasm", random, "not a WebAssembly file", vec![]),
+        ("core.wasm", core_module, "core WebAssembly module", vec![]),
+        (
+            "wrong-world.wasm",
+            artifacts::bytes(artifacts::WRONG_WORLD),
+            "does not implement the herald:plugin/plugin@0.1.0 world",
+            vec![],
+        ),
+        (
+            "big.wasm",
+            good.clone(),
+            "over the 1000-byte limit",
+            vec!["--max-file-bytes", "1000"],
+        ),
+    ];
+    for (name, bytes, problem, extra) in cases {
+        let file = dir.join(name);
+        std::fs::write(&file, bytes).unwrap();
+        let output = check(&file, &extra);
+        assert_eq!(output.status.code(), Some(1), "{name}");
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(stderr.lines().count(), 1, "{name}: one line: {stderr}");
+        assert!(
+            stderr.starts_with(&format!("error: {}: ", file.display())),
+            "{name}: names the file: {stderr}"
+        );
+        assert!(
+            stderr.contains(problem),
+            "{name}: says {problem:?}: {stderr}"
+        );
+    }
+    let missing = check(&dir.join("missing.wasm"), &[]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot read"));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn version_names_the_plugin_world() {
+    let output = run(&["version"]);
+    assert!(output.status.success());
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        stdout.starts_with(&format!("herald {} ", env!("CARGO_PKG_VERSION"))),
+        "{stdout}"
+    );
+    assert!(stdout.contains("herald:plugin/plugin@0.1.0"), "{stdout}");
+}

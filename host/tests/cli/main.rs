@@ -1,0 +1,10 @@
+//! The `herald` binary as people run it: `plugin check` and `plugin replay`
+//! on the shipped examples and on broken files, the daemon's endpoints,
+//! readiness, hot reload and graceful shutdown, configuration errors, and
+//! the demo.
+
+mod check;
+mod demo;
+mod process;
+mod replay;
+mod run;

@@ -1,0 +1,195 @@
+//! Running the `herald` binary and talking to it.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+/// How long a test waits for something that should happen promptly; only a
+/// safety net, every wait is for an observable event.
+pub const PATIENCE: Duration = Duration::from_secs(60);
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A `herald` command.
+pub fn herald() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_herald"));
+    command.env_remove("RUST_LOG").env_remove("KUBECONFIG");
+    command
+}
+
+/// Runs `herald args…` to completion.
+pub fn run(args: &[&str]) -> Output {
+    herald().args(args).output().expect("running herald")
+}
+
+/// A fresh, empty directory.
+pub fn temp_dir(what: &str) -> PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "herald-cli-{what}-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A running `herald` process whose stderr (its log) is read line by line.
+pub struct Running {
+    child: Child,
+    lines: Receiver<String>,
+    /// Every log line read so far.
+    pub log: Vec<String>,
+}
+
+impl Running {
+    /// Starts `herald args…` with the log as JSON lines on stderr.
+    pub fn start(args: &[&str]) -> Running {
+        let mut child = herald()
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("starting herald");
+        let stderr = child.stderr.take().unwrap();
+        let (send, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Running {
+            child,
+            lines,
+            log: Vec::new(),
+        }
+    }
+
+    /// Reads log lines until one contains `text`; returns it.
+    pub fn wait_for_log(&mut self, text: &str) -> String {
+        self.wait_for_log_with(&[text])
+    }
+
+    /// Reads log lines until one contains every one of `texts`; returns it.
+    pub fn wait_for_log_with(&mut self, texts: &[&str]) -> String {
+        let matches = |line: &str| texts.iter().all(|text| line.contains(text));
+        if let Some(line) = self.log.iter().find(|l| matches(l)) {
+            return line.clone();
+        }
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.log.push(line.clone());
+                    if matches(&line) {
+                        return line;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => panic!(
+                    "no log line with {texts:?} within {PATIENCE:?}; log:\n{}",
+                    self.log.join("\n")
+                ),
+                Err(RecvTimeoutError::Disconnected) => panic!(
+                    "herald exited before logging {texts:?}; log:\n{}",
+                    self.log.join("\n")
+                ),
+            }
+        }
+    }
+
+    /// The address of the endpoints, from the start-up log line.
+    pub fn endpoints(&mut self) -> String {
+        let line = self.wait_for_log("endpoints: http://");
+        let start = line.find("http://").unwrap() + "http://".len();
+        line[start..]
+            .split(['/', ' ', '"'])
+            .next()
+            .unwrap()
+            .to_owned()
+    }
+
+    /// Sends SIGTERM.
+    pub fn terminate(&self) {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("running kill");
+        assert!(status.success());
+    }
+
+    /// Waits for the process to exit (reading the rest of its log); returns
+    /// its exit code and how long it took.
+    pub fn wait(&mut self) -> (Option<i32>, Duration) {
+        let started = Instant::now();
+        for line in self.lines.iter() {
+            self.log.push(line);
+        }
+        let status = self.child.wait().expect("waiting for herald");
+        (status.code(), started.elapsed())
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `GET path` on `address`: the status code and the body.
+pub fn get(address: &str, path: &str) -> (u16, String) {
+    let mut stream = std::net::TcpStream::connect(address).expect("connecting to the endpoints");
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .expect("an HTTP status line");
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+/// Waits until `GET path` answers `status`; returns the body.
+pub fn wait_for_status(address: &str, path: &str, status: u16) -> String {
+    wait_for_response(address, path, |code, _| code == status).1
+}
+
+/// Waits until `GET path` gives a response `wanted` accepts; returns it.
+pub fn wait_for_response(
+    address: &str,
+    path: &str,
+    wanted: impl Fn(u16, &str) -> bool,
+) -> (u16, String) {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let (code, body) = get(address, path);
+        if wanted(code, &body) {
+            return (code, body);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{path} answered {code} {body:?} for {PATIENCE:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -1,0 +1,133 @@
+//! `herald plugin replay`: each shipped event file through its example
+//! plugin gives exactly the expected log lines; failures stop the replay
+//! unless `--keep-going`; a malformed file is refused naming the line.
+
+use super::process::{repo, run, temp_dir};
+use herald_test_artifacts as artifacts;
+
+/// Replays `events` (under examples/events/) into `plugin`; returns the exit
+/// code and the plugin's log lines as `level message`.
+fn replay(plugin: &str, events: &str, extra: &[&str]) -> (Option<i32>, Vec<String>, String) {
+    let events = repo().join("examples/events").join(events);
+    let mut args = vec![
+        "plugin",
+        "replay",
+        plugin,
+        "--events",
+        events.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    let output = run(&args);
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let logged = stdout
+        .lines()
+        .filter_map(|line| line.trim_start().strip_prefix('['))
+        .filter_map(|line| line.split_once("] ").map(|(_, rest)| rest.to_owned()))
+        .collect();
+    (output.status.code(), logged, stdout)
+}
+
+#[test]
+fn pod_lifecycle_reports_each_phase_of_the_recorded_pods() {
+    let (code, logged, stdout) = replay(artifacts::POD_LIFECYCLE, "pods.jsonl", &[]);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert_eq!(
+        logged,
+        [
+            "info listed pod=shop/web-0 phase=Running",
+            "info created pod=shop/web-1 phase=Pending",
+            "info transitioned pod=shop/web-1 from=Pending to=Running",
+            "warn restarted pod=shop/web-1 container=app count=1",
+            "info transitioned pod=shop/web-1 from=Running to=Succeeded",
+            "info deleted pod=shop/web-1 phase=Succeeded",
+            "info vanished pod=shop/web-0 phase=Running",
+        ]
+    );
+    assert!(stdout.ends_with("summary: 7 events, 7 ok, 0 failed, 0 skipped\n"));
+}
+
+#[test]
+fn image_policy_flags_untagged_latest_foreign_and_invalid_images() {
+    let config = format!(
+        "@{}",
+        repo().join("examples/events/image-policy.yaml").display()
+    );
+    let (code, logged, stdout) = replay(
+        artifacts::IMAGE_POLICY,
+        "images.jsonl",
+        &["--config", &config],
+    );
+    assert_eq!(code, Some(0), "{stdout}");
+    assert_eq!(
+        logged,
+        [
+            "warn flagged pod=shop/tools-0 init-container=setup image=alpine:latest reason=latest-tag",
+            "warn flagged pod=shop/tools-0 container=shell image=busybox reason=no-tag",
+            "warn flagged pod=shop/agent-0 container=agent image=quay.io/acme/agent:2.1 reason=registry-not-allowed registry=quay.io",
+            "warn flagged pod=shop/api-0 container=api image=ghcr.io/acme/api:latest reason=latest-tag",
+            "warn flagged pod=shop/odd-0 container=app image=Registry.Example/UPPER CASE:tag! reason=invalid-reference",
+        ]
+    );
+}
+
+#[test]
+fn rollout_watch_follows_a_rollout_through_the_cache_of_replica_sets() {
+    let (code, logged, stdout) = replay(artifacts::ROLLOUT_WATCH, "deployments.jsonl", &[]);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert_eq!(
+        logged,
+        [
+            "info listed deployment=shop/web generation=1 replicas=3 updated=3 available=3 complete=true",
+            "info started deployment=shop/web generation=2",
+            "info progressed deployment=shop/web updated=0/3 ready=3 available=3 new=web-5c4b6:3/3 old=-",
+            "info progressed deployment=shop/web updated=1/3 ready=3 available=3 new=web-7d9f8:0/1 old=web-5c4b6:3/3",
+            "warn unavailable deployment=shop/web replicas=1",
+            "info progressed deployment=shop/web updated=2/3 ready=3 available=3 new=web-7d9f8:1/1 old=web-5c4b6:2/2",
+            "info completed deployment=shop/web generation=2 replicas=3 new=web-7d9f8:3/3",
+            "info scaled deployment=shop/web from=3 to=5",
+            "info progressed deployment=shop/web updated=5/5 ready=4 available=4 new=web-7d9f8:3/3 old=-",
+            "warn unavailable deployment=shop/web replicas=1",
+            "info completed deployment=shop/web generation=3 replicas=5 new=web-7d9f8:3/3",
+            "info deleted deployment=shop/web",
+        ]
+    );
+}
+
+#[test]
+fn a_failing_handler_stops_the_replay_unless_told_to_keep_going() {
+    let (code, _, stdout) = replay(artifacts::ALWAYS_ERROR, "pods.jsonl", &[]);
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(stdout.contains("#1 add Pod shop/web-0 (line 1): FAILED: handler returned an error"));
+    assert!(stdout.contains("stopped at the first failure"));
+    assert!(stdout.ends_with("summary: 1 events, 0 ok, 1 failed, 0 skipped\n"));
+    let (code, _, stdout) = replay(artifacts::ALWAYS_ERROR, "pods.jsonl", &["--keep-going"]);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(stdout.ends_with("summary: 7 events, 0 ok, 7 failed, 0 skipped\n"));
+}
+
+#[test]
+fn a_malformed_event_file_is_refused_naming_the_line() {
+    let dir = temp_dir("replay");
+    let events = dir.join("bad.jsonl");
+    std::fs::write(
+        &events,
+        "{\"type\":\"add\",\"object\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\"}}}\n{\"type\":\"upsert\",\"object\":{}}\n",
+    )
+    .unwrap();
+    let output = run(&[
+        "plugin",
+        "replay",
+        artifacts::POD_LIFECYCLE,
+        "--events",
+        events.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("error: {}: line 2: ", events.display())),
+        "{stderr}"
+    );
+    assert!(stderr.contains("upsert"), "{stderr}");
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -1,0 +1,217 @@
+//! `herald run` against the embedded API server: endpoints, readiness,
+//! plugins reacting to changes, hot reload, graceful shutdown, and refusal
+//! of an invalid configuration.
+
+use super::process::{Running, get, repo, run, temp_dir, wait_for_response, wait_for_status};
+use herald_test_artifacts as artifacts;
+use std::path::Path;
+
+/// Starts `herald run` on the embedded API server seeded with the example
+/// cluster, with the plugins of `plugins` and the configuration `config`.
+fn start(plugins: &Path, config: &str, kubeconfig: &Path) -> Running {
+    let dir = plugins.parent().unwrap();
+    let config_file = dir.join("herald.yaml");
+    std::fs::write(&config_file, config).unwrap();
+    let seed = repo().join("examples/cluster");
+    Running::start(&[
+        "run",
+        "--config",
+        config_file.to_str().unwrap(),
+        "--embedded",
+        "--seed",
+        seed.to_str().unwrap(),
+        "--plugins",
+        plugins.to_str().unwrap(),
+        "--kubeconfig-out",
+        kubeconfig.to_str().unwrap(),
+        "--listen",
+        "127.0.0.1:0",
+        "--log-format",
+        "json",
+    ])
+}
+
+/// The value of the first sample of `metric` (with any labels) in a scrape.
+fn sample(metrics: &str, metric: &str) -> f64 {
+    metrics
+        .lines()
+        .find(|line| line.starts_with(metric) && !line.starts_with('#'))
+        .and_then(|line| line.rsplit(' ').next())
+        .and_then(|value| value.parse().ok())
+        .unwrap_or_else(|| panic!("no sample of {metric} in:\n{metrics}"))
+}
+
+/// Waits until the informers have applied their first list; returns the
+/// number of objects cached then.
+fn first_list_applied(address: &str) -> usize {
+    let deadline = std::time::Instant::now() + super::process::PATIENCE;
+    loop {
+        let (_, metrics) = get(address, "/metrics");
+        if metrics.contains("herald_relists_total{")
+            && sample(&metrics, "herald_relists_total") >= 1.0
+        {
+            return sample(&metrics, "herald_cache_objects") as usize;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no first list:\n{metrics}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Deletes the first Pod of namespace `shop` through kube-rs, as kubectl
+/// would; returns its name.
+fn delete_a_shop_pod(kubeconfig: &Path) -> String {
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::api::{Api, DeleteParams, ListParams};
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let kubeconfig = kube::config::Kubeconfig::read_from(kubeconfig).unwrap();
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+            .await
+            .unwrap();
+        let pods: Api<Pod> = Api::namespaced(kube::Client::try_from(config).unwrap(), "shop");
+        let name = pods.list(&ListParams::default()).await.unwrap().items[0]
+            .metadata
+            .name
+            .clone()
+            .unwrap();
+        pods.delete(&name, &DeleteParams::default()).await.unwrap();
+        name
+    })
+}
+
+#[test]
+fn the_daemon_serves_its_endpoints_reacts_to_changes_and_reloads_plugins() {
+    let work = temp_dir("run");
+    let plugins = work.join("plugins.d");
+    std::fs::create_dir_all(&plugins).unwrap();
+    std::fs::copy(artifacts::POD_LIFECYCLE, plugins.join("pod-lifecycle.wasm")).unwrap();
+    let kubeconfig = work.join("kubeconfig");
+    let mut herald = start(&plugins, "", &kubeconfig);
+    let address = herald.endpoints();
+
+    assert_eq!(wait_for_status(&address, "/readyz", 200), "ready\n");
+    assert_eq!(get(&address, "/healthz"), (200, "ok\n".to_owned()));
+    let (_, status) = get(&address, "/plugins");
+    let status: serde_json::Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(status["ready"], true);
+    assert_eq!(status["plugins"][0]["name"], "pod-lifecycle");
+    assert_eq!(status["plugins"][0]["synced"], true);
+    let (_, metrics) = get(&address, "/metrics");
+    assert_eq!(sample(&metrics, "herald_ready"), 1.0);
+    assert!(sample(&metrics, "herald_cache_objects") >= 1.0);
+    assert!(sample(&metrics, "herald_notifications_delivered_total") >= 1.0);
+    assert!(metrics.contains("herald_handler_duration_seconds_bucket{"));
+    herald.wait_for_log("listed pod=shop/");
+
+    let deleted = delete_a_shop_pod(&kubeconfig);
+    herald.wait_for_log(&format!("deleted pod=shop/{deleted}"));
+
+    std::fs::copy(artifacts::IMAGE_POLICY, plugins.join("image-policy.wasm")).unwrap();
+    herald.wait_for_log_with(&["plugin loaded", "\"plugin\":\"image-policy\""]);
+    let (_, status) = get(&address, "/plugins");
+    let status: serde_json::Value = serde_json::from_str(&status).unwrap();
+    let names: Vec<&str> = status["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["image-policy", "pod-lifecycle"]);
+
+    herald.terminate();
+    let (code, _) = herald.wait();
+    assert_eq!(code, Some(0), "log:\n{}", herald.log.join("\n"));
+    std::fs::remove_dir_all(work).unwrap();
+}
+
+/// A configuration with the `slow` fixture taking `delay_ms` per call.
+fn slow_config(delay_ms: u64, grace: &str) -> String {
+    format!(
+        "shutdown:\n  gracePeriod: {grace}\nplugins:\n  slow:\n    config: {{delayMs: {delay_ms}}}\n"
+    )
+}
+
+#[test]
+fn sigterm_drops_readiness_first_then_drains_every_queue_and_exits_zero() {
+    let work = temp_dir("drain");
+    let plugins = work.join("plugins.d");
+    std::fs::create_dir_all(&plugins).unwrap();
+    std::fs::copy(artifacts::SLOW, plugins.join("slow.wasm")).unwrap();
+    let mut herald = start(&plugins, &slow_config(150, "60s"), &work.join("kubeconfig"));
+    let address = herald.endpoints();
+    let pods = first_list_applied(&address);
+    assert!(pods >= 3, "the example cluster has Pods");
+
+    herald.terminate();
+    // Readiness drops while the queue still drains: the daemon answers
+    // "shutting down" before it exits.
+    wait_for_response(&address, "/readyz", |code, body| {
+        code == 503 && body == "shutting down\n"
+    });
+    let (code, _) = herald.wait();
+    assert_eq!(code, Some(0));
+    let handled = herald
+        .log
+        .iter()
+        .filter(|l| l.contains("done event=add"))
+        .count();
+    assert_eq!(handled, pods, "every buffered notification was delivered");
+    assert!(herald.log.iter().any(|l| l.contains("shutdown complete")));
+    std::fs::remove_dir_all(work).unwrap();
+}
+
+#[test]
+fn the_grace_period_bounds_the_drain() {
+    let work = temp_dir("grace");
+    let plugins = work.join("plugins.d");
+    std::fs::create_dir_all(&plugins).unwrap();
+    std::fs::copy(artifacts::SLOW, plugins.join("slow.wasm")).unwrap();
+    let mut herald = start(&plugins, &slow_config(800, "1s"), &work.join("kubeconfig"));
+    let address = herald.endpoints();
+    let pods = first_list_applied(&address);
+    herald.terminate();
+    let (code, _) = herald.wait();
+    assert_eq!(code, Some(0));
+    let handled = herald
+        .log
+        .iter()
+        .filter(|l| l.contains("done event=add"))
+        .count();
+    assert!(
+        handled < pods,
+        "{handled} of {pods} handled: the backlog outlasts the grace period and is dropped"
+    );
+    assert!(herald.log.iter().any(|l| l.contains("shutdown complete")));
+    std::fs::remove_dir_all(work).unwrap();
+}
+
+#[test]
+fn an_invalid_configuration_is_refused_at_start_naming_the_key() {
+    let dir = temp_dir("config");
+    let file = dir.join("herald.yaml");
+    for (text, key) in [
+        (
+            "limits:\n  default: {callDeadline: soon, memory: 64Mi}\n",
+            "limits.default.callDeadline",
+        ),
+        ("pluginDirectory: /plugins\n", "pluginDirectory"),
+        (
+            "queue:\n  initialBackoff: 1m\n  maxBackoff: 1s\n",
+            "queue.initialBackoff",
+        ),
+    ] {
+        std::fs::write(&file, text).unwrap();
+        let output = run(&["run", "--config", file.to_str().unwrap()]);
+        assert_eq!(output.status.code(), Some(1), "{text}");
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.starts_with(&format!("error: {}: {key}: ", file.display())),
+            "{stderr}"
+        );
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}

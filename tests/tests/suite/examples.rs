@@ -1,1 +1,0 @@
-//! Example plugins (filled in below).
