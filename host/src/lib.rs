@@ -8,6 +8,7 @@
 //! - [`dispatch`]: listeners' buffers and the plugin workers that drain them.
 //! - [`store`]: the shared cache of objects, as JSON held once.
 //! - [`daemon`]: the running plugins, wired to their informers.
+//! - [`leader`]: leader election on a Lease, for running several replicas.
 //! - [`replay`]: feed recorded events to a plugin offline.
 //! - [`cli`]: the command-line interface.
 //!
@@ -21,6 +22,7 @@ pub mod dispatch;
 pub mod duration_serde;
 pub mod gvk;
 pub mod informer;
+pub mod leader;
 pub mod loader;
 pub mod metrics;
 pub mod ops;

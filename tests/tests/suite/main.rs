@@ -6,6 +6,7 @@ mod daemon;
 mod examples;
 mod hostile;
 mod informers;
+mod leader;
 mod objects;
 mod randomized;
 mod recording;
