@@ -9,6 +9,7 @@
 //! - [`store`]: the shared cache of objects, as JSON held once.
 //! - [`daemon`]: the running plugins, wired to their informers.
 //! - [`leader`]: leader election on a Lease, for running several replicas.
+//! - [`rbac`]: the least-privilege ClusterRole derived from what plugins watch.
 //! - [`replay`]: feed recorded events to a plugin offline.
 //! - [`cli`]: the command-line interface.
 //!
@@ -28,6 +29,7 @@ pub mod metrics;
 pub mod ops;
 pub mod plugin;
 pub mod quantity;
+pub mod rbac;
 pub mod replay;
 pub mod selector;
 pub mod source;
