@@ -3,12 +3,14 @@
 mod bad_files;
 mod cluster;
 mod daemon;
+mod deploy;
 mod examples;
 mod hostile;
 mod informers;
 mod leader;
 mod objects;
 mod randomized;
+mod rbac;
 mod recording;
 mod runtime;
 mod sandbox;
