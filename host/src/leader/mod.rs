@@ -114,7 +114,7 @@ pub enum LeaderError {
     },
     /// The service account may not read or write the Lease.
     #[error(
-        "not allowed to read or write Lease {lease}: {message}; grant get, create and update on leases in its namespace (deploy/rbac.yaml has the Role)"
+        "not allowed to read or write Lease {lease}: {message}; grant get, create and update on leases in its namespace (deploy/10-rbac.yaml has the Role)"
     )]
     Forbidden {
         /// `namespace/name`.

@@ -442,7 +442,10 @@ fn the_lease_role_allows_exactly_the_configured_lease() {
         assert_eq!(rule.resources.as_deref(), Some(&["leases".to_owned()][..]));
         match &rule.resource_names {
             Some(names) => {
-                assert_eq!(names, &[config.leader_election.lease_name.clone()]);
+                assert_eq!(
+                    names,
+                    std::slice::from_ref(&config.leader_election.lease_name)
+                );
                 verbs_on_name.extend(rule.verbs.iter().cloned());
             }
             None => {
