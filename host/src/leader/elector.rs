@@ -178,9 +178,9 @@ impl LeaderElector {
     /// lease to expire. Publishes `false` first. Returns whether a release
     /// was written. Bounded by `renewDeadline`.
     ///
-    /// Call it only once this replica has stopped acting as leader: from
-    /// here on another replica may lead.
-    pub async fn release(&mut self) -> Result<bool, LeaderError> {
+    /// The caller ([`Election::release`], or `run`'s stop) must have stopped
+    /// acting as leader: from here on another replica may lead.
+    async fn release(&mut self) -> Result<bool, LeaderError> {
         self.publish(false);
         let lease = self.settings.lease_key();
         let deadline = self.settings.renew_deadline;
