@@ -10,6 +10,7 @@ use crate::cluster::TestCluster;
 use herald::leader::{Election, LeaderElector, LeaseSettings};
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::api::{Api, PostParams};
 use std::future::Future;
 use std::pin::Pin;
@@ -76,7 +77,7 @@ async fn claim_as_intruder(leases: &Api<Lease>, seconds: i32) -> Lease {
     loop {
         let mut lease = leases.get(LEASE).await.expect("reading the Lease");
         let old = lease.spec.clone().unwrap_or_default();
-        let now = MicroTime(k8s_openapi::jiff::Timestamp::now());
+        let now = MicroTime(Timestamp::now());
         lease.spec = Some(LeaseSpec {
             holder_identity: Some("intruder".into()),
             lease_duration_seconds: Some(seconds),
@@ -198,21 +199,25 @@ async fn a_follower_takes_over_only_after_the_lease_expires_when_the_leader_stop
 
     // A crashes: no release, the Lease still names it.
     a.abort();
-    let crashed = Instant::now();
-    assert_eq!(
-        lease_spec(&cluster).await.holder_identity.as_deref(),
-        Some("a")
-    );
+    let last_renewal = lease_spec(&cluster).await;
+    assert_eq!(last_renewal.holder_identity.as_deref(), Some("a"));
 
     wait_for(&b, true, Duration::from_secs(5), "b after a crashed").await;
-    let waited = crashed.elapsed();
-    // A's last renewal was at most one retry period before the crash, and B
-    // must wait a full lease duration after seeing it.
-    assert!(
-        waited >= lease - retry - ms(50),
-        "b took over {waited:?} after a stopped renewing, before the {lease:?} lease could expire"
-    );
     let after = lease_spec(&cluster).await;
+    // B may only take over a full lease duration after it saw A's last
+    // renewal, which it cannot have seen before A wrote it. Both times are
+    // this machine's clock, written into the Lease by the electors.
+    let waited = after
+        .acquire_time
+        .as_ref()
+        .expect("b's acquireTime")
+        .0
+        .duration_since(last_renewal.renew_time.as_ref().expect("a's renewTime").0);
+    assert!(
+        // (less 1ms: the Lease stores microseconds)
+        waited >= SignedDuration::try_from(lease - ms(1)).unwrap(),
+        "b took over {waited:?} after a's last renewal, before the {lease:?} lease expired"
+    );
     assert_eq!(after.holder_identity.as_deref(), Some("b"));
     assert_eq!(
         after.lease_transitions,
@@ -328,14 +333,23 @@ async fn a_leader_that_cannot_renew_steps_down_before_the_lease_can_expire() {
     );
     wait_for(&a, true, Duration::from_secs(5), "a alone").await;
 
+    let renewed = lease_spec(&cluster)
+        .await
+        .renew_time
+        .expect("a's renewTime")
+        .0;
     faults.fail_next_requests(usize::MAX);
     let unreachable = Instant::now();
     wait_for(&a, false, Duration::from_secs(5), "a with the API failing").await;
+    let stepped_down = Timestamp::now();
     let waited = unreachable.elapsed();
     faults.fail_next_requests(0);
+    // A keeps trying until renewDeadline after its last renewal (the one read
+    // above, or a later one), less the time its last read took.
+    let since_renewal = stepped_down.duration_since(renewed);
     assert!(
-        waited >= renew - retry - ms(50),
-        "a stepped down after {waited:?}, before its {renew:?} renew deadline"
+        since_renewal >= SignedDuration::try_from(renew - ms(200)).unwrap(),
+        "a stepped down {since_renewal:?} after its last renewal, before its {renew:?} renew deadline"
     );
     assert!(
         waited < lease,
