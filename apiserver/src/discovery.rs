@@ -245,6 +245,7 @@ mod tests {
             "apps",
             "batch",
             "coordination.k8s.io",
+            "rbac.authorization.k8s.io",
             "apiextensions.k8s.io",
         ] {
             assert!(names.contains(&g), "{g} missing from {names:?}");

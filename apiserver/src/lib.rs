@@ -11,7 +11,8 @@
 //! `kube::Client` and `kubectl` work against it unchanged, over plain HTTP on loopback:
 //!
 //! * discovery (`/version`, `/api`, `/apis`, resource lists) for the core, `apps`, `batch`,
-//!   `coordination.k8s.io` and `apiextensions.k8s.io` types, plus every CRD's resource;
+//!   `coordination.k8s.io`, `rbac.authorization.k8s.io` and `apiextensions.k8s.io` types, plus
+//!   every CRD's resource (RBAC objects are stored, never enforced: there is no authorization);
 //! * get, list, watch, create, update, patch (merge, JSON, strategic, server-side apply as
 //!   create-or-merge), delete and deletecollection, with the `/status` subresource;
 //! * one global `resourceVersion` counter, `generation`, `generateName`, owner-reference

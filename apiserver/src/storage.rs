@@ -918,9 +918,7 @@ impl State {
                 ));
             }
         };
-        let label_only =
-            rt.id.group.is_empty() && matches!(rt.id.plural.as_str(), "namespaces" | "services");
-        validate::check_name(&name, label_only)
+        validate::check_name(&name, validate::NameRule::of(&rt.id.group, &rt.id.plural))
             .map_err(|problem| ApiError::invalid(&rt, &name, "metadata.name", &problem))?;
         if rt.namespaced && !self.namespace_exists(&ns) {
             return Err(ApiError::not_found_in("", "namespaces", &ns));

@@ -16,10 +16,41 @@ pub(crate) fn is_dns1123_subdomain(s: &str) -> bool {
     !s.is_empty() && s.len() <= 253 && s.split('.').all(is_dns1123_label)
 }
 
-/// Check an object name for a resource whose names must be labels (`label_only`) or subdomains;
-/// returns the problem text for an Invalid error.
-pub(crate) fn check_name(name: &str, label_only: bool) -> Result<(), String> {
-    if label_only {
+/// What a resource's object names must look like.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NameRule {
+    /// An RFC 1123 label (namespaces, services).
+    Label,
+    /// An RFC 1123 subdomain (most resources).
+    Subdomain,
+    /// Any path segment: not `.` or `..`, no `/` or `%` (RBAC objects, whose
+    /// names such as `system:discovery` hold colons).
+    PathSegment,
+}
+
+impl NameRule {
+    /// The rule of the resource `plural` in `group`.
+    pub(crate) fn of(group: &str, plural: &str) -> NameRule {
+        match (group, plural) {
+            ("", "namespaces" | "services") => NameRule::Label,
+            ("rbac.authorization.k8s.io", _) => NameRule::PathSegment,
+            _ => NameRule::Subdomain,
+        }
+    }
+}
+
+/// Check an object name against its resource's rule; returns the problem
+/// text for an Invalid error.
+pub(crate) fn check_name(name: &str, rule: NameRule) -> Result<(), String> {
+    if rule == NameRule::PathSegment {
+        if name.is_empty() || name == "." || name == ".." || name.contains(['/', '%']) {
+            return Err(format!(
+                "Invalid value: \"{name}\": may not be '.' or '..' and may not contain '/' or '%'"
+            ));
+        }
+        return Ok(());
+    }
+    if rule == NameRule::Label {
         if is_dns1123_label(name) {
             return Ok(());
         }
@@ -55,8 +86,17 @@ mod tests {
         assert!(is_dns1123_subdomain("widgets.example.com"));
         assert!(!is_dns1123_subdomain("widgets..example"));
         assert!(!is_dns1123_subdomain("under_score"));
-        assert!(check_name("ok", true).is_ok());
-        assert!(check_name("a.b", true).is_err());
-        assert!(check_name("a.b", false).is_ok());
+        assert!(check_name("ok", NameRule::Label).is_ok());
+        assert!(check_name("a.b", NameRule::Label).is_err());
+        assert!(check_name("a.b", NameRule::Subdomain).is_ok());
+        assert!(check_name("system:discovery", NameRule::Subdomain).is_err());
+        assert!(check_name("system:discovery", NameRule::PathSegment).is_ok());
+        assert!(check_name("a/b", NameRule::PathSegment).is_err());
+        assert!(check_name("..", NameRule::PathSegment).is_err());
+        assert_eq!(
+            NameRule::of("rbac.authorization.k8s.io", "clusterroles"),
+            NameRule::PathSegment
+        );
+        assert_eq!(NameRule::of("", "services"), NameRule::Label);
     }
 }

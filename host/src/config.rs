@@ -35,6 +35,8 @@ pub struct Config {
     /// Per-plugin settings, by plugin file name without `.wasm` (which is
     /// normally the plugin's manifest name).
     pub plugins: BTreeMap<String, PluginConfig>,
+    /// Leader election among replicas.
+    pub leader_election: LeaderElectionConfig,
 }
 
 impl Default for Config {
@@ -50,6 +52,7 @@ impl Default for Config {
             shutdown: ShutdownConfig::default(),
             plugin_files: PluginFilesConfig::default(),
             plugins: BTreeMap::new(),
+            leader_election: LeaderElectionConfig::default(),
         }
     }
 }
@@ -347,6 +350,124 @@ fn parse_yaml<T: serde::de::DeserializeOwned + Default>(
     })
 }
 
+/// `leaderElection`: several replicas, one dispatching (see [`crate::leader`]).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct LeaderElectionConfig {
+    /// Contend for a Lease; only the holder dispatches to plugins.
+    pub enabled: bool,
+    /// Name of the Lease.
+    pub lease_name: String,
+    /// Namespace of the Lease; unset: the pod's namespace (`POD_NAMESPACE`,
+    /// or the service account's namespace file), else `default`.
+    pub lease_namespace: Option<String>,
+    /// This replica's identity; unset: `POD_NAME`, else the host name.
+    pub identity: Option<String>,
+    /// How long a follower waits after the Lease last changed before taking
+    /// it over (whole seconds).
+    #[serde(with = "crate::duration_serde")]
+    pub lease_duration: Duration,
+    /// The leader steps down if it has not renewed for this long.
+    #[serde(with = "crate::duration_serde")]
+    pub renew_deadline: Duration,
+    /// Wait between attempts to acquire or renew.
+    #[serde(with = "crate::duration_serde")]
+    pub retry_period: Duration,
+}
+
+impl Default for LeaderElectionConfig {
+    fn default() -> Self {
+        LeaderElectionConfig {
+            enabled: false,
+            lease_name: "herald".into(),
+            lease_namespace: None,
+            identity: None,
+            lease_duration: crate::leader::DEFAULT_LEASE_DURATION,
+            renew_deadline: crate::leader::DEFAULT_RENEW_DEADLINE,
+            retry_period: crate::leader::DEFAULT_RETRY_PERIOD,
+        }
+    }
+}
+
+/// Where a pod's service account token mount says which namespace it runs in.
+pub const SERVICE_ACCOUNT_NAMESPACE_FILE: &str =
+    "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
+
+impl LeaderElectionConfig {
+    /// Checks the values; the error is `(key, problem)` with the full key.
+    fn validate(&self) -> Result<(), (String, String)> {
+        let keyed = leader_key;
+        crate::leader::check_timings(self.lease_duration, self.renew_deadline, self.retry_period)
+            .map_err(keyed)?;
+        crate::leader::check_lease_name(&self.lease_name).map_err(keyed)?;
+        if let Some(namespace) = &self.lease_namespace {
+            crate::leader::check_namespace(namespace).map_err(keyed)?;
+        }
+        if let Some(identity) = &self.identity {
+            crate::leader::check_identity(identity).map_err(keyed)?;
+        }
+        Ok(())
+    }
+
+    /// The elector's settings, with the unset identity and namespace taken
+    /// from the environment (`POD_NAME`, `POD_NAMESPACE`, the host name, the
+    /// service account's namespace file).
+    pub fn lease_settings(&self) -> Result<crate::leader::LeaseSettings, ConfigError> {
+        self.lease_settings_from(&|name| std::env::var(name).ok(), &|path| {
+            std::fs::read_to_string(path).ok()
+        })
+    }
+
+    fn lease_settings_from(
+        &self,
+        env: &dyn Fn(&str) -> Option<String>,
+        read: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<crate::leader::LeaseSettings, ConfigError> {
+        let nonblank =
+            |value: Option<String>| value.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+        let identity = nonblank(self.identity.clone())
+            .or_else(|| nonblank(env("POD_NAME")))
+            .or_else(|| nonblank(env("HOSTNAME")))
+            .or_else(|| nonblank(read("/proc/sys/kernel/hostname")))
+            .ok_or_else(|| ConfigError {
+                source_name: "environment".into(),
+                key: "leaderElection.identity".into(),
+                problem: "is unset and neither POD_NAME nor the host name is available: set it, unique per replica".into(),
+            })?;
+        let namespace = nonblank(self.lease_namespace.clone())
+            .or_else(|| nonblank(env("POD_NAMESPACE")))
+            .or_else(|| nonblank(read(SERVICE_ACCOUNT_NAMESPACE_FILE)))
+            .unwrap_or_else(|| "default".into());
+        let settings = crate::leader::LeaseSettings {
+            namespace,
+            name: self.lease_name.clone(),
+            identity,
+            lease_duration: self.lease_duration,
+            renew_deadline: self.renew_deadline,
+            retry_period: self.retry_period,
+        };
+        settings.validate().map_err(|err| {
+            let (key, problem) = leader_key(err);
+            ConfigError {
+                source_name: "environment".into(),
+                key,
+                problem,
+            }
+        })?;
+        Ok(settings)
+    }
+}
+
+/// The full configuration key and problem of a leader election setting error.
+fn leader_key(err: crate::leader::LeaderError) -> (String, String) {
+    match err {
+        crate::leader::LeaderError::InvalidSettings { setting, problem } => {
+            (format!("leaderElection.{setting}"), problem)
+        }
+        other => ("leaderElection".into(), other.to_string()),
+    }
+}
+
 /// An invalid configuration, naming the key at fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{source_name}: {key}: {problem}")]
@@ -470,6 +591,7 @@ impl Config {
             }
             _ => {}
         }
+        self.leader_election.validate()?;
         for (name, plugin) in &self.plugins {
             if !crate::plugin::is_plugin_name(name) {
                 return Err((
@@ -692,5 +814,94 @@ mod tests {
         assert_eq!(err.key, "source.kubeconfig");
         let err = error("pluginFiles:\n  allowedSha256: [abc]\n");
         assert_eq!(err.key, "pluginFiles.allowedSha256[0]");
+    }
+
+    #[test]
+    fn leader_election_is_off_by_default_with_client_go_timings() {
+        let config = Config::parse("leaderElection: {}\n", "herald.yaml").unwrap();
+        let election = &config.leader_election;
+        assert!(!election.enabled);
+        assert_eq!(election.lease_name, "herald");
+        assert_eq!(election.lease_duration, Duration::from_secs(15));
+        assert_eq!(election.renew_deadline, Duration::from_secs(10));
+        assert_eq!(election.retry_period, Duration::from_secs(2));
+    }
+
+    #[test]
+    fn leader_election_timings_that_break_the_protocol_name_the_key() {
+        let err = error("leaderElection:\n  leaseDuration: 10s\n  renewDeadline: 10s\n");
+        assert_eq!(err.key, "leaderElection.renewDeadline");
+        assert!(err.problem.contains("shorter than leaseDuration"), "{err}");
+        let err = error("leaderElection:\n  renewDeadline: 10s\n  retryPeriod: 9s\n");
+        assert_eq!(err.key, "leaderElection.retryPeriod");
+        let err = error("leaderElection:\n  leaseDuration: 1500ms\n  renewDeadline: 1s\n");
+        assert_eq!(err.key, "leaderElection.leaseDuration");
+        let err = error("leaderElection:\n  retryPeriod: 0s\n");
+        assert_eq!(err.key, "leaderElection.retryPeriod");
+        let err = error("leaderElection:\n  retryPeriod: often\n");
+        assert_eq!(err.key, "leaderElection.retryPeriod");
+        assert!(err.problem.contains("not a duration"), "{err}");
+    }
+
+    #[test]
+    fn leader_election_names_are_checked_and_unknown_keys_refused() {
+        assert_eq!(
+            error("leaderElection:\n  leaseName: Herald_Lock\n").key,
+            "leaderElection.leaseName"
+        );
+        assert_eq!(
+            error("leaderElection:\n  leaseNamespace: kube.system\n").key,
+            "leaderElection.leaseNamespace"
+        );
+        assert_eq!(
+            error("leaderElection:\n  identity: \"\"\n").key,
+            "leaderElection.identity"
+        );
+        assert_eq!(
+            error("leaderElection:\n  leaseDurationSeconds: 15\n").key,
+            "leaderElection.leaseDurationSeconds"
+        );
+    }
+
+    #[test]
+    fn lease_identity_and_namespace_default_from_the_pod() {
+        let config = LeaderElectionConfig::default();
+        let pod = |name: &str| match name {
+            "POD_NAME" => Some("herald-7d9f-abcde".to_owned()),
+            "POD_NAMESPACE" => Some("herald-system".to_owned()),
+            "HOSTNAME" => Some("node-host".to_owned()),
+            _ => None,
+        };
+        let settings = config.lease_settings_from(&pod, &|_| None).unwrap();
+        assert_eq!(settings.identity, "herald-7d9f-abcde");
+        assert_eq!(settings.namespace, "herald-system");
+        assert_eq!(settings.name, "herald");
+
+        let bare = |name: &str| (name == "HOSTNAME").then(|| "laptop".to_owned());
+        let token_dir = |path: &str| {
+            (path == SERVICE_ACCOUNT_NAMESPACE_FILE).then(|| "from-token\n".to_owned())
+        };
+        let settings = config.lease_settings_from(&bare, &token_dir).unwrap();
+        assert_eq!(settings.identity, "laptop");
+        assert_eq!(settings.namespace, "from-token");
+
+        let settings = config.lease_settings_from(&bare, &|_| None).unwrap();
+        assert_eq!(settings.namespace, "default");
+
+        let explicit = LeaderElectionConfig {
+            identity: Some("replica-1".into()),
+            lease_namespace: Some("ops".into()),
+            ..LeaderElectionConfig::default()
+        };
+        let settings = explicit.lease_settings_from(&pod, &|_| None).unwrap();
+        assert_eq!(
+            (settings.identity.as_str(), settings.namespace.as_str()),
+            ("replica-1", "ops")
+        );
+
+        let err = config
+            .lease_settings_from(&|_| None, &|_| None)
+            .unwrap_err();
+        assert_eq!(err.key, "leaderElection.identity");
     }
 }

@@ -10,6 +10,8 @@
 //! - [`daemon`]: the running plugins, wired to their informers.
 //! - [`reload`]: the plugin directory, followed: load, swap, unload.
 //! - [`service`]: the whole daemon, started from a configuration.
+//! - [`leader`]: leader election on a Lease, for running several replicas.
+//! - [`rbac`]: the least-privilege ClusterRole derived from what plugins watch.
 //! - [`replay`]: feed recorded events to a plugin offline.
 //! - [`cli`]: the command-line interface.
 //!
@@ -23,10 +25,12 @@ pub mod dispatch;
 pub mod duration_serde;
 pub mod gvk;
 pub mod informer;
+pub mod leader;
 pub mod metrics;
 pub mod ops;
 pub mod plugin;
 pub mod quantity;
+pub mod rbac;
 pub mod reload;
 pub mod replay;
 pub mod selector;

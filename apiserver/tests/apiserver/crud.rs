@@ -480,6 +480,10 @@ async fn discovery_finds_every_builtin_resource() {
         ("batch", "v1", "Job"),
         ("batch", "v1", "CronJob"),
         ("coordination.k8s.io", "v1", "Lease"),
+        ("rbac.authorization.k8s.io", "v1", "Role"),
+        ("rbac.authorization.k8s.io", "v1", "RoleBinding"),
+        ("rbac.authorization.k8s.io", "v1", "ClusterRole"),
+        ("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding"),
         ("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
     ] {
         let gvk = GroupVersionKind::gvk(group, version, kind);
@@ -521,4 +525,27 @@ async fn unknown_paths_and_verbs_get_status_errors() {
         (err.code, err.reason.as_str()),
         (415, "UnsupportedMediaType")
     );
+}
+
+#[tokio::test]
+async fn rbac_objects_are_stored_with_colons_allowed_in_their_names() {
+    use k8s_openapi::api::rbac::v1::ClusterRole;
+    let server = server().await;
+    let roles: Api<ClusterRole> = Api::all(client(&server));
+    let role: ClusterRole = serde_json::from_value(json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "system:herald-reader"},
+        "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "watch"]}]
+    }))
+    .unwrap();
+    roles.create(&PostParams::default(), &role).await.unwrap();
+    let stored = roles.get("system:herald-reader").await.unwrap();
+    assert_eq!(stored.rules, role.rules);
+    let mut bad = role.clone();
+    bad.metadata.name = Some("a/b".into());
+    let err = roles
+        .create(&PostParams::default(), &bad)
+        .await
+        .unwrap_err();
+    assert_eq!(status(err).code, 422);
 }

@@ -3,10 +3,13 @@
 mod bad_files;
 mod cluster;
 mod daemon;
+mod deploy;
 mod hostile;
 mod informers;
+mod leader;
 mod objects;
 mod randomized;
+mod rbac;
 mod recording;
 mod reload;
 mod runtime;
