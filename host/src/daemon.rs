@@ -1,9 +1,22 @@
-//! The running set of plugins: each one's worker, listeners and the shared
-//! informers they are registered with.
+//! The running set of plugins: for each one, the shared informers its
+//! subscriptions use and, while this replica dispatches, its worker and its
+//! listeners.
+//!
+//! # Dispatching and standing by
+//!
+//! A daemon either dispatches (it is the only replica, or the leader) or
+//! stands by (a follower under leader election). Either way every plugin's
+//! informers run, so the cache stays warm and synced. Only a dispatching
+//! daemon gives plugins listeners and workers: when it starts dispatching,
+//! each plugin joins its informers as a late listener (a snapshot of the
+//! cache as initial-list adds, then live events); when it stops, every
+//! listener is unregistered at once and its buffer dropped, undrained, so
+//! nothing more is delivered once the call in flight ends. Starting,
+//! swapping and stopping plugins work the same in both modes.
 
 use crate::dispatch::{LastError, Listener, PluginWorker, RetryPolicy};
 use crate::informer::{InformerKey, Informers, ResolveError, SharedInformer};
-use crate::plugin::{LoadedPlugin, ObjectReader};
+use crate::plugin::{LoadedPlugin, ObjectReader, Subscription};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
@@ -33,32 +46,31 @@ pub enum StartError {
 /// their own deadline (at most `limits.max.callDeadline`) well before this.
 const STOP_PATIENCE: Duration = Duration::from_secs(60);
 
-struct Binding {
+/// One subscription of a plugin, with the informer it uses.
+struct Subscribed {
+    subscription: Subscription,
     key: InformerKey,
     informer: Arc<SharedInformer>,
-    listener: Arc<Listener>,
 }
 
-struct Running {
+/// What a plugin has while the daemon dispatches: a worker, and one listener
+/// per subscription (in the order of `Entry::subscribed`).
+struct Active {
     worker: PluginWorker,
-    bindings: Vec<Binding>,
+    listeners: Vec<Arc<Listener>>,
+}
+
+/// One running plugin.
+struct Entry {
+    plugin: LoadedPlugin,
+    subscribed: Vec<Subscribed>,
+    active: Option<Active>,
     since: SystemTime,
 }
 
-/// A plugin ready to be registered: an idle worker and its bindings.
-struct Prepared {
-    worker: PluginWorker,
-    bindings: Vec<Binding>,
-}
-
-impl Prepared {
-    fn into_running(self) -> Running {
-        Running {
-            worker: self.worker,
-            bindings: self.bindings,
-            since: SystemTime::now(),
-        }
-    }
+struct State {
+    plugins: BTreeMap<String, Entry>,
+    dispatching: bool,
 }
 
 /// Status of one running plugin, as `/plugins` reports it.
@@ -74,6 +86,8 @@ pub struct PluginStatus {
     /// Loaded since.
     #[serde(with = "crate::time_serde")]
     pub since: SystemTime,
+    /// Receiving notifications (false on a replica standing by).
+    pub dispatching: bool,
     /// Every listener's initial list handled.
     pub synced: bool,
     /// One entry per subscription.
@@ -104,24 +118,37 @@ pub struct SubscriptionStatus {
 pub struct Daemon {
     informers: Arc<Informers>,
     retry: RetryPolicy,
-    running: Mutex<BTreeMap<String, Running>>,
+    state: Mutex<State>,
 }
 
 impl std::fmt::Debug for Daemon {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Daemon")
             .field("plugins", &self.names())
+            .field("dispatching", &self.is_dispatching())
             .finish()
     }
 }
 
 impl Daemon {
-    /// A daemon with no plugins yet.
+    /// A dispatching daemon with no plugins yet.
     pub fn new(informers: Arc<Informers>, retry: RetryPolicy) -> Self {
+        Self::with_dispatching(informers, retry, true)
+    }
+
+    /// A daemon standing by (see the module docs) with no plugins yet.
+    pub fn standby(informers: Arc<Informers>, retry: RetryPolicy) -> Self {
+        Self::with_dispatching(informers, retry, false)
+    }
+
+    fn with_dispatching(informers: Arc<Informers>, retry: RetryPolicy, dispatching: bool) -> Self {
         Daemon {
             informers,
             retry,
-            running: Mutex::new(BTreeMap::new()),
+            state: Mutex::new(State {
+                plugins: BTreeMap::new(),
+                dispatching,
+            }),
         }
     }
 
@@ -130,30 +157,38 @@ impl Daemon {
         &self.informers
     }
 
+    /// True while plugins receive notifications.
+    pub fn is_dispatching(&self) -> bool {
+        self.lock().dispatching
+    }
+
     /// Starts a plugin: resolves every subscription first (a kind the server
-    /// does not serve refuses the plugin and starts nothing), then registers a
-    /// listener per subscription with its (shared) informer. Listeners that
-    /// join an informer which has already synced first receive its snapshot
-    /// as initial-list adds.
+    /// does not serve refuses the plugin and starts nothing), then takes the
+    /// (shared) informers and, when dispatching, registers a listener per
+    /// subscription. Listeners that join an informer which has already
+    /// synced first receive its snapshot as initial-list adds.
     pub async fn start(&self, plugin: LoadedPlugin) -> Result<(), StartError> {
         let name = plugin.name().to_owned();
-        if self.lock().contains_key(&name) {
+        if self.lock().plugins.contains_key(&name) {
             return Err(StartError::Duplicate(name));
         }
-        let mut prepared = self.prepare(plugin).await?;
-        {
-            let mut running = self.lock();
-            if running.contains_key(&name) {
-                drop(running);
-                self.release(prepared.bindings);
-                return Err(StartError::Duplicate(name));
-            }
-            for binding in &prepared.bindings {
-                binding.informer.add_listener(binding.listener.clone());
-            }
-            prepared.worker.start();
-            running.insert(name.clone(), prepared.into_running());
+        let subscribed = self.subscribe(&plugin).await?;
+        let mut state = self.lock();
+        if state.plugins.contains_key(&name) {
+            drop(state);
+            self.release(subscribed);
+            return Err(StartError::Duplicate(name));
         }
+        let active = state.dispatching.then(|| self.join(&plugin, &subscribed));
+        state.plugins.insert(
+            name.clone(),
+            Entry {
+                plugin,
+                subscribed,
+                active,
+                since: SystemTime::now(),
+            },
+        );
         tracing::debug!(plugin = %name, "plugin started");
         Ok(())
     }
@@ -169,50 +204,129 @@ impl Daemon {
     /// server does not serve), the old one keeps running untouched.
     pub async fn swap(&self, plugin: LoadedPlugin) -> Result<(), StartError> {
         let name = plugin.name().to_owned();
-        let prepared = self.prepare(plugin).await?;
+        let subscribed = self.subscribe(&plugin).await?;
         let old = {
-            let mut running = self.lock();
-            let Some(old) = running.remove(&name) else {
-                drop(running);
-                self.release(prepared.bindings);
+            let mut state = self.lock();
+            let Some(old) = state.plugins.remove(&name) else {
+                drop(state);
+                self.release(subscribed);
                 return Err(StartError::NotRunning(name));
             };
-            for binding in &prepared.bindings {
-                match old.bindings.iter().find(|b| b.key == binding.key) {
-                    Some(previous) => binding
-                        .informer
-                        .swap_listener(&previous.listener, binding.listener.clone()),
-                    None => binding.informer.add_listener(binding.listener.clone()),
+            let active = old.active.as_ref().map(|previous| {
+                let new = self.idle(&plugin, &subscribed);
+                for (sub, listener) in subscribed.iter().zip(&new.listeners) {
+                    match old.subscribed.iter().position(|o| o.key == sub.key) {
+                        Some(at) => sub
+                            .informer
+                            .swap_listener(&previous.listeners[at], listener.clone()),
+                        None => sub.informer.add_listener(listener.clone()),
+                    }
                 }
-            }
-            for previous in &old.bindings {
-                if !prepared.bindings.iter().any(|b| b.key == previous.key) {
-                    previous.informer.remove_listener(&previous.listener);
+                for (sub, listener) in old.subscribed.iter().zip(&previous.listeners) {
+                    if !subscribed.iter().any(|s| s.key == sub.key) {
+                        sub.informer.remove_listener(listener);
+                    }
                 }
-            }
-            // Not started: the old version's call in flight finishes first.
-            running.insert(name.clone(), prepared.into_running());
+                new
+            });
+            // Not started yet: the old version's call in flight finishes first.
+            state.plugins.insert(
+                name.clone(),
+                Entry {
+                    plugin,
+                    subscribed,
+                    active,
+                    since: SystemTime::now(),
+                },
+            );
             old
         };
-        let Running {
-            worker, bindings, ..
-        } = old;
-        let _ = tokio::task::spawn_blocking(move || {
-            worker.stop(false, Instant::now() + STOP_PATIENCE);
-        })
-        .await;
-        self.release(bindings);
-        if let Some(running) = self.lock().get_mut(&name) {
-            running.worker.start();
+        if let Some(previous) = old.active {
+            stop_workers(vec![previous.worker]).await;
+        }
+        self.release(old.subscribed);
+        if let Some(active) = self
+            .lock()
+            .plugins
+            .get_mut(&name)
+            .and_then(|e| e.active.as_mut())
+        {
+            active.worker.start();
         }
         tracing::debug!(plugin = %name, "plugin swapped to a new version");
         Ok(())
     }
 
-    /// Resolves a plugin's subscriptions, takes its informers and makes an
-    /// idle worker with one listener per subscription; registers nothing.
-    async fn prepare(&self, plugin: LoadedPlugin) -> Result<Prepared, StartError> {
-        let name = plugin.name().to_owned();
+    /// Stops a plugin: unregisters its listeners (their buffers are dropped),
+    /// waits for the call in flight, and releases informers nobody needs.
+    pub async fn stop(&self, name: &str) -> bool {
+        let Some(entry) = self.lock().plugins.remove(name) else {
+            return false;
+        };
+        if let Some(active) = entry.active {
+            leave(&entry.subscribed, &active);
+            stop_workers(vec![active.worker]).await;
+        }
+        self.release(entry.subscribed);
+        tracing::debug!(plugin = %name, "plugin stopped");
+        true
+    }
+
+    /// Starts or stops dispatching (see the module docs). Starting makes
+    /// every plugin a late listener of its informers; stopping unregisters
+    /// every listener at once and waits for the calls in flight.
+    pub async fn set_dispatching(&self, dispatching: bool) {
+        let stopped: Vec<PluginWorker> = {
+            let mut state = self.lock();
+            if state.dispatching == dispatching {
+                return;
+            }
+            state.dispatching = dispatching;
+            let mut stopped = Vec::new();
+            for entry in state.plugins.values_mut() {
+                if dispatching {
+                    if entry.active.is_none() {
+                        entry.active = Some(self.join(&entry.plugin, &entry.subscribed));
+                    }
+                } else if let Some(active) = entry.active.take() {
+                    leave(&entry.subscribed, &active);
+                    stopped.push(active.worker);
+                }
+            }
+            stopped
+        };
+        stop_workers(stopped).await;
+        tracing::info!(
+            dispatching,
+            "{}",
+            if dispatching {
+                "dispatching to plugins"
+            } else {
+                "stopped dispatching to plugins: standing by with warm caches"
+            }
+        );
+    }
+
+    /// Stops every plugin, letting each drain its buffers until `deadline`.
+    /// Blocks: call it from a blocking thread.
+    pub fn shutdown(&self, deadline: Instant) {
+        let all = std::mem::take(&mut self.lock().plugins);
+        for entry in all.values() {
+            if let Some(active) = &entry.active {
+                leave(&entry.subscribed, active);
+            }
+        }
+        for (_, entry) in all {
+            if let Some(active) = entry.active {
+                active.worker.stop(true, deadline);
+            }
+            self.release(entry.subscribed);
+        }
+    }
+
+    /// Resolves a plugin's subscriptions, takes their informers and binds
+    /// the plugin's cache look-ups to their stores; registers nothing.
+    async fn subscribe(&self, plugin: &LoadedPlugin) -> Result<Vec<Subscribed>, StartError> {
         let mut keys = Vec::new();
         for subscription in &plugin.manifest().subscriptions {
             let key = self
@@ -220,116 +334,117 @@ impl Daemon {
                 .key_for(subscription)
                 .await
                 .map_err(|source| StartError::Resolve {
-                    plugin: name.clone(),
+                    plugin: plugin.name().to_owned(),
                     source,
                 })?;
             keys.push((subscription.clone(), key));
         }
-        let worker = PluginWorker::new(plugin.clone(), self.retry);
-        let bindings: Vec<Binding> = keys
+        let subscribed: Vec<Subscribed> = keys
             .into_iter()
-            .map(|(subscription, key)| Binding {
+            .map(|(subscription, key)| Subscribed {
                 informer: self.informers.acquire(&key),
-                listener: worker.new_listener(subscription, key.resource.plural.as_str().into()),
+                subscription,
                 key,
             })
             .collect();
         plugin.cache_scope().bind(
-            bindings
+            subscribed
                 .iter()
-                .map(|b| {
+                .map(|s| {
                     (
-                        b.listener.subscription().kind.clone(),
-                        b.informer.store().clone() as Arc<dyn ObjectReader>,
+                        s.subscription.kind.clone(),
+                        s.informer.store().clone() as Arc<dyn ObjectReader>,
                     )
                 })
                 .collect(),
         );
-        for binding in &bindings {
-            worker.attach(binding.listener.clone());
-        }
-        Ok(Prepared { worker, bindings })
+        Ok(subscribed)
     }
 
-    /// Stops a plugin: unregisters its listeners (their buffers are dropped),
-    /// waits for the call in flight, and releases informers nobody needs.
-    pub async fn stop(&self, name: &str) -> bool {
-        let Some(running) = self.lock().remove(name) else {
-            return false;
-        };
-        for binding in &running.bindings {
-            binding.informer.remove_listener(&binding.listener);
-        }
-        let Running {
-            worker, bindings, ..
-        } = running;
-        let _ = tokio::task::spawn_blocking(move || {
-            worker.stop(false, Instant::now() + STOP_PATIENCE);
-        })
-        .await;
-        self.release(bindings);
-        tracing::debug!(plugin = %name, "plugin stopped");
-        true
+    /// An idle worker for `plugin` with one listener per subscription,
+    /// attached to the worker but registered with no informer.
+    fn idle(&self, plugin: &LoadedPlugin, subscribed: &[Subscribed]) -> Active {
+        let worker = PluginWorker::new(plugin.clone(), self.retry);
+        let listeners: Vec<Arc<Listener>> = subscribed
+            .iter()
+            .map(|s| {
+                let listener = worker.new_listener(
+                    s.subscription.clone(),
+                    s.key.resource.plural.as_str().into(),
+                );
+                worker.attach(listener.clone());
+                listener
+            })
+            .collect();
+        Active { worker, listeners }
     }
 
-    /// Gives back the informers of `bindings`; each stops when unused.
-    fn release(&self, bindings: Vec<Binding>) {
-        for binding in bindings {
-            self.informers.release(&binding.key);
+    /// Makes `plugin` a listener of its informers and starts its worker.
+    fn join(&self, plugin: &LoadedPlugin, subscribed: &[Subscribed]) -> Active {
+        let mut active = self.idle(plugin, subscribed);
+        for (sub, listener) in subscribed.iter().zip(&active.listeners) {
+            sub.informer.add_listener(listener.clone());
         }
+        active.worker.start();
+        active
     }
 
-    /// Stops every plugin, letting each drain its buffers until `deadline`.
-    /// Blocks: call it from a blocking thread.
-    pub fn shutdown(&self, deadline: Instant) {
-        let all = std::mem::take(&mut *self.lock());
-        for running in all.values() {
-            for binding in &running.bindings {
-                binding.informer.remove_listener(&binding.listener);
-            }
-        }
-        for (_, running) in all {
-            running.worker.stop(true, deadline);
-            self.release(running.bindings);
+    /// Gives back the informers of `subscribed`; each stops when unused.
+    fn release(&self, subscribed: Vec<Subscribed>) {
+        for sub in subscribed {
+            self.informers.release(&sub.key);
         }
     }
 
     /// Names of the running plugins.
     pub fn names(&self) -> Vec<String> {
-        self.lock().keys().cloned().collect()
+        self.lock().plugins.keys().cloned().collect()
     }
 
-    /// True when every informer has synced and every plugin has handled its initial lists.
+    /// True when every informer has synced and every dispatching plugin has
+    /// handled its initial lists. A replica standing by is ready once its
+    /// caches are synced.
     pub fn ready(&self) -> bool {
-        self.informers.all_synced() && self.lock().values().all(|r| r.worker.has_synced())
+        self.informers.all_synced()
+            && self
+                .lock()
+                .plugins
+                .values()
+                .all(|e| e.active.as_ref().is_none_or(|a| a.worker.has_synced()))
     }
 
     /// Status of every running plugin.
     pub fn status(&self) -> Vec<PluginStatus> {
         self.lock()
+            .plugins
             .iter()
-            .map(|(name, running)| {
-                let plugin = running.worker.plugin();
-                let subscriptions: Vec<SubscriptionStatus> = running
-                    .bindings
+            .map(|(name, entry)| {
+                let subscriptions: Vec<SubscriptionStatus> = entry
+                    .subscribed
                     .iter()
-                    .map(|b| SubscriptionStatus {
-                        informer: b.key.to_string(),
-                        synced: b.listener.has_synced(),
-                        queue_depth: b.listener.depth(),
-                        delivered: b.listener.stats.delivered.load(Ordering::Relaxed),
-                        failed: b.listener.stats.failed.load(Ordering::Relaxed),
-                        skipped: b.listener.stats.skipped.load(Ordering::Relaxed),
+                    .enumerate()
+                    .map(|(at, sub)| {
+                        let listener = entry.active.as_ref().map(|a| &a.listeners[at]);
+                        let count = |read: fn(&Listener) -> u64| listener.map_or(0, |l| read(l));
+                        SubscriptionStatus {
+                            informer: sub.key.to_string(),
+                            synced: listener.is_some_and(|l| l.has_synced()),
+                            queue_depth: listener.map_or(0, |l| l.depth()),
+                            delivered: count(|l| l.stats.delivered.load(Ordering::Relaxed)),
+                            failed: count(|l| l.stats.failed.load(Ordering::Relaxed)),
+                            skipped: count(|l| l.stats.skipped.load(Ordering::Relaxed)),
+                        }
                     })
                     .collect();
                 PluginStatus {
                     name: name.clone(),
-                    version: plugin.manifest().version.clone(),
-                    sha256: plugin.digest().to_owned(),
-                    since: running.since,
-                    synced: subscriptions.iter().all(|s| s.synced),
+                    version: entry.plugin.manifest().version.clone(),
+                    sha256: entry.plugin.digest().to_owned(),
+                    since: entry.since,
+                    dispatching: entry.active.is_some(),
+                    synced: entry.active.is_some() && subscriptions.iter().all(|s| s.synced),
                     subscriptions,
-                    last_error: running.worker.last_error(),
+                    last_error: entry.active.as_ref().and_then(|a| a.worker.last_error()),
                 }
             })
             .collect()
@@ -338,20 +453,45 @@ impl Daemon {
     /// The running plugins.
     pub fn plugins(&self) -> Vec<LoadedPlugin> {
         self.lock()
+            .plugins
             .values()
-            .map(|r| r.worker.plugin().clone())
+            .map(|e| e.plugin.clone())
             .collect()
     }
 
-    /// The listeners of a running plugin (for tests and metrics).
+    /// The listeners of a running plugin (none while standing by).
     pub fn listeners(&self, name: &str) -> Vec<Arc<Listener>> {
         self.lock()
+            .plugins
             .get(name)
-            .map(|r| r.bindings.iter().map(|b| b.listener.clone()).collect())
+            .and_then(|e| e.active.as_ref())
+            .map(|a| a.listeners.clone())
             .unwrap_or_default()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Running>> {
-        self.running.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// Unregisters an active plugin's listeners from their informers.
+fn leave(subscribed: &[Subscribed], active: &Active) {
+    for (sub, listener) in subscribed.iter().zip(&active.listeners) {
+        sub.informer.remove_listener(listener);
+    }
+}
+
+/// Stops workers off the async runtime, after their calls in flight,
+/// dropping what they still had buffered.
+async fn stop_workers(workers: Vec<PluginWorker>) {
+    if workers.is_empty() {
+        return;
+    }
+    let _ = tokio::task::spawn_blocking(move || {
+        let deadline = Instant::now() + STOP_PATIENCE;
+        for worker in workers {
+            worker.stop(false, deadline);
+        }
+    })
+    .await;
 }

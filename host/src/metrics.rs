@@ -347,6 +347,18 @@ impl Collector for HeraldCollector {
                 loader.cache_hits.load(Ordering::Relaxed) as f64,
             )],
         )?;
+        let dispatching = if self.daemon.is_dispatching() {
+            1.0
+        } else {
+            0.0
+        };
+        family(
+            &mut encoder,
+            "herald_dispatching",
+            "1 while this replica dispatches to plugins (always without leader election; only on the leader with it).",
+            MetricType::Gauge,
+            &[(none.clone(), dispatching)],
+        )?;
         let ready = if self.daemon.ready() { 1.0 } else { 0.0 };
         family(
             &mut encoder,

@@ -6,6 +6,7 @@
 use crate::config::Config;
 use crate::daemon::Daemon;
 use crate::informer::{Informers, ReflectorConfig};
+use crate::leader::{Election, LeaderElector, LeaderError};
 use crate::metrics::LoaderStats;
 use crate::ops::{self, OpsState};
 use crate::plugin::{ArtifactCache, EngineError, EngineSettings, LogSink, PluginEngine};
@@ -17,6 +18,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 /// The daemon could not start.
@@ -31,6 +33,12 @@ pub enum ServiceError {
     /// The endpoints' listener has no address.
     #[error("listen: {0}")]
     Listen(std::io::Error),
+    /// Leader election is misconfigured.
+    #[error(transparent)]
+    Leader(#[from] LeaderError),
+    /// A setting cannot be used as it is.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
 }
 
 /// A running daemon.
@@ -40,6 +48,14 @@ pub struct Service {
     directory: PluginDirectory,
     address: SocketAddr,
     endpoints: JoinHandle<()>,
+    leadership: Option<Leadership>,
+}
+
+/// This replica's part in leader election: the election and the task that
+/// turns dispatching on and off as leadership comes and goes.
+struct Leadership {
+    election: Election,
+    follower: JoinHandle<()>,
 }
 
 impl std::fmt::Debug for Service {
@@ -71,8 +87,23 @@ impl Service {
             },
             ..ReflectorConfig::default()
         };
-        let informers = Arc::new(Informers::new(client, reflector));
-        let daemon = Arc::new(Daemon::new(informers, config.retry_policy()));
+        let informers = Arc::new(Informers::new(client.clone(), reflector));
+        let elected = config.leader_election.enabled;
+        let daemon = Arc::new(if elected {
+            // Followers keep warm caches and dispatch nothing.
+            Daemon::standby(informers, config.retry_policy())
+        } else {
+            Daemon::new(informers, config.retry_policy())
+        });
+        let leadership = if elected {
+            let settings = config.leader_election.lease_settings()?;
+            tracing::info!(lease = %settings.lease_key(), identity = %settings.identity, "leader election on: dispatching only while holding the Lease");
+            let election = LeaderElector::new(client, settings)?.spawn();
+            let follower = tokio::spawn(follow_leadership(election.leadership(), daemon.clone()));
+            Some(Leadership { election, follower })
+        } else {
+            None
+        };
         let stats = Arc::new(LoaderStats::default());
         let files = Arc::new(FileStatuses::default());
         let ops = Arc::new(OpsState {
@@ -105,6 +136,7 @@ impl Service {
             directory,
             address,
             endpoints,
+            leadership,
         })
     }
 
@@ -128,9 +160,17 @@ impl Service {
         self.address
     }
 
+    /// True while this replica dispatches to plugins (always, without
+    /// leader election).
+    pub fn is_leading(&self) -> bool {
+        self.daemon.is_dispatching()
+    }
+
     /// Graceful shutdown: readiness drops first, the plugin directory is no
     /// longer followed, the watches stop and the plugins' queues drain until
-    /// `grace` has passed; what is left then is dropped.
+    /// `grace` has passed; what is left then is dropped. Under leader
+    /// election the Lease is released last, once nothing dispatches any more,
+    /// so a follower takes over without waiting for it to expire.
     pub async fn shutdown(self, grace: Duration) {
         let deadline = Instant::now() + grace;
         self.ops.shutting_down.store(true, Ordering::Release);
@@ -139,10 +179,39 @@ impl Service {
             "shutting down: readiness dropped, stopping watches and draining queues"
         );
         self.directory.stop().await;
+        if let Some(leadership) = &self.leadership {
+            leadership.follower.abort();
+        }
         let daemon = self.daemon.clone();
         let _ = tokio::task::spawn_blocking(move || daemon.shutdown(deadline)).await;
+        if let Some(leadership) = self.leadership {
+            match leadership.election.release().await {
+                Ok(()) => tracing::info!("released the leader Lease"),
+                Err(err) => tracing::warn!(
+                    "could not release the leader Lease (it expires on its own): {err}"
+                ),
+            }
+        }
         self.endpoints.abort();
         tracing::info!("shutdown complete");
+    }
+}
+
+/// Turns dispatching on while this replica leads and off when it stops.
+async fn follow_leadership(mut leading: watch::Receiver<bool>, daemon: Arc<Daemon>) {
+    loop {
+        let now = *leading.borrow_and_update();
+        if now {
+            tracing::info!("became the leader");
+        } else if daemon.is_dispatching() {
+            tracing::warn!("lost leadership");
+        }
+        daemon.set_dispatching(now).await;
+        if leading.changed().await.is_err() {
+            // The election ended: without the Lease, nothing may dispatch.
+            daemon.set_dispatching(false).await;
+            return;
+        }
     }
 }
 

@@ -12,5 +12,6 @@ mod randomized;
 mod rbac;
 mod recording;
 mod reload;
+mod replicas;
 mod runtime;
 mod sandbox;
