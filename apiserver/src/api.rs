@@ -417,6 +417,11 @@ fn start_watch(
         send_initial_events,
     };
     let (start, rx) = shared.store.watch(&target, &from)?;
+    let timeout = if shared.faults.watches_closing() {
+        Some(std::time::Duration::ZERO)
+    } else {
+        timeout
+    };
     let spec = WatchSpec {
         target,
         label: params.label,

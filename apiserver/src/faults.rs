@@ -14,6 +14,7 @@ pub(crate) struct FaultState {
     latency_micros: AtomicU64,
     fail_next: AtomicUsize,
     fail_watches: AtomicBool,
+    close_watches: AtomicBool,
     kill: watch::Sender<u64>,
 }
 
@@ -24,6 +25,7 @@ impl FaultState {
             latency_micros: AtomicU64::new(0),
             fail_next: AtomicUsize::new(0),
             fail_watches: AtomicBool::new(false),
+            close_watches: AtomicBool::new(false),
             kill: watch::Sender::new(0),
         }
     }
@@ -45,9 +47,19 @@ impl FaultState {
         self.fail_watches.load(Ordering::SeqCst)
     }
 
+    /// Whether new watches end at once.
+    pub fn watches_closing(&self) -> bool {
+        self.close_watches.load(Ordering::SeqCst)
+    }
+
     /// A receiver that changes whenever open watches must be dropped.
     pub fn kill_signal(&self) -> watch::Receiver<u64> {
         self.kill.subscribe()
+    }
+
+    /// How many watch streams are open (each holds a kill-signal receiver).
+    pub fn open_watches(&self) -> usize {
+        self.kill.receiver_count()
     }
 
     /// Drop every open watch.
@@ -79,6 +91,12 @@ impl Faults {
         self.state.kill_watches();
     }
 
+    /// How many watch streams are open now: lets a test wait until a client
+    /// is watching before it drops the watch.
+    pub fn open_watches(&self) -> usize {
+        self.state.open_watches()
+    }
+
     /// Forget the event history, as an etcd compaction at the current revision: a watch,
     /// continue token or exact list at any older version gets 410 Gone ("too old resource
     /// version"); the current version itself has missed nothing and still resumes. To force
@@ -99,6 +117,13 @@ impl Faults {
     /// change state while no watch is open.
     pub fn fail_watches(&self, failing: bool) {
         self.state.fail_watches.store(failing, Ordering::SeqCst);
+    }
+
+    /// While `closing`, end every new watch at once, cleanly (an empty
+    /// stream): a broken proxy or an overloaded server, which a client must
+    /// not answer by reconnecting in a tight loop.
+    pub fn close_watches(&self, closing: bool) {
+        self.state.close_watches.store(closing, Ordering::SeqCst);
     }
 
     /// Answer the next `n` requests (of any kind) with 500 InternalError.

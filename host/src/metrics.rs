@@ -115,6 +115,7 @@ impl Collector for HeraldCollector {
         let mut events = Vec::new();
         let (mut objects, mut bytes, mut restarts, mut relists, mut errors) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut bad_objects = Vec::new();
         for informer in &informers {
             let labels = informer_labels(informer);
             for (index, kind) in EVENT_TYPES.iter().enumerate() {
@@ -136,8 +137,12 @@ impl Collector for HeraldCollector {
                 informer.processor().stats.relists.load(Ordering::Relaxed) as f64,
             ));
             errors.push((
-                labels,
+                labels.clone(),
                 informer.stats().errors.load(Ordering::Relaxed) as f64,
+            ));
+            bad_objects.push((
+                labels,
+                informer.stats().bad_objects.load(Ordering::Relaxed) as f64,
             ));
         }
         family(
@@ -181,6 +186,13 @@ impl Collector for HeraldCollector {
             "List/watch errors that led to a backoff, by informer.",
             MetricType::Counter,
             &errors,
+        )?;
+        family(
+            &mut encoder,
+            "herald_watch_bad_objects",
+            "Objects from the API server the host could not cache (logged, then skipped), by informer.",
+            MetricType::Counter,
+            &bad_objects,
         )?;
 
         let listeners: Vec<Arc<Listener>> = self

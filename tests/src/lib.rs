@@ -40,3 +40,71 @@ pub fn load_with(path: &str, options: LoadOptions) -> (LoadedPlugin, MemorySink)
 pub fn messages(lines: &[OwnedLogLine]) -> Vec<String> {
     lines.iter().map(|line| line.message.clone()).collect()
 }
+
+/// The host's own log (its `tracing` events at warn and above), captured
+/// for the whole test process as JSON lines, so tests can check that a
+/// failure was logged with the right fields.
+#[derive(Debug)]
+pub struct HostLog {
+    lines: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl HostLog {
+    /// The lines captured so far that contain every one of `needles`.
+    pub fn lines_with(&self, needles: &[&str]) -> Vec<String> {
+        self.lines
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|line| needles.iter().all(|n| line.contains(n)))
+            .cloned()
+            .collect()
+    }
+}
+
+/// Collects one event's output and files it as lines when done.
+struct LineWriter {
+    buffer: Vec<u8>,
+    lines: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl std::io::Write for LineWriter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.buffer.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for LineWriter {
+    fn drop(&mut self) {
+        let text = String::from_utf8_lossy(&self.buffer);
+        self.lines
+            .lock()
+            .unwrap()
+            .extend(text.lines().map(str::to_owned));
+    }
+}
+
+/// Starts capturing the host's log (once per process) and returns it.
+pub fn host_log() -> &'static HostLog {
+    static LOG: OnceLock<HostLog> = OnceLock::new();
+    LOG.get_or_init(|| {
+        let lines = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = lines.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .json()
+            .with_max_level(tracing::Level::WARN)
+            .with_writer(move || LineWriter {
+                buffer: Vec::new(),
+                lines: sink.clone(),
+            })
+            .finish();
+        tracing::subscriber::set_global_default(subscriber)
+            .expect("no other global subscriber in the test process");
+        HostLog { lines }
+    })
+}

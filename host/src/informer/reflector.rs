@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Tuning of the list/watch loop.
 #[derive(Debug, Clone, Copy)]
@@ -58,6 +58,19 @@ pub struct ReflectorStats {
     /// Objects skipped because they could not be parsed.
     pub bad_objects: AtomicU64,
 }
+
+impl ReflectorStats {
+    /// Watch events received so far, of every type but `ERROR`.
+    pub fn events_received(&self) -> u64 {
+        self.events[..4]
+            .iter()
+            .map(|n| n.load(Ordering::Relaxed))
+            .sum()
+    }
+}
+
+/// A watch that ends sooner than this without an event counts as a failure.
+const VERY_SHORT_WATCH: Duration = Duration::from_secs(1);
 
 /// Index of each watch event type in [`ReflectorStats::events`].
 pub const EVENT_TYPES: [&str; 5] = ["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"];
@@ -151,7 +164,9 @@ impl Reflector {
         }
     }
 
-    /// Runs until the task is aborted.
+    /// Runs until the task is aborted. Never spins: every failure, and every
+    /// watch the server ends at once without an event, waits out a growing
+    /// backoff before the next request.
     pub async fn run(self) {
         let mut backoff = Backoff::new(self.config.initial_backoff, self.config.max_backoff);
         loop {
@@ -170,7 +185,21 @@ impl Reflector {
             };
             let listed_version = version.clone();
             loop {
+                let started = Instant::now();
+                let changes_before = self.stats.events_received();
                 match self.watch(&mut version, &mut backoff).await {
+                    WatchEnd::Closed
+                        if started.elapsed() < VERY_SHORT_WATCH
+                            && self.stats.events_received() == changes_before =>
+                    {
+                        // As client-go: a watch the server ends at once with
+                        // nothing in it is a failure, or a broken proxy would
+                        // have us reconnect in a tight loop.
+                        self.stats.errors.fetch_add(1, Ordering::Relaxed);
+                        let delay = backoff.next_delay();
+                        tracing::warn!(informer = %self.key, %version, "very short watch (closed at once, no events), resuming in {delay:?}");
+                        tokio::time::sleep(delay).await;
+                    }
                     WatchEnd::Closed => {
                         tracing::debug!(informer = %self.key, %version, "watch closed by the server, resuming");
                     }

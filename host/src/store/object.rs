@@ -309,6 +309,26 @@ mod tests {
         r#"{"kind":"Pod","apiVersion":"v1","metadata":{"name":"web","namespace":"shop","uid":"u1","resourceVersion":"42","labels":{"app":"web","tier":"front"},"managedFields":[{"manager":"kubectl","operation":"Apply","fieldsV1":{"f:spec":{}}}]},"spec":{"containers":[{"name":"c","image":"nginx"}]},"status":{"phase":"Running"}}"#.to_owned()
     }
 
+    /// A Nest custom resource whose spec is nested `depth` objects deep.
+    fn nested(depth: usize) -> String {
+        let spec = format!("{}\"bottom\"{}", "{\"a\":".repeat(depth), "}".repeat(depth));
+        format!(
+            r#"{{"apiVersion":"example.com/v1","kind":"Nest","metadata":{{"name":"deep","resourceVersion":"7"}},"spec":{spec}}}"#
+        )
+    }
+
+    #[test]
+    fn objects_nested_as_deep_as_kubernetes_allows_are_cached_without_recursion() {
+        // Only the top level and metadata are parsed; the rest is scanned as
+        // raw JSON without recursion, so depth costs no stack. 10 000 is the
+        // depth limit of the API server's own decoder.
+        let json = nested(10_000);
+        let object = CachedObject::from_json(&json, "example.com/v1", "Nest", Transform::default())
+            .expect("deep but valid");
+        assert_eq!(object.json(), json);
+        assert_eq!(object.resource_version(), "7");
+    }
+
     #[test]
     fn managed_fields_are_stripped_and_everything_else_kept_in_order() {
         let raw = pod_with_managed_fields();

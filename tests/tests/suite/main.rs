@@ -1,13 +1,17 @@
 //! Herald's integration suite: one binary, one module per area.
 
+mod api_faults;
 mod bad_files;
+mod bad_manifests;
 mod cluster;
 mod daemon;
 mod deploy;
+mod fault_matrix;
 mod hostile;
 mod informers;
 mod leader;
 mod objects;
+mod odd_objects;
 mod randomized;
 mod rbac;
 mod recording;

@@ -14,7 +14,7 @@
 //! replays one.
 
 use super::cluster::TestCluster;
-use super::recording::{PATIENCE, Recording, Seen, config_maps, informer, informers};
+use super::recording::{PATIENCE, Recording, Seen, View, config_maps, informer, informers};
 use herald::plugin::Delivery;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
@@ -27,62 +27,6 @@ impl Rng {
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         self.0 % n
-    }
-}
-
-/// What one listener has seen, and the rules it must follow.
-#[derive(Default)]
-struct View {
-    objects: BTreeMap<String, String>,
-    live: Vec<Seen>,
-    synced: bool,
-    tombstones: BTreeSet<String>,
-}
-
-impl View {
-    fn apply(&mut self, who: &str, seen: Seen) {
-        match &seen {
-            Seen::Synced => {
-                self.synced = true;
-                return;
-            }
-            Seen::Add { name, rv, .. } => {
-                assert!(
-                    !self.objects.contains_key(name),
-                    "{who}: add of {name} while it is present"
-                );
-                self.objects.insert(name.clone(), rv.clone());
-            }
-            Seen::Update {
-                name, old_rv, rv, ..
-            } => {
-                let current = self
-                    .objects
-                    .get(name)
-                    .unwrap_or_else(|| panic!("{who}: update of {name} before its add"));
-                // A coalesced delete-then-add becomes an update from the
-                // deleted state, which the listener never saw as such.
-                if !who.contains("coalesced") {
-                    assert_eq!(
-                        current, old_rv,
-                        "{who}: update of {name} from a state it did not see"
-                    );
-                }
-                self.objects.insert(name.clone(), rv.clone());
-            }
-            Seen::Delete { name, unknown, .. } => {
-                assert!(
-                    self.objects.remove(name).is_some(),
-                    "{who}: delete of {name} that it does not have"
-                );
-                if *unknown {
-                    self.tombstones.insert(name.clone());
-                }
-            }
-        }
-        if self.synced {
-            self.live.push(seen);
-        }
     }
 }
 

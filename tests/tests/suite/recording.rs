@@ -5,6 +5,7 @@ use herald::dispatch::{Item, Listener, Notification, Signal};
 use herald::gvk::Gvk;
 use herald::informer::{InformerKey, Informers, ReflectorConfig, SharedInformer};
 use herald::plugin::{Delivery, Subscription};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -172,18 +173,91 @@ fn describe(item: Item) -> Seen {
 /// its watch end, so that changes made next cannot reach it on the old stream.
 pub async fn drop_watches_and_wait(faults: &herald_apiserver::Faults, informer: &SharedInformer) {
     use std::sync::atomic::Ordering;
+    let deadline = Instant::now() + PATIENCE;
+    // A drop before the watch is open would hit nothing.
+    while faults.open_watches() == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the informer never opened a watch"
+        );
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
     let before = informer.stats().watch_restarts.load(Ordering::SeqCst)
         + informer.stats().expired.load(Ordering::SeqCst);
     faults.drop_watches();
-    let deadline = Instant::now() + PATIENCE;
     while informer.stats().watch_restarts.load(Ordering::SeqCst)
         + informer.stats().expired.load(Ordering::SeqCst)
         == before
     {
         assert!(
             Instant::now() < deadline,
-            "the informer did not notice its watch was dropped"
+            "the informer did not notice its watch was dropped (restarts {}, expired {}, errors {}, lists {})",
+            informer.stats().watch_restarts.load(Ordering::SeqCst),
+            informer.stats().expired.load(Ordering::SeqCst),
+            informer.stats().errors.load(Ordering::SeqCst),
+            informer.stats().lists.load(Ordering::SeqCst)
         );
         tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
+
+/// What one listener has seen, and the rules it must follow.
+#[derive(Debug, Default)]
+pub struct View {
+    /// Name → resourceVersion of what the listener holds.
+    pub objects: BTreeMap<String, String>,
+    /// Everything after the end of its initial list.
+    pub live: Vec<Seen>,
+    /// Its initial list has ended.
+    pub synced: bool,
+    /// Names it received a tombstone (final state unknown) for.
+    pub tombstones: BTreeSet<String>,
+}
+
+impl View {
+    /// Applies one item, checking the informer's ordering rules.
+    pub fn apply(&mut self, who: &str, seen: Seen) {
+        match &seen {
+            Seen::Synced => {
+                self.synced = true;
+                return;
+            }
+            Seen::Add { name, rv, .. } => {
+                assert!(
+                    !self.objects.contains_key(name),
+                    "{who}: add of {name} while it is present"
+                );
+                self.objects.insert(name.clone(), rv.clone());
+            }
+            Seen::Update {
+                name, old_rv, rv, ..
+            } => {
+                let current = self
+                    .objects
+                    .get(name)
+                    .unwrap_or_else(|| panic!("{who}: update of {name} before its add"));
+                // A coalesced delete-then-add becomes an update from the
+                // deleted state, which the listener never saw as such.
+                if !who.contains("coalesced") {
+                    assert_eq!(
+                        current, old_rv,
+                        "{who}: update of {name} from a state it did not see"
+                    );
+                }
+                self.objects.insert(name.clone(), rv.clone());
+            }
+            Seen::Delete { name, unknown, .. } => {
+                assert!(
+                    self.objects.remove(name).is_some(),
+                    "{who}: delete of {name} that it does not have"
+                );
+                if *unknown {
+                    self.tombstones.insert(name.clone());
+                }
+            }
+        }
+        if self.synced {
+            self.live.push(seen);
+        }
     }
 }
