@@ -71,3 +71,25 @@ fn a_component_without_wasi_imports_loads() {
     .unwrap();
     assert_eq!(plugin.name(), "no-wasi");
 }
+
+#[test]
+fn only_files_on_the_sha256_allow_list_load_when_there_is_one() {
+    let recorder = artifacts::bytes(artifacts::RECORDER);
+    let noop = artifacts::bytes(artifacts::NOOP);
+    let options = LoadOptions {
+        allowed_digests: Some(vec![herald::plugin::digest(&recorder)].into()),
+        ..LoadOptions::default()
+    };
+    LoadedPlugin::load(engine(), &recorder, options.clone()).expect("an allowed file loads");
+    let err = LoadedPlugin::load(engine(), &noop, options).expect_err("must be refused");
+    let digest = herald::plugin::digest(&noop);
+    assert!(
+        matches!(&err, LoadError::NotAllowed(d) if *d == digest),
+        "{err}"
+    );
+    let message = err.to_string();
+    assert!(
+        message.contains(&digest) && message.contains("pluginFiles.allowedSha256"),
+        "names the digest and the setting to change: {message}"
+    );
+}
