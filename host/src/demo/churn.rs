@@ -2,7 +2,11 @@
 //! client, so every example plugin has something to report. Pods are created
 //! and go Pending → Running → Succeeded or Failed, containers restart,
 //! Deployments are scaled and rolled to new images with their ReplicaSets,
-//! and finished Pods are deleted.
+//! and finished Pods are deleted. The cluster stays bounded however long it
+//! runs: at most [`MAX_CHURN_PODS`] churn Pods at a time, and each
+//! Deployment keeps [`REVISION_HISTORY`] old ReplicaSets, as a Deployment's
+//! `revisionHistoryLimit` does (so a soak measures Herald, not a growing
+//! cluster).
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::Pod;
@@ -21,6 +25,12 @@ const IMAGES: &[&str] = &[
     "registry.example.com/team/tool:0.4",
     "nginx:1.27-alpine",
 ];
+
+/// Most churn Pods alive at once; past it, finished ones are deleted instead.
+pub const MAX_CHURN_PODS: usize = 24;
+
+/// Old ReplicaSets each Deployment keeps after a rollout.
+pub const REVISION_HISTORY: usize = 2;
 
 /// A small deterministic random source (xorshift64*), seeded per run.
 #[derive(Debug, Clone)]
@@ -91,7 +101,8 @@ impl Churn {
     /// Makes one random change.
     pub async fn step(&mut self) -> Result<(), kube::Error> {
         match self.rng.below(10) {
-            0..=2 => self.create_pod().await,
+            0..=2 if self.churn_pods().await? < MAX_CHURN_PODS => self.create_pod().await,
+            0..=2 => self.delete_finished_pod().await,
             3..=5 => self.advance_pod().await,
             6 => self.restart_container().await,
             7 => self.scale_deployment().await,
@@ -116,6 +127,14 @@ impl Churn {
             .create(&PostParams::default(), &pod)
             .await?;
         Ok(())
+    }
+
+    /// How many Pods the generator created are alive.
+    async fn churn_pods(&self) -> Result<usize, kube::Error> {
+        let pods = Api::<Pod>::all(self.client.clone())
+            .list(&ListParams::default().labels("demo=churn"))
+            .await?;
+        Ok(pods.items.len())
     }
 
     async fn pods_in_phase(&mut self, phases: &[&str]) -> Result<Option<Pod>, kube::Error> {
@@ -269,7 +288,13 @@ impl Churn {
             "{:x}",
             0x5a5a_0000u64 + self.created * 7919 + self.rng.below(9973) as u64
         );
-        let new_rs = self.create_replica_set(&rolled, &hash, image).await?;
+        let revision = old_sets.iter().map(revision).max().unwrap_or(0) + 1;
+        let annotate = json!({"metadata": {"annotations": {REVISION: revision.to_string()}}});
+        api.patch(&name, &PatchParams::default(), &Patch::Merge(annotate))
+            .await?;
+        let new_rs = self
+            .create_replica_set(&rolled, &hash, image, revision)
+            .await?;
         for step in 0..=replicas {
             let status = json!({"status": {
                 "observedGeneration": generation, "replicas": replicas, "updatedReplicas": step,
@@ -283,6 +308,20 @@ impl Churn {
                 let remaining = (replicas - step).max(0);
                 self.set_rs_replicas(old, remaining, remaining).await?;
             }
+        }
+        self.prune_history(old_sets).await
+    }
+
+    /// Deletes all but the [`REVISION_HISTORY`] newest of a Deployment's
+    /// old, scaled-down ReplicaSets.
+    async fn prune_history(&self, mut old_sets: Vec<ReplicaSet>) -> Result<(), kube::Error> {
+        old_sets.sort_by_key(revision);
+        let excess = old_sets.len().saturating_sub(REVISION_HISTORY);
+        for rs in &old_sets[..excess] {
+            let (namespace, name) = names(&rs.metadata);
+            Api::<ReplicaSet>::namespaced(self.client.clone(), &namespace)
+                .delete(&name, &DeleteParams::default())
+                .await?;
         }
         Ok(())
     }
@@ -314,6 +353,7 @@ impl Churn {
         deployment: &Deployment,
         hash: &str,
         image: &str,
+        revision: u64,
     ) -> Result<ReplicaSet, kube::Error> {
         let (namespace, name) = names(&deployment.metadata);
         let spec = deployment.spec.clone();
@@ -330,6 +370,7 @@ impl Churn {
             "kind": "ReplicaSet",
             "metadata": {
                 "name": format!("{name}-{hash}"), "namespace": namespace, "labels": labels,
+                "annotations": {REVISION: revision.to_string()},
                 "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": name,
                     "uid": deployment.metadata.uid.clone().unwrap_or_default(), "controller": true}]
             },
@@ -361,6 +402,19 @@ impl Churn {
             .await?;
         Ok(())
     }
+}
+
+/// The annotation a Deployment and its ReplicaSets carry their revision in.
+const REVISION: &str = "deployment.kubernetes.io/revision";
+
+/// A ReplicaSet's revision (0 when it has none).
+fn revision(rs: &ReplicaSet) -> u64 {
+    rs.metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(REVISION))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
 }
 
 fn phase(pod: &Pod) -> &str {
