@@ -1,5 +1,6 @@
 //! The `herald` command line: parses arguments and calls the library.
 
+mod apiserver_cmd;
 mod demo_cmd;
 mod plugin_cmd;
 pub(crate) mod run_cmd;
@@ -27,6 +28,9 @@ pub enum Command {
     /// See Herald work with no cluster: the embedded API server, sample
     /// objects, the example plugins and a churn generator.
     Demo(demo_cmd::DemoArgs),
+    /// Run the embedded Kubernetes API server alone (development only), for
+    /// kubectl and for `herald run --kubeconfig`.
+    Apiserver(apiserver_cmd::ApiServerArgs),
     /// Print the version of Herald and of the plugin world it implements.
     Version,
 }
@@ -41,6 +45,7 @@ pub fn main() -> ExitCode {
         Command::Plugin(command) => plugin_cmd::run(command),
         Command::Run(args) => run_cmd::run(args),
         Command::Demo(args) => demo_cmd::run(args),
+        Command::Apiserver(args) => apiserver_cmd::run(args),
         Command::Version => {
             println!(
                 "herald {} (plugin world {WORLD})",

@@ -3,6 +3,7 @@
 //! readiness, hot reload and graceful shutdown, configuration errors, and
 //! the demo.
 
+mod apiserver;
 mod check;
 mod demo;
 mod process;

@@ -50,23 +50,28 @@ pub struct Running {
 }
 
 impl Running {
-    /// Starts `herald args…` with the log as JSON lines on stderr.
+    /// Starts `herald args…`; its stdout and stderr are read as one log.
     pub fn start(args: &[&str]) -> Running {
         let mut child = herald()
             .args(args)
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .expect("starting herald");
-        let stderr = child.stderr.take().unwrap();
         let (send, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if send.send(line).is_err() {
-                    break;
+        let stdout = child.stdout.take().unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let to_log = |stream: Box<dyn Read + Send>, send: std::sync::mpsc::Sender<String>| {
+            std::thread::spawn(move || {
+                for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                    if send.send(line).is_err() {
+                        break;
+                    }
                 }
-            }
-        });
+            });
+        };
+        to_log(Box::new(stdout), send.clone());
+        to_log(Box::new(stderr), send);
         Running {
             child,
             lines,

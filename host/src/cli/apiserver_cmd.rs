@@ -1,0 +1,70 @@
+//! `herald apiserver`: the embedded Kubernetes API server on its own, so
+//! people can point kubectl at it. A development and test aid: production
+//! Herald watches a real cluster.
+
+use super::fail;
+use super::run_cmd::wait_for_signal;
+use clap::Args;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Arguments of `herald apiserver`.
+#[derive(Debug, Args)]
+pub struct ApiServerArgs {
+    /// Address to listen on (port 0 takes any free port; the kubeconfig says which).
+    #[arg(long, default_value = "127.0.0.1:0")]
+    pub listen: SocketAddr,
+    /// A directory (or file) of YAML manifests to load at start; repeatable.
+    #[arg(long)]
+    pub seed: Vec<PathBuf>,
+    /// Where to write a kubeconfig for kubectl and kube clients.
+    #[arg(long, default_value = "herald-apiserver.kubeconfig")]
+    pub kubeconfig_out: PathBuf,
+    /// Keep the objects in this directory, so a restart finds them again
+    /// (the seed is then ignored).
+    #[arg(long)]
+    pub persist: Option<PathBuf>,
+    /// Change events kept for watches to resume from; a watch from an older
+    /// resourceVersion gets 410 Gone.
+    #[arg(long, default_value_t = 10_000)]
+    pub history: usize,
+}
+
+/// Runs the embedded API server until Ctrl-C or SIGTERM.
+pub fn run(args: ApiServerArgs) -> ExitCode {
+    super::init_logging(&crate::config::LogConfig::default());
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(err) => return fail(format_args!("cannot start the async runtime: {err}")),
+    };
+    runtime.block_on(serve(args))
+}
+
+async fn serve(args: ApiServerArgs) -> ExitCode {
+    let config = herald_apiserver::ApiServerConfig {
+        listen: args.listen,
+        seed_dirs: args.seed,
+        persist_dir: args.persist,
+        history_window: args.history,
+        ..herald_apiserver::ApiServerConfig::default()
+    };
+    let server = match herald_apiserver::start(config).await {
+        Ok(server) => server,
+        Err(err) => return fail(format_args!("embedded API server: {err}")),
+    };
+    if let Err(err) = server.write_kubeconfig(&args.kubeconfig_out) {
+        return fail(format_args!("{}: {err}", args.kubeconfig_out.display()));
+    }
+    let kubeconfig = args.kubeconfig_out.display();
+    println!(
+        "Embedded Kubernetes API server (development only) at {}",
+        server.url()
+    );
+    println!("  kubectl       kubectl --kubeconfig {kubeconfig} get pods -A");
+    println!("  herald        herald run --kubeconfig {kubeconfig} --plugins DIR");
+    println!("  stop          Ctrl-C");
+    wait_for_signal().await;
+    server.shutdown().await;
+    ExitCode::SUCCESS
+}
