@@ -15,13 +15,19 @@
 //! - **native**: the same processor and listener, drained on the bench
 //!   thread by the handler compiled natively ([`crate::native`]).
 //!
-//! The host's own cost per notification is Herald's time less the bare
+//! Each way is timed in CPU time (every thread of the process, read from
+//! `/proc/self/task/*/schedstat`, less the bench thread's own polling while
+//! it waits), so that what other processes take from this shared machine
+//! does not count; rates are notifications per CPU-second. Wall-clock
+//! figures are in the details.
+//!
+//! The host's own cost per notification is Herald's CPU time less the bare
 //! call's; its goal is at most one no-op call. The typed-Pod plugin's rate
 //! must be at least 1/1.4 of the native listener's.
 
 use crate::data::{PodSize, cached_pods};
 use crate::fixtures::{Fixture, Fixtures};
-use crate::measure::{PATIENCE, Samples, wait_for};
+use crate::measure::{PATIENCE, Samples, process_cpu_ns, thread_cpu_ns, wait_every, wait_for};
 use crate::native;
 use crate::settings::Settings;
 use crate::table::{Goal, Row, Unit};
@@ -31,17 +37,39 @@ use herald::plugin::{EventContext, GroupVersionKind, LoadedPlugin, PluginInstanc
 use herald::store::{CachedObject, Store};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Notifications handled before timing starts.
 const WARM_UP: usize = 50;
 
-/// Per-notification times (µs) of one plugin and Pod size, per repetition.
+/// Per-notification times (µs) of one plugin and Pod size, per repetition:
+/// CPU time, and wall-clock time for context.
 #[derive(Debug, Default)]
 struct Times {
     bare: Samples,
     herald: Samples,
     native: Samples,
+    bare_wall: Samples,
+    herald_wall: Samples,
+    native_wall: Samples,
+}
+
+/// CPU and wall-clock µs per notification of one measurement.
+#[derive(Debug, Clone, Copy)]
+struct PerNotification {
+    cpu: f64,
+    wall: f64,
+}
+
+impl Times {
+    fn push(&mut self, bare: PerNotification, herald: PerNotification, native: PerNotification) {
+        self.bare.push(bare.cpu);
+        self.herald.push(herald.cpu);
+        self.native.push(native.cpu);
+        self.bare_wall.push(bare.wall);
+        self.herald_wall.push(herald.wall);
+        self.native_wall.push(native.wall);
+    }
 }
 
 /// Runs B1.
@@ -73,13 +101,10 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
                     rep + 1,
                     settings.repetitions
                 ));
-                times.bare.push(bare_call(&plugin, warm, &objects[..count]));
-                times
-                    .herald
-                    .push(through_herald(&plugin, warm, &objects[..count]));
-                times
-                    .native
-                    .push(native_listener(fixture, warm, &objects[..count]));
+                let bare = bare_call(&plugin, warm, &objects[..count]);
+                let herald = through_herald(&plugin, warm, &objects[..count]);
+                let native = native_listener(fixture, warm, &objects[..count]);
+                times.push(bare, herald, native);
             }
             let rate = |micros: &Samples| {
                 let mut rates = Samples::new();
@@ -90,13 +115,16 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
             };
             let host_cost = times.herald.paired(&times.bare, |h, b| h - b);
             let details = format!(
-                "{} {}: bare call {:.3} µs, through Herald {:.3} µs, native listener {:.3} µs per notification; host's own cost {:.3} µs; {count} notifications per repetition",
+                "{} {}: CPU µs per notification: bare call {:.3}, through Herald {:.3}, native listener {:.3}, host's own cost {:.3}; wall-clock µs: bare {:.3}, Herald {:.3}, native {:.3}; {count} notifications per repetition",
                 fixture.label(),
                 size.label(),
                 times.bare.median(),
                 times.herald.median(),
                 times.native.median(),
                 host_cost.median(),
+                times.bare_wall.median(),
+                times.herald_wall.median(),
+                times.native_wall.median(),
             );
             if fixture == Fixture::Noop {
                 noop_bare = times.bare.clone();
@@ -136,7 +164,7 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
                 Row::ratio_of(
                     format!("B1.{letter}{}r", index + 1),
                     format!(
-                        "notifications/s, {} plugin, {}; baseline: native in-process listener",
+                        "notifications per CPU-second, {} plugin, {}; baseline: native in-process listener",
                         fixture.label(),
                         size.label()
                     ),
@@ -175,22 +203,35 @@ fn context() -> EventContext {
     }
 }
 
-/// µs per call of `on_add` on a warm instance.
+/// Per call of `on_add` on a warm instance (all on the bench thread).
 fn bare_call(
     plugin: &LoadedPlugin,
     warm: &[Arc<CachedObject>],
     objects: &[Arc<CachedObject>],
-) -> f64 {
+) -> PerNotification {
     let mut instance = PluginInstance::new(plugin.clone()).expect("instantiating");
     let ctx = context();
     for object in warm {
         instance.on_add(&ctx, object.json()).expect("warm-up call");
     }
+    let cpu = thread_cpu_ns();
     let started = Instant::now();
     for object in objects {
         instance.on_add(&ctx, object.json()).expect("bare call");
     }
-    started.elapsed().as_secs_f64() * 1e6 / objects.len() as f64
+    per_notification(
+        objects.len(),
+        started,
+        cpu.zip(thread_cpu_ns()).map(|(a, b)| b - a),
+    )
+}
+
+fn per_notification(count: usize, started: Instant, cpu_ns: Option<u64>) -> PerNotification {
+    let wall = started.elapsed().as_secs_f64() * 1e6 / count as f64;
+    PerNotification {
+        cpu: cpu_ns.map_or(f64::NAN, |ns| ns as f64 / 1e3 / count as f64),
+        wall,
+    }
 }
 
 /// A synced processor over an empty store, with `listener` registered.
@@ -211,12 +252,13 @@ fn quiet_listener(plugin: &LoadedPlugin) -> Arc<Listener> {
     ))
 }
 
-/// µs per notification from `Processor::apply` to the plugin's return.
+/// Per notification from `Processor::apply` to the plugin's return: CPU
+/// time of every thread, less the bench thread's while it only waits.
 fn through_herald(
     plugin: &LoadedPlugin,
     warm: &[Arc<CachedObject>],
     objects: &[Arc<CachedObject>],
-) -> f64 {
+) -> PerNotification {
     let worker = PluginWorker::spawn(plugin.clone(), RetryPolicy::default());
     // Warm up: the worker instantiates the plugin on its first call.
     let warm_listener = quiet_listener(plugin);
@@ -231,27 +273,37 @@ fn through_herald(
 
     let listener = quiet_listener(plugin);
     let processor = processor_with(&listener);
+    let cpu = process_cpu_ns();
     let started = Instant::now();
     for object in objects {
         processor.apply(Change::Upsert(object.clone()));
     }
     worker.attach(listener.clone());
-    wait_for("the notifications", PATIENCE, || {
-        listener.stats.delivered.load(Ordering::Acquire) == objects.len() as u64
-    });
-    let elapsed = started.elapsed();
+    let waiting = thread_cpu_ns();
+    wait_every(
+        "the notifications",
+        PATIENCE,
+        Duration::from_micros(200),
+        || listener.stats.delivered.load(Ordering::Acquire) == objects.len() as u64,
+    );
+    let waited = waiting.zip(thread_cpu_ns()).map(|(a, b)| b - a);
+    let cpu = cpu
+        .zip(process_cpu_ns())
+        .zip(waited)
+        .map(|((a, b), w)| b - a - w);
+    let result = per_notification(objects.len(), started, cpu);
     worker.stop(false, Instant::now());
     assert_eq!(listener.stats.failed.load(Ordering::Relaxed), 0);
-    elapsed.as_secs_f64() * 1e6 / objects.len() as f64
+    result
 }
 
-/// µs per notification from `Processor::apply` through the same listener to
-/// the native handler's return.
+/// Per notification from `Processor::apply` through the same listener to
+/// the native handler's return (all on the bench thread).
 fn native_listener(
     fixture: Fixture,
     warm: &[Arc<CachedObject>],
     objects: &[Arc<CachedObject>],
-) -> f64 {
+) -> PerNotification {
     let drain = |listener: &Listener| {
         while let Some(item) = listener.pop() {
             if let Item::Notify(notification) = item {
@@ -280,10 +332,15 @@ fn native_listener(
     drain(&listener);
 
     let processor = processor_with(&listener);
+    let cpu = thread_cpu_ns();
     let started = Instant::now();
     for object in objects {
         processor.apply(Change::Upsert(object.clone()));
     }
     drain(&listener);
-    started.elapsed().as_secs_f64() * 1e6 / objects.len() as f64
+    per_notification(
+        objects.len(),
+        started,
+        cpu.zip(thread_cpu_ns()).map(|(a, b)| b - a),
+    )
 }

@@ -8,13 +8,18 @@ use herald_apiserver::{ApiServer, ApiServerConfig};
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::core::Request;
 use serde_json::json;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio::sync::Semaphore;
 
 /// The name of the Pod whose update makes every latency probe report.
 pub const FLUSH_POD: &str = "latency-flush";
 
 /// Requests in flight while filling the server.
 const FILL_CONCURRENCY: usize = 16;
+
+/// Most stamped writes in flight at once.
+pub const WRITES_IN_FLIGHT: usize = 64;
 
 /// A running embedded API server.
 pub struct Cluster {
@@ -87,8 +92,10 @@ impl Cluster {
 
     /// Writes `rate` stamped updates per second for `seconds` to Pods
     /// `0..pool` of `template` in turn (a merge patch of the stamp
-    /// annotation, stamped just before it is sent). Returns the writes done
-    /// and the rate achieved.
+    /// annotation, stamped just before it is sent), with at most
+    /// [`WRITES_IN_FLIGHT`] requests in flight: when the server falls behind,
+    /// writes wait (unstamped) rather than open ever more connections.
+    /// Returns the writes done and the rate achieved.
     pub async fn write_stamps(
         &self,
         template: &PodTemplate,
@@ -98,17 +105,24 @@ impl Cluster {
     ) -> (usize, f64) {
         let client = self.client();
         let total = (f64::from(rate) * seconds).round() as usize;
+        let in_flight = Arc::new(Semaphore::new(WRITES_IN_FLIGHT));
         let started = tokio::time::Instant::now();
         let mut writes = Vec::with_capacity(total);
         for i in 0..total {
             let due = started + Duration::from_secs_f64(i as f64 / f64::from(rate));
             tokio::time::sleep_until(due).await;
+            let permit = in_flight
+                .clone()
+                .acquire_owned()
+                .await
+                .expect("the semaphore stays open");
             let client = client.clone();
             let index = i % pool;
             let name = template.name(index);
             let namespace = PodTemplate::namespace(index);
             writes.push(tokio::spawn(async move {
                 stamp(&client, &namespace, &name, now_ns()).await;
+                drop(permit);
             }));
         }
         for write in writes {
@@ -151,9 +165,4 @@ pub fn now_ns() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64)
-}
-
-/// Seconds since `started`, for progress lines.
-pub fn seconds_since(started: Instant) -> f64 {
-    started.elapsed().as_secs_f64()
 }

@@ -79,16 +79,53 @@ pub fn resident_bytes() -> Option<u64> {
     Some(pages * PAGE)
 }
 
+/// CPU time this process's threads have run for, in ns: the sum of
+/// `/proc/self/task/*/schedstat` (nanosecond resolution, unlike
+/// `getrusage`). Time other processes take from the cores is not counted,
+/// which is what makes CPU-time figures steadier than wall-clock ones on a
+/// shared machine. `None` where the file is missing.
+pub fn process_cpu_ns() -> Option<u64> {
+    let mut total = 0;
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let path = task.ok()?.path().join("schedstat");
+        // A thread may exit between listing and reading: skip it.
+        if let Some(ns) = schedstat_ns(&path) {
+            total += ns;
+        }
+    }
+    Some(total)
+}
+
+/// CPU time the calling thread has run for, in ns; `None` where
+/// `/proc/thread-self/schedstat` is missing.
+pub fn thread_cpu_ns() -> Option<u64> {
+    schedstat_ns(std::path::Path::new("/proc/thread-self/schedstat"))
+}
+
+fn schedstat_ns(path: &std::path::Path) -> Option<u64> {
+    std::fs::read_to_string(path)
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
 /// Waits until `done` holds, checking every 50 µs; panics after `patience`
 /// (a benchmark that stalls is broken, not slow).
 pub fn wait_for(what: &str, patience: Duration, done: impl Fn() -> bool) {
+    wait_every(what, patience, Duration::from_micros(50), done);
+}
+
+/// [`wait_for`], checking every `every`.
+pub fn wait_every(what: &str, patience: Duration, every: Duration, done: impl Fn() -> bool) {
     let deadline = Instant::now() + patience;
     while !done() {
         assert!(
             Instant::now() < deadline,
             "benchmark stalled waiting for {what}"
         );
-        std::thread::sleep(Duration::from_micros(50));
+        std::thread::sleep(every);
     }
 }
 
