@@ -1,5 +1,5 @@
-//! `cargo bench -p herald-bench [-- --quick] [--only B1,B3]`: runs Herald's
-//! benchmark suite and prints its table (Markdown) on stdout.
+//! `cargo bench -p herald-bench [-- --quick] [--only B1,B3] [--b1-noop-only]`:
+//! runs Herald's benchmark suite and prints its table (Markdown) on stdout.
 
 use herald_bench::alloc::CountingAllocator;
 use herald_bench::{Settings, run, table};
@@ -22,6 +22,7 @@ fn main() {
                 let ids = args.next().expect("--only needs ids, e.g. B1,B3");
                 settings.only = ids.split(',').map(str::to_owned).collect();
             }
+            "--b1-noop-only" => settings.b1_noop_only = true,
             // Cargo passes `--bench`; filters are not supported.
             "--bench" => {}
             other => eprintln!("herald-bench: ignoring argument {other:?}"),

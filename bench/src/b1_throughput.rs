@@ -78,14 +78,21 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
     let largest = settings
         .b1_noop_notifications
         .max(settings.b1_parse_notifications);
-    for (size, letter) in [(PodSize::Small, 'a'), (PodSize::Large, 'b')] {
+    let sizes: &[(PodSize, char)] = if settings.b1_noop_only {
+        &[(PodSize::Small, 'a')]
+    } else {
+        &[(PodSize::Small, 'a'), (PodSize::Large, 'b')]
+    };
+    let plugins: &[Fixture] = if settings.b1_noop_only {
+        &[Fixture::Noop]
+    } else {
+        &[Fixture::Noop, Fixture::JsonMeta, Fixture::TypedPod]
+    };
+    for &(size, letter) in sizes {
         let objects = cached_pods(size, largest + WARM_UP);
         let (warm, objects) = objects.split_at(WARM_UP);
         let mut noop_bare = Samples::new();
-        for (index, fixture) in [Fixture::Noop, Fixture::JsonMeta, Fixture::TypedPod]
-            .into_iter()
-            .enumerate()
-        {
+        for (index, &fixture) in plugins.iter().enumerate() {
             let count = if fixture == Fixture::Noop {
                 settings.b1_noop_notifications
             } else {

@@ -13,6 +13,9 @@ pub struct Settings {
     pub b1_noop_notifications: usize,
     /// B1: notifications per repetition for the parsing plugins.
     pub b1_parse_notifications: usize,
+    /// B1: only the no-op plugin on 4 KB Pods (for profiling the host's
+    /// path under callgrind without compiling the parsing plugins).
+    pub b1_noop_only: bool,
     /// B2: plugin counts, ascending.
     pub b2_plugins: Vec<usize>,
     /// B2: events per step.
@@ -51,6 +54,7 @@ impl Settings {
             only: Vec::new(),
             b1_noop_notifications: 20_000,
             b1_parse_notifications: 3_000,
+            b1_noop_only: false,
             b2_plugins: vec![1, 10, 100],
             b2_events: 2_000,
             b3_objects: vec![10_000, 100_000],
@@ -75,6 +79,7 @@ impl Settings {
             only: Vec::new(),
             b1_noop_notifications: 200,
             b1_parse_notifications: 40,
+            b1_noop_only: false,
             b2_plugins: vec![1, 2, 4],
             b2_events: 50,
             b3_objects: vec![100, 400],
