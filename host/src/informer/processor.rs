@@ -105,12 +105,7 @@ impl Processor {
     pub fn add_listener(&self, listener: Arc<Listener>) {
         let mut listeners = self.lock();
         if self.has_synced() {
-            for object in self.store.snapshot() {
-                listener.push(Notification::Add {
-                    object,
-                    initial: true,
-                });
-            }
+            listener.push_batch(snapshot_adds(&self.store));
             listener.push_synced();
         }
         let next_resync = listener
@@ -137,12 +132,7 @@ impl Processor {
         let mut listeners = self.lock();
         listeners.retain(|r| !Arc::ptr_eq(&r.listener, old));
         if self.has_synced() {
-            for object in self.store.snapshot() {
-                new.push(Notification::Add {
-                    object,
-                    initial: true,
-                });
-            }
+            new.push_batch(snapshot_adds(&self.store));
             new.push_synced();
         }
         let next_resync = new
@@ -290,6 +280,17 @@ impl Processor {
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Registered>> {
         self.listeners.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// The store's snapshot as the initial adds of a late join.
+fn snapshot_adds(store: &Store) -> impl Iterator<Item = Notification> {
+    store
+        .snapshot()
+        .into_iter()
+        .map(|object| Notification::Add {
+            object,
+            initial: true,
+        })
 }
 
 fn distribute(listeners: &[Registered], notification: &Notification) {
