@@ -15,8 +15,8 @@
 //! - **native**: the same processor and listener, drained on the bench
 //!   thread by the handler compiled natively ([`crate::native`]).
 //!
-//! Each way is timed in CPU time (every thread of the process, read from
-//! `/proc/self/task/*/schedstat`, less the bench thread's own polling while
+//! Each way is timed in CPU time (every thread of the process, from
+//! `CLOCK_PROCESS_CPUTIME_ID`, less the bench thread's own polling while
 //! it waits), so that what other processes take from this shared machine
 //! does not count; rates are notifications per CPU-second. Wall-clock
 //! figures are in the details.

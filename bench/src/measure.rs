@@ -79,36 +79,31 @@ pub fn resident_bytes() -> Option<u64> {
     Some(pages * PAGE)
 }
 
-/// CPU time this process's threads have run for, in ns: the sum of
-/// `/proc/self/task/*/schedstat` (nanosecond resolution, unlike
-/// `getrusage`). Time other processes take from the cores is not counted,
+/// CPU time all of this process's threads have run for, in ns
+/// (`CLOCK_PROCESS_CPUTIME_ID`: exact, and counting threads that have
+/// exited). Time other processes take from the cores is not counted,
 /// which is what makes CPU-time figures steadier than wall-clock ones on a
-/// shared machine. `None` where the file is missing.
+/// shared machine. `None` if the clock cannot be read.
 pub fn process_cpu_ns() -> Option<u64> {
-    let mut total = 0;
-    for task in std::fs::read_dir("/proc/self/task").ok()? {
-        let path = task.ok()?.path().join("schedstat");
-        // A thread may exit between listing and reading: skip it.
-        if let Some(ns) = schedstat_ns(&path) {
-            total += ns;
-        }
-    }
-    Some(total)
+    cpu_clock_ns(libc::CLOCK_PROCESS_CPUTIME_ID)
 }
 
-/// CPU time the calling thread has run for, in ns; `None` where
-/// `/proc/thread-self/schedstat` is missing.
+/// CPU time the calling thread has run for, in ns
+/// (`CLOCK_THREAD_CPUTIME_ID`); `None` if the clock cannot be read.
 pub fn thread_cpu_ns() -> Option<u64> {
-    schedstat_ns(std::path::Path::new("/proc/thread-self/schedstat"))
+    cpu_clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
-fn schedstat_ns(path: &std::path::Path) -> Option<u64> {
-    std::fs::read_to_string(path)
-        .ok()?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
+fn cpu_clock_ns(clock: libc::clockid_t) -> Option<u64> {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid, writable timespec that outlives the call,
+    // and `clock` is one of the CPU-time clock ids Linux defines.
+    #[allow(unsafe_code)]
+    let status = unsafe { libc::clock_gettime(clock, &mut now) };
+    (status == 0).then(|| now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64)
 }
 
 /// Waits until `done` holds, checking every 50 µs; panics after `patience`
