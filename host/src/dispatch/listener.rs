@@ -156,6 +156,25 @@ impl Listener {
         self.signal.notify();
     }
 
+    /// Buffers a batch (a late join's snapshot) under one lock, then wakes the
+    /// worker once: the informer's lock is held for the whole batch, so a
+    /// lock round-trip and a wake-up per notification would hold up every
+    /// other listener for that much longer.
+    pub(crate) fn push_batch(&self, notifications: impl IntoIterator<Item = Notification>) {
+        let mut count = 0u64;
+        {
+            let mut queue = self.lock();
+            for notification in notifications {
+                queue.push(notification);
+                count += 1;
+            }
+        }
+        if count > 0 {
+            self.stats.received.fetch_add(count, Ordering::Relaxed);
+            self.signal.notify();
+        }
+    }
+
     /// Buffers the end-of-initial-list marker.
     pub fn push_synced(&self) {
         self.lock().push_synced();

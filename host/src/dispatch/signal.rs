@@ -4,49 +4,117 @@ use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// Wakes a worker thread. A notify that arrives before the wait is not lost.
+///
+/// The condition variable is signalled only when a thread is actually
+/// waiting: pushes to the listeners of a busy worker (the common case under
+/// load) then cost a lock and a store, not a `futex` wake system call each.
 #[derive(Debug, Default)]
 pub struct Signal {
-    raised: Mutex<bool>,
+    state: Mutex<State>,
     condvar: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    raised: bool,
+    /// Threads blocked in `wait`/`wait_until`, counted under the same lock
+    /// as `raised`, so a notify either sees a waiter or is seen by it.
+    waiters: usize,
 }
 
 impl Signal {
     /// Raises the flag and wakes the waiter.
     pub fn notify(&self) {
-        *self.raised.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        self.condvar.notify_one();
+        let mut state = self.lock();
+        state.raised = true;
+        let wake = state.waiters > 0;
+        drop(state);
+        if wake {
+            self.condvar.notify_one();
+        }
     }
 
     /// Waits until the flag is raised, then lowers it.
     pub fn wait(&self) {
-        let mut raised = self.raised.lock().unwrap_or_else(|e| e.into_inner());
-        while !*raised {
-            raised = self.condvar.wait(raised).unwrap_or_else(|e| e.into_inner());
+        let mut state = self.lock();
+        while !state.raised {
+            state.waiters += 1;
+            state = self.condvar.wait(state).unwrap_or_else(|e| e.into_inner());
+            state.waiters -= 1;
         }
-        *raised = false;
+        state.raised = false;
     }
 
     /// Waits until the flag is raised or `deadline` passes; lowers it.
     /// Returns true if it was raised.
     pub fn wait_until(&self, deadline: Instant) -> bool {
-        let mut raised = self.raised.lock().unwrap_or_else(|e| e.into_inner());
-        while !*raised {
+        let mut state = self.lock();
+        while !state.raised {
             let now = Instant::now();
             if now >= deadline {
                 return false;
             }
-            raised = self
+            state.waiters += 1;
+            state = self
                 .condvar
-                .wait_timeout(raised, deadline - now)
+                .wait_timeout(state, deadline - now)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
+            state.waiters -= 1;
         }
-        *raised = false;
+        state.raised = false;
         true
     }
 
     /// Waits up to `timeout`.
     pub fn wait_for(&self, timeout: Duration) -> bool {
         self.wait_until(Instant::now() + timeout)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn a_notify_before_the_wait_is_not_lost() {
+        let signal = Signal::default();
+        signal.notify();
+        assert!(signal.wait_for(Duration::from_millis(1)));
+        assert!(
+            !signal.wait_for(Duration::from_millis(1)),
+            "lowered once seen"
+        );
+    }
+
+    #[test]
+    fn a_waiter_is_woken_by_every_notify_whether_asleep_or_not() {
+        let signal = Arc::new(Signal::default());
+        let rounds = 1000;
+        let waiter = {
+            let signal = signal.clone();
+            std::thread::spawn(move || {
+                for _ in 0..rounds {
+                    assert!(
+                        signal.wait_for(Duration::from_secs(10)),
+                        "a notify was lost"
+                    );
+                }
+            })
+        };
+        for _ in 0..rounds {
+            signal.notify();
+            // The next notify only once this one was seen, so each round
+            // needs its own wake-up (the waiter often sleeps in between).
+            while signal.lock().raised {
+                std::thread::yield_now();
+            }
+        }
+        waiter.join().expect("the waiter saw every round");
     }
 }

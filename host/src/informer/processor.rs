@@ -127,12 +127,7 @@ impl Processor {
     /// it the snapshot if the first list is in: nothing missed, nothing twice.
     fn join(&self, listeners: &mut Vec<Registered>, listener: Arc<Listener>) {
         if self.has_synced() {
-            for object in self.store.snapshot() {
-                listener.push(Notification::Add {
-                    object,
-                    initial: true,
-                });
-            }
+            listener.push_batch(snapshot_adds(&self.store));
             listener.push_synced();
         }
         let next_resync = listener
@@ -280,6 +275,17 @@ impl Processor {
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Registered>> {
         self.listeners.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// The store's snapshot as the initial adds of a late join.
+fn snapshot_adds(store: &Store) -> impl Iterator<Item = Notification> {
+    store
+        .snapshot()
+        .into_iter()
+        .map(|object| Notification::Add {
+            object,
+            initial: true,
+        })
 }
 
 fn distribute(listeners: &[Registered], notification: &Notification) {

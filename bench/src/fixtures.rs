@@ -1,0 +1,155 @@
+//! The plugin components the benchmarks run: built from `plugins/` by
+//! `herald-test-artifacts`, compiled once into one engine, loaded with a
+//! log sink the benchmarks read ([`LogCollector`]).
+
+use herald::plugin::{LoadOptions, LoadedPlugin, LogLine, LogRate, LogSink, PluginEngine, digest};
+use herald_test_artifacts as artifacts;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use wasmtime::component::Component;
+
+/// The fixture plugins the benchmarks use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Fixture {
+    /// Does nothing.
+    Noop,
+    /// Decodes `metadata` with serde_json.
+    JsonMeta,
+    /// Decodes the whole k8s-openapi `Pod`.
+    TypedPod,
+    /// Does nothing; named by its configuration.
+    NamedNoop,
+    /// Records write-to-entry latencies; named by its configuration.
+    LatencyProbe,
+}
+
+impl Fixture {
+    /// The fixture's crate name.
+    pub fn label(self) -> &'static str {
+        match self {
+            Fixture::Noop => "no-op",
+            Fixture::JsonMeta => "json-meta",
+            Fixture::TypedPod => "typed-pod",
+            Fixture::NamedNoop => "named-noop",
+            Fixture::LatencyProbe => "latency-probe",
+        }
+    }
+
+    fn path(self) -> &'static str {
+        match self {
+            Fixture::Noop => artifacts::NOOP,
+            Fixture::JsonMeta => artifacts::JSON_META,
+            Fixture::TypedPod => artifacts::TYPED_POD,
+            Fixture::NamedNoop => artifacts::NAMED_NOOP,
+            Fixture::LatencyProbe => artifacts::LATENCY_PROBE,
+        }
+    }
+}
+
+/// One engine and the fixtures compiled into it (each compiled once).
+pub struct Fixtures {
+    engine: PluginEngine,
+    compiled: Mutex<HashMap<Fixture, (Component, String)>>,
+    /// Every plugin's log lines.
+    pub logs: Arc<LogCollector>,
+}
+
+impl Default for Fixtures {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Fixtures {
+    /// A fresh engine with nothing compiled yet.
+    pub fn new() -> Self {
+        Fixtures {
+            engine: PluginEngine::new(Default::default()).expect("creating the plugin engine"),
+            compiled: Mutex::new(HashMap::new()),
+            logs: Arc::new(LogCollector::default()),
+        }
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &PluginEngine {
+        &self.engine
+    }
+
+    /// The compiled component of `fixture` and its file's digest.
+    pub fn compiled(&self, fixture: Fixture) -> (Component, String) {
+        let mut compiled = self.compiled.lock().expect("fixture cache");
+        compiled
+            .entry(fixture)
+            .or_insert_with(|| {
+                let bytes = artifacts::bytes(fixture.path());
+                let component = self
+                    .engine
+                    .compile(&bytes)
+                    .unwrap_or_else(|e| panic!("compiling {}: {e}", fixture.label()));
+                (component, digest(&bytes))
+            })
+            .clone()
+    }
+
+    /// Loads `fixture` with no configuration.
+    pub fn load(&self, fixture: Fixture) -> LoadedPlugin {
+        self.load_with(fixture, None)
+    }
+
+    /// Loads `fixture` as a plugin named `name` (for the fixtures that take
+    /// their name from their configuration).
+    pub fn load_named(&self, fixture: Fixture, name: &str) -> LoadedPlugin {
+        self.load_with(
+            fixture,
+            Some(serde_json::json!({ "name": name }).to_string()),
+        )
+    }
+
+    fn load_with(&self, fixture: Fixture, config: Option<String>) -> LoadedPlugin {
+        let (component, digest) = self.compiled(fixture);
+        let options = LoadOptions {
+            config,
+            sink: self.logs.clone(),
+            // The probes report in bursts of long lines: never drop them.
+            log_rate: LogRate {
+                lines_per_second: 1_000_000,
+                burst: 1_000_000,
+            },
+            ..LoadOptions::default()
+        };
+        LoadedPlugin::from_component(&self.engine, component, digest, options)
+            .unwrap_or_else(|e| panic!("loading {}: {e}", fixture.label()))
+    }
+}
+
+/// A log sink keeping every line as (plugin, message).
+#[derive(Debug, Default)]
+pub struct LogCollector {
+    lines: Mutex<Vec<(String, String)>>,
+}
+
+impl LogSink for LogCollector {
+    fn write(&self, line: &LogLine<'_>) {
+        self.lines
+            .lock()
+            .expect("log collector")
+            .push((line.plugin.to_owned(), line.message.to_owned()));
+    }
+}
+
+impl LogCollector {
+    /// Takes every line logged so far.
+    pub fn take(&self) -> Vec<(String, String)> {
+        std::mem::take(&mut *self.lines.lock().expect("log collector"))
+    }
+
+    /// Lines logged so far whose message starts with `prefix`.
+    pub fn count_starting_with(&self, prefix: &str) -> usize {
+        self.lines
+            .lock()
+            .expect("log collector")
+            .iter()
+            .filter(|(_, message)| message.starts_with(prefix))
+            .count()
+    }
+}

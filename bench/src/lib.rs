@@ -1,0 +1,75 @@
+//! Herald's benchmark suite: the measurements of issue 7 (B1–B7), each
+//! reported as a ratio against a baseline measured in the same run, with the
+//! median and spread of several repetitions.
+//!
+//! Run it with `cargo bench -p herald-bench` (full, under 15 minutes on two
+//! cores) or `cargo bench -p herald-bench -- --quick` (a smoke run with tiny
+//! sizes; the test `tests/quick.rs` runs that mode in CI and checks only
+//! that every benchmark produced finite numbers). `BENCHMARKS.md` at the
+//! repository root explains the method and reports the figures.
+//!
+//! One module per measurement ([`b1_throughput`] … [`b7_startup`]); the
+//! rest is what they share: [`data`] (Pod variations), [`fixtures`] (plugin
+//! components), [`native`] (the same handlers compiled natively),
+//! [`cluster`] (the embedded API server), [`latency`] (write-to-entry
+//! latencies), [`measure`] (repetitions, medians, memory) and [`table`]
+//! (the report).
+
+pub mod alloc;
+pub mod b1_throughput;
+pub mod b2_fanout;
+pub mod b3_cache_memory;
+pub mod b4_latency;
+pub mod b5_late_join;
+pub mod b6_reload;
+pub mod b7_startup;
+pub mod cluster;
+pub mod data;
+pub mod fixtures;
+pub mod latency;
+pub mod measure;
+pub mod native;
+pub mod settings;
+pub mod table;
+
+pub use settings::Settings;
+pub use table::{Goal, Row};
+
+/// Runs every benchmark `settings` selects, in order, and returns their rows.
+/// Progress goes to stderr.
+pub fn run(settings: &Settings) -> Vec<Row> {
+    let fixtures = fixtures::Fixtures::new();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("building the tokio runtime");
+    let mut rows = Vec::new();
+    if settings.selected("B1") {
+        rows.extend(b1_throughput::run(settings, &fixtures));
+    }
+    if settings.selected("B2") {
+        rows.extend(b2_fanout::run(settings, &fixtures));
+    }
+    if settings.selected("B3") {
+        rows.extend(b3_cache_memory::run(settings));
+    }
+    if settings.selected("B4") {
+        rows.extend(b4_latency::run(settings, &fixtures, &runtime));
+    }
+    if settings.selected("B5") {
+        rows.extend(b5_late_join::run(settings, &fixtures));
+    }
+    if settings.selected("B6") {
+        rows.extend(b6_reload::run(settings));
+    }
+    if settings.selected("B7") {
+        rows.extend(b7_startup::run(settings, &fixtures, &runtime));
+    }
+    rows
+}
+
+/// Prints a progress line to stderr.
+pub(crate) fn progress(message: impl std::fmt::Display) {
+    eprintln!("[herald-bench] {message}");
+}

@@ -1,0 +1,103 @@
+//! What a run measures and how much: the full suite or the quick smoke run.
+
+/// Sizes and repetitions of one run.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The quick smoke run (tiny sizes; the numbers mean nothing).
+    pub quick: bool,
+    /// Repetitions of each measurement.
+    pub repetitions: usize,
+    /// Only these benchmark ids (`B1` … `B7`); empty means all.
+    pub only: Vec<String>,
+    /// B1: notifications per repetition for the no-op plugin.
+    pub b1_noop_notifications: usize,
+    /// B1: notifications per repetition for the parsing plugins.
+    pub b1_parse_notifications: usize,
+    /// B1: only the no-op plugin on 4 KB Pods (for profiling the host's
+    /// path under callgrind without compiling the parsing plugins).
+    pub b1_noop_only: bool,
+    /// B2: plugin counts, ascending.
+    pub b2_plugins: Vec<usize>,
+    /// B2: events per step.
+    pub b2_events: usize,
+    /// B3: cache sizes (objects).
+    pub b3_objects: Vec<usize>,
+    /// B3: largest size at which the unstripped kube-runtime stores are also
+    /// built (they hold `managedFields` as JSON maps: several GB at 100k).
+    pub b3_unstripped_max: usize,
+    /// B4: write rates (events per second).
+    pub b4_rates: Vec<u32>,
+    /// B4: seconds of writes per phase.
+    pub b4_seconds: f64,
+    /// B4: plugins.
+    pub b4_plugins: usize,
+    /// B4: Pods written to in turn.
+    pub b4_pool: usize,
+    /// B5: cached objects the late plugin joins over.
+    pub b5_objects: usize,
+    /// B5: live events per second while it joins.
+    pub b5_rate: u32,
+    /// B5: the other (already running) plugins.
+    pub b5_others: usize,
+    /// B7: objects listed at start-up.
+    pub b7_objects: usize,
+    /// B7: no-op plugins started.
+    pub b7_plugins: usize,
+}
+
+impl Settings {
+    /// The full suite (under 15 minutes on two cores).
+    pub fn full() -> Self {
+        Settings {
+            quick: false,
+            repetitions: 5,
+            only: Vec::new(),
+            b1_noop_notifications: 20_000,
+            b1_parse_notifications: 3_000,
+            b1_noop_only: false,
+            b2_plugins: vec![1, 10, 100],
+            b2_events: 2_000,
+            b3_objects: vec![10_000, 100_000],
+            b3_unstripped_max: 10_000,
+            b4_rates: vec![1_000, 5_000],
+            b4_seconds: 2.0,
+            b4_plugins: 10,
+            b4_pool: 1_000,
+            b5_objects: 100_000,
+            b5_rate: 2_000,
+            b5_others: 3,
+            b7_objects: 10_000,
+            b7_plugins: 3,
+        }
+    }
+
+    /// The smoke run: every benchmark, tiny sizes, two repetitions.
+    pub fn quick() -> Self {
+        Settings {
+            quick: true,
+            repetitions: 2,
+            only: Vec::new(),
+            b1_noop_notifications: 200,
+            b1_parse_notifications: 40,
+            b1_noop_only: false,
+            b2_plugins: vec![1, 2, 4],
+            b2_events: 50,
+            b3_objects: vec![100, 400],
+            b3_unstripped_max: 400,
+            b4_rates: vec![200],
+            b4_seconds: 0.25,
+            b4_plugins: 2,
+            b4_pool: 20,
+            b5_objects: 500,
+            b5_rate: 200,
+            b5_others: 1,
+            b7_objects: 100,
+            b7_plugins: 3,
+        }
+    }
+
+    /// Whether benchmark `id` (e.g. `B3`) runs.
+    pub fn selected(&self, id: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|o| o.eq_ignore_ascii_case(id))
+    }
+}
