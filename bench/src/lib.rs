@@ -61,7 +61,7 @@ pub fn run(settings: &Settings) -> Vec<Row> {
         rows.extend(b5_late_join::run(settings, &fixtures));
     }
     if settings.selected("B6") {
-        rows.extend(b6_reload::run(settings));
+        rows.extend(b6_reload::run(settings, &fixtures, &runtime));
     }
     if settings.selected("B7") {
         rows.extend(b7_startup::run(settings, &fixtures, &runtime));
