@@ -236,6 +236,7 @@ impl Shared {
 
 fn run(shared: &Shared) {
     let mut instance = PluginInstance::lazy(shared.plugin.clone());
+    let mut contexts = Contexts::default();
     let mut next_listener = 0usize;
     let mut consecutive_skips = 0u32;
     loop {
@@ -263,7 +264,8 @@ fn run(shared: &Shared) {
                 {
                     return;
                 }
-                match deliver(shared, &mut instance, &listener, &notification) {
+                let ctx = contexts.for_notification(&listener, &notification);
+                match deliver(shared, &mut instance, &listener, &notification, ctx) {
                     Delivered::Ok => consecutive_skips = 0,
                     Delivered::Skipped => consecutive_skips = consecutive_skips.saturating_add(1),
                     Delivered::Stopped => return,
@@ -293,37 +295,83 @@ enum Delivered {
     Stopped,
 }
 
-fn deliver(
-    shared: &Shared,
-    instance: &mut PluginInstance,
-    listener: &Listener,
-    notification: &Notification,
-) -> Delivered {
-    let object = notification.object();
-    let ctx = EventContext {
-        kind: listener.kind().clone(),
-        resource: listener.resource().to_owned(),
-        key: object.key(),
-        resource_version: object.resource_version().to_owned(),
-        is_initial_list: matches!(notification, Notification::Add { initial: true, .. }),
-        is_resync: matches!(notification, Notification::Update { resync: true, .. }),
-        final_state_unknown: matches!(
+/// One reusable event context per listener: its kind and resource are set
+/// once, and each notification rewrites the key and resourceVersion into
+/// the buffers they already have, so a call allocates nothing for them.
+#[derive(Default)]
+struct Contexts(Vec<(Arc<Listener>, EventContext)>);
+
+impl Contexts {
+    /// The context of `notification`, from `listener`.
+    fn for_notification(
+        &mut self,
+        listener: &Arc<Listener>,
+        notification: &Notification,
+    ) -> &EventContext {
+        let at = match self.0.iter().position(|(l, _)| Arc::ptr_eq(l, listener)) {
+            Some(at) => at,
+            None => {
+                self.0.push((
+                    listener.clone(),
+                    EventContext {
+                        kind: listener.kind().clone(),
+                        resource: listener.resource().to_owned(),
+                        key: String::new(),
+                        resource_version: String::new(),
+                        is_initial_list: false,
+                        is_resync: false,
+                        final_state_unknown: false,
+                    },
+                ));
+                self.0.len() - 1
+            }
+        };
+        let ctx = &mut self.0[at].1;
+        let object = notification.object();
+        object.write_key(&mut ctx.key);
+        ctx.resource_version.clear();
+        ctx.resource_version.push_str(object.resource_version());
+        ctx.is_initial_list = matches!(notification, Notification::Add { initial: true, .. });
+        ctx.is_resync = matches!(notification, Notification::Update { resync: true, .. });
+        ctx.final_state_unknown = matches!(
             notification,
             Notification::Delete {
                 final_state_unknown: true,
                 ..
             }
-        ),
-    };
+        );
+        ctx
+    }
+}
+
+/// Delivers one notification with its retries. With `herald::call=debug`
+/// in the log filter, each delivery is a span carrying the plugin, resource,
+/// key and event type, so the plugin's log lines show what they were about.
+fn deliver(
+    shared: &Shared,
+    instance: &mut PluginInstance,
+    listener: &Listener,
+    notification: &Notification,
+    ctx: &EventContext,
+) -> Delivered {
+    let _span = tracing::debug_span!(
+        target: "herald::call",
+        "call",
+        plugin = shared.plugin.name(),
+        resource = listener.resource(),
+        key = %ctx.key,
+        event = notification.kind(),
+    )
+    .entered();
     let mut attempt = 0u32;
     loop {
         let started = Instant::now();
         let result = match notification {
-            Notification::Add { object, .. } => instance.on_add(&ctx, object.json()),
+            Notification::Add { object, .. } => instance.on_add(ctx, object.json()),
             Notification::Update { old, new, .. } => {
-                instance.on_update(&ctx, old.json(), new.json())
+                instance.on_update(ctx, old.json(), new.json())
             }
-            Notification::Delete { object, .. } => instance.on_delete(&ctx, object.json()),
+            Notification::Delete { object, .. } => instance.on_delete(ctx, object.json()),
         };
         listener
             .stats

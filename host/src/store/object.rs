@@ -152,6 +152,17 @@ impl CachedObject {
         object_key(self.namespace(), self.name())
     }
 
+    /// Writes the cache key into `out`, replacing what it held (reusing its
+    /// buffer: no allocation once it is large enough).
+    pub fn write_key(&self, out: &mut String) {
+        out.clear();
+        if let Some(namespace) = self.namespace() {
+            out.push_str(namespace);
+            out.push('/');
+        }
+        out.push_str(self.name());
+    }
+
     /// Bytes of memory this object holds (JSON plus metadata copies), for metrics.
     pub fn heap_bytes(&self) -> usize {
         std::mem::size_of::<Self>()

@@ -15,10 +15,15 @@ pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// A `herald` command.
+/// A `herald` command, with a compiled-artifact cache of this test run's
+/// own rather than the user's.
 pub fn herald() -> Command {
+    let cache = std::env::temp_dir().join(format!("herald-cli-cache-{}", std::process::id()));
     let mut command = Command::new(env!("CARGO_BIN_EXE_herald"));
-    command.env_remove("RUST_LOG").env_remove("KUBECONFIG");
+    command
+        .env_remove("RUST_LOG")
+        .env_remove("KUBECONFIG")
+        .env("XDG_CACHE_HOME", cache);
     command
 }
 

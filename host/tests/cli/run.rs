@@ -89,7 +89,8 @@ fn the_daemon_serves_its_endpoints_reacts_to_changes_and_reloads_plugins() {
     std::fs::create_dir_all(&plugins).unwrap();
     std::fs::copy(artifacts::POD_LIFECYCLE, plugins.join("pod-lifecycle.wasm")).unwrap();
     let kubeconfig = work.join("kubeconfig");
-    let mut herald = start(&plugins, "", &kubeconfig);
+    let config = "log:\n  level: info,herald::call=debug\n";
+    let mut herald = start(&plugins, config, &kubeconfig);
     let address = herald.endpoints();
 
     assert_eq!(wait_for_status(&address, "/readyz", 200), "ready\n");
@@ -104,7 +105,18 @@ fn the_daemon_serves_its_endpoints_reacts_to_changes_and_reloads_plugins() {
     assert!(sample(&metrics, "herald_cache_objects") >= 1.0);
     assert!(sample(&metrics, "herald_notifications_delivered_total") >= 1.0);
     assert!(metrics.contains("herald_handler_duration_seconds_bucket{"));
-    herald.wait_for_log("listed pod=shop/");
+    // With herald::call at debug, a plugin's lines sit in a span saying
+    // which call they belong to.
+    let listed = herald.wait_for_log("listed pod=shop/");
+    for field in [
+        "\"name\":\"call\"",
+        "\"plugin\":\"pod-lifecycle\"",
+        "\"resource\":\"pods\"",
+        "\"event\":\"add\"",
+        "\"key\":\"shop/",
+    ] {
+        assert!(listed.contains(field), "{field} missing from {listed}");
+    }
 
     let deleted = delete_a_shop_pod(&kubeconfig);
     herald.wait_for_log(&format!("deleted pod=shop/{deleted}"));
