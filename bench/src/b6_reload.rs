@@ -28,7 +28,7 @@ use herald::plugin::{ArtifactCache, TracingSink};
 use herald::reload::{
     DEFAULT_RESCAN_INTERVAL, FileStatuses, PluginDirectory, ReloadSetup, SettleTiming,
 };
-use herald_test_artifacts as artifacts;
+use herald_test_artifacts::{self as artifacts, variant};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -175,32 +175,5 @@ async fn handled_by_new_version(daemon: &Daemon, name: &str, before: Option<Arc<
             "{name}: the new version never handled an event"
         );
         tokio::time::sleep(Duration::from_micros(200)).await;
-    }
-}
-
-/// The component with a custom section appended: the same plugin, another
-/// file digest (a new version as far as the host can tell).
-fn variant(component: &[u8], tag: &str) -> Vec<u8> {
-    let name = b"herald-bench-variant";
-    let mut payload = leb128(name.len());
-    payload.extend_from_slice(name);
-    payload.extend_from_slice(tag.as_bytes());
-    let mut bytes = component.to_vec();
-    bytes.push(0);
-    bytes.extend(leb128(payload.len()));
-    bytes.extend(payload);
-    bytes
-}
-
-fn leb128(mut value: usize) -> Vec<u8> {
-    let mut out = Vec::new();
-    loop {
-        let byte = (value & 0x7f) as u8;
-        value >>= 7;
-        if value == 0 {
-            out.push(byte);
-            return out;
-        }
-        out.push(byte | 0x80);
     }
 }

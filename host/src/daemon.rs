@@ -68,6 +68,18 @@ struct Entry {
     since: SystemTime,
 }
 
+impl Entry {
+    /// A plugin running from now.
+    fn new(plugin: LoadedPlugin, subscribed: Vec<Subscribed>, active: Option<Active>) -> Self {
+        Entry {
+            plugin,
+            subscribed,
+            active,
+            since: SystemTime::now(),
+        }
+    }
+}
+
 struct State {
     plugins: BTreeMap<String, Entry>,
     dispatching: bool,
@@ -180,15 +192,9 @@ impl Daemon {
             return Err(StartError::Duplicate(name));
         }
         let active = state.dispatching.then(|| self.join(&plugin, &subscribed));
-        state.plugins.insert(
-            name.clone(),
-            Entry {
-                plugin,
-                subscribed,
-                active,
-                since: SystemTime::now(),
-            },
-        );
+        state
+            .plugins
+            .insert(name.clone(), Entry::new(plugin, subscribed, active));
         tracing::debug!(plugin = %name, "plugin started");
         Ok(())
     }
@@ -230,15 +236,9 @@ impl Daemon {
                 new
             });
             // Not started yet: the old version's call in flight finishes first.
-            state.plugins.insert(
-                name.clone(),
-                Entry {
-                    plugin,
-                    subscribed,
-                    active,
-                    since: SystemTime::now(),
-                },
-            );
+            state
+                .plugins
+                .insert(name.clone(), Entry::new(plugin, subscribed, active));
             old
         };
         if let Some(previous) = old.active {

@@ -139,24 +139,36 @@ fn the_daemon_serves_its_endpoints_reacts_to_changes_and_reloads_plugins() {
     std::fs::remove_dir_all(work).unwrap();
 }
 
-/// A configuration with the `slow` fixture taking `delay_ms` per call.
-fn slow_config(delay_ms: u64, grace: &str) -> String {
-    format!(
+/// Starts the daemon with the `slow` fixture taking `delay_ms` per call and
+/// a grace period of `grace`; returns it, its endpoints' address and the
+/// number of Pods its first list brought (the slow plugin's backlog).
+fn start_slow(work: &Path, delay_ms: u64, grace: &str) -> (Running, String, usize) {
+    let plugins = work.join("plugins.d");
+    std::fs::create_dir_all(&plugins).unwrap();
+    std::fs::copy(artifacts::SLOW, plugins.join("slow.wasm")).unwrap();
+    let config = format!(
         "shutdown:\n  gracePeriod: {grace}\nplugins:\n  slow:\n    config: {{delayMs: {delay_ms}}}\n"
-    )
+    );
+    let mut herald = start(&plugins, &config, &work.join("kubeconfig"));
+    let address = herald.endpoints();
+    let pods = first_list_applied(&address);
+    (herald, address, pods)
+}
+
+/// How many notifications the `slow` fixture logged as done.
+fn handled(herald: &Running) -> usize {
+    herald
+        .log
+        .iter()
+        .filter(|l| l.contains("done event=add"))
+        .count()
 }
 
 #[test]
 fn sigterm_drops_readiness_first_then_drains_every_queue_and_exits_zero() {
     let work = temp_dir("drain");
-    let plugins = work.join("plugins.d");
-    std::fs::create_dir_all(&plugins).unwrap();
-    std::fs::copy(artifacts::SLOW, plugins.join("slow.wasm")).unwrap();
-    let mut herald = start(&plugins, &slow_config(150, "60s"), &work.join("kubeconfig"));
-    let address = herald.endpoints();
-    let pods = first_list_applied(&address);
+    let (mut herald, address, pods) = start_slow(&work, 150, "60s");
     assert!(pods >= 3, "the example cluster has Pods");
-
     herald.terminate();
     // Readiness drops while the queue still drains: the daemon answers
     // "shutting down" before it exits.
@@ -165,12 +177,11 @@ fn sigterm_drops_readiness_first_then_drains_every_queue_and_exits_zero() {
     });
     let (code, _) = herald.wait();
     assert_eq!(code, Some(0));
-    let handled = herald
-        .log
-        .iter()
-        .filter(|l| l.contains("done event=add"))
-        .count();
-    assert_eq!(handled, pods, "every buffered notification was delivered");
+    assert_eq!(
+        handled(&herald),
+        pods,
+        "every buffered notification was delivered"
+    );
     assert!(herald.log.iter().any(|l| l.contains("shutdown complete")));
     std::fs::remove_dir_all(work).unwrap();
 }
@@ -178,20 +189,11 @@ fn sigterm_drops_readiness_first_then_drains_every_queue_and_exits_zero() {
 #[test]
 fn the_grace_period_bounds_the_drain() {
     let work = temp_dir("grace");
-    let plugins = work.join("plugins.d");
-    std::fs::create_dir_all(&plugins).unwrap();
-    std::fs::copy(artifacts::SLOW, plugins.join("slow.wasm")).unwrap();
-    let mut herald = start(&plugins, &slow_config(800, "1s"), &work.join("kubeconfig"));
-    let address = herald.endpoints();
-    let pods = first_list_applied(&address);
+    let (mut herald, _, pods) = start_slow(&work, 800, "1s");
     herald.terminate();
     let (code, _) = herald.wait();
     assert_eq!(code, Some(0));
-    let handled = herald
-        .log
-        .iter()
-        .filter(|l| l.contains("done event=add"))
-        .count();
+    let handled = handled(&herald);
     assert!(
         handled < pods,
         "{handled} of {pods} handled: the backlog outlasts the grace period and is dropped"

@@ -24,31 +24,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::task::JoinHandle;
 
-/// The recorder's bytes with a custom section appended: the same plugin,
-/// another file digest (so another version, as far as the host can tell).
+/// A version of the recorder of its own (same behaviour, another digest).
 fn variant(tag: &str) -> Vec<u8> {
-    let mut bytes = artifacts::bytes(artifacts::RECORDER);
-    let name = b"herald-test-variant";
-    let mut section = leb128(name.len());
-    section.extend_from_slice(name);
-    section.extend_from_slice(tag.as_bytes());
-    bytes.push(0);
-    bytes.extend(leb128(section.len()));
-    bytes.extend(section);
-    bytes
-}
-
-fn leb128(mut value: usize) -> Vec<u8> {
-    let mut out = Vec::new();
-    loop {
-        let byte = (value & 0x7f) as u8;
-        value >>= 7;
-        if value == 0 {
-            out.push(byte);
-            return out;
-        }
-        out.push(byte | 0x80);
-    }
+    artifacts::variant(&artifacts::bytes(artifacts::RECORDER), tag)
 }
 
 /// A fresh, empty directory under the system's temporary directory.
