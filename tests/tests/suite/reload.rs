@@ -95,6 +95,7 @@ struct Rig {
     stats: Arc<LoaderStats>,
     cache_dir: PathBuf,
     directory: Option<PluginDirectory>,
+    rescan_interval: std::time::Duration,
 }
 
 impl Rig {
@@ -117,6 +118,7 @@ impl Rig {
             stats: Arc::new(LoaderStats::default()),
             cache_dir,
             directory: None,
+            rescan_interval: DEFAULT_RESCAN_INTERVAL,
         };
         rig.follow().await;
         rig
@@ -157,7 +159,7 @@ impl Rig {
             files: self.files.clone(),
             stats: self.stats.clone(),
             timing: SettleTiming::default(),
-            rescan_interval: DEFAULT_RESCAN_INTERVAL,
+            rescan_interval: self.rescan_interval,
         })
         .await
         .expect("following the plugin directory");
@@ -674,5 +676,48 @@ async fn a_restart_takes_known_files_from_the_artifact_cache_and_recompiles_a_co
     churn.advance(5).await;
     churn.stop().await;
     rig.converges(revision(&digest(&v1))).await;
+    rig.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugin_for_a_crd_not_yet_installed_starts_once_it_is() {
+    let mut rig = Rig::start().await;
+    rig.unfollow().await;
+    rig.rescan_interval = std::time::Duration::from_millis(200);
+    rig.follow().await;
+    let group = format!("{}.example.com", rig.cluster.namespace);
+    let sidecar = format!(
+        "config:\n  name: widgets\n  kind: {{group: {group}, version: v1, kind: Widget}}\n  namespace: {}\n",
+        rig.cluster.namespace
+    );
+    std::fs::write(rig.dir.join("widgets.yaml"), sidecar).unwrap();
+    let v1 = variant("1");
+    write(&rig.dir.join("widgets.wasm"), &v1);
+    let refused = rig
+        .file_status("widgets.wasm", |s| s.state == FileState::Failed)
+        .await;
+    let error = refused.last_error.unwrap();
+    assert!(
+        error.contains("\"widgets\"") && error.contains("Widget"),
+        "names the plugin and the kind: {error}"
+    );
+
+    let crd: k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition =
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": format!("widgets.{group}")},
+            "spec": {"group": group, "scope": "Namespaced",
+                     "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                     "versions": [{"name": "v1", "served": true, "storage": true,
+                         "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
+        }))
+        .unwrap();
+    let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
+        Api::all(rig.cluster.client.clone());
+    crds.create(&Default::default(), &crd).await.unwrap();
+    let started = rig.running("widgets.wasm", &v1).await;
+    assert_eq!(started.plugin.as_deref(), Some("widgets"));
+    let _ = crds
+        .delete(&format!("widgets.{group}"), &DeleteParams::default())
+        .await;
     rig.finish().await;
 }
