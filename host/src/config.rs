@@ -232,6 +232,9 @@ pub struct PluginFilesConfig {
     pub allowed_sha256: Option<Vec<String>>,
     /// The compiled-artifact cache.
     pub artifact_cache: ArtifactCacheConfig,
+    /// How long compiling one plugin may take (in its child process).
+    #[serde(with = "crate::duration_serde")]
+    pub compile_timeout: Duration,
 }
 
 /// `pluginFiles.artifactCache`: compiled plugins kept on disk, so restarts
@@ -282,6 +285,7 @@ impl Default for PluginFilesConfig {
             max_size: crate::plugin::DEFAULT_MAX_FILE_BYTES,
             allowed_sha256: None,
             artifact_cache: ArtifactCacheConfig::default(),
+            compile_timeout: crate::plugin::DEFAULT_COMPILE_TIMEOUT,
         }
     }
 }
@@ -552,6 +556,12 @@ impl Config {
             return Err((
                 "queue.initialBackoff".into(),
                 "is above queue.maxBackoff".into(),
+            ));
+        }
+        if self.plugin_files.compile_timeout < Duration::from_secs(1) {
+            return Err((
+                "pluginFiles.compileTimeout".into(),
+                "must be at least 1s: large plugins take seconds to compile".into(),
             ));
         }
         if self.plugin_files.max_size == 0 {

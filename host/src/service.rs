@@ -9,7 +9,7 @@ use crate::informer::{Informers, ReflectorConfig};
 use crate::leader::{Election, LeaderElector, LeaderError};
 use crate::metrics::LoaderStats;
 use crate::ops::{self, OpsState};
-use crate::plugin::{ArtifactCache, EngineError, EngineSettings, LogSink, PluginEngine};
+use crate::plugin::{ArtifactCache, Compiler, EngineError, EngineSettings, LogSink, PluginEngine};
 use crate::reload::{
     DEFAULT_RESCAN_INTERVAL, FileStatuses, PluginDirectory, ReloadError, ReloadSetup, SettleTiming,
 };
@@ -70,15 +70,18 @@ impl std::fmt::Debug for Service {
 impl Service {
     /// Starts everything: the endpoints on `listener`, then the plugins of
     /// the plugin directory (returning once they are loaded), which the
-    /// service then keeps following. Plugins log into `sink`.
+    /// service then keeps following. Plugins log into `sink` and are
+    /// compiled by `compiler` (the daemon uses a child process).
     pub async fn start(
         config: Arc<Config>,
         client: kube::Client,
         sink: Arc<dyn LogSink>,
         listener: tokio::net::TcpListener,
+        compiler: Compiler,
     ) -> Result<Self, ServiceError> {
         let engine = PluginEngine::new(EngineSettings {
             max_file_bytes: config.plugin_files.max_size,
+            compiler,
             ..EngineSettings::default()
         })?;
         let reflector = ReflectorConfig {

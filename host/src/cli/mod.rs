@@ -1,6 +1,7 @@
 //! The `herald` command line: parses arguments and calls the library.
 
 mod apiserver_cmd;
+mod compile_cmd;
 mod demo_cmd;
 mod plugin_cmd;
 pub(crate) mod run_cmd;
@@ -33,6 +34,10 @@ pub enum Command {
     Apiserver(apiserver_cmd::ApiServerArgs),
     /// Print the version of Herald and of the plugin world it implements.
     Version,
+    /// Compile one plugin file into a compiled artifact (run by the daemon
+    /// as a child process).
+    #[command(hide = true)]
+    CompileArtifact(compile_cmd::CompileArgs),
 }
 
 /// The version of the plugin world (`wit/herald.wit`) this host implements.
@@ -46,12 +51,29 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run_cmd::run(args),
         Command::Demo(args) => demo_cmd::run(args),
         Command::Apiserver(args) => apiserver_cmd::run(args),
+        Command::CompileArtifact(args) => compile_cmd::run(args),
         Command::Version => {
             println!(
                 "herald {} (plugin world {WORLD})",
                 env!("CARGO_PKG_VERSION")
             );
             ExitCode::SUCCESS
+        }
+    }
+}
+
+/// How the daemon compiles plugins: in a child process running this very
+/// binary, so the compiler's memory is returned when it exits (in process,
+/// with a warning, if the binary cannot be found).
+pub(crate) fn daemon_compiler(config: &crate::config::Config) -> crate::plugin::Compiler {
+    match std::env::current_exe() {
+        Ok(program) => crate::plugin::Compiler::Subprocess {
+            program,
+            timeout: config.plugin_files.compile_timeout,
+        },
+        Err(err) => {
+            tracing::warn!("cannot find the herald binary ({err}): compiling plugins in process");
+            crate::plugin::Compiler::InProcess
         }
     }
 }

@@ -152,11 +152,13 @@ async fn serve(config: Config) -> ExitCode {
         Err(err) => return fail(err),
     };
     let grace = config.shutdown.grace_period;
+    let compiler = super::daemon_compiler(&config);
     let service = match Service::start(
         Arc::new(config),
         connection.client.clone(),
         Arc::new(TracingSink),
         listener,
+        compiler,
     )
     .await
     {

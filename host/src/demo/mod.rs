@@ -142,11 +142,13 @@ pub async fn run(options: DemoOptions) -> Result<(), String> {
         Ok(listener) => listener,
         Err(_) => ops::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?,
     };
+    let compiler = crate::cli::daemon_compiler(&config);
     let service = Service::start(
         Arc::new(config),
         connection.client.clone(),
         Arc::new(DemoSink),
         listener,
+        compiler,
     )
     .await
     .map_err(|e| e.to_string())?;

@@ -113,41 +113,45 @@ impl ArtifactCache {
             Err(err) => Some(format!("cannot read the entry: {err}")),
         };
         let started = Instant::now();
-        let component = engine.compile(bytes)?;
+        let component = super::compiler::compile(engine, bytes, Some(&path))?;
         let took = started.elapsed();
-        if let Err(err) = self.store(&path, &component) {
-            tracing::warn!(entry = %path.display(), "cannot store the compiled artifact (the next load compiles again): {err}");
-        }
         let outcome = match discarded {
             None => CompileOutcome::Compiled(took),
             Some(discarded) => CompileOutcome::Recompiled { took, discarded },
         };
         Ok((component, outcome))
     }
+}
 
-    fn store(&self, path: &Path, component: &Component) -> Result<(), String> {
-        let payload = component.serialize().map_err(|e| one_line(&e))?;
-        let mut entry = Vec::with_capacity(MAGIC.len() + CHECKSUM_BYTES + payload.len());
-        entry.extend_from_slice(MAGIC);
-        entry.extend_from_slice(&Sha256::digest(&payload));
-        entry.extend_from_slice(&payload);
-        // Unique per write: two loads of one file may store at the same time.
-        static WRITES: AtomicU64 = AtomicU64::new(0);
-        let temporary = path.with_extension(format!(
-            "tmp-{}-{}",
-            std::process::id(),
-            WRITES.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::write(&temporary, &entry).map_err(|e| e.to_string())?;
-        std::fs::rename(&temporary, path).map_err(|e| {
-            let _ = std::fs::remove_file(&temporary);
-            e.to_string()
-        })
-    }
+/// Writes `component` as an entry at `path`: through a unique temporary name
+/// and a rename, so `path` never holds half an entry.
+pub(crate) fn write_entry(path: &Path, component: &Component) -> Result<(), String> {
+    let payload = component.serialize().map_err(|e| one_line(&e))?;
+    let mut entry = Vec::with_capacity(MAGIC.len() + CHECKSUM_BYTES + payload.len());
+    entry.extend_from_slice(MAGIC);
+    entry.extend_from_slice(&Sha256::digest(&payload));
+    entry.extend_from_slice(&payload);
+    let temporary = unique_sibling(path, "tmp");
+    std::fs::write(&temporary, &entry).map_err(|e| e.to_string())?;
+    std::fs::rename(&temporary, path).map_err(|e| {
+        let _ = std::fs::remove_file(&temporary);
+        e.to_string()
+    })
+}
+
+/// A path beside `path` that no other write of this process uses: two loads
+/// of one file may store at the same time.
+pub(crate) fn unique_sibling(path: &Path, what: &str) -> PathBuf {
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    path.with_extension(format!(
+        "{what}-{}-{}",
+        std::process::id(),
+        WRITES.fetch_add(1, Ordering::Relaxed)
+    ))
 }
 
 /// Checks an entry's framing and checksum, then hands the payload to wasmtime.
-fn open_entry(engine: &PluginEngine, entry: &[u8]) -> Result<Component, String> {
+pub(crate) fn open_entry(engine: &PluginEngine, entry: &[u8]) -> Result<Component, String> {
     let Some(rest) = entry.strip_prefix(MAGIC.as_slice()) else {
         return Err("not a Herald artifact (bad magic)".into());
     };

@@ -38,6 +38,13 @@ pub enum LoadError {
     /// The component failed to validate or compile.
     #[error("invalid or corrupt component: {0}")]
     Compile(String),
+    /// The compiler process failed (crashed, ran out of time, or could not
+    /// run); the file itself may be fine.
+    #[error("compiler: {0}")]
+    Compiler(String),
+    /// The compiler process refused the file; its message says why.
+    #[error("{0}")]
+    Rejected(String),
     /// The component does not implement the `herald:plugin@0.1.0` world.
     #[error("component does not implement the herald:plugin/plugin@0.1.0 world: {0}")]
     WrongWorld(String),

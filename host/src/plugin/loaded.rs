@@ -136,7 +136,7 @@ impl LoadedPlugin {
             }
             None => {
                 let started = std::time::Instant::now();
-                let component = engine.compile(bytes)?;
+                let component = super::compiler::compile(engine, bytes, None)?;
                 (component, CompileOutcome::Compiled(started.elapsed()))
             }
         };

@@ -13,6 +13,7 @@
 
 mod artifacts;
 mod bindings;
+mod compiler;
 mod engine;
 mod error;
 mod host;
@@ -26,6 +27,7 @@ mod stdio;
 
 pub use artifacts::{ArtifactCache, ArtifactCacheError, CompileOutcome};
 pub use bindings::{EventContext, GroupVersionKind};
+pub use compiler::{Compiler, DEFAULT_COMPILE_TIMEOUT, compile_artifact};
 pub use engine::{
     DEFAULT_MAX_FILE_BYTES, EPOCH_TICK, EngineError, EngineSettings, PluginEngine, check_header,
 };

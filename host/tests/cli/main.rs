@@ -5,6 +5,7 @@
 
 mod apiserver;
 mod check;
+mod compiler;
 mod demo;
 mod process;
 mod replay;

@@ -59,6 +59,7 @@ async fn replica(cluster: &TestCluster, identity: &str) -> (Service, MemorySink,
         cluster.client.clone(),
         Arc::new(sink.clone()),
         listener,
+        herald::plugin::Compiler::InProcess,
     )
     .await
     .expect("starting a replica");
