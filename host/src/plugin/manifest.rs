@@ -1,6 +1,6 @@
 //! A plugin's manifest, validated: what it watches, how, and what it asks for.
 
-use super::bindings;
+use super::abi;
 use crate::gvk::Gvk;
 use serde::Serialize;
 use std::time::Duration;
@@ -193,7 +193,7 @@ pub enum ManifestError {
 
 impl Manifest {
     /// Validates the manifest a plugin returned.
-    pub fn from_guest(raw: bindings::Manifest) -> Result<Self, ManifestError> {
+    pub fn from_guest(raw: abi::Manifest) -> Result<Self, ManifestError> {
         if !is_dns_label(&raw.name) {
             return Err(ManifestError::Name(raw.name));
         }
@@ -244,7 +244,7 @@ impl Manifest {
 }
 
 impl Subscription {
-    fn from_guest(index: usize, raw: bindings::Subscription) -> Result<Self, ManifestError> {
+    fn from_guest(index: usize, raw: abi::Subscription) -> Result<Self, ManifestError> {
         let kind = Gvk::new(raw.kind.group, raw.kind.version, raw.kind.kind);
         if kind.version.is_empty() || kind.kind.is_empty() {
             return Err(ManifestError::Kind {
@@ -299,8 +299,8 @@ impl Subscription {
             }
         };
         let delivery = match raw.delivery {
-            bindings::DeliveryMode::EveryEvent => Delivery::EveryEvent,
-            bindings::DeliveryMode::Coalesced => Delivery::Coalesced,
+            abi::DeliveryMode::EveryEvent => Delivery::EveryEvent,
+            abi::DeliveryMode::Coalesced => Delivery::Coalesced,
         };
         Ok(Subscription {
             kind,
