@@ -372,6 +372,40 @@ impl LabelSelector {
     }
 }
 
+/// The API's syntax, one requirement after the other: `app=web,tier in (a,b),!canary`.
+/// A requirement that [`LabelSelector::parse`] returned is written so that it
+/// parses back to an equal one (`==` is written `=`, spaces are dropped).
+impl fmt::Display for Requirement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let key = &self.key;
+        let first = self.values.first().map(String::as_str).unwrap_or("");
+        match self.operator {
+            Operator::Equals => write!(f, "{key}={first}"),
+            Operator::NotEquals => write!(f, "{key}!={first}"),
+            Operator::In => write!(f, "{key} in ({})", self.values.join(",")),
+            Operator::NotIn => write!(f, "{key} notin ({})", self.values.join(",")),
+            Operator::Exists => f.write_str(key),
+            Operator::DoesNotExist => write!(f, "!{key}"),
+            Operator::GreaterThan => write!(f, "{key}>{first}"),
+            Operator::LessThan => write!(f, "{key}<{first}"),
+        }
+    }
+}
+
+/// The requirements in the API's syntax, joined by `,`: what
+/// [`LabelSelector::parse`] reads back to an equal selector.
+impl fmt::Display for LabelSelector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (index, requirement) in self.requirements.iter().enumerate() {
+            if index > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{requirement}")?;
+        }
+        Ok(())
+    }
+}
+
 fn is_alnum(c: char) -> bool {
     c.is_ascii_alphanumeric()
 }
@@ -537,6 +571,39 @@ impl FieldSelector {
     }
 }
 
+/// The API's syntax, `field=value` or `field!=value`, with `\`, `,` and `=`
+/// in the value escaped by a backslash.
+impl fmt::Display for FieldTerm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let operator = match self.operator {
+            FieldOperator::Equals => "=",
+            FieldOperator::NotEquals => "!=",
+        };
+        write!(f, "{}{operator}", self.field)?;
+        for c in self.value.chars() {
+            if matches!(c, '\\' | ',' | '=') {
+                f.write_str("\\")?;
+            }
+            write!(f, "{c}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The terms in the API's syntax, joined by `,`: what
+/// [`FieldSelector::parse`] reads back to an equal selector.
+impl fmt::Display for FieldSelector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (index, term) in self.terms.iter().enumerate() {
+            if index > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{term}")?;
+        }
+        Ok(())
+    }
+}
+
 /// Read a dotted field path (`status.phase`) from a JSON object as a string (`""` if absent).
 pub(crate) fn field_value(obj: &Value, path: &str) -> String {
     let mut cur = obj;
@@ -683,5 +750,29 @@ mod tests {
     fn field_selector_without_operator_is_rejected() {
         assert!(FieldSelector::parse("metadata.name").is_err());
         assert!(FieldSelector::parse("=x").is_err());
+    }
+
+    #[test]
+    fn a_label_selector_displays_in_the_api_syntax_and_parses_back() {
+        let text = "app==web, tier in (front,,back),!canary,env notin (dev),gen>3,n<10,x!=,ready";
+        let sel = LabelSelector::parse(text).unwrap();
+        let shown = sel.to_string();
+        assert_eq!(
+            shown,
+            "app=web,tier in (front,,back),!canary,env notin (dev),gen>3,n<10,x!=,ready"
+        );
+        assert_eq!(LabelSelector::parse(&shown).unwrap(), sel);
+        assert_eq!(LabelSelector::default().to_string(), "");
+    }
+
+    #[test]
+    fn a_field_selector_displays_escaped_values_and_parses_back() {
+        let sel = FieldSelector::parse("metadata.name == a\\,b\\=c\\\\ , status.phase!=Running")
+            .unwrap();
+        assert_eq!(sel.terms[0].value, "a,b=c\\");
+        let shown = sel.to_string();
+        assert_eq!(shown, "metadata.name=a\\,b\\=c\\\\,status.phase!=Running");
+        assert_eq!(FieldSelector::parse(&shown).unwrap(), sel);
+        assert_eq!(FieldSelector::default().to_string(), "");
     }
 }
