@@ -372,6 +372,40 @@ impl LabelSelector {
     }
 }
 
+/// The API's syntax, one requirement after the other: `app=web,tier in (a,b),!canary`.
+/// A requirement that [`LabelSelector::parse`] returned is written so that it
+/// parses back to an equal one (`==` is written `=`, spaces are dropped).
+impl fmt::Display for Requirement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let key = &self.key;
+        let first = self.values.first().map(String::as_str).unwrap_or("");
+        match self.operator {
+            Operator::Equals => write!(f, "{key}={first}"),
+            Operator::NotEquals => write!(f, "{key}!={first}"),
+            Operator::In => write!(f, "{key} in ({})", self.values.join(",")),
+            Operator::NotIn => write!(f, "{key} notin ({})", self.values.join(",")),
+            Operator::Exists => f.write_str(key),
+            Operator::DoesNotExist => write!(f, "!{key}"),
+            Operator::GreaterThan => write!(f, "{key}>{first}"),
+            Operator::LessThan => write!(f, "{key}<{first}"),
+        }
+    }
+}
+
+/// The requirements in the API's syntax, joined by `,`: what
+/// [`LabelSelector::parse`] reads back to an equal selector.
+impl fmt::Display for LabelSelector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (index, requirement) in self.requirements.iter().enumerate() {
+            if index > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{requirement}")?;
+        }
+        Ok(())
+    }
+}
+
 fn is_alnum(c: char) -> bool {
     c.is_ascii_alphanumeric()
 }
@@ -465,47 +499,62 @@ fn split_unescaped(input: &str, sep: char) -> Vec<String> {
     parts
 }
 
+/// Splits a term at its first operator: `(field, operator, raw value)`.
+fn split_term(term: &str) -> Option<(&str, FieldOperator, &str)> {
+    const OPERATORS: [(&str, FieldOperator); 3] = [
+        ("!=", FieldOperator::NotEquals),
+        ("==", FieldOperator::Equals),
+        ("=", FieldOperator::Equals),
+    ];
+    term.char_indices().find_map(|(at, _)| {
+        let rest = &term[at..];
+        OPERATORS
+            .iter()
+            .find(|(symbol, _)| rest.starts_with(symbol))
+            .map(|(symbol, operator)| (&term[..at], *operator, &rest[symbol.len()..]))
+    })
+}
+
 fn unescape(value: &str) -> Result<String, SelectorError> {
     let mut out = String::new();
     let mut chars = value.chars();
     while let Some(c) = chars.next() {
-        if c == '\\' {
-            match chars.next() {
+        match c {
+            '\\' => match chars.next() {
                 Some(n @ ('\\' | ',' | '=')) => out.push(n),
                 _ => {
                     return Err(SelectorError(format!(
                         "invalid field selector value escape in {value:?}"
                     )));
                 }
+            },
+            '=' | ',' => {
+                return Err(SelectorError(format!(
+                    "invalid field selector value {value:?}: escape {c:?} as \"\\{c}\""
+                )));
             }
-        } else {
-            out.push(c);
+            c => out.push(c),
         }
     }
     Ok(out)
 }
 
 impl FieldSelector {
-    /// Parse a field selector (`metadata.name=foo,metadata.namespace!=bar`).
+    /// Parse a field selector (`metadata.name=foo,metadata.namespace!=bar`)
+    /// as the API server does: a term is split at its first `!=`, `==` or
+    /// `=` (a field cannot be escaped), spaces belong to the field or value,
+    /// and a value's `\`, `,` and `=` must be escaped with `\`.
     pub fn parse(input: &str) -> Result<Self, SelectorError> {
         let mut terms = Vec::new();
         if input.trim().is_empty() {
             return Ok(FieldSelector { terms });
         }
         for part in split_unescaped(input, ',') {
-            let part = part.trim();
-            let (field, operator, value) = if let Some((f, v)) = part.split_once("!=") {
-                (f, FieldOperator::NotEquals, v)
-            } else if let Some((f, v)) = part.split_once("==") {
-                (f, FieldOperator::Equals, v)
-            } else if let Some((f, v)) = part.split_once('=') {
-                (f, FieldOperator::Equals, v)
-            } else {
+            let Some((field, operator, value)) = split_term(&part) else {
                 return Err(SelectorError(format!(
                     "invalid field selector: {part:?}: expected field=value, field==value or field!=value"
                 )));
             };
-            let field = field.trim();
             if field.is_empty() {
                 return Err(SelectorError(format!(
                     "invalid field selector: {part:?}: empty field"
@@ -514,7 +563,7 @@ impl FieldSelector {
             terms.push(FieldTerm {
                 field: field.to_string(),
                 operator,
-                value: unescape(value.trim())?,
+                value: unescape(value)?,
             });
         }
         Ok(FieldSelector { terms })
@@ -534,6 +583,39 @@ impl FieldSelector {
                 FieldOperator::NotEquals => v != t.value,
             }
         })
+    }
+}
+
+/// The API's syntax, `field=value` or `field!=value`, with `\`, `,` and `=`
+/// in the value escaped by a backslash.
+impl fmt::Display for FieldTerm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let operator = match self.operator {
+            FieldOperator::Equals => "=",
+            FieldOperator::NotEquals => "!=",
+        };
+        write!(f, "{}{operator}", self.field)?;
+        for c in self.value.chars() {
+            if matches!(c, '\\' | ',' | '=') {
+                f.write_str("\\")?;
+            }
+            write!(f, "{c}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The terms in the API's syntax, joined by `,`: what
+/// [`FieldSelector::parse`] reads back to an equal selector.
+impl fmt::Display for FieldSelector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (index, term) in self.terms.iter().enumerate() {
+            if index > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{term}")?;
+        }
+        Ok(())
     }
 }
 
@@ -683,5 +765,55 @@ mod tests {
     fn field_selector_without_operator_is_rejected() {
         assert!(FieldSelector::parse("metadata.name").is_err());
         assert!(FieldSelector::parse("=x").is_err());
+    }
+
+    #[test]
+    fn a_label_selector_displays_in_the_api_syntax_and_parses_back() {
+        let text = "app==web, tier in (front,,back),!canary,env notin (dev),gen>3,n<10,x!=,ready";
+        let sel = LabelSelector::parse(text).unwrap();
+        let shown = sel.to_string();
+        assert_eq!(
+            shown,
+            "app=web,tier in (front,,back),!canary,env notin (dev),gen>3,n<10,x!=,ready"
+        );
+        assert_eq!(LabelSelector::parse(&shown).unwrap(), sel);
+        assert_eq!(LabelSelector::default().to_string(), "");
+    }
+
+    #[test]
+    fn a_field_selector_displays_escaped_values_and_parses_back() {
+        let sel = FieldSelector::parse("metadata.name==a\\,b\\=c\\\\,status.phase!=Running").unwrap();
+        assert_eq!(sel.terms[0].value, "a,b=c\\");
+        let shown = sel.to_string();
+        assert_eq!(shown, "metadata.name=a\\,b\\=c\\\\,status.phase!=Running");
+        assert_eq!(FieldSelector::parse(&shown).unwrap(), sel);
+        assert_eq!(FieldSelector::default().to_string(), "");
+    }
+
+    #[test]
+    fn a_field_term_splits_at_its_first_operator_as_the_api_server_splits_it() {
+        // Found by the selectors fuzz target: "a=-==" was read as the field
+        // "a=-" (the first "==" won over the earlier "="), which the API
+        // server reads as the field "a" with an unescaped '=' in its value.
+        let err = FieldSelector::parse("a=-==").unwrap_err();
+        assert!(err.0.contains("escape '='"), "{err}");
+        assert!(FieldSelector::parse("a=b!=c").is_err());
+        let sel = FieldSelector::parse("a!=b\\=\\=c").unwrap();
+        assert_eq!(
+            (sel.terms[0].field.as_str(), sel.terms[0].operator, sel.terms[0].value.as_str()),
+            ("a", FieldOperator::NotEquals, "b==c")
+        );
+        let sel = FieldSelector::parse("a==b").unwrap();
+        assert_eq!(sel.terms[0].operator, FieldOperator::Equals);
+        assert_eq!(sel.terms[0].value, "b");
+    }
+
+    #[test]
+    fn spaces_in_a_field_selector_belong_to_the_field_and_the_value() {
+        let sel = FieldSelector::parse("metadata.name = web").unwrap();
+        assert_eq!(sel.terms[0].field, "metadata.name ");
+        assert_eq!(sel.terms[0].value, " web");
+        let obj = serde_json::json!({"metadata": {"name": "web"}});
+        assert!(!sel.matches(|f| field_value(&obj, f)));
     }
 }

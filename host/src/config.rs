@@ -346,11 +346,7 @@ fn parse_yaml<T: serde::de::DeserializeOwned + Default>(
             path if path == "." || path.is_empty() => "(top level)".to_owned(),
             path => path,
         };
-        ConfigError {
-            source_name: source_name.to_owned(),
-            key,
-            problem: e.into_inner().to_string(),
-        }
+        ConfigError::new(source_name, &key, &e.into_inner().to_string())
     })
 }
 
@@ -433,11 +429,11 @@ impl LeaderElectionConfig {
             .or_else(|| nonblank(env("POD_NAME")))
             .or_else(|| nonblank(env("HOSTNAME")))
             .or_else(|| nonblank(read("/proc/sys/kernel/hostname")))
-            .ok_or_else(|| ConfigError {
-                source_name: "environment".into(),
-                key: "leaderElection.identity".into(),
-                problem: "is unset and neither POD_NAME nor the host name is available: set it, unique per replica".into(),
-            })?;
+            .ok_or_else(|| ConfigError::new(
+                "environment",
+                "leaderElection.identity",
+                "is unset and neither POD_NAME nor the host name is available: set it, unique per replica",
+            ))?;
         let namespace = nonblank(self.lease_namespace.clone())
             .or_else(|| nonblank(env("POD_NAMESPACE")))
             .or_else(|| nonblank(read(SERVICE_ACCOUNT_NAMESPACE_FILE)))
@@ -452,11 +448,7 @@ impl LeaderElectionConfig {
         };
         settings.validate().map_err(|err| {
             let (key, problem) = leader_key(err);
-            ConfigError {
-                source_name: "environment".into(),
-                key,
-                problem,
-            }
+            ConfigError::new("environment", &key, &problem)
         })?;
         Ok(settings)
     }
@@ -484,13 +476,29 @@ pub struct ConfigError {
     pub problem: String,
 }
 
+impl ConfigError {
+    /// The error of `key` in `source_name`, each part kept on one line
+    /// whatever the input holds (keys and values from the file are quoted
+    /// in it, and the error is logged).
+    pub fn new(source_name: &str, key: &str, problem: &str) -> Self {
+        use crate::text::escape_controls;
+        ConfigError {
+            source_name: escape_controls(source_name),
+            key: escape_controls(key),
+            problem: escape_controls(problem),
+        }
+    }
+}
+
 impl Config {
     /// Reads and validates a configuration file.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
-            source_name: path.display().to_string(),
-            key: "(file)".into(),
-            problem: format!("cannot read: {e}"),
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            ConfigError::new(
+                &path.display().to_string(),
+                "(file)",
+                &format!("cannot read: {e}"),
+            )
         })?;
         Config::parse(&text, &path.display().to_string())
     }
@@ -498,11 +506,9 @@ impl Config {
     /// Parses and validates configuration text; `source_name` names it in errors.
     pub fn parse(text: &str, source_name: &str) -> Result<Config, ConfigError> {
         let config: Config = parse_yaml(text, source_name)?;
-        config.validate().map_err(|(key, problem)| ConfigError {
-            source_name: source_name.to_owned(),
-            key,
-            problem,
-        })?;
+        config
+            .validate()
+            .map_err(|(key, problem)| ConfigError::new(source_name, &key, &problem))?;
         Ok(config)
     }
 
@@ -650,11 +656,7 @@ impl Config {
     pub fn parse_sidecar(&self, text: &str, source_name: &str) -> Result<Sidecar, ConfigError> {
         let sidecar: Sidecar = parse_yaml(text, source_name)?;
         self.check_plugin_limits(&sidecar.limits)
-            .map_err(|(key, problem)| ConfigError {
-                source_name: source_name.to_owned(),
-                key,
-                problem,
-            })?;
+            .map_err(|(key, problem)| ConfigError::new(source_name, &key, &problem))?;
         Ok(sidecar)
     }
 
@@ -913,5 +915,25 @@ mod tests {
             .lease_settings_from(&|_| None, &|_| None)
             .unwrap_err();
         assert_eq!(err.key, "leaderElection.identity");
+    }
+
+    #[test]
+    fn an_error_stays_on_one_line_whatever_the_file_holds() {
+        // Found by the config fuzz target: serde names an unknown field or
+        // variant as written, line breaks included, and the key repeats it.
+        let errors = [
+            error("limits:\n  default: {callDeadline: 1s, \"mem\\nory\": 64Mi}\n"),
+            error("log:\n  format: \"json\\r\\n\"\n"),
+            error("plugins:\n  \"bad\\nname\": {}\n"),
+            error("log:\n  format: \"\\e[2J\"\n"),
+        ];
+        assert_eq!(errors[0].key, "limits.default.mem\\nory");
+        assert!(errors[0].problem.contains("unknown field `mem\\nory`"));
+        assert!(errors[1].problem.contains("unknown variant `json\\r\\n`"));
+        assert_eq!(errors[2].key, "plugins.bad\\nname");
+        assert!(errors[3].problem.contains("`\\u{1b}[2J`"));
+        for err in &errors {
+            assert!(!err.to_string().contains(char::is_control), "{err:?}");
+        }
     }
 }

@@ -37,4 +37,5 @@ pub mod selector;
 pub mod service;
 pub mod source;
 pub mod store;
+pub mod text;
 pub mod time_serde;

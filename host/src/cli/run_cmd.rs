@@ -101,11 +101,7 @@ impl RunArgs {
         }
         config
             .validate()
-            .map_err(|(key, problem)| crate::config::ConfigError {
-                source_name: "flags".into(),
-                key,
-                problem,
-            })?;
+            .map_err(|(key, problem)| crate::config::ConfigError::new("flags", &key, &problem))?;
         Ok(config)
     }
 }

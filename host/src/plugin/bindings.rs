@@ -7,4 +7,4 @@ wasmtime::component::bindgen!({
     world: "herald:plugin/plugin",
 });
 
-pub use self::herald::plugin::types::{DeliveryMode, EventContext, GroupVersionKind, Subscription};
+pub use self::herald::plugin::types::{EventContext, GroupVersionKind};

@@ -1,8 +1,10 @@
 //! A plugin's manifest, validated: what it watches, how, and what it asks for.
 
-use super::bindings;
+use super::abi;
 use crate::gvk::Gvk;
+use crate::selector::{FieldSelector, LabelSelector};
 use serde::Serialize;
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 /// Shortest resync period a subscription may ask for (client-go's minimum).
@@ -193,7 +195,7 @@ pub enum ManifestError {
 
 impl Manifest {
     /// Validates the manifest a plugin returned.
-    pub fn from_guest(raw: bindings::Manifest) -> Result<Self, ManifestError> {
+    pub fn from_guest(raw: abi::Manifest) -> Result<Self, ManifestError> {
         if !is_dns_label(&raw.name) {
             return Err(ManifestError::Name(raw.name));
         }
@@ -218,7 +220,7 @@ impl Manifest {
             if subscriptions.iter().any(|earlier| earlier.same_watch(&sub)) {
                 return Err(ManifestError::Duplicate {
                     index,
-                    kind: sub.kind.to_string(),
+                    kind: shown(&sub.kind),
                 });
             }
             subscriptions.push(sub);
@@ -244,7 +246,7 @@ impl Manifest {
 }
 
 impl Subscription {
-    fn from_guest(index: usize, raw: bindings::Subscription) -> Result<Self, ManifestError> {
+    fn from_guest(index: usize, raw: abi::Subscription) -> Result<Self, ManifestError> {
         let kind = Gvk::new(raw.kind.group, raw.kind.version, raw.kind.kind);
         if kind.version.is_empty() || kind.kind.is_empty() {
             return Err(ManifestError::Kind {
@@ -258,28 +260,28 @@ impl Subscription {
         {
             return Err(ManifestError::Namespace {
                 index,
-                kind: kind.to_string(),
+                kind: shown(&kind),
                 namespace: ns.clone(),
             });
         }
         let label_selector = non_empty(raw.label_selector);
         if let Some(selector) = &label_selector
-            && let Err(reason) = crate::selector::LabelSelector::parse(selector)
+            && let Err(reason) = LabelSelector::parse(selector)
         {
             return Err(ManifestError::LabelSelector {
                 index,
-                kind: kind.to_string(),
+                kind: shown(&kind),
                 selector: selector.clone(),
                 reason: reason.to_string(),
             });
         }
         let field_selector = non_empty(raw.field_selector);
         if let Some(selector) = &field_selector
-            && let Err(reason) = crate::selector::FieldSelector::parse(selector)
+            && let Err(reason) = FieldSelector::parse(selector)
         {
             return Err(ManifestError::FieldSelector {
                 index,
-                kind: kind.to_string(),
+                kind: shown(&kind),
                 selector: selector.clone(),
                 reason: reason.to_string(),
             });
@@ -291,7 +293,7 @@ impl Subscription {
                 if !(MIN_RESYNC..=MAX_RESYNC).contains(&period) {
                     return Err(ManifestError::Resync {
                         index,
-                        kind: kind.to_string(),
+                        kind: shown(&kind),
                         millis,
                     });
                 }
@@ -299,8 +301,8 @@ impl Subscription {
             }
         };
         let delivery = match raw.delivery {
-            bindings::DeliveryMode::EveryEvent => Delivery::EveryEvent,
-            bindings::DeliveryMode::Coalesced => Delivery::Coalesced,
+            abi::DeliveryMode::EveryEvent => Delivery::EveryEvent,
+            abi::DeliveryMode::Coalesced => Delivery::Coalesced,
         };
         Ok(Subscription {
             kind,
@@ -312,13 +314,55 @@ impl Subscription {
         })
     }
 
-    /// True when both watch exactly the same objects (same kind, scope and selectors).
+    /// True when both watch exactly the same objects: same kind and scope,
+    /// and selectors with the same requirements, however written (spacing,
+    /// `==` for `=`, order, repeats).
     pub fn same_watch(&self, other: &Subscription) -> bool {
         self.kind == other.kind
             && self.namespace == other.namespace
-            && self.label_selector == other.label_selector
-            && self.field_selector == other.field_selector
+            && label_requirements(self.label_selector.as_deref())
+                == label_requirements(other.label_selector.as_deref())
+            && field_terms(self.field_selector.as_deref())
+                == field_terms(other.field_selector.as_deref())
     }
+}
+
+/// A label selector's requirements in a form that compares by meaning:
+/// each displayed with its values sorted, sorted, without repeats. Text
+/// that does not parse stands for itself.
+fn label_requirements(selector: Option<&str>) -> BTreeSet<String> {
+    let Some(text) = selector else {
+        return BTreeSet::new();
+    };
+    match LabelSelector::parse(text) {
+        Ok(parsed) => parsed
+            .requirements
+            .into_iter()
+            .map(|mut requirement| {
+                requirement.values.sort();
+                requirement.values.dedup();
+                requirement.to_string()
+            })
+            .collect(),
+        Err(_) => BTreeSet::from([text.to_owned()]),
+    }
+}
+
+/// A field selector's terms in a form that compares by meaning (see
+/// [`label_requirements`]).
+fn field_terms(selector: Option<&str>) -> BTreeSet<String> {
+    let Some(text) = selector else {
+        return BTreeSet::new();
+    };
+    match FieldSelector::parse(text) {
+        Ok(parsed) => parsed.terms.iter().map(ToString::to_string).collect(),
+        Err(_) => BTreeSet::from([text.to_owned()]),
+    }
+}
+
+/// A kind as errors show it: the guest wrote it, so it may hold line breaks.
+fn shown(kind: &Gvk) -> String {
+    crate::text::escape_controls(&kind.to_string())
 }
 
 fn non_empty(value: Option<String>) -> Option<String> {
@@ -354,5 +398,103 @@ mod opt_millis {
             Some(d) => serializer.serialize_u64(d.as_millis() as u64),
             None => serializer.serialize_none(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn subscription(group: &str, version: &str, kind: &str) -> abi::Subscription {
+        abi::Subscription {
+            kind: abi::GroupVersionKind {
+                group: group.into(),
+                version: version.into(),
+                kind: kind.into(),
+            },
+            namespace: None,
+            label_selector: None,
+            field_selector: None,
+            resync_period_ms: None,
+            delivery: abi::DeliveryMode::EveryEvent,
+        }
+    }
+
+    fn manifest(subscriptions: Vec<abi::Subscription>) -> abi::Manifest {
+        abi::Manifest {
+            name: "probe".into(),
+            version: "0.1.0".into(),
+            subscriptions,
+            limits: abi::Limits {
+                call_deadline_ms: None,
+                memory_bytes: None,
+            },
+            capabilities: vec![],
+        }
+    }
+
+    #[test]
+    fn a_valid_manifest_keeps_what_the_plugin_asked_for() {
+        let mut pods = subscription("", "v1", "Pod");
+        pods.label_selector = Some("app=web".into());
+        pods.resync_period_ms = Some(30_000);
+        let validated = Manifest::from_guest(manifest(vec![pods])).unwrap();
+        let sub = &validated.subscriptions[0];
+        assert_eq!(sub.kind, Gvk::new("", "v1", "Pod"));
+        assert_eq!(sub.label_selector.as_deref(), Some("app=web"));
+        assert_eq!(sub.resync_period, Some(Duration::from_secs(30)));
+    }
+
+    #[test]
+    fn an_error_about_a_subscription_shows_its_kind_on_one_line() {
+        // Found by the manifest fuzz target: the kind, written by the
+        // plugin, was shown as is, so a line break in it split the host's
+        // log line.
+        let mut sub = subscription("\n", "v1\r", "Pod\u{1b}[2J");
+        sub.resync_period_ms = Some(20);
+        let err = Manifest::from_guest(manifest(vec![sub.clone(), sub.clone()])).unwrap_err();
+        let message = err.to_string();
+        assert!(!message.contains(char::is_control), "{message:?}");
+        assert!(
+            message.starts_with("subscription #0 (\\n/v1\\r Pod\\u{1b}[2J): resync period"),
+            "{message}"
+        );
+        sub.resync_period_ms = None;
+        let err = Manifest::from_guest(manifest(vec![sub.clone(), sub])).unwrap_err();
+        assert!(matches!(err, ManifestError::Duplicate { index: 1, .. }), "{err}");
+        assert!(!err.to_string().contains(char::is_control), "{err}");
+    }
+
+    #[test]
+    fn subscriptions_whose_selectors_differ_only_in_writing_are_duplicates() {
+        // Found by the manifest fuzz target: "app=web" and "app==web" were
+        // two watches, so the plugin would have had every event twice.
+        for (first, second) in [
+            ("app=web", "app==web"),
+            ("app=web,tier in (a,b)", " tier in (b,a,a) , app = web"),
+            ("!canary", "!canary,!canary"),
+        ] {
+            let mut a = subscription("", "v1", "Pod");
+            a.label_selector = Some(first.into());
+            let mut b = subscription("", "v1", "Pod");
+            b.label_selector = Some(second.into());
+            let err = Manifest::from_guest(manifest(vec![a, b])).unwrap_err();
+            assert!(matches!(err, ManifestError::Duplicate { index: 1, .. }), "{first:?} {second:?}: {err}");
+        }
+        let mut a = subscription("", "v1", "Pod");
+        a.field_selector = Some("metadata.name=a,spec.nodeName=n".into());
+        let mut b = subscription("", "v1", "Pod");
+        b.field_selector = Some("spec.nodeName==n,metadata.name=a".into());
+        let err = Manifest::from_guest(manifest(vec![a, b.clone()])).unwrap_err();
+        assert!(matches!(err, ManifestError::Duplicate { index: 1, .. }), "{err}");
+
+        let mut c = subscription("", "v1", "Pod");
+        c.field_selector = Some("spec.nodeName=n".into());
+        let mut d = subscription("", "v1", "Pod");
+        d.label_selector = Some("app in (web,db)".into());
+        let mut e = subscription("", "v1", "Pod");
+        e.label_selector = Some("app in (web)".into());
+        let distinct = Manifest::from_guest(manifest(vec![b, c, d, e])).unwrap();
+        assert_eq!(distinct.subscriptions.len(), 4);
     }
 }

@@ -11,6 +11,7 @@
 //! pre-instantiated component before the next call; nothing a plugin does can
 //! crash the host.
 
+pub mod abi;
 mod artifacts;
 mod bindings;
 mod compiler;
@@ -45,6 +46,7 @@ pub use logging::{
 };
 pub use lookup::{CacheScope, LookupError, ObjectReader};
 pub use manifest::{
-    Delivery, MAX_RESYNC, MIN_RESYNC, Manifest, ManifestError, RequestedLimits, Subscription,
+    Delivery, MAX_RESYNC, MAX_SUBSCRIPTIONS, MIN_RESYNC, Manifest, ManifestError, RequestedLimits,
+    Subscription,
     is_plugin_name,
 };

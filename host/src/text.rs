@@ -1,0 +1,30 @@
+//! Text from files and plugins, made safe to print: whatever it holds, an
+//! error message that quotes it stays on its one log line.
+
+/// `text` with every control character (line breaks included) written as its
+/// escape (`\n`, `\u{1b}`); everything else is kept as is.
+pub fn escape_controls(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            escaped.extend(c.escape_default());
+        } else {
+            escaped.push(c);
+        }
+    }
+    escaped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_escaped_and_the_rest_is_kept() {
+        assert_eq!(
+            escape_controls("unknown field `a\nb\r\u{1b}[2J`, é ✓"),
+            "unknown field `a\\nb\\r\\u{1b}[2J`, é ✓"
+        );
+        assert_eq!(escape_controls("plain"), "plain");
+    }
+}
