@@ -782,7 +782,8 @@ mod tests {
 
     #[test]
     fn a_field_selector_displays_escaped_values_and_parses_back() {
-        let sel = FieldSelector::parse("metadata.name==a\\,b\\=c\\\\,status.phase!=Running").unwrap();
+        let sel =
+            FieldSelector::parse("metadata.name==a\\,b\\=c\\\\,status.phase!=Running").unwrap();
         assert_eq!(sel.terms[0].value, "a,b=c\\");
         let shown = sel.to_string();
         assert_eq!(shown, "metadata.name=a\\,b\\=c\\\\,status.phase!=Running");
@@ -800,7 +801,11 @@ mod tests {
         assert!(FieldSelector::parse("a=b!=c").is_err());
         let sel = FieldSelector::parse("a!=b\\=\\=c").unwrap();
         assert_eq!(
-            (sel.terms[0].field.as_str(), sel.terms[0].operator, sel.terms[0].value.as_str()),
+            (
+                sel.terms[0].field.as_str(),
+                sel.terms[0].operator,
+                sel.terms[0].value.as_str()
+            ),
             ("a", FieldOperator::NotEquals, "b==c")
         );
         let sel = FieldSelector::parse("a==b").unwrap();

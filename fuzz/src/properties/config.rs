@@ -52,9 +52,18 @@ fn check_sidecar(config: &Config, text: &str) {
 }
 
 fn check_error(text: &str, err: &ConfigError) {
-    assert_eq!(err.source_name, SOURCE, "{text:?}: the error names another source: {err:?}");
-    assert!(!err.key.is_empty(), "{text:?}: the error names no key: {err:?}");
-    assert!(!err.problem.is_empty(), "{text:?}: the error says nothing: {err:?}");
+    assert_eq!(
+        err.source_name, SOURCE,
+        "{text:?}: the error names another source: {err:?}"
+    );
+    assert!(
+        !err.key.is_empty(),
+        "{text:?}: the error names no key: {err:?}"
+    );
+    assert!(
+        !err.problem.is_empty(),
+        "{text:?}: the error says nothing: {err:?}"
+    );
     assert!(
         super::is_one_line(&err.to_string()),
         "{text:?}: the error is not one line: {err:?}"

@@ -18,9 +18,7 @@
 
 use arbitrary::{Arbitrary, Unstructured};
 use herald::plugin::abi;
-use herald::plugin::{
-    Delivery, MAX_RESYNC, MAX_SUBSCRIPTIONS, MIN_RESYNC, Manifest, Subscription,
-};
+use herald::plugin::{Delivery, MAX_RESYNC, MAX_SUBSCRIPTIONS, MIN_RESYNC, Manifest, Subscription};
 use herald::selector::{FieldSelector, LabelSelector};
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -131,12 +129,25 @@ fn one_of(u: &mut Unstructured<'_>, known: &[&str], alphabet: &str) -> Draw<Stri
 const DNS_LABEL: &str = "abcdefghijklmnopqrstuvwxyz0123456789-";
 
 fn name(u: &mut Unstructured<'_>) -> Draw<String> {
-    let known = ["pod-lifecycle", "image-policy", "shop", "kube-system", "a", "-a", "a-", ""];
+    let known = [
+        "pod-lifecycle",
+        "image-policy",
+        "shop",
+        "kube-system",
+        "a",
+        "-a",
+        "a-",
+        "",
+    ];
     one_of(u, &known, DNS_LABEL)
 }
 
 fn version(u: &mut Unstructured<'_>) -> Draw<String> {
-    one_of(u, &["0.1.0", "1.2.3-rc.1+build", "v2", "", "1 0"], "0123456789.-+abv")
+    one_of(
+        u,
+        &["0.1.0", "1.2.3-rc.1+build", "v2", "", "1 0"],
+        "0123456789.-+abv",
+    )
 }
 
 fn kind(u: &mut Unstructured<'_>) -> Draw<(String, String, String)> {
@@ -321,7 +332,13 @@ fn label_meaning(selector: Option<&str>) -> Result<BTreeSet<Condition>, String> 
     Ok(parsed
         .requirements
         .into_iter()
-        .map(|r| (r.key, format!("{:?}", r.operator), r.values.into_iter().collect()))
+        .map(|r| {
+            (
+                r.key,
+                format!("{:?}", r.operator),
+                r.values.into_iter().collect(),
+            )
+        })
         .collect())
 }
 
@@ -333,7 +350,13 @@ fn field_meaning(selector: Option<&str>) -> Result<BTreeSet<Condition>, String> 
     Ok(parsed
         .terms
         .into_iter()
-        .map(|t| (t.field, format!("{:?}", t.operator), BTreeSet::from([t.value])))
+        .map(|t| {
+            (
+                t.field,
+                format!("{:?}", t.operator),
+                BTreeSet::from([t.value]),
+            )
+        })
         .collect())
 }
 

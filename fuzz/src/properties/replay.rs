@@ -49,7 +49,10 @@ fn check_event(text: &str, lines: &[&str], index: usize, event: &RecordedEvent) 
         .checked_sub(1)
         .and_then(|at| lines.get(at))
         .unwrap_or_else(|| {
-            panic!("{text:?}: event #{index} is at line {}, outside the input", event.line)
+            panic!(
+                "{text:?}: event #{index} is at line {}, outside the input",
+                event.line
+            )
         });
     assert!(
         line.contains('{'),

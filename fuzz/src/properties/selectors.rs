@@ -75,7 +75,10 @@ fn check_label_selector(text: &str, selector: &LabelSelector, u: &mut Unstructur
         .requirements
         .iter()
         .all(|requirement| alone(requirement).matches(&labels));
-    assert_eq!(every, verdict, "{text:?} on {labels:?}: not the AND of its requirements");
+    assert_eq!(
+        every, verdict,
+        "{text:?} on {labels:?}: not the AND of its requirements"
+    );
     for requirement in &selector.requirements {
         let Some(negated) = negation(requirement.operator) else {
             continue;
@@ -162,7 +165,10 @@ fn check_field_selector(text: &str, selector: &FieldSelector, u: &mut Unstructur
         terms: vec![term.clone()],
     };
     let every = selector.terms.iter().all(|term| alone(term).matches(get));
-    assert_eq!(every, verdict, "{text:?} on {fields:?}: not the AND of its terms");
+    assert_eq!(
+        every, verdict,
+        "{text:?} on {fields:?}: not the AND of its terms"
+    );
     for term in &selector.terms {
         let negation = FieldTerm {
             operator: match term.operator {

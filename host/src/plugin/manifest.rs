@@ -461,7 +461,10 @@ mod tests {
         );
         sub.resync_period_ms = None;
         let err = Manifest::from_guest(manifest(vec![sub.clone(), sub])).unwrap_err();
-        assert!(matches!(err, ManifestError::Duplicate { index: 1, .. }), "{err}");
+        assert!(
+            matches!(err, ManifestError::Duplicate { index: 1, .. }),
+            "{err}"
+        );
         assert!(!err.to_string().contains(char::is_control), "{err}");
     }
 
@@ -479,14 +482,20 @@ mod tests {
             let mut b = subscription("", "v1", "Pod");
             b.label_selector = Some(second.into());
             let err = Manifest::from_guest(manifest(vec![a, b])).unwrap_err();
-            assert!(matches!(err, ManifestError::Duplicate { index: 1, .. }), "{first:?} {second:?}: {err}");
+            assert!(
+                matches!(err, ManifestError::Duplicate { index: 1, .. }),
+                "{first:?} {second:?}: {err}"
+            );
         }
         let mut a = subscription("", "v1", "Pod");
         a.field_selector = Some("metadata.name=a,spec.nodeName=n".into());
         let mut b = subscription("", "v1", "Pod");
         b.field_selector = Some("spec.nodeName==n,metadata.name=a".into());
         let err = Manifest::from_guest(manifest(vec![a, b.clone()])).unwrap_err();
-        assert!(matches!(err, ManifestError::Duplicate { index: 1, .. }), "{err}");
+        assert!(
+            matches!(err, ManifestError::Duplicate { index: 1, .. }),
+            "{err}"
+        );
 
         let mut c = subscription("", "v1", "Pod");
         c.field_selector = Some("spec.nodeName=n".into());

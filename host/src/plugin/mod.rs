@@ -47,6 +47,5 @@ pub use logging::{
 pub use lookup::{CacheScope, LookupError, ObjectReader};
 pub use manifest::{
     Delivery, MAX_RESYNC, MAX_SUBSCRIPTIONS, MIN_RESYNC, Manifest, ManifestError, RequestedLimits,
-    Subscription,
-    is_plugin_name,
+    Subscription, is_plugin_name,
 };

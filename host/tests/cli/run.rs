@@ -82,6 +82,41 @@ fn delete_a_shop_pod(kubeconfig: &Path) -> String {
     })
 }
 
+/// Every metric family in a scrape is described in `docs/metrics.md` (by
+/// its exposed name, `_total` included for counters), and the page
+/// describes no metric the daemon does not serve.
+fn assert_every_metric_is_documented(metrics: &str) {
+    let served: std::collections::BTreeSet<String> = metrics
+        .lines()
+        .filter_map(|line| line.strip_prefix("# TYPE "))
+        .map(|line| match line.split_once(' ') {
+            Some((name, "counter")) => format!("{name}_total"),
+            Some((name, _)) => name.to_owned(),
+            None => panic!("a TYPE line without a type: {line}"),
+        })
+        .collect();
+    let page = std::fs::read_to_string(repo().join("docs/metrics.md")).unwrap();
+    let documented: std::collections::BTreeSet<String> = page
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|quoted| {
+            quoted.starts_with("herald_")
+                && quoted
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+        .map(str::to_owned)
+        .collect();
+    assert!(served.len() >= 20, "too few metric families: {served:?}");
+    let undocumented: Vec<_> = served.difference(&documented).collect();
+    let not_served: Vec<_> = documented.difference(&served).collect();
+    assert!(
+        undocumented.is_empty() && not_served.is_empty(),
+        "docs/metrics.md is out of date: served but not described {undocumented:?}; described but not served {not_served:?}"
+    );
+}
+
 #[test]
 fn the_daemon_serves_its_endpoints_reacts_to_changes_and_reloads_plugins() {
     let work = temp_dir("run");
@@ -105,6 +140,7 @@ fn the_daemon_serves_its_endpoints_reacts_to_changes_and_reloads_plugins() {
     assert!(sample(&metrics, "herald_cache_objects") >= 1.0);
     assert!(sample(&metrics, "herald_notifications_delivered_total") >= 1.0);
     assert!(metrics.contains("herald_handler_duration_seconds_bucket{"));
+    assert_every_metric_is_documented(&metrics);
     // With herald::call at debug, a plugin's lines sit in a span saying
     // which call they belong to.
     let listed = herald.wait_for_log("listed pod=shop/");
