@@ -1,12 +1,19 @@
 #!/usr/bin/env python3
-"""Soak test: run `herald demo` with fast churn and periodic plugin swaps for
-a set time, sampling the process's RSS and Herald's own metrics, and report
-whether memory stays flat.
+"""Soak test: run the daemon against a churning cluster, with periodic plugin
+swaps, for a set time; sample the daemon's memory and Herald's own metrics,
+and report whether memory stays flat.
 
     cargo build --release                       # the host
     (cd plugins && cargo build --release --target wasm32-wasip2 \\
         -p pod-lifecycle -p image-policy -p rollout-watch)
     soak/soak.py --minutes 30                   # writes soak/results-30min.{csv,md}
+
+Two processes, as in a cluster: `herald apiserver --churn-interval` (the
+embedded API server seeded with examples/cluster, Pods and Deployments
+created, scaled and deleted all the time) and `herald run` with the three
+example plugins, watching it over HTTP. Only the daemon is measured; the
+API server's RSS is sampled for context (it keeps the last 10 000 change
+events for watches to resume from, so it grows until that window is full).
 
 Every --swap-every seconds one example plugin (in turn) is replaced by a new
 version of itself: the same component with a custom section appended, so a
@@ -68,26 +75,35 @@ def find_plugin(name):
     sys.exit(f"{file} not found: build the example plugins first (see --help)")
 
 
-def rss_kib(pid):
+def memory(pid):
+    """RSS in KiB, split into anonymous (heap, stacks, plugin memories) and
+    file-backed (the binary, mapped plugin artifacts), and the thread count."""
+    fields = {"VmRSS:": "rss_kib", "RssAnon:": "anon_kib", "RssFile:": "file_kib", "Threads:": "threads"}
+    found = {}
     with open(f"/proc/{pid}/status") as status:
         for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
+            parts = line.split()
+            if parts and parts[0] in fields:
+                found[fields[parts[0]]] = int(parts[1])
+    return found
 
 
 def scrape(address):
     """Sums of Herald's metrics, by short name."""
     text = urllib.request.urlopen(f"http://{address}/metrics", timeout=10).read().decode()
     sums = {key: 0.0 for key in COUNTERS}
+    delivered = {}
     for line in text.splitlines():
         if line.startswith("#"):
             continue
-        name = line.split("{")[0].split(" ")[0]
+        series, value = line.rsplit(" ", 1)
+        name = series.split("{")[0]
         for key, metric in COUNTERS.items():
             if name == metric:
-                sums[key] += float(line.rsplit(" ", 1)[1])
-    return sums
+                sums[key] += float(value)
+        if name == COUNTERS["delivered"]:
+            delivered[series] = float(value)
+    return sums, delivered
 
 
 def wait_for_endpoints(log_path, process):
@@ -136,17 +152,28 @@ def main():
         shutil.copyfile(find_plugin(name), os.path.join(plugin_dir, f"{name}.wasm"))
 
     log_path = os.path.join(work, "herald.log")
-    out_path = os.path.join(work, "plugins.out")
+    kubeconfig = os.path.join(work, "kubeconfig")
     env = dict(os.environ, XDG_CACHE_HOME=os.path.join(work, "cache"))
-    with open(log_path, "w") as log, open(out_path, "w") as out:
+    with open(os.path.join(work, "apiserver.log"), "w") as log:
+        cluster = subprocess.Popen(
+            [args.binary, "apiserver", "--seed", os.path.join(ROOT, "examples", "cluster"),
+             "--kubeconfig-out", kubeconfig, "--churn-interval", args.churn_interval],
+            stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.time() + 60
+    while not os.path.exists(kubeconfig):
+        if cluster.poll() is not None or time.time() > deadline:
+            sys.exit(f"the API server did not start; see {work}/apiserver.log")
+        time.sleep(0.1)
+    with open(log_path, "w") as log:
         process = subprocess.Popen(
-            [args.binary, "demo", "--plugins", plugin_dir, "--listen", "127.0.0.1:0",
-             "--churn-interval", args.churn_interval],
-            stdout=out, stderr=log, env=env)
+            [args.binary, "run", "--kubeconfig", kubeconfig, "--plugins", plugin_dir,
+             "--listen", "127.0.0.1:0", "--log-format", "json"],
+            stdout=log, stderr=subprocess.STDOUT, env=env)
     address = wait_for_endpoints(log_path, process)
-    print(f"herald pid {process.pid}, endpoints {address}, work dir {work}")
+    print(f"herald pid {process.pid}, API server pid {cluster.pid}, endpoints {address}, work dir {work}")
 
     rows = []
+    last_delivered, delivered_total = {}, 0.0
     started = time.time()
     next_sample, next_swap, swaps = started, started + args.swap_every, 0
     end = started + args.minutes * 60
@@ -164,20 +191,33 @@ def main():
             swaps += 1
             next_swap += args.swap_every
         if now >= next_sample:
-            sample = scrape(address)
-            row = {"elapsed_s": round(now - started, 1), "rss_kib": rss_kib(process.pid), "swaps": swaps}
+            sample, delivered = scrape(address)
+            row = {"elapsed_s": round(now - started, 1), **memory(process.pid), "swaps": swaps}
             row.update({key: int(value) for key, value in sample.items()})
+            # The listener counters belong to a plugin version and restart
+            # at zero when it is swapped: a drop is a new version counting
+            # (what the old one did since the last sample is not seen).
+            for series, value in delivered.items():
+                before = last_delivered.get(series, 0.0)
+                delivered_total += value - before if value >= before else value
+            last_delivered = delivered
+            row["delivered_total"] = int(delivered_total)
+            row["cluster_rss_kib"] = memory(cluster.pid).get("rss_kib", 0)
             rows.append(row)
             print(", ".join(f"{k}={v}" for k, v in row.items()), flush=True)
             next_sample += args.sample_every
         if process.poll() is not None:
             sys.exit(f"herald exited during the soak; see {log_path}")
+        if cluster.poll() is not None:
+            sys.exit(f"the API server exited during the soak; see {work}/apiserver.log")
         time.sleep(0.2)
 
     process.send_signal(signal.SIGTERM)
     exit_code = process.wait(timeout=60)
-    with open(out_path) as out:
-        plugin_lines = sum(1 for _ in out)
+    cluster.send_signal(signal.SIGTERM)
+    cluster.wait(timeout=60)
+    with open(log_path) as log:
+        log_lines = sum(1 for _ in log)
 
     label = f"{args.minutes:g}min"
     csv_path = os.path.join(args.out, f"results-{label}.csv")
@@ -195,12 +235,17 @@ def main():
             f"{v / 1024:.1f}" for v in [rows[0]["rss_kib"], min(r["rss_kib"] for r in rows),
                                        max(r["rss_kib"] for r in rows), last["rss_kib"]]),
         "RSS slope after warm-up (KiB/min)": f"{slope_kib_per_minute(warm):.1f}",
-        "notifications delivered": last["delivered"],
+        "RSS at the end of warm-up / at the end (MiB)": f"{warm[0]['rss_kib'] / 1024:.1f} / {last['rss_kib'] / 1024:.1f}",
+        "of which anonymous at the end of warm-up / at the end (MiB)":
+            f"{warm[0]['anon_kib'] / 1024:.1f} / {last['anon_kib'] / 1024:.1f}",
+        "threads at the end of warm-up / at the end": f"{warm[0]['threads']} / {last['threads']}",
+        "notifications delivered (sum over plugin versions, at least)": last["delivered_total"],
         "failed / skipped": f"{last['failed']} / {last['skipped']}",
         "plugin swaps made / reloads counted / load errors": f"{swaps} / {last['reloads']} / {last['load_errors']}",
         "watch errors": last["watch_errors"],
         "objects cached at the end": last["cached_objects"],
-        "plugin output lines": plugin_lines,
+        "daemon log lines (JSON; the plugins' own lines included)": log_lines,
+        "API server RSS at the end (MiB, context)": f"{last['cluster_rss_kib'] / 1024:.1f}",
         "exit code after SIGTERM": exit_code,
     }
     md_path = os.path.join(args.out, f"results-{label}.md")
@@ -212,10 +257,12 @@ def main():
         file.write("| measure | value |\n|---|---|\n")
         for key, value in summary.items():
             file.write(f"| {key} | {value} |\n")
-        file.write("\n| minute | RSS (MiB) | delivered | cached objects | queue depth | swaps |\n|---|---|---|---|---|---|\n")
+        file.write("\n| minute | RSS (MiB) | anonymous (MiB) | threads | delivered | cached objects | queue depth | swaps |\n"
+                   "|---|---|---|---|---|---|---|---|\n")
         for row in rows:
             if int(row["elapsed_s"]) % 60 < args.sample_every:
-                file.write(f"| {row['elapsed_s'] / 60:.0f} | {row['rss_kib'] / 1024:.1f} | {row['delivered']} "
+                file.write(f"| {row['elapsed_s'] / 60:.0f} | {row['rss_kib'] / 1024:.1f} | {row['anon_kib'] / 1024:.1f} "
+                           f"| {row['threads']} | {row['delivered_total']} "
                            f"| {row['cached_objects']} | {row['queue_depth']} | {row['swaps']} |\n")
     print(f"\nwrote {csv_path} and {md_path}")
     for key, value in summary.items():

@@ -8,6 +8,7 @@ use clap::Args;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// Arguments of `herald apiserver`.
 #[derive(Debug, Args)]
@@ -29,6 +30,12 @@ pub struct ApiServerArgs {
     /// resourceVersion gets 410 Gone.
     #[arg(long, default_value_t = 10_000)]
     pub history: usize,
+    /// Run the demo's churn generator too (Pods and Deployments created,
+    /// scaled and deleted in the namespaces `shop` and `payments` of
+    /// `--seed examples/cluster`),
+    /// one change every interval, e.g. 500ms.
+    #[arg(long, value_parser = crate::duration_serde::parse)]
+    pub churn_interval: Option<Duration>,
 }
 
 /// Runs the embedded API server until Ctrl-C or SIGTERM.
@@ -64,7 +71,27 @@ async fn serve(args: ApiServerArgs) -> ExitCode {
     println!("  kubectl       kubectl --kubeconfig {kubeconfig} get pods -A");
     println!("  herald        herald run --kubeconfig {kubeconfig} --plugins DIR");
     println!("  stop          Ctrl-C");
+    let churn = match args.churn_interval {
+        Some(interval) => match churn(&server.url(), interval) {
+            Ok(churn) => Some(churn),
+            Err(err) => return fail(format_args!("churn generator: {err}")),
+        },
+        None => None,
+    };
     wait_for_signal().await;
+    if let Some(churn) = churn {
+        churn.abort();
+    }
     server.shutdown().await;
     ExitCode::SUCCESS
+}
+
+/// Starts the demo's churn generator against the server at `url`.
+fn churn(url: &str, interval: Duration) -> Result<tokio::task::JoinHandle<()>, String> {
+    let url: http::Uri = url.parse().map_err(|e| format!("bad URL {url}: {e}"))?;
+    let client = kube::Client::try_from(kube::Config::new(url)).map_err(|e| e.to_string())?;
+    let namespaces = vec!["shop".to_owned(), "payments".to_owned()];
+    let generator = crate::demo::churn::Churn::new(client, namespaces, std::process::id().into());
+    println!("  churn         one change every {interval:?} in shop and payments");
+    Ok(tokio::spawn(generator.run(interval)))
 }

@@ -52,3 +52,51 @@ fn kubectl_applies_the_example_cluster_to_herald_apiserver_and_lists_its_pods() 
     assert_eq!(code, Some(0));
     std::fs::remove_dir_all(work).unwrap();
 }
+
+#[test]
+fn the_churn_generator_keeps_changing_the_seeded_cluster() {
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::api::{Api, ListParams};
+    let work = temp_dir("apiserver-churn");
+    let kubeconfig = work.join("kubeconfig");
+    let cluster = repo().join("examples/cluster");
+    let mut server = Running::start(&[
+        "apiserver",
+        "--seed",
+        cluster.to_str().unwrap(),
+        "--kubeconfig-out",
+        kubeconfig.to_str().unwrap(),
+        "--churn-interval",
+        "5ms",
+    ]);
+    server.wait_for_log("churn         one change every 5ms");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let created = runtime.block_on(async {
+        let kubeconfig = kube::config::Kubeconfig::read_from(&kubeconfig).unwrap();
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+            .await
+            .unwrap();
+        let pods: Api<Pod> = Api::all(kube::Client::try_from(config).unwrap());
+        let deadline = std::time::Instant::now() + super::process::PATIENCE;
+        loop {
+            let churned = pods
+                .list(&ListParams::default().labels("demo=churn"))
+                .await
+                .unwrap();
+            if !churned.items.is_empty() {
+                return churned.items;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the churn generator created no Pod"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    });
+    let namespace = created[0].metadata.namespace.as_deref().unwrap();
+    assert!(["shop", "payments"].contains(&namespace), "{namespace}");
+    server.terminate();
+    let (code, _) = server.wait();
+    assert_eq!(code, Some(0));
+    std::fs::remove_dir_all(work).unwrap();
+}
