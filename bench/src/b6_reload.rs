@@ -8,9 +8,12 @@
 //!
 //! Each repetition puts in place two versions never seen before (cold: they
 //! are compiled) and then the first of them again (cached: its artifact is
-//! on disk). Baseline: the plugin's cold compile time in the same engine,
-//! measured in the same repetition. Goals: ≤ 100 ms with a cached artifact;
-//! ≤ compile time + 100 ms cold. Both include the reloader's 50 ms quiet
+//! on disk). Baselines: for a cached reload, a cold compile of the plugin
+//! in the same engine, measured in the same repetition; for a cold reload,
+//! its own compile as the host timed it (compile times vary by ±10 % from
+//! one compile to the next, more than the 100 ms the goal allows, so only
+//! the compile the reload waited for is a usable baseline). Goals: ≤ 100 ms
+//! with a cached artifact; ≤ compile time + 100 ms cold. Both include the reloader's 50 ms quiet
 //! period after the rename (`reload::SettleTiming`).
 
 use crate::cluster::Cluster;
@@ -58,6 +61,7 @@ pub fn run(settings: &Settings, fixtures: &Fixtures, runtime: &Runtime) -> Vec<R
             Arc::new(Informers::new(cluster.client(), ReflectorConfig::default())),
             RetryPolicy::default(),
         ));
+        let stats = Arc::new(LoaderStats::default());
         let directory = PluginDirectory::start(ReloadSetup {
             dir: dir.clone(),
             config: Arc::new(Config {
@@ -69,7 +73,7 @@ pub fn run(settings: &Settings, fixtures: &Fixtures, runtime: &Runtime) -> Vec<R
             sink: Arc::new(TracingSink),
             daemon: daemon.clone(),
             files: Arc::new(FileStatuses::default()),
-            stats: Arc::new(LoaderStats::default()),
+            stats: stats.clone(),
             timing: SettleTiming::default(),
             rescan_interval: DEFAULT_RESCAN_INTERVAL,
         })
@@ -85,31 +89,35 @@ pub fn run(settings: &Settings, fixtures: &Fixtures, runtime: &Runtime) -> Vec<R
             put_in_place(&file, &variant(&original, "first"));
             handled_by_new_version(&daemon, name, None).await;
             let (mut compile, mut cold, mut cached) = (Samples::new(), Samples::new(), Samples::new());
+            // Each cold reload's baseline is its own compilation, as the
+            // host timed it (the compile-time counter's growth during that
+            // reload): the exact compile the reload waited for, so the
+            // difference is the reload's own work. A separate compile in
+            // the same engine is measured each repetition as a cross-check.
+            let mut own_compile = Samples::new();
             for rep in 0..settings.repetitions {
                 crate::progress(format!(
                     "B6 {name}: repetition {}/{}",
                     rep + 1,
                     settings.repetitions
                 ));
-                let fresh = variant(&original, &format!("compile-{rep}"));
                 let started = Instant::now();
-                engine.compile(&fresh).expect("compiling");
+                engine
+                    .compile(&variant(&original, &format!("compile-{rep}")))
+                    .expect("compiling");
                 compile.push(started.elapsed().as_secs_f64() * 1000.0);
-                let (x, y) = (
-                    variant(&original, &format!("x-{rep}")),
-                    variant(&original, &format!("y-{rep}")),
-                );
-                cold.push(reload(&daemon, name, &file, &x).await);
-                cold.push(reload(&daemon, name, &file, &y).await);
-                cached.push(reload(&daemon, name, &file, &x).await);
+                let mut reloaded = Vec::new();
+                for turn in ["x", "y"] {
+                    let bytes = variant(&original, &format!("{turn}-{rep}"));
+                    let compiled_before = stats.compile_micros.load(Ordering::Relaxed);
+                    cold.push(reload(&daemon, name, &file, &bytes).await);
+                    let compiled = stats.compile_micros.load(Ordering::Relaxed) - compiled_before;
+                    own_compile.push(compiled as f64 / 1000.0);
+                    reloaded.push(bytes);
+                }
+                cached.push(reload(&daemon, name, &file, &reloaded[0]).await);
             }
             let size = original.len() / 1024;
-            // Two cold reloads per repetition: pair each with its compile.
-            let mut compile_pairs = Samples::new();
-            for compiled in compile.values() {
-                compile_pairs.push(*compiled);
-                compile_pairs.push(*compiled);
-            }
             rows.push(
                 Row::ratio_of(
                     format!("B6.{name}-cached"),
@@ -121,14 +129,22 @@ pub fn run(settings: &Settings, fixtures: &Fixtures, runtime: &Runtime) -> Vec<R
                 )
                 .with_details(format!("{pods} Pods cached; includes the 50 ms quiet period after the rename")),
             );
-            rows.push(Row::ratio_of(
+            let cold_row = Row::ratio_of(
                 format!("B6.{name}-cold"),
-                format!("reload of {name} ({size} KiB), file in place → new version handling events, compiled; baseline: its cold compile"),
+                format!("reload of {name} ({size} KiB), file in place → new version handling events, compiled; baseline: that reload's own compile, as the host timed it"),
                 Unit::Millis,
-                compile_pairs,
+                own_compile,
                 cold,
                 Goal::AddedAtMost(100.0),
-            ));
+            );
+            let added = cold_row.added();
+            rows.push(cold_row.with_details(format!(
+                "{pods} Pods cached; added over its own compile, per reload: median {:.1} ms ({:.1}–{:.1}); a separate compile in the same engine took {:.1} ms (median)",
+                added.median(),
+                added.min(),
+                added.max(),
+                compile.median()
+            )));
         }
         directory.stop().await;
         daemon.shutdown(Instant::now() + Duration::from_secs(5));

@@ -53,7 +53,8 @@ pub enum Goal {
     ValueAtMost(f64),
     /// The measured value at least this (in the row's unit).
     ValueAtLeast(f64),
-    /// Measured minus baseline at most this (in the row's unit).
+    /// Measured minus baseline, repetition by repetition, at most this (in
+    /// the row's unit) in the median.
     AddedAtMost(f64),
     /// Not measurable yet; the text says why.
     Pending(&'static str),
@@ -109,6 +110,13 @@ impl Row {
         self
     }
 
+    /// Per-repetition difference of `measured` over `baseline`: what the
+    /// measured path adds to its baseline, each against the baseline taken
+    /// next to it (so the baseline's own noise between repetitions cancels).
+    pub fn added(&self) -> Samples {
+        self.measured.paired(&self.baseline, |m, b| m - b)
+    }
+
     /// Whether the goal is met: `None` when there is no goal (or it is pending).
     pub fn met(&self) -> Option<bool> {
         let value = self.measured.median();
@@ -118,7 +126,7 @@ impl Row {
             Goal::RatioAtLeast(limit) => Some(self.ratio.median() >= limit),
             Goal::ValueAtMost(limit) => Some(value <= limit),
             Goal::ValueAtLeast(limit) => Some(value >= limit),
-            Goal::AddedAtMost(limit) => Some(value - self.baseline.median() <= limit),
+            Goal::AddedAtMost(limit) => Some(self.added().median() <= limit),
         }
     }
 
