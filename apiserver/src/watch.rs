@@ -208,7 +208,9 @@ impl Watcher {
         mut rx: broadcast::Receiver<Arc<Event>>,
         mut kill: watch::Receiver<u64>,
     ) {
-        kill.mark_unchanged();
+        // The receiver was subscribed when the request was accepted, with
+        // the value of then marked seen: a drop from that moment on ends
+        // this watch, even one asked for before this task first ran.
         let result = self.run_inner(start, &mut rx, &mut kill).await;
         if let Err(Stop::Abort) = result {
             let abort = self
@@ -250,5 +252,55 @@ impl Watcher {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::faults::FaultState;
+    use crate::storage::WatchFrom;
+
+    /// A watch whose request was accepted (its kill receiver subscribed)
+    /// but whose task has not run yet, as when a test drops "every open
+    /// watch" right after the server counted this one.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_drop_between_accepting_a_watch_and_running_it_still_ends_it() {
+        let store = Arc::new(Store::new(100));
+        store.ensure_default_namespaces();
+        let target = Target {
+            rt: store.lookup("", "v1", "namespaces").unwrap(),
+            version: "v1".into(),
+            namespace: None,
+        };
+        let (start, rx) = store
+            .watch(
+                &target,
+                &WatchFrom {
+                    resource_version: Some(store.current_rv().to_string()),
+                    send_initial_events: false,
+                },
+            )
+            .unwrap();
+        let faults = FaultState::new();
+        let kill = faults.kill_signal();
+        faults.kill_watches();
+        let spec = WatchSpec {
+            target,
+            label: LabelSelector::default(),
+            field: FieldSelector::default(),
+            bookmarks: false,
+            bookmark_interval: Duration::from_secs(60),
+            timeout: None,
+            table: None,
+        };
+        let mut body = spawn(store, spec, start, rx, kill);
+        let ended = tokio::time::timeout(Duration::from_secs(60), body.recv())
+            .await
+            .expect("the watch kept running after the drop");
+        let error = ended
+            .expect("a frame")
+            .expect_err("an error that ends the stream");
+        assert_eq!(error.to_string(), "watch dropped by the server");
     }
 }
