@@ -3,7 +3,7 @@
 //! is refused with the same reason, and a compiler that hangs or dies is
 //! reported without taking the host with it.
 
-use super::process::temp_dir;
+use super::process::{Running, herald_at, temp_dir};
 use herald::plugin::{
     ArtifactCache, CompileOutcome, Compiler, EngineSettings, EventContext, GroupVersionKind,
     LoadError, LoadOptions, LoadedPlugin, PluginEngine, PluginInstance,
@@ -131,4 +131,40 @@ fn a_compiler_that_dies_is_reported_and_the_host_goes_on() {
     // The same engine, with a working compiler, still loads plugins.
     LoadedPlugin::load(&herald_child(), &bytes, LoadOptions::default()).expect("loads");
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn the_daemon_compiles_with_its_own_executable_after_its_file_is_deleted() {
+    // As when a package upgrade replaces the binary under a running daemon:
+    // the child compiler must still be the daemon's own executable (a new
+    // one's artifacts could be refused; a deleted path cannot be started).
+    let work = temp_dir("deleted-binary");
+    let program = work.join("herald");
+    std::fs::copy(env!("CARGO_BIN_EXE_herald"), &program).unwrap();
+    let plugins = work.join("plugins.d");
+    std::fs::create_dir_all(&plugins).unwrap();
+    let mut command = herald_at(&program);
+    command.args([
+        "run",
+        "--embedded",
+        "--plugins",
+        plugins.to_str().unwrap(),
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    let mut daemon = Running::spawn(command);
+    daemon.wait_for_log("following the plugin directory");
+    std::fs::remove_file(&program).unwrap();
+
+    std::fs::copy(artifacts::NOOP, plugins.join("noop.wasm")).unwrap();
+    let outcome = daemon.wait_for_log("noop.wasm");
+    assert!(
+        outcome.contains("plugin loaded; compiled in"),
+        "{outcome}\n{}",
+        daemon.log.join("\n")
+    );
+    daemon.terminate();
+    let (code, _) = daemon.wait();
+    assert_eq!(code, Some(0));
+    std::fs::remove_dir_all(work).unwrap();
 }

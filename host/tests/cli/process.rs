@@ -18,8 +18,13 @@ pub fn repo() -> PathBuf {
 /// A `herald` command, with a compiled-artifact cache of this test run's
 /// own rather than the user's.
 pub fn herald() -> Command {
+    herald_at(Path::new(env!("CARGO_BIN_EXE_herald")))
+}
+
+/// [`herald`], running the executable at `program` (a copy of it).
+pub fn herald_at(program: &Path) -> Command {
     let cache = std::env::temp_dir().join(format!("herald-cli-cache-{}", std::process::id()));
-    let mut command = Command::new(env!("CARGO_BIN_EXE_herald"));
+    let mut command = Command::new(program);
     command
         .env_remove("RUST_LOG")
         .env_remove("KUBECONFIG")
@@ -57,8 +62,14 @@ pub struct Running {
 impl Running {
     /// Starts `herald args…`; its stdout and stderr are read as one log.
     pub fn start(args: &[&str]) -> Running {
-        let mut child = herald()
-            .args(args)
+        let mut command = herald();
+        command.args(args);
+        Running::spawn(command)
+    }
+
+    /// Starts `command`; its stdout and stderr are read as one log.
+    pub fn spawn(mut command: Command) -> Running {
+        let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
