@@ -84,11 +84,6 @@ pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Respo
         .query()
         .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
         .unwrap_or_default();
-    if shared.faults.watches_failing()
-        && query.get("watch").is_some_and(|w| w == "1" || w == "true")
-    {
-        return error_response(&ApiError::internal("injected failure: watches are failing"));
-    }
     let path = parts.uri.path();
     tracing::debug!(method = %parts.method, uri = %parts.uri, "request");
     let route = router::route(path);
@@ -416,6 +411,13 @@ fn start_watch(
         resource_version: params.resource_version.clone(),
         send_initial_events,
     };
+    // Counted as open (and reached by a drop) from here; refused after, if
+    // watches are failing: a test that turns failures on, drops every
+    // watch and sees none open knows that none can be opened.
+    let kill = shared.faults.kill_signal();
+    if shared.faults.watches_failing() {
+        return Err(ApiError::internal("injected failure: watches are failing"));
+    }
     let (start, rx) = shared.store.watch(&target, &from)?;
     let timeout = if shared.faults.watches_closing() {
         Some(std::time::Duration::ZERO)
@@ -431,13 +433,7 @@ fn start_watch(
         timeout,
         table,
     };
-    let body = watch::spawn(
-        shared.store.clone(),
-        spec,
-        start,
-        rx,
-        shared.faults.kill_signal(),
-    );
+    let body = watch::spawn(shared.store.clone(), spec, start, rx, kill);
     Ok(Response::builder()
         .status(StatusCode::OK)
         .header(header::CONTENT_TYPE, "application/json")

@@ -12,7 +12,8 @@
 
 use super::cluster::TestCluster;
 use super::recording::{
-    PATIENCE, Recording, View, config_maps, drop_watches_and_wait, informer, informers,
+    PATIENCE, Recording, View, begin_watch_outage, config_maps, drop_watches_and_wait, informer,
+    informers,
 };
 use herald::informer::{Informers, SharedInformer};
 use herald_apiserver::{ApiServer, ApiServerConfig, Faults};
@@ -166,8 +167,7 @@ async fn repeated_410s_each_force_a_relist_and_missed_deletes_arrive_as_tombston
     for round in 0..4 {
         let expired = watched.counter(|s| s.expired.load(Ordering::SeqCst));
         // Disconnected: every change now is one the watch will not replay.
-        faults.fail_watches(true);
-        drop_watches_and_wait(&faults, &watched.informer).await;
+        begin_watch_outage(&faults).await;
         cluster.delete_config_map(&format!("gone-{round}")).await;
         cluster
             .update_config_map(&format!("kept-{round}"), "2")

@@ -224,8 +224,7 @@ async fn deletes_missed_while_disconnected_arrive_as_tombstones_after_a_relist()
     recording.take(3);
 
     // Hold watches off, cut the open one, change things, forget history.
-    faults.fail_watches(true);
-    super::recording::drop_watches_and_wait(&faults, &informer).await;
+    super::recording::begin_watch_outage(&faults).await;
     cluster.delete_config_map("doomed").await;
     let changed_now = cluster.update_config_map("changed", "2").await;
     faults.compact_history();

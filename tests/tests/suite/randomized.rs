@@ -96,8 +96,7 @@ async fn run_seed(seed: u64) {
                 }
                 (4..=7, false) => {
                     let cached = caught_up(&informer, &cluster.namespace, &server).await;
-                    faults.fail_watches(true);
-                    super::recording::drop_watches_and_wait(faults, &informer).await;
+                    super::recording::begin_watch_outage(faults).await;
                     outage = Some((cached, BTreeSet::new()));
                 }
                 (0..=19, true) => {

@@ -169,6 +169,24 @@ fn describe(item: Item) -> Seen {
     }
 }
 
+/// Begins an outage: new watches are refused (500) and open ones dropped;
+/// returns once none is open, so nothing changed from then on reaches the
+/// informer until `faults.fail_watches(false)`. Unlike
+/// [`drop_watches_and_wait`], it does not need a watch to be open: the
+/// informer may be between a drop and its next watch.
+pub async fn begin_watch_outage(faults: &herald_apiserver::Faults) {
+    let deadline = Instant::now() + PATIENCE;
+    faults.fail_watches(true);
+    faults.drop_watches();
+    while faults.open_watches() > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "a watch stayed open after the drop"
+        );
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
+
 /// Drops the open watches and waits until the informer's reflector has seen
 /// its watch end, so that changes made next cannot reach it on the old stream.
 pub async fn drop_watches_and_wait(faults: &herald_apiserver::Faults, informer: &SharedInformer) {
