@@ -90,8 +90,8 @@ async fn serve(args: ApiServerArgs) -> ExitCode {
 fn churn(url: &str, interval: Duration) -> Result<tokio::task::JoinHandle<()>, String> {
     let url: http::Uri = url.parse().map_err(|e| format!("bad URL {url}: {e}"))?;
     let client = kube::Client::try_from(kube::Config::new(url)).map_err(|e| e.to_string())?;
-    let namespaces = vec!["shop".to_owned(), "payments".to_owned()];
-    let generator = crate::demo::churn::Churn::new(client, namespaces, std::process::id().into());
     println!("  churn         one change every {interval:?} in shop and payments");
-    Ok(tokio::spawn(generator.run(interval)))
+    Ok(crate::demo::churn::Churn::spawn_on_example_cluster(
+        client, interval,
+    ))
 }

@@ -88,6 +88,18 @@ impl Churn {
         }
     }
 
+    /// Spawns a generator working in the namespaces of `examples/cluster`
+    /// (`shop` and `payments`), one change every `interval`, until the task
+    /// is aborted.
+    pub fn spawn_on_example_cluster(
+        client: kube::Client,
+        interval: Duration,
+    ) -> tokio::task::JoinHandle<()> {
+        let namespaces = vec!["shop".to_owned(), "payments".to_owned()];
+        let generator = Churn::new(client, namespaces, u64::from(std::process::id()));
+        tokio::spawn(generator.run(interval))
+    }
+
     /// Runs until the task is dropped, one change every `interval`.
     pub async fn run(mut self, interval: Duration) {
         loop {

@@ -180,15 +180,8 @@ pub async fn run(options: DemoOptions) -> Result<(), String> {
     println!("  stop          Ctrl-C");
     println!();
 
-    let namespaces = vec!["shop".to_owned(), "payments".to_owned()];
-    let churn = tokio::spawn(
-        churn::Churn::new(
-            connection.client.clone(),
-            namespaces,
-            std::process::id() as u64,
-        )
-        .run(options.churn_interval),
-    );
+    let churn =
+        churn::Churn::spawn_on_example_cluster(connection.client.clone(), options.churn_interval);
     match options.duration {
         Some(duration) => {
             tokio::select! {
