@@ -194,7 +194,8 @@ fn goal_for(fixture: Fixture) -> Goal {
     }
 }
 
-fn context() -> EventContext {
+/// The event context of every benchmark call: an add of a Pod.
+pub(crate) fn context() -> EventContext {
     EventContext {
         kind: GroupVersionKind {
             group: String::new(),
@@ -299,7 +300,7 @@ fn through_herald(
         .zip(waited)
         .map(|((a, b), w)| b - a - w);
     let result = per_notification(objects.len(), started, cpu);
-    worker.stop(false, Instant::now());
+    worker.stop_now();
     assert_eq!(listener.stats.failed.load(Ordering::Relaxed), 0);
     result
 }

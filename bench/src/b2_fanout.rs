@@ -118,7 +118,7 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
             heap_before = heap;
         }
         for worker in workers {
-            worker.stop(false, Instant::now());
+            worker.stop_now();
         }
     }
 

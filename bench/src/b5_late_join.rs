@@ -116,7 +116,7 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
         join_rate.push(count as f64 / join.took().as_secs_f64());
         registering.push(join.registering().as_secs_f64() * 1e3);
         for worker in workers {
-            worker.stop(false, Instant::now());
+            worker.stop_now();
         }
     }
     vec![
@@ -247,7 +247,7 @@ fn live_stream(
         let latencies = collect_probes(&fixtures.logs, settings.b5_others);
         if let Some(thread) = join_thread {
             let worker = thread.join().expect("the joining thread");
-            worker.stop(false, Instant::now());
+            worker.stop_now();
         }
         p50_p99(&latencies)
     })

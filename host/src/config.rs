@@ -61,7 +61,7 @@ impl Default for Config {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SourceKind {
-    /// A kubeconfig if found, else in-cluster, else the embedded API server.
+    /// A kubeconfig if found, else in-cluster; neither is an error (never the embedded server).
     #[default]
     Auto,
     /// `source.kubeconfig` (or the default locations) and `source.context`.
@@ -142,25 +142,45 @@ impl Default for CacheConfig {
 }
 
 /// A pair of limits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LimitValues {
     /// Deadline of one handler call, e.g. `1s`.
-    #[serde(with = "crate::duration_serde")]
     pub call_deadline: Duration,
     /// Memory cap of one instance, e.g. `64Mi`.
-    #[serde(with = "crate::quantity")]
     pub memory: u64,
 }
 
-/// `limits`.
+/// `limits`. Each of its four keys has its own default: setting
+/// `limits.max.callDeadline` alone keeps the default `limits.max.memory`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+#[serde(from = "PartialLimitsConfig")]
 pub struct LimitsConfig {
     /// Limits of a plugin that asks for none.
     pub default: LimitValues,
     /// The most any plugin may ask for or be given.
     pub max: LimitValues,
+}
+
+/// `limits` as written: any of its keys may be left out.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+struct PartialLimitsConfig {
+    default: PluginLimits,
+    max: PluginLimits,
+}
+
+impl From<PartialLimitsConfig> for LimitsConfig {
+    fn from(written: PartialLimitsConfig) -> Self {
+        let defaults = LimitsConfig::default();
+        let fill = |given: PluginLimits, default: LimitValues| LimitValues {
+            call_deadline: given.call_deadline.unwrap_or(default.call_deadline),
+            memory: given.memory.unwrap_or(default.memory),
+        };
+        LimitsConfig {
+            default: fill(written.default, defaults.default),
+            max: fill(written.max, defaults.max),
+        }
+    }
 }
 
 impl Default for LimitsConfig {
@@ -290,12 +310,19 @@ impl Default for PluginFilesConfig {
     }
 }
 
-/// `plugins.<name>`: the operator's settings for one plugin.
+/// `plugins.<name>`: the operator's settings for one plugin, keyed by the
+/// plugin's identity (the name its manifest gives), never by its file name:
+/// a file renamed in the plugin directory does not take over another
+/// plugin's configuration or grants.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct PluginConfig {
     /// Do not load this plugin.
     pub disabled: bool,
+    /// If not empty, the sha256 digests (lowercase hex) of the builds that
+    /// may run under this name: another file calling itself by it is refused,
+    /// so configuration and grants go only to these builds.
+    pub sha256: Vec<String>,
     /// Configuration handed to the plugin (its `config` import), any YAML value.
     pub config: Option<serde_json::Value>,
     /// Limits overriding the plugin's requests (within `limits.max`).
@@ -324,12 +351,33 @@ pub struct PluginLimits {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct Sidecar {
+    /// The name of the plugin this sidecar is for: if set, a file whose
+    /// plugin calls itself otherwise is refused rather than given this
+    /// sidecar's configuration.
+    pub plugin: Option<String>,
     /// Do not load the plugin.
     pub disabled: bool,
     /// The plugin's configuration (used when `plugins.<stem>.config` is unset).
     pub config: Option<serde_json::Value>,
     /// Limit overrides (used where `plugins.<stem>.limits` leaves them unset).
     pub limits: PluginLimits,
+}
+
+/// Checks that every entry of the list at `key` is a lowercase hex sha256.
+fn check_digests(key: &str, digests: &[String]) -> Result<(), (String, String)> {
+    for (index, digest) in digests.iter().enumerate() {
+        if digest.len() != 64
+            || !digest
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        {
+            return Err((
+                format!("{key}[{index}]"),
+                format!("{digest:?} is not a lowercase hex sha256 (64 characters)"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Parses YAML text into `T`, naming the key at fault (`a.b[2].c`).
@@ -574,18 +622,7 @@ impl Config {
             return Err(("pluginFiles.maxSize".into(), "must be above zero".into()));
         }
         if let Some(allowed) = &self.plugin_files.allowed_sha256 {
-            for (index, digest) in allowed.iter().enumerate() {
-                if digest.len() != 64
-                    || !digest
-                        .bytes()
-                        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-                {
-                    return Err((
-                        format!("pluginFiles.allowedSha256[{index}]"),
-                        format!("{digest:?} is not a lowercase hex sha256 (64 characters)"),
-                    ));
-                }
-            }
+            check_digests("pluginFiles.allowedSha256", allowed)?;
         }
         let source = &self.source;
         match source.kind {
@@ -617,6 +654,7 @@ impl Config {
             }
             self.check_plugin_limits(&plugin.limits)
                 .map_err(|(key, problem)| (format!("plugins.{name}.{key}"), problem))?;
+            check_digests(&format!("plugins.{name}.sha256"), &plugin.sha256)?;
         }
         Ok(())
     }
@@ -657,6 +695,15 @@ impl Config {
         let sidecar: Sidecar = parse_yaml(text, source_name)?;
         self.check_plugin_limits(&sidecar.limits)
             .map_err(|(key, problem)| ConfigError::new(source_name, &key, &problem))?;
+        if let Some(name) = &sidecar.plugin
+            && !crate::plugin::is_plugin_name(name)
+        {
+            return Err(ConfigError::new(
+                source_name,
+                "plugin",
+                &format!("{name:?} is not a valid plugin name (lowercase letters, digits and '-')"),
+            ));
+        }
         Ok(sidecar)
     }
 
@@ -689,43 +736,90 @@ impl Config {
         }
     }
 
-    /// How to load the plugin file whose name (without `.wasm`) is `stem`:
-    /// its `plugins.<stem>` entry, then its sidecar for what that entry leaves
-    /// unset, the limit policy, the log rate and the allow-list, logging into
-    /// `sink`. Capabilities are granted only here, never by a sidecar.
+    /// How to load any plugin file before its identity is known: the limit
+    /// policy, log rate and allow-list, and nothing keyed to a plugin (no
+    /// configuration, overrides or grants).
+    pub fn anonymous_load_options(
+        &self,
+        sink: std::sync::Arc<dyn crate::plugin::LogSink>,
+    ) -> crate::plugin::LoadOptions {
+        crate::plugin::LoadOptions {
+            sink,
+            log_rate: self.log_rate(),
+            policy: self.limit_policy(),
+            allowed_digests: self
+                .plugin_files
+                .allowed_sha256
+                .as_ref()
+                .map(|list| list.clone().into()),
+            ..crate::plugin::LoadOptions::default()
+        }
+    }
+
+    /// How to load the plugin called `name` (by its manifest) from a file
+    /// with `sidecar`: its `plugins.<name>` entry, then its sidecar for what
+    /// that entry leaves unset, with [`anonymous_load_options`]'s policy.
+    /// Capabilities are granted only here, never by a sidecar. Check the
+    /// file against the entry first ([`Config::check_identity`]).
+    ///
+    /// [`anonymous_load_options`]: Config::anonymous_load_options
     pub fn load_options(
         &self,
-        stem: &str,
+        name: &str,
         sidecar: Option<&Sidecar>,
         sink: std::sync::Arc<dyn crate::plugin::LogSink>,
     ) -> crate::plugin::LoadOptions {
-        let entry = self.plugins.get(stem);
-        let overrides = self.overrides_for(stem);
+        let entry = self.plugins.get(name);
+        let overrides = self.overrides_for(name);
         let from_sidecar = sidecar.map(|s| s.limits).unwrap_or_default();
         crate::plugin::LoadOptions {
             config: entry
                 .and_then(|p| p.config.as_ref())
                 .or(sidecar.and_then(|s| s.config.as_ref()))
                 .map(|c| c.to_string()),
-            sink,
-            log_rate: self.log_rate(),
-            policy: self.limit_policy(),
             overrides: RequestedLimits {
                 call_deadline: overrides.call_deadline.or(from_sidecar.call_deadline),
                 memory_bytes: overrides.memory_bytes.or(from_sidecar.memory),
             },
             grants: entry.map(|p| p.grants.clone()).unwrap_or_default(),
-            allowed_digests: self
-                .plugin_files
-                .allowed_sha256
-                .as_ref()
-                .map(|list| list.clone().into()),
+            ..self.anonymous_load_options(sink)
         }
     }
 
-    /// True when the operator disabled the plugin file `stem`, here or in its sidecar.
-    pub fn is_disabled(&self, stem: &str, sidecar: Option<&Sidecar>) -> bool {
-        self.plugins.get(stem).is_some_and(|p| p.disabled) || sidecar.is_some_and(|s| s.disabled)
+    /// Checks that a file whose plugin calls itself `name` and whose sha256
+    /// is `digest` may run under that name: the digest is one the entry
+    /// `plugins.<name>.sha256` pins (if it pins any), and the file's sidecar,
+    /// if it names its plugin, names this one.
+    pub fn check_identity(
+        &self,
+        name: &str,
+        digest: &str,
+        sidecar: Option<&Sidecar>,
+    ) -> Result<(), String> {
+        if let Some(expected) = sidecar.and_then(|s| s.plugin.as_deref())
+            && expected != name
+        {
+            return Err(format!(
+                "its sidecar is for plugin {expected:?} (its `plugin` key), but this file's plugin \
+                 calls itself {name:?}: refused rather than given that sidecar's settings"
+            ));
+        }
+        if let Some(entry) = self.plugins.get(name)
+            && !entry.sha256.is_empty()
+            && !entry.sha256.iter().any(|pinned| pinned == digest)
+        {
+            return Err(format!(
+                "plugin {name:?} is pinned to other builds by plugins.{name}.sha256; this file's \
+                 sha256 is {digest}: add it there to give this build the plugin's configuration \
+                 and grants"
+            ));
+        }
+        Ok(())
+    }
+
+    /// True when the operator disabled the plugin called `name`.
+    pub fn is_disabled(&self, name: &str) -> bool {
+        self.plugins.get(name).is_some_and(|p| p.disabled)
     }
 
     /// The operator's overrides for plugin `name`.
@@ -790,6 +884,157 @@ mod tests {
             config.plugins["image-policy"].config.as_ref().unwrap()["allowedRegistries"][0],
             "docker.io"
         );
+    }
+
+    /// Every dotted configuration key that a message of the host's code
+    /// names (in a string literal outside tests) is documented in
+    /// docs/config.md, so an error never points at a setting that does not
+    /// exist. `plugins.{name}…` is read as `plugins.<name>…`.
+    #[test]
+    fn every_setting_an_error_names_is_documented() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let documented: Vec<String> = std::fs::read_to_string(root.join("../docs/config.md"))
+            .unwrap()
+            .lines()
+            .filter_map(|line| line.strip_prefix("| `")?.split('`').next())
+            .map(str::to_owned)
+            .collect();
+        assert!(documented.len() > 30, "docs/config.md lists the keys");
+        // A key matches a documented one, or the start of one, segment by
+        // segment; a `{placeholder}` segment matches any.
+        let is_documented = |key: &str| {
+            let key: Vec<&str> = key.split('.').collect();
+            documented.iter().any(|doc| {
+                let doc: Vec<&str> = doc.split('.').collect();
+                key.len() <= doc.len()
+                    && key
+                        .iter()
+                        .zip(&doc)
+                        .all(|(k, d)| k == d || k.starts_with('{'))
+            })
+        };
+        let mut named = Vec::new();
+        let mut sources = vec![root.join("src")];
+        while let Some(path) = sources.pop() {
+            if path.is_dir() {
+                sources.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                let code = text.split("#[cfg(test)]").next().unwrap();
+                for literal in string_literals(code) {
+                    for key in setting_names(&literal) {
+                        named.push((path.display().to_string(), key));
+                    }
+                }
+            }
+        }
+        assert!(
+            named.iter().any(|(_, key)| key == "pluginFiles.maxSize"),
+            "the scan finds the keys errors name: {named:?}"
+        );
+        let undocumented: Vec<_> = named
+            .iter()
+            .filter(|(_, key)| !is_documented(key))
+            .collect();
+        assert!(
+            undocumented.is_empty(),
+            "named but not in docs/config.md: {undocumented:?}"
+        );
+    }
+
+    /// The contents of the string literals in `code`, outside `//` comments.
+    fn string_literals(code: &str) -> Vec<String> {
+        let mut literals = Vec::new();
+        for line in code.lines() {
+            let mut chars = line.chars().peekable();
+            let mut current: Option<String> = None;
+            let mut previous = ' ';
+            while let Some(c) = chars.next() {
+                match &mut current {
+                    Some(literal) => match c {
+                        '\\' => {
+                            chars.next();
+                        }
+                        '"' => literals.push(current.take().unwrap()),
+                        _ => literal.push(c),
+                    },
+                    None if c == '/' && chars.peek() == Some(&'/') => break,
+                    None if c == '"' && previous != '\'' => current = Some(String::new()),
+                    None => {}
+                }
+                previous = c;
+            }
+            // A literal continued on the next line is read up to here.
+            literals.extend(current);
+        }
+        literals
+    }
+
+    /// Dotted keys under a top-level configuration section named in `text`.
+    fn setting_names(text: &str) -> Vec<String> {
+        const SECTIONS: &[&str] = &[
+            "source",
+            "log",
+            "cache",
+            "limits",
+            "queue",
+            "shutdown",
+            "pluginFiles",
+            "plugins",
+            "leaderElection",
+        ];
+        let mut keys = Vec::new();
+        for (start, _) in text.match_indices('.') {
+            let before = &text[..start];
+            let Some(section) = SECTIONS.iter().find(|s| {
+                before.ends_with(*s)
+                    && !before[..before.len() - s.len()]
+                        .ends_with(|c: char| c.is_alphanumeric() || c == '.' || c == '_')
+            }) else {
+                continue;
+            };
+            let rest: String = text[start + 1..]
+                .chars()
+                .take_while(|c| {
+                    c.is_alphanumeric() || matches!(c, '.' | '-' | '{' | '}' | '<' | '>' | '_')
+                })
+                .collect();
+            let rest = rest.trim_end_matches('.');
+            if rest.is_empty() {
+                continue; // the end of a sentence
+            }
+            let key = if *section == "plugins" {
+                let (name, tail) = rest.split_once('.').unwrap_or((rest, ""));
+                if name == "d" && tail.is_empty() {
+                    continue; // the directory `plugins.d`
+                }
+                // A plugin's name is a placeholder in a message; a literal
+                // one is kept as is, and is then not a documented key.
+                let name = if name.starts_with('{') || name.starts_with('<') {
+                    "<name>"
+                } else {
+                    name
+                };
+                match tail {
+                    "" => format!("plugins.{name}"),
+                    tail => format!("plugins.{name}.{tail}"),
+                }
+            } else {
+                format!("{section}.{rest}")
+            };
+            keys.push(key);
+        }
+        keys
+    }
+
+    #[test]
+    fn each_limit_left_out_keeps_its_own_default() {
+        let config =
+            Config::parse("limits:\n  max:\n    callDeadline: 120s\n", "herald.yaml").unwrap();
+        let defaults = LimitsConfig::default();
+        assert_eq!(config.limits.max.call_deadline, Duration::from_secs(120));
+        assert_eq!(config.limits.max.memory, defaults.max.memory);
+        assert_eq!(config.limits.default, defaults.default);
     }
 
     #[test]

@@ -14,14 +14,14 @@
 //! nothing more is delivered once the call in flight ends. Starting,
 //! swapping and stopping plugins work the same in both modes.
 
-use crate::dispatch::{LastError, Listener, PluginWorker, RetryPolicy};
+use crate::dispatch::{LastError, Listener, PluginWorker, RetryPolicy, STOP_MARGIN, Stopped};
 use crate::informer::{InformerKey, Informers, ResolveError, SharedInformer};
 use crate::plugin::{LoadedPlugin, ObjectReader, Subscription};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Instant, SystemTime};
 
 /// A plugin could not be started.
 #[derive(Debug, thiserror::Error)]
@@ -41,10 +41,6 @@ pub enum StartError {
     #[error("plugin {0:?} is not running, so there is nothing to swap")]
     NotRunning(String),
 }
-
-/// How long stopping a worker waits for its call in flight. Calls end at
-/// their own deadline (at most `limits.max.callDeadline`) well before this.
-const STOP_PATIENCE: Duration = Duration::from_secs(60);
 
 /// One subscription of a plugin, with the informer it uses.
 struct Subscribed {
@@ -102,6 +98,8 @@ pub struct PluginStatus {
     pub dispatching: bool,
     /// Every listener's initial list handled.
     pub synced: bool,
+    /// Why the plugin is degraded (it skipped part of an initial list), if it is.
+    pub degraded: Option<String>,
     /// One entry per subscription.
     pub subscriptions: Vec<SubscriptionStatus>,
     /// The last failure, if any.
@@ -116,6 +114,8 @@ pub struct SubscriptionStatus {
     pub informer: String,
     /// Its initial list handled.
     pub synced: bool,
+    /// Why the plugin is degraded on this subscription, if it is.
+    pub degraded: Option<String>,
     /// Notifications waiting.
     pub queue_depth: usize,
     /// Handled successfully.
@@ -126,11 +126,36 @@ pub struct SubscriptionStatus {
     pub skipped: u64,
 }
 
+/// A plugin worker that did not come back in time when it was stopped
+/// (see [`PluginWorker::stop`]): detached, and reported here.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AbandonedWorker {
+    /// The plugin.
+    pub plugin: String,
+    /// sha256 of the version it ran.
+    pub sha256: String,
+    /// When it was abandoned.
+    #[serde(with = "crate::time_serde")]
+    pub at: SystemTime,
+}
+
+/// Abandoned workers kept for status; the count covers them all.
+const ABANDONED_KEPT: usize = 32;
+
 /// The plugins running in this process.
 pub struct Daemon {
     informers: Arc<Informers>,
     retry: RetryPolicy,
     state: Mutex<State>,
+    abandoned: Arc<Mutex<Abandoned>>,
+}
+
+/// The workers abandoned so far.
+#[derive(Debug, Default)]
+struct Abandoned {
+    recent: std::collections::VecDeque<AbandonedWorker>,
+    total: u64,
 }
 
 impl std::fmt::Debug for Daemon {
@@ -161,6 +186,7 @@ impl Daemon {
                 plugins: BTreeMap::new(),
                 dispatching,
             }),
+            abandoned: Arc::default(),
         }
     }
 
@@ -242,7 +268,7 @@ impl Daemon {
             old
         };
         if let Some(previous) = old.active {
-            stop_workers(vec![previous.worker]).await;
+            self.stop_workers(vec![previous.worker]).await;
         }
         self.release(old.subscribed);
         if let Some(active) = self
@@ -265,7 +291,7 @@ impl Daemon {
         };
         if let Some(active) = entry.active {
             leave(&entry.subscribed, &active);
-            stop_workers(vec![active.worker]).await;
+            self.stop_workers(vec![active.worker]).await;
         }
         self.release(entry.subscribed);
         tracing::debug!(plugin = %name, "plugin stopped");
@@ -295,7 +321,7 @@ impl Daemon {
             }
             stopped
         };
-        stop_workers(stopped).await;
+        self.stop_workers(stopped).await;
         tracing::info!(
             dispatching,
             "{}",
@@ -308,6 +334,8 @@ impl Daemon {
     }
 
     /// Stops every plugin, letting each drain its buffers until `deadline`.
+    /// Returns by `deadline` plus [`STOP_MARGIN`]: a worker whose call is
+    /// still in flight then is abandoned (the process is about to exit).
     /// Blocks: call it from a blocking thread.
     pub fn shutdown(&self, deadline: Instant) {
         let all = std::mem::take(&mut self.lock().plugins);
@@ -318,10 +346,39 @@ impl Daemon {
         }
         for (_, entry) in all {
             if let Some(active) = entry.active {
-                active.worker.stop(true, deadline);
+                let digest = active.worker.plugin().digest().to_owned();
+                let name = active.worker.plugin().name().to_owned();
+                let stopped = active.worker.stop(Some(deadline), deadline + STOP_MARGIN);
+                record_stop(&self.abandoned, name, digest, stopped);
             }
             self.release(entry.subscribed);
         }
+    }
+
+    /// Stops workers off the async runtime, after their calls in flight,
+    /// dropping what they still had buffered. Each is waited for at most its
+    /// call deadline plus [`STOP_MARGIN`], then abandoned and reported.
+    async fn stop_workers(&self, workers: Vec<PluginWorker>) {
+        if workers.is_empty() {
+            return;
+        }
+        let abandoned = self.abandoned.clone();
+        let _ = tokio::task::spawn_blocking(move || {
+            let started = Instant::now();
+            for worker in workers {
+                let digest = worker.plugin().digest().to_owned();
+                let name = worker.plugin().name().to_owned();
+                let give_up_at = started + worker.call_bound();
+                record_stop(&abandoned, name, digest, worker.stop(None, give_up_at));
+            }
+        })
+        .await;
+    }
+
+    /// Workers abandoned so far: the most recent, and how many in all.
+    pub fn abandoned_workers(&self) -> (Vec<AbandonedWorker>, u64) {
+        let abandoned = self.abandoned.lock().unwrap_or_else(|e| e.into_inner());
+        (abandoned.recent.iter().cloned().collect(), abandoned.total)
     }
 
     /// Resolves a plugin's subscriptions, takes their informers and binds
@@ -402,15 +459,19 @@ impl Daemon {
     }
 
     /// True when every informer has synced and every dispatching plugin has
-    /// handled its initial lists. A replica standing by is ready once its
-    /// caches are synced.
+    /// handled its initial lists, or is degraded on them (it skipped a
+    /// notification of one: a plugin that cannot get through its initial
+    /// list does not hold the daemon back). A replica standing by is ready
+    /// once its caches are synced.
     pub fn ready(&self) -> bool {
         self.informers.all_synced()
-            && self
-                .lock()
-                .plugins
-                .values()
-                .all(|e| e.active.as_ref().is_none_or(|a| a.worker.has_synced()))
+            && self.lock().plugins.values().all(|e| {
+                e.active.as_ref().is_none_or(|a| {
+                    a.listeners
+                        .iter()
+                        .all(|listener| listener.initial_list_settled())
+                })
+            })
     }
 
     /// Status of every running plugin.
@@ -429,6 +490,7 @@ impl Daemon {
                         SubscriptionStatus {
                             informer: sub.key.to_string(),
                             synced: listener.is_some_and(|l| l.has_synced()),
+                            degraded: listener.and_then(|l| l.degraded()),
                             queue_depth: listener.map_or(0, |l| l.depth()),
                             delivered: count(|l| l.stats.delivered.load(Ordering::Relaxed)),
                             failed: count(|l| l.stats.failed.load(Ordering::Relaxed)),
@@ -443,6 +505,10 @@ impl Daemon {
                     since: entry.since,
                     dispatching: entry.active.is_some(),
                     synced: entry.active.is_some() && subscriptions.iter().all(|s| s.synced),
+                    degraded: subscriptions
+                        .iter()
+                        .find_map(|s| s.degraded.as_ref())
+                        .map(|reason| format!("initial list incomplete: {reason}")),
                     subscriptions,
                     last_error: entry.active.as_ref().and_then(|a| a.worker.last_error()),
                 }
@@ -481,17 +547,19 @@ fn leave(subscribed: &[Subscribed], active: &Active) {
     }
 }
 
-/// Stops workers off the async runtime, after their calls in flight,
-/// dropping what they still had buffered.
-async fn stop_workers(workers: Vec<PluginWorker>) {
-    if workers.is_empty() {
+/// Records how a worker stopped: an abandoned one is kept for status.
+fn record_stop(abandoned: &Mutex<Abandoned>, plugin: String, sha256: String, stopped: Stopped) {
+    if stopped == Stopped::Exited {
         return;
     }
-    let _ = tokio::task::spawn_blocking(move || {
-        let deadline = Instant::now() + STOP_PATIENCE;
-        for worker in workers {
-            worker.stop(false, deadline);
-        }
-    })
-    .await;
+    let mut abandoned = abandoned.lock().unwrap_or_else(|e| e.into_inner());
+    abandoned.total += 1;
+    if abandoned.recent.len() == ABANDONED_KEPT {
+        abandoned.recent.pop_front();
+    }
+    abandoned.recent.push_back(AbandonedWorker {
+        plugin,
+        sha256,
+        at: SystemTime::now(),
+    });
 }

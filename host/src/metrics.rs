@@ -371,6 +371,30 @@ impl Collector for HeraldCollector {
             MetricType::Gauge,
             &[(none.clone(), dispatching)],
         )?;
+        let (_, abandoned) = self.daemon.abandoned_workers();
+        family(
+            &mut encoder,
+            "herald_plugin_workers_abandoned",
+            "Plugin workers that did not come back within their call deadline plus a margin when stopped (unload, swap, shutdown), and were left to end on their own.",
+            MetricType::Counter,
+            &[(none.clone(), abandoned as f64)],
+        )?;
+        let degraded: Vec<(Labels, f64)> = self
+            .daemon
+            .status()
+            .into_iter()
+            .map(|status| {
+                let value = if status.degraded.is_some() { 1.0 } else { 0.0 };
+                (vec![("plugin", status.name)], value)
+            })
+            .collect();
+        family(
+            &mut encoder,
+            "herald_plugin_degraded",
+            "1 while a plugin is degraded: it skipped a notification of its initial list, so readiness no longer waits for it.",
+            MetricType::Gauge,
+            &degraded,
+        )?;
         let ready = if self.daemon.ready() { 1.0 } else { 0.0 };
         family(
             &mut encoder,

@@ -3,7 +3,7 @@
 //! every plugin through its initial list; false while shutting down) and
 //! `/plugins` (status JSON).
 
-use crate::daemon::{Daemon, PluginStatus};
+use crate::daemon::{AbandonedWorker, Daemon, PluginStatus};
 use crate::reload::{FileStatus, FileStatuses};
 use bytes::Bytes;
 use http_body_util::Full;
@@ -40,10 +40,13 @@ impl std::fmt::Debug for OpsState {
 }
 
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct PluginsReport {
     ready: bool,
     plugins: Vec<PluginStatus>,
     files: BTreeMap<String, FileStatus>,
+    /// Workers that did not stop in time, most recent last.
+    abandoned_workers: Vec<AbandonedWorker>,
 }
 
 impl OpsState {
@@ -99,6 +102,7 @@ impl OpsState {
                         .into_iter()
                         .map(|(path, status)| (path.display().to_string(), status))
                         .collect(),
+                    abandoned_workers: self.daemon.abandoned_workers().0,
                 };
                 text(
                     StatusCode::OK,

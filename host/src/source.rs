@@ -1,5 +1,7 @@
 //! Where the cluster comes from: a kubeconfig, in-cluster configuration, or
-//! the embedded API server (the default when no cluster is configured).
+//! the embedded API server, which is used only when asked for by name
+//! (`--embedded`, `source.kind: embedded`, the demo): a daemon whose cluster
+//! configuration is missing or broken fails rather than run on a stand-in.
 
 use std::path::PathBuf;
 
@@ -7,7 +9,7 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum Source {
     /// A kubeconfig if one is found (`KUBECONFIG`, `~/.kube/config`), else
-    /// in-cluster configuration, else the embedded API server.
+    /// in-cluster configuration; neither is an error.
     #[default]
     Auto,
     /// This kubeconfig file (and optionally context).
@@ -55,6 +57,15 @@ pub enum SourceError {
     /// In-cluster configuration is missing.
     #[error("in-cluster configuration: {0}")]
     InCluster(String),
+    /// No cluster configuration was found, and none was named.
+    #[error(
+        "no cluster configuration found ({0}): looked for $KUBECONFIG, ~/.kube/config and the \
+         in-cluster service account (KUBERNETES_SERVICE_HOST and \
+         /var/run/secrets/kubernetes.io/serviceaccount). Choose a source: --kubeconfig FILE \
+         [--context NAME], --in-cluster, or --embedded for the development API server \
+         (source.kind in the configuration file)"
+    )]
+    NotFound(String),
     /// The embedded API server did not start.
     #[error("embedded API server: {0}")]
     Embedded(String),
@@ -64,8 +75,9 @@ pub enum SourceError {
 }
 
 impl Source {
-    /// Connects. With [`Source::Auto`] and no cluster configuration found,
-    /// starts the embedded API server and says so plainly in the log.
+    /// Connects. With [`Source::Auto`], no cluster configuration found is an
+    /// error ([`SourceError::NotFound`]): the embedded API server is never
+    /// used unless named.
     pub async fn connect(&self) -> Result<Connection, SourceError> {
         match self {
             Source::Auto => match kube::Config::infer().await {
@@ -76,18 +88,7 @@ impl Source {
                     );
                     client(config, description)
                 }
-                Err(err) => {
-                    tracing::warn!(
-                        "no cluster configuration found ({err}); using the EMBEDDED API server, a development \
-                         stand-in, not a real cluster. Pass --kubeconfig or run in a pod to use a real one."
-                    );
-                    Source::Embedded {
-                        seed: Vec::new(),
-                        kubeconfig_out: None,
-                    }
-                    .connect_embedded()
-                    .await
-                }
+                Err(err) => Err(SourceError::NotFound(err.to_string())),
             },
             Source::Kubeconfig { path, context } => {
                 let options = kube::config::KubeConfigOptions {

@@ -134,7 +134,11 @@ pub fn run(args: RunArgs) -> ExitCode {
         Ok(runtime) => runtime,
         Err(err) => return fail(format_args!("cannot start the async runtime: {err}")),
     };
-    runtime.block_on(serve(config))
+    let code = runtime.block_on(serve(config));
+    // Whatever blocking work is still under way (a plugin compiling for a
+    // reload, say) must not hold the exit: shutdown is already bounded.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    code
 }
 
 async fn serve(config: Config) -> ExitCode {

@@ -79,6 +79,9 @@ pub struct Listener {
     queue: Mutex<Queue>,
     signal: Arc<Signal>,
     synced: AtomicBool,
+    /// Why the plugin could not get through its initial list, once it
+    /// skipped a notification of it.
+    degraded: Mutex<Option<String>>,
     /// The listener's counters.
     pub stats: ListenerStats,
 }
@@ -120,6 +123,7 @@ impl Listener {
             queue: Mutex::new(queue),
             signal,
             synced: AtomicBool::new(false),
+            degraded: Mutex::new(None),
             stats: ListenerStats::default(),
         }
     }
@@ -199,6 +203,28 @@ impl Listener {
 
     pub(crate) fn mark_synced(&self) {
         self.synced.store(true, Ordering::Release);
+    }
+
+    /// Why the plugin is degraded on this listener: it skipped a
+    /// notification of its initial list (every attempt failed or hit its
+    /// deadline). Readiness does not wait for such a listener: a plugin that
+    /// cannot get through its initial list must not hold the daemon back.
+    pub fn degraded(&self) -> Option<String> {
+        self.degraded
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// True once readiness no longer waits on this listener: its initial
+    /// list is handled, or the plugin is [degraded](Self::degraded) on it.
+    pub fn initial_list_settled(&self) -> bool {
+        self.has_synced() || self.degraded().is_some()
+    }
+
+    pub(crate) fn mark_degraded(&self, reason: String) {
+        let mut degraded = self.degraded.lock().unwrap_or_else(|e| e.into_inner());
+        degraded.get_or_insert(reason);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {

@@ -11,4 +11,4 @@ pub use listener::{Listener, ListenerStats};
 pub use notification::Notification;
 pub use queue::{CoalescedQueue, Item, Queue};
 pub use signal::Signal;
-pub use worker::{LastError, PluginWorker, RetryPolicy};
+pub use worker::{LastError, PluginWorker, RetryPolicy, STOP_MARGIN, Stopped};

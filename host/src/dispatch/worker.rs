@@ -11,7 +11,14 @@
 //!   backoff up to [`RetryPolicy::max_retries`] times, then skipped and
 //!   recorded (log line, counters, last error). After a skip the worker waits
 //!   before its next notification, longer with each consecutive skip, so a
-//!   plugin that keeps failing is backed off rather than spun.
+//!   plugin that keeps failing is backed off rather than spun. A skipped
+//!   notification of an initial list marks the listener
+//!   [degraded](Listener::degraded), so readiness does not wait on it.
+//! - Nothing waits on a worker without a bound: every call ends by its
+//!   deadline ([`crate::plugin`]'s deadline mechanism), and
+//!   [`PluginWorker::stop`] waits for the thread only until a given instant,
+//!   after which the thread is abandoned (detached, and reported by the
+//!   caller) and everything else goes on.
 
 use super::listener::Listener;
 use super::notification::Notification;
@@ -84,6 +91,8 @@ struct Shared {
     last_error: Mutex<Option<LastError>>,
     /// Raised by the thread as it exits, so `stop` waits without polling.
     exited: Signal,
+    /// Set (before `exited` is raised) once the thread is done.
+    has_exited: std::sync::atomic::AtomicBool,
 }
 
 /// The worker of one loaded plugin. Created idle ([`PluginWorker::new`]), so
@@ -115,6 +124,7 @@ impl PluginWorker {
                 retry,
                 last_error: Mutex::new(None),
                 exited: Signal::default(),
+                has_exited: std::sync::atomic::AtomicBool::new(false),
             }),
             thread: None,
         }
@@ -138,6 +148,7 @@ impl PluginWorker {
             .name(format!("plugin-{}", shared.plugin.name()))
             .spawn(move || {
                 run(&shared);
+                shared.has_exited.store(true, Ordering::Release);
                 shared.exited.notify();
             })
             .expect("spawning a plugin worker thread");
@@ -201,19 +212,70 @@ impl PluginWorker {
             .clone()
     }
 
-    /// Stops the worker: with `drain`, after delivering what is buffered (up to
-    /// `deadline`); otherwise after the call in flight (which ends by itself or
-    /// at its deadline). Waits for the thread. What is still buffered is dropped.
-    pub fn stop(mut self, drain: bool, deadline: Instant) {
+    /// Stops the worker: with `drain_until`, after delivering what is
+    /// buffered (up to that instant); otherwise after the call in flight
+    /// (which ends by itself or at its deadline). What is still buffered is
+    /// dropped. Waits for the thread until `give_up_at` and no longer: a
+    /// thread still busy then is [`Stopped::Abandoned`], left to end on its
+    /// own while its caller goes on.
+    pub fn stop(mut self, drain_until: Option<Instant>, give_up_at: Instant) -> Stopped {
         let Some(thread) = self.thread.take() else {
-            return;
+            return Stopped::Exited;
         };
-        self.shared
-            .set_mode(if drain { DRAINING } else { STOPPING });
-        if drain && !self.shared.exited.wait_until(deadline) {
-            self.shared.set_mode(STOPPING);
+        match drain_until {
+            Some(deadline) => {
+                self.shared.set_mode(DRAINING);
+                if !self.shared.exited.wait_until(deadline.min(give_up_at)) {
+                    self.shared.set_mode(STOPPING);
+                }
+            }
+            None => self.shared.set_mode(STOPPING),
         }
+        finish(thread, &self.shared, give_up_at)
+    }
+
+    /// Stops the worker after its call in flight, waiting for it at most
+    /// [`call_bound`](Self::call_bound).
+    pub fn stop_now(self) -> Stopped {
+        let give_up_at = Instant::now() + self.call_bound();
+        self.stop(None, give_up_at)
+    }
+
+    /// The longest a call in flight can take to come back: its deadline,
+    /// plus [`STOP_MARGIN`] for the fault to be raised and the thread to wake.
+    pub fn call_bound(&self) -> Duration {
+        self.shared.plugin.limits().call_deadline + STOP_MARGIN
+    }
+}
+
+/// How long past a call's deadline a worker is waited for before it is
+/// abandoned. A deadline fault comes within two epoch ticks (10 ms) of the
+/// deadline; the rest is room for a loaded machine.
+pub const STOP_MARGIN: Duration = Duration::from_secs(1);
+
+/// How a worker's thread ended when it was stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopped {
+    /// The thread exited.
+    Exited,
+    /// The thread did not exit in time: it was detached and ends on its own,
+    /// having no more notifications to deliver.
+    Abandoned,
+}
+
+/// Joins `thread` if it exits by `give_up_at`; detaches it otherwise.
+fn finish(thread: JoinHandle<()>, shared: &Shared, give_up_at: Instant) -> Stopped {
+    let exited = || shared.has_exited.load(Ordering::Acquire);
+    while !exited() && shared.exited.wait_until(give_up_at) {}
+    if exited() {
         let _ = thread.join();
+        Stopped::Exited
+    } else {
+        tracing::error!(
+            plugin = shared.plugin.name(),
+            "plugin worker did not stop in time: abandoned (its thread ends on its own)"
+        );
+        Stopped::Abandoned
     }
 }
 
@@ -221,7 +283,8 @@ impl Drop for PluginWorker {
     fn drop(&mut self) {
         if let Some(thread) = self.thread.take() {
             self.shared.set_mode(STOPPING);
-            let _ = thread.join();
+            let give_up_at = Instant::now() + self.call_bound();
+            finish(thread, &self.shared, give_up_at);
         }
     }
 }
@@ -400,6 +463,14 @@ fn deliver(
         );
         if give_up {
             listener.stats.skipped.fetch_add(1, Ordering::Relaxed);
+            if ctx.is_initial_list {
+                listener.mark_degraded(format!(
+                    "skipped {} {} of its initial list after {} failed attempts: {err}",
+                    notification.kind(),
+                    ctx.key,
+                    attempt + 1
+                ));
+            }
             return Delivered::Skipped;
         }
         attempt += 1;

@@ -3,6 +3,7 @@
 
 use super::bindings::PluginPre;
 use super::compiler::Compiler;
+use super::deadline::HostIo;
 use super::error::LoadError;
 use super::host::HostState;
 use std::sync::Arc;
@@ -53,11 +54,12 @@ impl EngineSettings {
 
 /// The engine every plugin is compiled and run with.
 ///
-/// Calls into plugins are synchronous and run on the plugin's own worker
-/// thread, never on the async runtime: a synchronous call costs about a third
-/// of an async one, and a thread per plugin keeps one slow plugin from
-/// holding up anything else. Deadlines are enforced by epoch interruption: a
-/// ticker thread advances the epoch every [`EPOCH_TICK`].
+/// Calls into plugins run on the plugin's own worker thread, never on the
+/// daemon's async runtime, through wasmtime's async API so that host calls
+/// which wait (clocks, `poll`, I/O) wait on the engine's host I/O runtime and
+/// the call deadline bounds them too ([`deadline`](super::deadline)). Time
+/// spent running wasm is bounded by epoch interruption: a ticker thread
+/// advances the epoch every [`EPOCH_TICK`].
 #[derive(Clone)]
 pub struct PluginEngine {
     inner: Arc<EngineInner>,
@@ -68,6 +70,7 @@ struct EngineInner {
     linker: Linker<HostState>,
     settings: EngineSettings,
     ticker_stop: Arc<AtomicBool>,
+    io: HostIo,
 }
 
 impl Drop for EngineInner {
@@ -97,7 +100,7 @@ impl PluginEngine {
         let engine = Engine::new(&config).map_err(|e| EngineError(e.to_string()))?;
 
         let mut linker = Linker::<HostState>::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(|e| EngineError(e.to_string()))?;
         super::bindings::Plugin::add_to_linker::<HostState, HasSelf<HostState>>(
             &mut linker,
@@ -105,6 +108,8 @@ impl PluginEngine {
         )
         .map_err(|e| EngineError(e.to_string()))?;
 
+        let io = HostIo::new()
+            .map_err(|e| EngineError(format!("cannot start the host I/O runtime: {e}")))?;
         let ticker_stop = Arc::new(AtomicBool::new(false));
         spawn_epoch_ticker(engine.weak(), ticker_stop.clone());
         Ok(PluginEngine {
@@ -113,6 +118,7 @@ impl PluginEngine {
                 linker,
                 settings,
                 ticker_stop,
+                io,
             }),
         })
     }
@@ -125,6 +131,11 @@ impl PluginEngine {
     /// The engine settings.
     pub fn settings(&self) -> &EngineSettings {
         &self.inner.settings
+    }
+
+    /// The runtime plugins' host calls wait on.
+    pub(crate) fn io(&self) -> &tokio::runtime::Handle {
+        self.inner.io.handle()
     }
 
     /// Checks that `bytes` look like a component, then compiles it. Slow

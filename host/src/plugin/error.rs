@@ -13,7 +13,7 @@ pub enum LoadError {
     #[error("file is empty (0 bytes): not a WebAssembly component")]
     Empty,
     /// The file is larger than the operator allows.
-    #[error("file is {size} bytes, over the {max}-byte limit for plugins (plugins.max-file-bytes)")]
+    #[error("file is {size} bytes, over the {max}-byte limit for plugins (pluginFiles.maxSize)")]
     TooLarge {
         /// Size of the file.
         size: u64,
@@ -51,6 +51,22 @@ pub enum LoadError {
     /// The component failed while being instantiated or asked for its manifest.
     #[error("plugin failed while starting: {0}")]
     Start(#[from] CallError),
+    /// Given its configuration, the plugin named itself differently than
+    /// without it: configuration and grants are keyed by the name, so the
+    /// name may not depend on them.
+    #[error(
+        "the plugin calls itself {announced:?}, but {configured:?} once given the configuration \
+         of plugins.{announced}: a plugin's name may not depend on its configuration"
+    )]
+    IdentityChanged {
+        /// The name without configuration.
+        announced: String,
+        /// The name with it.
+        configured: String,
+    },
+    /// The operator's settings for this plugin name do not accept this file.
+    #[error("{0}")]
+    Identity(String),
     /// The manifest the plugin returned is not acceptable.
     #[error("invalid manifest: {0}")]
     Manifest(#[from] super::manifest::ManifestError),

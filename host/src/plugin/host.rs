@@ -94,11 +94,15 @@ impl cache::Host for HostState {
         kind: types::GroupVersionKind,
         namespace: Option<String>,
         name: String,
-    ) -> Result<Option<String>, cache::CacheError> {
+    ) -> wasmtime::Result<Result<Option<String>, cache::CacheError>> {
         let gvk = Gvk::new(kind.group, kind.version, kind.kind);
         match self.context.cache.get(&gvk, namespace.as_deref(), &name) {
-            Ok(found) => Ok(found.map(|object| object.json().to_owned())),
-            Err(err) => Err(to_guest_error(err)),
+            Ok(Some(object)) => {
+                self.limiter.reserve_answer(object.json().len())?;
+                Ok(Ok(Some(object.json().to_owned())))
+            }
+            Ok(None) => Ok(Ok(None)),
+            Err(err) => Ok(Err(to_guest_error(err))),
         }
     }
 
@@ -107,19 +111,27 @@ impl cache::Host for HostState {
         kind: types::GroupVersionKind,
         namespace: Option<String>,
         label_selector: Option<String>,
-    ) -> Result<Vec<String>, cache::CacheError> {
+    ) -> wasmtime::Result<Result<Vec<String>, cache::CacheError>> {
         let gvk = Gvk::new(kind.group, kind.version, kind.kind);
-        match self
-            .context
-            .cache
-            .list(&gvk, namespace.as_deref(), label_selector.as_deref())
-        {
-            Ok(objects) => Ok(objects
-                .iter()
-                .map(|object| object.json().to_owned())
-                .collect()),
-            Err(err) => Err(to_guest_error(err)),
-        }
+        let objects =
+            match self
+                .context
+                .cache
+                .list(&gvk, namespace.as_deref(), label_selector.as_deref())
+            {
+                Ok(objects) => objects,
+                Err(err) => return Ok(Err(to_guest_error(err))),
+            };
+        // The answer is bounded by the instance's memory cap before it is built.
+        let bytes = objects
+            .iter()
+            .map(|object| object.json().len() + std::mem::size_of::<String>())
+            .sum();
+        self.limiter.reserve_answer(bytes)?;
+        Ok(Ok(objects
+            .iter()
+            .map(|object| object.json().to_owned())
+            .collect()))
     }
 }
 

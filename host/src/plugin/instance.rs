@@ -2,11 +2,13 @@
 //! pre-instantiated component after any fault.
 
 use super::bindings::{EventContext, Plugin};
+use super::deadline::{DeadlinePassed, run_until};
 use super::engine::{PluginEngine, one_line};
 use super::error::{CallError, FaultKind};
 use super::host::HostState;
 use super::limits::MemoryLimitExceeded;
 use super::loaded::{LoadedPlugin, new_store_with};
+use std::time::Instant;
 use wasmtime::Store;
 
 /// Longest handler error message kept; a plugin returning megabytes of error
@@ -70,35 +72,23 @@ impl PluginInstance {
 
     /// Delivers an add.
     pub fn on_add(&mut self, ctx: &EventContext, obj: &str) -> Result<(), CallError> {
-        self.call(|bindings, store| {
-            bindings
-                .herald_plugin_handler()
-                .call_on_add(store, ctx, obj)
-        })
+        self.call(ctx, Call::Add(obj))
     }
 
     /// Delivers an update.
     pub fn on_update(&mut self, ctx: &EventContext, old: &str, new: &str) -> Result<(), CallError> {
-        self.call(|bindings, store| {
-            bindings
-                .herald_plugin_handler()
-                .call_on_update(store, ctx, old, new)
-        })
+        self.call(ctx, Call::Update(old, new))
     }
 
     /// Delivers a delete.
     pub fn on_delete(&mut self, ctx: &EventContext, obj: &str) -> Result<(), CallError> {
-        self.call(|bindings, store| {
-            bindings
-                .herald_plugin_handler()
-                .call_on_delete(store, ctx, obj)
-        })
+        self.call(ctx, Call::Delete(obj))
     }
 
-    fn call(
-        &mut self,
-        invoke: impl FnOnce(&Plugin, &mut Store<HostState>) -> wasmtime::Result<Result<(), String>>,
-    ) -> Result<(), CallError> {
+    /// Makes one call, bounded by the plugin's call deadline however it
+    /// spends its time ([`deadline`](super::deadline)). Instantiating a fresh
+    /// instance first (after a fault) has a deadline of its own.
+    fn call(&mut self, ctx: &EventContext, call: Call<'_>) -> Result<(), CallError> {
         let live = match &mut self.live {
             Some(live) => live,
             None => self.live.insert(instantiate(&self.plugin)?),
@@ -106,27 +96,57 @@ impl PluginInstance {
         let deadline = self.plugin.limits().call_deadline;
         live.store
             .set_epoch_deadline(PluginEngine::deadline_ticks(deadline));
-        let outcome = invoke(&live.bindings, &mut live.store);
+        let outcome = run_until(
+            self.plugin.engine().io(),
+            Instant::now() + deadline,
+            async {
+                let handler = live.bindings.herald_plugin_handler();
+                let store = &mut live.store;
+                match call {
+                    Call::Add(obj) => handler.call_on_add(store, ctx, obj).await,
+                    Call::Update(old, new) => handler.call_on_update(store, ctx, old, new).await,
+                    Call::Delete(obj) => handler.call_on_delete(store, ctx, obj).await,
+                }
+            },
+        );
         live.store.data().finish_output();
-        match outcome {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(message)) => Err(CallError::Handler(truncate_error(message))),
-            Err(trap) => {
-                let memory_hit = live.store.data().limiter.memory_limit_hit;
-                self.live = None;
-                self.rebuilds += 1;
-                Err(classify(&trap, memory_hit, deadline))
-            }
-        }
+        let trap = match outcome {
+            Ok(Ok(Ok(()))) => return Ok(()),
+            Ok(Ok(Err(message))) => return Err(CallError::Handler(truncate_error(message))),
+            Ok(Err(trap)) => classify(&trap, live.store.data().limiter.memory_limit_hit, deadline),
+            Err(DeadlinePassed) => CallError::deadline(deadline),
+        };
+        self.live = None;
+        self.rebuilds += 1;
+        Err(trap)
     }
 }
 
+/// The handler export a call is for, with its objects.
+enum Call<'a> {
+    Add(&'a str),
+    Update(&'a str, &'a str),
+    Delete(&'a str),
+}
+
+/// A fresh instance of `plugin`, its start-up code bounded by the call deadline.
 fn instantiate(plugin: &LoadedPlugin) -> Result<Live, CallError> {
     let mut store = new_store(plugin);
-    let bindings = plugin
-        .pre()
-        .instantiate(&mut store)
-        .map_err(|e| CallError::Instantiate(one_line(&e)))?;
+    let deadline = plugin.limits().call_deadline;
+    let instantiated = run_until(
+        plugin.engine().io(),
+        Instant::now() + deadline,
+        plugin.pre().instantiate_async(&mut store),
+    );
+    let bindings = match instantiated {
+        Ok(Ok(bindings)) => bindings,
+        Ok(Err(error)) => return Err(CallError::Instantiate(one_line(&error))),
+        Err(DeadlinePassed) => {
+            return Err(CallError::Instantiate(
+                CallError::deadline(deadline).to_string(),
+            ));
+        }
+    };
     Ok(Live { store, bindings })
 }
 

@@ -111,13 +111,22 @@ impl LimitPolicy {
 const MAX_INSTANCES: usize = 64;
 const MAX_TABLES: usize = 64;
 const MAX_MEMORIES: usize = 16;
-const MAX_TABLE_ELEMENTS: usize = 1 << 20;
+
+/// What one table element costs against the memory cap: a pointer.
+const TABLE_ELEMENT_BYTES: usize = std::mem::size_of::<usize>();
 
 /// Enforces an instance's memory cap and remembers that it was hit, so the
 /// resulting trap can be reported as a memory-limit fault.
+///
+/// The cap is one budget for the whole instance: every linear memory and
+/// every table of every core instance inside the component counts against
+/// it (a table element as a pointer), and so do answers the host builds for
+/// the instance ([`InstanceLimiter::reserve_answer`]).
 #[derive(Debug)]
 pub(crate) struct InstanceLimiter {
     memory_bytes: usize,
+    /// Bytes of memories and tables allocated so far.
+    used: usize,
     pub(crate) memory_limit_hit: bool,
 }
 
@@ -125,47 +134,78 @@ impl InstanceLimiter {
     pub(crate) fn new(limits: &Limits) -> Self {
         InstanceLimiter {
             memory_bytes: usize::try_from(limits.memory_bytes).unwrap_or(usize::MAX),
+            used: 0,
             memory_limit_hit: false,
         }
+    }
+
+    /// Accounts for growing something from `current` to `desired` bytes, or
+    /// traps: over the cap, the growth is refused and the limit recorded.
+    fn grow(&mut self, current: usize, desired: usize) -> wasmtime::Result<bool> {
+        let total = self.used.saturating_sub(current).saturating_add(desired);
+        if total > self.memory_bytes {
+            return Err(self.exceeded(total, "its memories and tables"));
+        }
+        self.used = total;
+        Ok(true)
+    }
+
+    /// Checks that an answer of `bytes` the host is about to build for the
+    /// guest fits in what is left of the cap; the guest must copy it into
+    /// its own memory, so an answer that cannot fit is a memory-limit fault,
+    /// raised before the host allocates it.
+    pub(crate) fn reserve_answer(&mut self, bytes: usize) -> wasmtime::Result<()> {
+        let total = self.used.saturating_add(bytes);
+        if total > self.memory_bytes {
+            return Err(self.exceeded(total, "its memories and tables plus a host answer"));
+        }
+        Ok(())
+    }
+
+    fn exceeded(&mut self, desired: usize, what: &'static str) -> wasmtime::Error {
+        self.memory_limit_hit = true;
+        // Trapping (rather than failing the grow) stops a memory bomb at
+        // once and lets the host tell this fault apart from others.
+        wasmtime::Error::new(MemoryLimitExceeded {
+            limit: self.memory_bytes,
+            desired,
+            what,
+        })
     }
 }
 
 /// The error a guest's over-limit memory growth traps with.
 #[derive(Debug, thiserror::Error)]
-#[error("memory limit of {limit} bytes reached (tried to grow to {desired} bytes)")]
+#[error("memory limit of {limit} bytes reached ({what} would need {desired} bytes)")]
 pub struct MemoryLimitExceeded {
     /// The cap.
     pub limit: usize,
-    /// The size asked for.
+    /// The total asked for.
     pub desired: usize,
+    /// What asked for it.
+    pub what: &'static str,
 }
 
 impl wasmtime::ResourceLimiter for InstanceLimiter {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired > self.memory_bytes {
-            self.memory_limit_hit = true;
-            // Trapping (rather than failing the grow) stops a memory bomb at
-            // once and lets the host tell this fault apart from others.
-            return Err(wasmtime::Error::new(MemoryLimitExceeded {
-                limit: self.memory_bytes,
-                desired,
-            }));
-        }
-        Ok(true)
+        self.grow(current, desired)
     }
 
     fn table_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        Ok(desired <= MAX_TABLE_ELEMENTS)
+        self.grow(
+            current.saturating_mul(TABLE_ELEMENT_BYTES),
+            desired.saturating_mul(TABLE_ELEMENT_BYTES),
+        )
     }
 
     fn instances(&self) -> usize {
@@ -209,6 +249,49 @@ mod tests {
                 memory_bytes: 1 << 20
             }
         );
+    }
+
+    #[test]
+    fn the_cap_is_one_budget_across_memories_tables_and_answers() {
+        let mut limiter = InstanceLimiter::new(&Limits {
+            call_deadline: DEFAULT_CALL_DEADLINE,
+            memory_bytes: 1000,
+        });
+        use wasmtime::ResourceLimiter as _;
+        assert!(limiter.memory_growing(0, 400, None).unwrap());
+        assert!(limiter.memory_growing(0, 400, None).unwrap());
+        // A second memory may not take what the first already holds.
+        assert!(limiter.memory_growing(0, 400, None).is_err());
+        assert!(limiter.memory_limit_hit);
+        // Tables count as pointers: 25 elements of 8 bytes fill the rest.
+        let mut limiter = InstanceLimiter::new(&Limits {
+            call_deadline: DEFAULT_CALL_DEADLINE,
+            memory_bytes: 1000,
+        });
+        assert!(limiter.memory_growing(0, 800, None).unwrap());
+        assert!(
+            limiter
+                .table_growing(0, 200 / TABLE_ELEMENT_BYTES, None)
+                .unwrap()
+        );
+        assert!(
+            limiter
+                .table_growing(
+                    200 / TABLE_ELEMENT_BYTES,
+                    200 / TABLE_ELEMENT_BYTES + 1,
+                    None
+                )
+                .is_err()
+        );
+        // Growing one memory counts only the growth.
+        let mut limiter = InstanceLimiter::new(&Limits {
+            call_deadline: DEFAULT_CALL_DEADLINE,
+            memory_bytes: 1000,
+        });
+        assert!(limiter.memory_growing(0, 500, None).unwrap());
+        assert!(limiter.memory_growing(500, 900, None).unwrap());
+        assert!(limiter.reserve_answer(100).is_ok());
+        assert!(limiter.reserve_answer(101).is_err());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use super::artifacts::{ArtifactCache, CompileOutcome};
 use super::bindings::PluginPre;
+use super::deadline::{DeadlinePassed, run_until};
 use super::engine::{PluginEngine, check_header, one_line};
 use super::error::{CallError, LoadError};
 use super::host::{HostState, PluginContext};
@@ -13,6 +14,7 @@ use super::lookup::CacheScope;
 use super::manifest::{Manifest, ManifestError, RequestedLimits};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
+use std::time::Instant;
 use wasmtime::component::Component;
 
 /// Capabilities this host can grant. Version 0.1.0 of the world defines no
@@ -123,23 +125,7 @@ impl LoadedPlugin {
         bytes: &[u8],
         options: LoadOptions,
     ) -> Result<(Self, CompileOutcome), LoadError> {
-        let digest = digest(bytes);
-        if let Some(allowed) = &options.allowed_digests
-            && !allowed.contains(&digest)
-        {
-            return Err(LoadError::NotAllowed(digest));
-        }
-        let (component, outcome) = match cache {
-            Some(cache) => {
-                check_header(bytes, engine.settings().max_file_bytes)?;
-                cache.load_or_compile(engine, bytes, &digest)?
-            }
-            None => {
-                let started = std::time::Instant::now();
-                let component = super::compiler::compile(engine, bytes, None)?;
-                (component, CompileOutcome::Compiled(started.elapsed()))
-            }
-        };
+        let (component, digest, outcome) = compile_cached(engine, cache, bytes, &options)?;
         let plugin = Self::from_component(engine, component, digest, options)?;
         Ok((plugin, outcome))
     }
@@ -152,34 +138,32 @@ impl LoadedPlugin {
         options: LoadOptions,
     ) -> Result<Self, LoadError> {
         let pre = engine.pre_instantiate(&component)?;
-        let manifest = read_manifest(engine, &pre, &options)?;
-        let limits = options
-            .policy
-            .resolve(manifest.limits, options.overrides)
-            .map_err(|e| limit_error(&manifest, e))?;
-        check_capabilities(&manifest, &options.grants)?;
-        let logger = Arc::new(PluginLogger::new(
-            manifest.name.as_str().into(),
-            revision(&digest).into(),
-            options.sink.clone(),
-            options.log_rate,
-        ));
-        let context = Arc::new(PluginContext {
-            logger,
-            cache: Arc::new(CacheScope::default()),
-            config: options.config,
-        });
-        Ok(LoadedPlugin {
-            inner: Arc::new(Inner {
-                engine: engine.clone(),
-                component,
-                pre,
-                manifest,
-                limits,
-                context,
-                digest,
-            }),
-        })
+        let manifest = read_manifest(engine, &pre, &options, options.config.clone())?;
+        build(engine.clone(), component, pre, manifest, digest, options)
+    }
+
+    /// Compiles `bytes` (or takes them from `cache`) and asks the plugin who
+    /// it is, giving it no configuration: the first half of a load whose
+    /// configuration and grants are keyed by the plugin's identity (see
+    /// [`Identified::configure`]). `options` supplies the limit policy, log
+    /// sink and allow-list; its per-plugin settings are not used.
+    pub fn identify(
+        engine: &PluginEngine,
+        cache: Option<&ArtifactCache>,
+        bytes: &[u8],
+        options: &LoadOptions,
+    ) -> Result<(Identified, CompileOutcome), LoadError> {
+        let (component, digest, outcome) = compile_cached(engine, cache, bytes, options)?;
+        let pre = engine.pre_instantiate(&component)?;
+        let manifest = read_manifest(engine, &pre, options, None)?;
+        let identified = Identified {
+            engine: engine.clone(),
+            component,
+            pre,
+            manifest,
+            digest,
+        };
+        Ok((identified, outcome))
     }
 
     /// The validated manifest.
@@ -231,11 +215,13 @@ impl LoadedPlugin {
     }
 }
 
-/// Asks a throw-away instance for the manifest, under the default limits.
+/// Asks a throw-away instance for the manifest, under the default limits,
+/// handing it `config` (none while the plugin's identity is not yet known).
 fn read_manifest(
     engine: &PluginEngine,
     pre: &PluginPre<HostState>,
     options: &LoadOptions,
+    config: Option<String>,
 ) -> Result<Manifest, LoadError> {
     let logger = Arc::new(PluginLogger::new(
         "(loading)".into(),
@@ -246,21 +232,156 @@ fn read_manifest(
     let context = Arc::new(PluginContext {
         logger,
         cache: Arc::new(CacheScope::default()),
-        config: options.config.clone(),
+        config,
     });
-    let mut store = new_store_with(engine, context, options.policy.default);
-    let bindings = pre
-        .instantiate(&mut store)
-        .map_err(|e| CallError::Instantiate(one_line(&e)))?;
-    store.set_epoch_deadline(PluginEngine::deadline_ticks(
-        options.policy.default.call_deadline,
-    ));
-    let raw = bindings.call_manifest(&mut store).map_err(|trap| {
-        let memory_hit = store.data().limiter.memory_limit_hit;
-        classify(&trap, memory_hit, options.policy.default.call_deadline)
-    })?;
+    let limits = options.policy.default;
+    let mut store = new_store_with(engine, context, limits);
+    let deadline = Instant::now() + limits.call_deadline;
+    let outcome = run_until(engine.io(), deadline, async {
+        let bindings = pre
+            .instantiate_async(&mut store)
+            .await
+            .map_err(|e| CallError::Instantiate(one_line(&e)))?;
+        Ok::<_, CallError>(bindings.call_manifest(&mut store).await)
+    });
+    let raw = match outcome {
+        Ok(Ok(Ok(raw))) => raw,
+        Ok(Ok(Err(trap))) => {
+            let memory_hit = store.data().limiter.memory_limit_hit;
+            return Err(classify(&trap, memory_hit, limits.call_deadline).into());
+        }
+        Ok(Err(instantiate)) => return Err(instantiate.into()),
+        Err(DeadlinePassed) => return Err(CallError::deadline(limits.call_deadline).into()),
+    };
     store.data().finish_output();
     Ok(Manifest::from_guest(raw)?)
+}
+
+/// Compiles `bytes`, or takes the component from `cache`, once the file's
+/// digest has passed the operator's allow-list.
+fn compile_cached(
+    engine: &PluginEngine,
+    cache: Option<&ArtifactCache>,
+    bytes: &[u8],
+    options: &LoadOptions,
+) -> Result<(Component, String, CompileOutcome), LoadError> {
+    let digest = digest(bytes);
+    if let Some(allowed) = &options.allowed_digests
+        && !allowed.contains(&digest)
+    {
+        return Err(LoadError::NotAllowed(digest));
+    }
+    let (component, outcome) = match cache {
+        Some(cache) => {
+            check_header(bytes, engine.settings().max_file_bytes)?;
+            cache.load_or_compile(engine, bytes, &digest)?
+        }
+        None => {
+            let started = Instant::now();
+            let component = super::compiler::compile(engine, bytes, None)?;
+            (component, CompileOutcome::Compiled(started.elapsed()))
+        }
+    };
+    Ok((component, digest, outcome))
+}
+
+/// The loaded plugin from its validated manifest: limits resolved, grants
+/// checked, configuration and logger attached.
+fn build(
+    engine: PluginEngine,
+    component: Component,
+    pre: PluginPre<HostState>,
+    manifest: Manifest,
+    digest: String,
+    options: LoadOptions,
+) -> Result<LoadedPlugin, LoadError> {
+    let limits = options
+        .policy
+        .resolve(manifest.limits, options.overrides)
+        .map_err(|e| limit_error(&manifest, e))?;
+    check_capabilities(&manifest, &options.grants)?;
+    let logger = Arc::new(PluginLogger::new(
+        manifest.name.as_str().into(),
+        revision(&digest).into(),
+        options.sink.clone(),
+        options.log_rate,
+    ));
+    let context = Arc::new(PluginContext {
+        logger,
+        cache: Arc::new(CacheScope::default()),
+        config: options.config,
+    });
+    Ok(LoadedPlugin {
+        inner: Arc::new(Inner {
+            engine,
+            component,
+            pre,
+            manifest,
+            limits,
+            context,
+            digest,
+        }),
+    })
+}
+
+/// A plugin compiled and asked who it is, without its configuration: see
+/// [`LoadedPlugin::identify`].
+pub struct Identified {
+    engine: PluginEngine,
+    component: Component,
+    pre: PluginPre<HostState>,
+    manifest: Manifest,
+    digest: String,
+}
+
+impl std::fmt::Debug for Identified {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Identified")
+            .field("name", &self.manifest.name)
+            .field("digest", &self.digest)
+            .finish()
+    }
+}
+
+impl Identified {
+    /// The name the plugin gives itself: its identity.
+    pub fn name(&self) -> &str {
+        &self.manifest.name
+    }
+
+    /// sha256 of its file.
+    pub fn digest(&self) -> &str {
+        &self.digest
+    }
+
+    /// Finishes the load with the settings the operator keyed to this
+    /// identity. A plugin given configuration is asked for its manifest again
+    /// with it (a manifest may depend on configuration), and refused if it
+    /// then gives itself another name.
+    pub fn configure(self, options: LoadOptions) -> Result<LoadedPlugin, LoadError> {
+        let manifest = match &options.config {
+            None => self.manifest,
+            Some(config) => {
+                let configured =
+                    read_manifest(&self.engine, &self.pre, &options, Some(config.clone()))?;
+                if configured.name != self.manifest.name {
+                    return Err(LoadError::IdentityChanged {
+                        announced: self.manifest.name,
+                        configured: configured.name,
+                    });
+                }
+                configured
+            }
+        };
+        build(
+            self.engine,
+            self.component,
+            self.pre,
+            manifest,
+            self.digest,
+            options,
+        )
+    }
 }
 
 /// A store for one instance, limited by `limits`, with deadline traps armed.
@@ -300,4 +421,71 @@ fn check_capabilities(manifest: &Manifest, grants: &[String]) -> Result<(), Load
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugin::logging::MemorySink;
+    use std::time::Duration;
+
+    /// Two core instances, each with a memory of 40 pages (2.5 MiB).
+    const TWO_MEMORIES: &str = r#"(component
+        (core module $a (memory (export "m") 40))
+        (core module $b (memory (export "m") 40))
+        (core instance (instantiate $a))
+        (core instance (instantiate $b))
+    )"#;
+
+    /// Instantiates `component` under a memory cap of `cap` bytes; returns
+    /// the error, if any, and whether the cap was recorded as hit.
+    fn instantiate_with_cap(
+        engine: &PluginEngine,
+        component: &Component,
+        cap: u64,
+    ) -> (Option<wasmtime::Error>, bool) {
+        let context = Arc::new(PluginContext {
+            logger: Arc::new(PluginLogger::new(
+                "two-memories".into(),
+                "-".into(),
+                Arc::new(MemorySink::default()),
+                LogRate::default(),
+            )),
+            cache: Arc::default(),
+            config: None,
+        });
+        let limits = Limits {
+            call_deadline: Duration::from_secs(5),
+            memory_bytes: cap,
+        };
+        let mut store = new_store_with(engine, context, limits);
+        let linker = wasmtime::component::Linker::<HostState>::new(engine.engine());
+        let deadline = Instant::now() + limits.call_deadline;
+        let result = run_until(
+            engine.io(),
+            deadline,
+            linker.instantiate_async(&mut store, component),
+        )
+        .expect("instantiation does not wait");
+        (result.err(), store.data().limiter.memory_limit_hit)
+    }
+
+    #[test]
+    fn the_memory_cap_is_one_cap_across_all_memories_of_an_instance() {
+        let engine = PluginEngine::new(Default::default()).unwrap();
+        let component = Component::new(engine.engine(), TWO_MEMORIES).unwrap();
+        let (error, hit) = instantiate_with_cap(&engine, &component, 8 << 20);
+        assert!(error.is_none() && !hit, "5 MiB fit in 8 MiB: {error:?}");
+        // Each memory alone fits in 4 MiB; both together do not.
+        let (error, hit) = instantiate_with_cap(&engine, &component, 4 << 20);
+        let error = error.expect("5 MiB do not fit in 4 MiB");
+        assert!(hit);
+        assert!(
+            error
+                .downcast_ref::<super::super::limits::MemoryLimitExceeded>()
+                .is_some()
+                || format!("{error:?}").contains("memory limit"),
+            "{error:?}"
+        );
+    }
 }

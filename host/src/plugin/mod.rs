@@ -15,6 +15,7 @@ pub mod abi;
 mod artifacts;
 mod bindings;
 mod compiler;
+mod deadline;
 mod engine;
 mod error;
 mod host;
@@ -39,7 +40,7 @@ pub use limits::{
     DEFAULT_CALL_DEADLINE, DEFAULT_MEMORY_BYTES, LimitError, LimitPolicy, Limits,
     MemoryLimitExceeded,
 };
-pub use loaded::{KNOWN_CAPABILITIES, LoadOptions, LoadedPlugin, digest, revision};
+pub use loaded::{Identified, KNOWN_CAPABILITIES, LoadOptions, LoadedPlugin, digest, revision};
 pub use logging::{
     LogLevel, LogLine, LogRate, LogSink, LogSource, MAX_LINE_BYTES, MemorySink, OwnedLogLine,
     PluginLogger, TracingSink,

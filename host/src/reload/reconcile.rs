@@ -4,7 +4,8 @@
 //! (by fingerprint, or named by a settled event) or due for a retry, reads it
 //! and its sidecar and decides:
 //!
-//! - **disabled** (configuration or sidecar): stop what runs from it;
+//! - **disabled** (its sidecar, or `plugins.<name>.disabled` for the name
+//!   its plugin gives itself): stop what runs from it;
 //! - **same content** as what runs (a touch, a rewrite with equal bytes):
 //!   nothing;
 //! - otherwise **load** it off the async runtime (from the compiled-artifact
@@ -13,6 +14,11 @@
 //!   compile, validate or start is reported (log, status, metric) and the
 //!   version running from it, if any, keeps running.
 //!
+//! Configuration and grants follow the plugin, not the file: a file is first
+//! asked who its plugin is with no configuration at all, and only then given
+//! the settings of `plugins.<name>` (if the file's digest is one the entry
+//! pins, and its sidecar, if it names a plugin, names this one).
+//!
 //! A plugin name belongs to the first file that runs it; another file
 //! declaring the same name is refused with an error naming both, and is
 //! tried again when the first one goes. Files that vanished are unloaded
@@ -20,7 +26,7 @@
 //! one after the other on one task: no two loads of the same plugin race.
 
 use super::ReloadSetup;
-use super::scan::{self, Found, sidecar_of, stem};
+use super::scan::{self, Found, sidecar_of};
 use super::status::FileState;
 use crate::config::Sidecar;
 use crate::plugin::{CompileOutcome, LoadedPlugin, digest, revision};
@@ -28,6 +34,14 @@ use std::collections::{BTreeMap, HashSet};
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
+
+/// What loading a file gave.
+enum Loaded {
+    /// A plugin ready to start.
+    Plugin(LoadedPlugin, CompileOutcome),
+    /// A plugin the operator disabled by name.
+    Disabled,
+}
 
 /// The plugin running from a file.
 #[derive(Debug, Clone)]
@@ -149,7 +163,6 @@ impl Reconciler {
             Ok(None) => return,
             Err(error) => return self.refuse(path, found, None, error, false),
         };
-        let stem = stem(path);
         let sidecar = match &sidecar_text {
             None => None,
             Some(text) => {
@@ -164,7 +177,7 @@ impl Reconciler {
             }
         };
         let content = (digest(&bytes), sidecar_text);
-        if self.setup.config.is_disabled(&stem, sidecar.as_ref()) {
+        if sidecar.as_ref().is_some_and(|s| s.disabled) {
             return self.disable(path, found, content).await;
         }
         let known = self.known.entry(path.to_owned()).or_default();
@@ -176,30 +189,46 @@ impl Reconciler {
             return;
         }
         self.setup.files.loading(path);
-        match self.load(path, &stem, sidecar.as_ref(), bytes).await {
-            Ok((plugin, outcome)) => self.run(path, found, content, plugin, outcome).await,
+        match self.load(path, sidecar, bytes).await {
+            Ok(Loaded::Plugin(plugin, outcome)) => {
+                self.run(path, found, content, plugin, outcome).await
+            }
+            Ok(Loaded::Disabled) => self.disable(path, found, content).await,
             Err(error) => self.refuse(path, found, Some(content), error, false),
         }
     }
 
-    /// Compiles (or takes from the cache) and validates, off the async runtime.
+    /// Compiles (or takes from the cache), identifies and validates, off the
+    /// async runtime: the plugin is asked its name with no configuration,
+    /// then loaded with the settings of that name.
     async fn load(
         &self,
         path: &Path,
-        stem: &str,
-        sidecar: Option<&Sidecar>,
+        sidecar: Option<Sidecar>,
         bytes: Vec<u8>,
-    ) -> Result<(LoadedPlugin, CompileOutcome), String> {
+    ) -> Result<Loaded, String> {
         let setup = &self.setup;
-        let options = setup.config.load_options(stem, sidecar, setup.sink.clone());
+        let (config, sink) = (setup.config.clone(), setup.sink.clone());
         let (engine, cache) = (setup.engine.clone(), setup.cache.clone());
         let loaded = tokio::task::spawn_blocking(move || {
-            LoadedPlugin::load_cached(&engine, cache.as_ref(), &bytes, options)
+            let anonymous = config.anonymous_load_options(sink.clone());
+            let (identified, outcome) =
+                LoadedPlugin::identify(&engine, cache.as_ref(), &bytes, &anonymous)
+                    .map_err(|e| e.to_string())?;
+            let name = identified.name().to_owned();
+            if config.is_disabled(&name) {
+                return Ok(None);
+            }
+            config.check_identity(&name, identified.digest(), sidecar.as_ref())?;
+            let options = config.load_options(&name, sidecar.as_ref(), sink);
+            let plugin = identified.configure(options).map_err(|e| e.to_string())?;
+            Ok(Some((plugin, outcome)))
         })
         .await;
         let (plugin, outcome) = match loaded {
-            Ok(Ok(loaded)) => loaded,
-            Ok(Err(error)) => return Err(error.to_string()),
+            Ok(Ok(Some(loaded))) => loaded,
+            Ok(Ok(None)) => return Ok(Loaded::Disabled),
+            Ok(Err(error)) => return Err(error),
             Err(panic) => return Err(format!("loading panicked: {panic}")),
         };
         let stats = &setup.stats;
@@ -216,7 +245,7 @@ impl Reconciler {
                 );
             }
         }
-        Ok((plugin, outcome))
+        Ok(Loaded::Plugin(plugin, outcome))
     }
 
     /// Starts `plugin`, or swaps it for the version running from `path`.

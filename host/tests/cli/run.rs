@@ -8,7 +8,7 @@ use std::path::Path;
 
 /// Starts `herald run` on the embedded API server seeded with the example
 /// cluster, with the plugins of `plugins` and the configuration `config`.
-fn start(plugins: &Path, config: &str, kubeconfig: &Path) -> Running {
+pub(super) fn start(plugins: &Path, config: &str, kubeconfig: &Path) -> Running {
     let dir = plugins.parent().unwrap();
     let config_file = dir.join("herald.yaml");
     std::fs::write(&config_file, config).unwrap();
@@ -32,7 +32,7 @@ fn start(plugins: &Path, config: &str, kubeconfig: &Path) -> Running {
 }
 
 /// The value of the first sample of `metric` (with any labels) in a scrape.
-fn sample(metrics: &str, metric: &str) -> f64 {
+pub(super) fn sample(metrics: &str, metric: &str) -> f64 {
     metrics
         .lines()
         .find(|line| line.starts_with(metric) && !line.starts_with('#'))

@@ -25,12 +25,12 @@ use std::sync::{Arc, Mutex};
 use tokio::task::JoinHandle;
 
 /// A version of the recorder of its own (same behaviour, another digest).
-fn variant(tag: &str) -> Vec<u8> {
+pub(super) fn variant(tag: &str) -> Vec<u8> {
     artifacts::variant(&artifacts::bytes(artifacts::RECORDER), tag)
 }
 
 /// A fresh, empty directory under the system's temporary directory.
-fn temp_dir(what: &str) -> PathBuf {
+pub(super) fn temp_dir(what: &str) -> PathBuf {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let dir = std::env::temp_dir().join(format!(
         "herald-reload-{what}-{}-{}",
@@ -44,11 +44,11 @@ fn temp_dir(what: &str) -> PathBuf {
 
 /// One recorder log line: `event=... key=... rv=... initial=...`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Event {
-    kind: String,
-    key: String,
-    rv: u64,
-    initial: bool,
+pub(super) struct Event {
+    pub(super) kind: String,
+    pub(super) key: String,
+    pub(super) rv: u64,
+    pub(super) initial: bool,
 }
 
 fn parse(line: &OwnedLogLine) -> Option<Event> {
@@ -85,28 +85,42 @@ fn fold(events: &[Event]) -> BTreeMap<String, u64> {
 }
 
 /// A daemon following a plugin directory, over a test cluster.
-struct Rig {
-    cluster: TestCluster,
-    dir: PathBuf,
+pub(super) struct Rig {
+    pub(super) cluster: TestCluster,
+    pub(super) dir: PathBuf,
     sink: MemorySink,
     lines: Mutex<Vec<OwnedLogLine>>,
-    daemon: Arc<Daemon>,
+    pub(super) daemon: Arc<Daemon>,
     files: Arc<FileStatuses>,
     stats: Arc<LoaderStats>,
     cache_dir: PathBuf,
     directory: Option<PluginDirectory>,
     rescan_interval: std::time::Duration,
+    /// Settings of other plugins by name, and of the recorder beyond its
+    /// configuration (which it keeps unless one is given).
+    others: BTreeMap<String, PluginConfig>,
 }
 
 impl Rig {
     /// A rig whose `recorder.wasm` records ConfigMaps of the test namespace.
     async fn start() -> Rig {
+        Rig::start_with_namespaced(|_| BTreeMap::new(), Default::default()).await
+    }
+
+    /// A rig whose `recorder.wasm` records ConfigMaps of the test namespace,
+    /// with `others(namespace)` as the settings of other plugins and `retry`
+    /// as the daemon's retry policy.
+    pub(super) async fn start_with_namespaced(
+        others: impl FnOnce(&str) -> BTreeMap<String, PluginConfig>,
+        retry: herald::dispatch::RetryPolicy,
+    ) -> Rig {
         let cluster = TestCluster::start().await;
+        let others = others(&cluster.namespace);
         let dir = temp_dir("plugins");
         let cache_dir = temp_dir("cache");
         let daemon = Arc::new(Daemon::new(
             Arc::new(informers(cluster.client.clone())),
-            Default::default(),
+            retry,
         ));
         let mut rig = Rig {
             cluster,
@@ -119,6 +133,7 @@ impl Rig {
             cache_dir,
             directory: None,
             rescan_interval: DEFAULT_RESCAN_INTERVAL,
+            others,
         };
         rig.follow().await;
         rig
@@ -142,6 +157,16 @@ impl Rig {
                 ..PluginConfig::default()
             },
         );
+        for (name, entry) in self.others.clone() {
+            let entry = match config.plugins.remove(&name) {
+                Some(default) => PluginConfig {
+                    config: entry.config.or(default.config),
+                    ..entry
+                },
+                None => entry,
+            };
+            config.plugins.insert(name, entry);
+        }
         config
     }
 
@@ -177,12 +202,16 @@ impl Rig {
     }
 
     /// A file of the plugin directory, as the reloader names it (canonical).
-    fn path(&self, name: &str) -> PathBuf {
+    pub(super) fn path(&self, name: &str) -> PathBuf {
         self.dir.canonicalize().unwrap().join(name)
     }
 
     /// Waits until `file`'s status satisfies `ready`; returns it.
-    async fn file_status(&self, file: &str, ready: impl Fn(&FileStatus) -> bool) -> FileStatus {
+    pub(super) async fn file_status(
+        &self,
+        file: &str,
+        ready: impl Fn(&FileStatus) -> bool,
+    ) -> FileStatus {
         let path = self.path(file);
         let wait = self
             .files
@@ -197,7 +226,7 @@ impl Rig {
     }
 
     /// Waits until `file` runs exactly `bytes`.
-    async fn running(&self, file: &str, bytes: &[u8]) -> FileStatus {
+    pub(super) async fn running(&self, file: &str, bytes: &[u8]) -> FileStatus {
         let digest = digest(bytes);
         self.file_status(file, |s| {
             s.state == FileState::Loaded && s.sha256.as_deref() == Some(digest.as_str())
@@ -206,14 +235,14 @@ impl Rig {
     }
 
     /// Every line logged so far, in order.
-    fn lines(&self) -> Vec<OwnedLogLine> {
+    pub(super) fn lines(&self) -> Vec<OwnedLogLine> {
         let mut lines = self.lines.lock().unwrap();
         lines.extend(self.sink.take());
         lines.clone()
     }
 
     /// The recorder events logged by revision `rev`.
-    fn events_of(&self, rev: &str) -> Vec<Event> {
+    pub(super) fn events_of(&self, rev: &str) -> Vec<Event> {
         self.lines()
             .iter()
             .filter(|l| l.revision == rev)
@@ -221,7 +250,7 @@ impl Rig {
             .collect()
     }
 
-    fn config_maps(&self) -> Api<ConfigMap> {
+    pub(super) fn config_maps(&self) -> Api<ConfigMap> {
         self.cluster.config_maps()
     }
 
@@ -243,7 +272,7 @@ impl Rig {
     }
 
     /// Waits until what revision `rev` recorded equals the server's state.
-    async fn converges(&self, rev: &str) {
+    pub(super) async fn converges(&self, rev: &str) {
         let deadline = std::time::Instant::now() + PATIENCE;
         loop {
             let server = self.server_state().await;
@@ -259,7 +288,7 @@ impl Rig {
         }
     }
 
-    async fn finish(mut self) {
+    pub(super) async fn finish(mut self) {
         self.unfollow().await;
         let _ = std::fs::remove_dir_all(&self.dir);
         let _ = std::fs::remove_dir_all(&self.cache_dir);
@@ -268,14 +297,14 @@ impl Rig {
 }
 
 /// Creates, updates and deletes ConfigMaps of a namespace until stopped.
-struct Churn {
+pub(super) struct Churn {
     stop: Arc<AtomicBool>,
     operations: Arc<AtomicU64>,
     task: JoinHandle<()>,
 }
 
 impl Churn {
-    fn start(api: Api<ConfigMap>) -> Churn {
+    pub(super) fn start(api: Api<ConfigMap>) -> Churn {
         let stop = Arc::new(AtomicBool::new(false));
         let operations = Arc::new(AtomicU64::new(0));
         let (halt, count) = (stop.clone(), operations.clone());
@@ -317,7 +346,7 @@ impl Churn {
     }
 
     /// Waits until `n` more operations have been made.
-    async fn advance(&self, n: u64) {
+    pub(super) async fn advance(&self, n: u64) {
         let target = self.operations.load(Ordering::Relaxed) + n;
         eventually("the churn makes progress", || {
             self.operations.load(Ordering::Relaxed) >= target
@@ -325,14 +354,14 @@ impl Churn {
         .await;
     }
 
-    async fn stop(self) {
+    pub(super) async fn stop(self) {
         self.stop.store(true, Ordering::Relaxed);
         self.task.await.expect("the churn task");
     }
 }
 
 /// Writes `bytes` to `path` the way `cp` does: truncate, write, close.
-fn write(path: &Path, bytes: &[u8]) {
+pub(super) fn write(path: &Path, bytes: &[u8]) {
     std::fs::write(path, bytes).unwrap();
 }
 
@@ -681,16 +710,27 @@ async fn a_restart_takes_known_files_from_the_artifact_cache_and_recompiles_a_co
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plugin_for_a_crd_not_yet_installed_starts_once_it_is() {
-    let mut rig = Rig::start().await;
+    let group = |namespace: &str| format!("{namespace}.example.com");
+    let mut rig = Rig::start_with_namespaced(
+        |namespace| {
+            BTreeMap::from([(
+                "recorder".to_owned(),
+                PluginConfig {
+                    config: Some(serde_json::json!({
+                        "kind": {"group": group(namespace), "version": "v1", "kind": "Widget"},
+                        "namespace": namespace,
+                    })),
+                    ..PluginConfig::default()
+                },
+            )])
+        },
+        Default::default(),
+    )
+    .await;
     rig.unfollow().await;
     rig.rescan_interval = std::time::Duration::from_millis(200);
     rig.follow().await;
-    let group = format!("{}.example.com", rig.cluster.namespace);
-    let sidecar = format!(
-        "config:\n  name: widgets\n  kind: {{group: {group}, version: v1, kind: Widget}}\n  namespace: {}\n",
-        rig.cluster.namespace
-    );
-    std::fs::write(rig.dir.join("widgets.yaml"), sidecar).unwrap();
+    let group = group(&rig.cluster.namespace);
     let v1 = variant("1");
     write(&rig.dir.join("widgets.wasm"), &v1);
     let refused = rig
@@ -698,7 +738,7 @@ async fn a_plugin_for_a_crd_not_yet_installed_starts_once_it_is() {
         .await;
     let error = refused.last_error.unwrap();
     assert!(
-        error.contains("\"widgets\"") && error.contains("Widget"),
+        error.contains("\"recorder\"") && error.contains("Widget"),
         "names the plugin and the kind: {error}"
     );
 
@@ -715,7 +755,7 @@ async fn a_plugin_for_a_crd_not_yet_installed_starts_once_it_is() {
         Api::all(rig.cluster.client.clone());
     crds.create(&Default::default(), &crd).await.unwrap();
     let started = rig.running("widgets.wasm", &v1).await;
-    assert_eq!(started.plugin.as_deref(), Some("widgets"));
+    assert_eq!(started.plugin.as_deref(), Some("recorder"));
     let _ = crds
         .delete(&format!("widgets.{group}"), &DeleteParams::default())
         .await;

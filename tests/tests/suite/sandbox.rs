@@ -75,3 +75,53 @@ fn cache_look_ups_outside_the_subscriptions_are_refused() {
         .expect("the snoop looks up its own pod");
     assert!(own.contains("result=found"), "{own}");
 }
+
+#[test]
+fn a_cache_answer_larger_than_the_memory_cap_is_refused_before_it_is_built() {
+    use herald::plugin::{FaultKind, LoadOptions, RequestedLimits};
+    use herald::replay::{DeliveryResult, EventType, RecordedEvent};
+    let cap = 8 * 1024 * 1024;
+    let options = LoadOptions {
+        overrides: RequestedLimits {
+            call_deadline: None,
+            memory_bytes: Some(cap),
+        },
+        ..LoadOptions::default()
+    };
+    let (plugin, logs) = herald_tests::load_with(artifacts::CACHE_HOG, options);
+    let mut replayer = herald::replay::Replayer::new(plugin, logs).unwrap();
+    // 256 KiB ConfigMaps: the cache outgrows the 8 MiB cap after about 32.
+    let blob = "x".repeat(256 * 1024);
+    let mut outcomes = Vec::new();
+    for n in 0..64 {
+        let object = serde_json::json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": format!("big-{n}"), "namespace": "ns", "resourceVersion": (n + 1).to_string()},
+            "data": {"blob": blob},
+        });
+        let event = RecordedEvent {
+            line: n + 1,
+            kind: EventType::Add,
+            object,
+            old: None,
+            initial: false,
+            resync: false,
+            final_state_unknown: false,
+        };
+        outcomes.push(replayer.deliver(&event).result);
+    }
+    assert!(
+        matches!(outcomes[0], DeliveryResult::Ok),
+        "a small answer fits: {:?}",
+        outcomes[0]
+    );
+    let refused = outcomes
+        .iter()
+        .find_map(|result| match result {
+            DeliveryResult::Failed(err) => Some(err),
+            _ => None,
+        })
+        .expect("the answer outgrows the cap");
+    assert_eq!(refused.fault(), Some(FaultKind::MemoryLimit), "{refused}");
+    assert!(refused.to_string().contains("host answer"), "{refused}");
+}
