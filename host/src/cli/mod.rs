@@ -3,6 +3,7 @@
 mod apiserver_cmd;
 mod compile_cmd;
 mod demo_cmd;
+mod pipe;
 mod plugin_cmd;
 pub(crate) mod run_cmd;
 
@@ -40,12 +41,28 @@ pub enum Command {
     CompileArtifact(compile_cmd::CompileArgs),
 }
 
+impl Command {
+    /// True for the commands whose standard output is for a reader (a
+    /// person, or a pipe into `head`), not a log of the daemon.
+    fn prints_for_a_reader(&self) -> bool {
+        match self {
+            Command::Plugin(_) | Command::Demo(_) | Command::Apiserver(_) | Command::Version => {
+                true
+            }
+            Command::Run(_) | Command::CompileArtifact(_) => false,
+        }
+    }
+}
+
 /// The version of the plugin world (`wit/herald.wit`) this host implements.
 pub const WORLD: &str = "herald:plugin/plugin@0.1.0";
 
 /// Runs the command line; returns the process exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.command.prints_for_a_reader() {
+        pipe::end_quietly_when_the_reader_goes();
+    }
     match cli.command {
         Command::Plugin(command) => plugin_cmd::run(command),
         Command::Run(args) => run_cmd::run(args),

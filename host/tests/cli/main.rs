@@ -7,6 +7,7 @@ mod apiserver;
 mod check;
 mod compiler;
 mod demo;
+mod pipe;
 mod process;
 mod replay;
 mod run;
