@@ -2,10 +2,13 @@
 //! `herald-test-artifacts`, compiled once into one engine, loaded with a
 //! log sink the benchmarks read ([`LogCollector`]).
 
-use herald::plugin::{LoadOptions, LoadedPlugin, LogLine, LogRate, LogSink, PluginEngine, digest};
+use herald::plugin::{
+    LoadOptions, LoadedPlugin, LogLine, LogRate, LogSink, PluginEngine, RequestedLimits, digest,
+};
 use herald_test_artifacts as artifacts;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use wasmtime::component::Component;
 
 /// The fixture plugins the benchmarks use.
@@ -21,6 +24,10 @@ pub enum Fixture {
     NamedNoop,
     /// Records write-to-entry latencies; named by its configuration.
     LatencyProbe,
+    /// Spins forever in wasm on every add.
+    InfiniteLoop,
+    /// Sleeps in a host call on every notification.
+    Blocker,
 }
 
 impl Fixture {
@@ -32,6 +39,8 @@ impl Fixture {
             Fixture::TypedPod => "typed-pod",
             Fixture::NamedNoop => "named-noop",
             Fixture::LatencyProbe => "latency-probe",
+            Fixture::InfiniteLoop => "infinite-loop",
+            Fixture::Blocker => "blocker",
         }
     }
 
@@ -42,6 +51,8 @@ impl Fixture {
             Fixture::TypedPod => artifacts::TYPED_POD,
             Fixture::NamedNoop => artifacts::NAMED_NOOP,
             Fixture::LatencyProbe => artifacts::LATENCY_PROBE,
+            Fixture::InfiniteLoop => artifacts::INFINITE_LOOP,
+            Fixture::Blocker => artifacts::BLOCKER,
         }
     }
 }
@@ -105,10 +116,34 @@ impl Fixtures {
         )
     }
 
+    /// Loads a fixture that never returns by itself (`infinite-loop`, or
+    /// `blocker` sleeping in a host call) with `deadline` as its call deadline.
+    pub fn load_stuck(&self, fixture: Fixture, deadline: Duration) -> LoadedPlugin {
+        let config = (fixture == Fixture::Blocker).then(|| r#"{"mode": "sleep"}"#.to_owned());
+        self.load_with_limits(
+            fixture,
+            config,
+            RequestedLimits {
+                call_deadline: Some(deadline),
+                memory_bytes: None,
+            },
+        )
+    }
+
     fn load_with(&self, fixture: Fixture, config: Option<String>) -> LoadedPlugin {
+        self.load_with_limits(fixture, config, RequestedLimits::default())
+    }
+
+    fn load_with_limits(
+        &self,
+        fixture: Fixture,
+        config: Option<String>,
+        overrides: RequestedLimits,
+    ) -> LoadedPlugin {
         let (component, digest) = self.compiled(fixture);
         let options = LoadOptions {
             config,
+            overrides,
             sink: self.logs.clone(),
             // The probes report in bursts of long lines: never drop them.
             log_rate: LogRate {

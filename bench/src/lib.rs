@@ -8,7 +8,8 @@
 //! that every benchmark produced finite numbers). `BENCHMARKS.md` at the
 //! repository root explains the method and reports the figures.
 //!
-//! One module per measurement ([`b1_throughput`] … [`b7_startup`]); the
+//! One module per measurement ([`b1_throughput`] … [`b7_startup`], and
+//! [`b9_deadline`]); the
 //! rest is what they share: [`data`] (Pod variations), [`fixtures`] (plugin
 //! components), [`native`] (the same handlers compiled natively),
 //! [`cluster`] (the embedded API server), [`latency`] (write-to-entry
@@ -23,6 +24,7 @@ pub mod b4_latency;
 pub mod b5_late_join;
 pub mod b6_reload;
 pub mod b7_startup;
+pub mod b9_deadline;
 pub mod cluster;
 pub mod data;
 pub mod fixtures;
@@ -65,6 +67,9 @@ pub fn run(settings: &Settings) -> Vec<Row> {
     }
     if settings.selected("B7") {
         rows.extend(b7_startup::run(settings, &fixtures, &runtime));
+    }
+    if settings.selected("B9") {
+        rows.extend(b9_deadline::run(settings, &fixtures));
     }
     rows
 }
