@@ -33,11 +33,15 @@
 //! ```
 
 mod api;
+mod apply;
 mod body;
 mod discovery;
 mod error;
+mod events;
 mod faults;
+mod kind_rules;
 mod kubeconfig;
+mod managed_fields;
 mod object;
 mod patch;
 mod persist;

@@ -102,6 +102,86 @@ impl ApiError {
         }))
     }
 
+    /// `409 Conflict` of a server-side apply: fields other managers own with other values.
+    pub fn apply_conflict(
+        rt: &ResourceType,
+        name: &str,
+        conflicts: Vec<crate::apply::Conflict>,
+    ) -> Self {
+        let message = if let [only] = conflicts.as_slice() {
+            format!(
+                "Apply failed with 1 conflict: {}: {}",
+                only.owner, only.field
+            )
+        } else {
+            let mut owners: Vec<&str> = Vec::new();
+            for c in &conflicts {
+                if !owners.contains(&c.owner.as_str()) {
+                    owners.push(&c.owner);
+                }
+            }
+            let groups: Vec<String> = owners
+                .iter()
+                .map(|o| {
+                    let fields: Vec<String> = conflicts
+                        .iter()
+                        .filter(|c| c.owner == *o)
+                        .map(|c| format!("- {}", c.field))
+                        .collect();
+                    let plural = o.replacen("conflict with", "conflicts with", 1);
+                    format!("{plural}:\n{}", fields.join("\n"))
+                })
+                .collect();
+            format!(
+                "Apply failed with {} conflicts: {}",
+                conflicts.len(),
+                groups.join("\n")
+            )
+        };
+        let causes: Vec<Value> = conflicts
+            .iter()
+            .map(
+                |c| json!({"reason": "FieldManagerConflict", "message": c.owner, "field": c.field}),
+            )
+            .collect();
+        Self::new(409, "Conflict", message).with_details(json!({
+            "name": name, "group": rt.id.group, "kind": rt.id.plural, "causes": causes,
+        }))
+    }
+
+    /// `422 Invalid` with several causes, each `(field, reason, problem)` (reasons such as
+    /// `FieldValueRequired`, `FieldValueInvalid`, `FieldValueNotSupported`).
+    pub fn invalid_causes(
+        kind: &str,
+        group: &str,
+        name: &str,
+        causes: &[(String, &'static str, String)],
+    ) -> Self {
+        let shown = if name.is_empty() { "<unknown>" } else { name };
+        let qualified_kind = if group.is_empty() {
+            kind.to_string()
+        } else {
+            format!("{kind}.{group}")
+        };
+        let parts: Vec<String> = causes.iter().map(|(f, _, p)| format!("{f}: {p}")).collect();
+        let summary = if parts.len() == 1 {
+            parts[0].clone()
+        } else {
+            format!("[{}]", parts.join(", "))
+        };
+        Self::new(
+            422,
+            "Invalid",
+            format!("{qualified_kind} \"{shown}\" is invalid: {summary}"),
+        )
+        .with_details(json!({
+            "name": name,
+            "group": group,
+            "kind": kind,
+            "causes": causes.iter().map(|(f, r, p)| json!({"reason": r, "message": p, "field": f})).collect::<Vec<_>>(),
+        }))
+    }
+
     /// `400 BadRequest`.
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(400, "BadRequest", message)

@@ -8,3 +8,4 @@ mod faults;
 mod kubectl;
 mod lists;
 mod watches;
+mod writes;

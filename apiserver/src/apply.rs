@@ -1,0 +1,189 @@
+//! Server-side apply: merging an apply configuration into the live object under field
+//! ownership, with conflicts, forced takeover and removal of fields a manager stopped applying.
+//!
+//! The merge is the strategic merge of [`crate::patch`]: maps merge key by key, lists keyed by
+//! a well-known merge key merge element by element, every other list is replaced whole (and
+//! owned whole). Conflicts are detected on the leaves of the configuration: a leaf another
+//! manager owns whose live value differs from the applied one.
+
+use serde_json::Value;
+
+use crate::managed_fields::{self, Elem, FieldSet, Operation, Writer};
+use crate::patch;
+use crate::registry::ResourceType;
+use crate::status::ApiError;
+
+/// One conflict: who owns the field (as described in messages) and the field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Conflict {
+    /// `conflict with "manager" using v1`.
+    pub owner: String,
+    /// `.spec.replicas`.
+    pub field: String,
+}
+
+/// Apply `config` to `live` (which carries its `managedFields`) as `writer`; returns the new
+/// object with its `managedFields` updated, or a 409 Conflict naming every conflicting field
+/// unless `force`, which takes the fields from their owners.
+pub(crate) fn apply(
+    live: &Value,
+    config: &Value,
+    writer: &Writer<'_>,
+    force: bool,
+    rt: &ResourceType,
+    name: &str,
+) -> Result<Value, ApiError> {
+    let applied = FieldSet::of(config, writer.scope);
+    let mut entries = managed_fields::entries(live);
+    let is_mine = |e: &managed_fields::Entry| {
+        e.manager == writer.manager
+            && e.operation == Operation::Apply
+            && e.subresource.as_deref() == subresource(writer)
+    };
+    let mut conflicts: Vec<(usize, Vec<Elem>)> = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        if is_mine(e) {
+            continue;
+        }
+        for p in applied.0.iter().filter(|p| applied.is_leaf(p)) {
+            if !e.fields.contains(p) {
+                continue;
+            }
+            let now = managed_fields::value_at(live, p);
+            if now.is_some() && now != managed_fields::value_at(config, p) {
+                conflicts.push((i, p.clone()));
+            }
+        }
+    }
+    if !conflicts.is_empty() {
+        if !force {
+            let list = conflicts
+                .iter()
+                .map(|(i, p)| Conflict {
+                    owner: entries[*i].describe(),
+                    field: managed_fields::display(p),
+                })
+                .collect();
+            return Err(ApiError::apply_conflict(rt, name, list));
+        }
+        for (i, p) in &conflicts {
+            entries[*i].fields.0.remove(p);
+        }
+    }
+    let previous = entries
+        .iter()
+        .find(|e| is_mine(e))
+        .map(|e| e.fields.clone())
+        .unwrap_or_default();
+    let mut new = live.clone();
+    for p in &previous.minus(&applied).0 {
+        let owned_elsewhere = entries.iter().any(|e| !is_mine(e) && e.fields.covers(p));
+        if !owned_elsewhere && !applied.covers(p) {
+            managed_fields::remove_at(&mut new, p);
+        }
+    }
+    let mut merged_config = config.clone();
+    if let Some(meta) = merged_config
+        .get_mut("metadata")
+        .and_then(Value::as_object_mut)
+    {
+        meta.remove("managedFields");
+    }
+    patch::strategic_merge(&mut new, &merged_config);
+    managed_fields::put_entry(&mut entries, writer, Operation::Apply, applied);
+    entries.retain(|e| !e.fields.is_empty());
+    managed_fields::set_entries(&mut new, &entries);
+    Ok(new)
+}
+
+fn subresource(writer: &Writer<'_>) -> Option<&'static str> {
+    match writer.scope {
+        managed_fields::Scope::Status => Some("status"),
+        managed_fields::Scope::Main { .. } => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::managed_fields::Scope;
+    use crate::registry::Registry;
+    use serde_json::json;
+
+    fn writer(manager: &str) -> Writer<'_> {
+        Writer {
+            manager,
+            api_version: "v1",
+            scope: Scope::Main {
+                status_separate: false,
+            },
+        }
+    }
+
+    fn rt() -> std::sync::Arc<ResourceType> {
+        Registry::new().lookup("", "v1", "configmaps").unwrap()
+    }
+
+    #[test]
+    fn conflicts_force_and_removal() {
+        let rt = rt();
+        let base = json!({"metadata": {"name": "c"}, "data": {}});
+        let a = apply(
+            &base,
+            &json!({"metadata": {"name": "c"}, "data": {"x": "1", "y": "1"}}),
+            &writer("a"),
+            false,
+            &rt,
+            "c",
+        )
+        .unwrap();
+        let err = apply(
+            &a,
+            &json!({"data": {"x": "2"}}),
+            &writer("b"),
+            false,
+            &rt,
+            "c",
+        )
+        .unwrap_err();
+        assert_eq!(err.code, 409);
+        assert_eq!(
+            err.message,
+            "Apply failed with 1 conflict: conflict with \"a\": .data.x"
+        );
+        // The same value is shared ownership, not a conflict.
+        let shared = apply(
+            &a,
+            &json!({"data": {"x": "1"}}),
+            &writer("b"),
+            false,
+            &rt,
+            "c",
+        )
+        .unwrap();
+        // a stops applying x and y: y goes, x stays (b owns it too).
+        let dropped = apply(
+            &shared,
+            &json!({"metadata": {"labels": {"l": "v"}}}),
+            &writer("a"),
+            false,
+            &rt,
+            "c",
+        )
+        .unwrap();
+        assert_eq!(dropped["data"], json!({"x": "1"}));
+        let forced = apply(
+            &a,
+            &json!({"data": {"x": "2"}}),
+            &writer("b"),
+            true,
+            &rt,
+            "c",
+        )
+        .unwrap();
+        assert_eq!(forced["data"]["x"], "2");
+        let owners = managed_fields::entries(&forced);
+        let a_fields = &owners.iter().find(|e| e.manager == "a").unwrap().fields;
+        assert!(!a_fields.contains(&["f:data".to_string(), "f:x".to_string()]));
+    }
+}
