@@ -389,7 +389,29 @@ fn write_options(
     })
 }
 
+/// Check a `propagationPolicy` value.
+fn check_propagation(policy: Option<&str>) -> Result<(), ApiError> {
+    match policy {
+        None | Some("Foreground" | "Background" | "Orphan") => Ok(()),
+        Some(other) => Err(ApiError::invalid_causes(
+            "DeleteOptions",
+            "meta.k8s.io",
+            "",
+            &[(
+                "propagationPolicy".into(),
+                "FieldValueNotSupported",
+                format!(
+                    "Unsupported value: \"{other}\": supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\""
+                ),
+            )],
+        )),
+    }
+}
+
+/// `DeleteOptions` from the query and the body. Foreground and Background both delete
+/// dependents at once (there is no garbage collector to wait for); Orphan keeps them.
 fn delete_options(query: &Query, body: &[u8]) -> Result<DeleteOptions, ApiError> {
+    check_propagation(param(query, "propagationPolicy"))?;
     let mut opts = DeleteOptions {
         dry_run: param(query, "dryRun").is_some_and(|d| d == "All"),
         orphan: param(query, "propagationPolicy") == Some("Orphan")
@@ -399,6 +421,7 @@ fn delete_options(query: &Query, body: &[u8]) -> Result<DeleteOptions, ApiError>
     if !body.iter().all(u8::is_ascii_whitespace) {
         let v: Value = serde_json::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("cannot parse DeleteOptions: {e}")))?;
+        check_propagation(v["propagationPolicy"].as_str())?;
         if v["propagationPolicy"] == "Orphan" || v["orphanDependents"] == true {
             opts.orphan = true;
         }

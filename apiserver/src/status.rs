@@ -81,6 +81,26 @@ impl ApiError {
         .with_details(json!({"name": name, "group": rt.id.group, "kind": rt.id.plural}))
     }
 
+    /// `409 Conflict` for a failed delete precondition, saying which.
+    pub fn precondition_failed(
+        rt: &ResourceType,
+        name: &str,
+        what: &str,
+        wanted: &str,
+        actual: &str,
+    ) -> Self {
+        Self::new(
+            409,
+            "Conflict",
+            format!(
+                "Operation cannot be fulfilled on {} \"{name}\": Precondition failed: \
+                 {what} in precondition: {wanted}, {what} in object meta: {actual}",
+                rt.qualified()
+            ),
+        )
+        .with_details(json!({"name": name, "group": rt.id.group, "kind": rt.id.plural}))
+    }
+
     /// `422 Invalid` with one cause on `field`.
     pub fn invalid(rt: &ResourceType, name: &str, field: &str, problem: &str) -> Self {
         Self::invalid_kind(&rt.kind, &rt.id.group, name, field, problem)

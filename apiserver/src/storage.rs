@@ -1284,15 +1284,23 @@ impl State {
         let existing = self
             .get(&rt.id, &key)
             .ok_or_else(|| ApiError::not_found(&rt, name))?;
-        if let Some(rv) = &opts.precondition_rv
-            && Some(rv.as_str()) != object::resource_version(&existing)
-        {
-            return Err(ApiError::conflict(&rt, name));
-        }
         if let Some(uid) = &opts.precondition_uid
             && Some(uid.as_str()) != object::uid(&existing)
         {
-            return Err(ApiError::conflict(&rt, name));
+            let actual = object::uid(&existing).unwrap_or_default();
+            return Err(ApiError::precondition_failed(&rt, name, "UID", uid, actual));
+        }
+        if let Some(rv) = &opts.precondition_rv
+            && Some(rv.as_str()) != object::resource_version(&existing)
+        {
+            let actual = object::resource_version(&existing).unwrap_or_default();
+            return Err(ApiError::precondition_failed(
+                &rt,
+                name,
+                "ResourceVersion",
+                rv,
+                actual,
+            ));
         }
         if opts.dry_run {
             return Ok(target.present(existing));
