@@ -11,10 +11,18 @@
 //! `kube::Client` and `kubectl` work against it unchanged, over plain HTTP on loopback:
 //!
 //! * discovery (`/version`, `/api`, `/apis`, resource lists) for the core, `apps`, `batch`,
-//!   `coordination.k8s.io`, `rbac.authorization.k8s.io` and `apiextensions.k8s.io` types, plus
-//!   every CRD's resource (RBAC objects are stored, never enforced: there is no authorization);
-//! * get, list, watch, create, update, patch (merge, JSON, strategic, server-side apply as
-//!   create-or-merge), delete and deletecollection, with the `/status` subresource;
+//!   `coordination.k8s.io`, `networking.k8s.io`, `events.k8s.io`, `rbac.authorization.k8s.io`
+//!   and `apiextensions.k8s.io` types, plus every CRD's resource (RBAC objects are stored,
+//!   never enforced: there is no authorization);
+//! * get, list, watch, create, update, patch (merge, JSON, strategic) and delete and
+//!   deletecollection, with `dryRun=All`, delete preconditions and propagation policies;
+//! * server-side apply with field managers: `metadata.managedFields` in the `FieldsV1`
+//!   format on every write, 409 conflicts with `FieldManagerConflict` causes, `force`, and
+//!   removal of fields a manager stops applying (lists keyed by a well-known merge key such as
+//!   containers by name merge per element; other lists are owned whole);
+//! * the `/status` subresource for the kinds that have one (writes to the main resource keep
+//!   `.status`, status writes change only `.status`);
+//! * `events.k8s.io/v1` Events as a view of the core `v1` Events, converted field by field;
 //! * one global `resourceVersion` counter, `generation`, `generateName`, owner-reference
 //!   cascading deletes, namespaces that must exist, `Status` errors with the real reasons;
 //! * label and field selectors, `limit`/`continue` pages consistent with the first page,

@@ -106,20 +106,16 @@ impl ApiError {
         Self::invalid_kind(&rt.kind, &rt.id.group, name, field, problem)
     }
 
-    /// `422 Invalid` for a kind given by name.
+    /// `422 Invalid` for a kind given by name; the cause's reason follows from the problem
+    /// text (`Required value…` is `FieldValueRequired`, and so on).
     pub fn invalid_kind(kind: &str, group: &str, name: &str, field: &str, problem: &str) -> Self {
-        let shown = if name.is_empty() { "<unknown>" } else { name };
-        Self::new(
-            422,
-            "Invalid",
-            format!("{kind} \"{shown}\" is invalid: {field}: {problem}"),
+        let reason = cause_reason(problem);
+        Self::invalid_causes(
+            kind,
+            group,
+            name,
+            &[(field.to_string(), reason, problem.to_string())],
         )
-        .with_details(json!({
-            "name": name,
-            "group": group,
-            "kind": kind,
-            "causes": [{"reason": "FieldValueInvalid", "message": problem, "field": field}],
-        }))
     }
 
     /// `409 Conflict` of a server-side apply: fields other managers own with other values.
@@ -177,7 +173,6 @@ impl ApiError {
         name: &str,
         causes: &[(String, &'static str, String)],
     ) -> Self {
-        let shown = if name.is_empty() { "<unknown>" } else { name };
         let qualified_kind = if group.is_empty() {
             kind.to_string()
         } else {
@@ -192,7 +187,7 @@ impl ApiError {
         Self::new(
             422,
             "Invalid",
-            format!("{qualified_kind} \"{shown}\" is invalid: {summary}"),
+            format!("{qualified_kind} \"{name}\" is invalid: {summary}"),
         )
         .with_details(json!({
             "name": name,
@@ -279,6 +274,23 @@ impl ApiError {
         }
         status
     }
+}
+
+/// The `StatusCause` reason of a field error, from its text as the real server words it.
+fn cause_reason(problem: &str) -> &'static str {
+    const REASONS: &[(&str, &str)] = &[
+        ("Required value", "FieldValueRequired"),
+        ("Unsupported value", "FieldValueNotSupported"),
+        ("Forbidden", "FieldValueForbidden"),
+        ("Too long", "FieldValueTooLong"),
+        ("Too many", "FieldValueTooMany"),
+        ("Duplicate value", "FieldValueDuplicate"),
+        ("Not found", "FieldValueNotFound"),
+    ];
+    REASONS
+        .iter()
+        .find(|(prefix, _)| problem.starts_with(prefix))
+        .map_or("FieldValueInvalid", |(_, reason)| reason)
 }
 
 /// `plural` or `plural.group`, as the real server prints resources in messages.

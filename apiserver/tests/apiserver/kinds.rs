@@ -489,3 +489,99 @@ async fn custom_resources_with_a_status_subresource_keep_status_out_of_main_writ
         }
     }
 }
+
+#[tokio::test]
+async fn invalid_names_and_stale_versions_carry_what_a_client_acts_on() {
+    let server = server().await;
+    let cms: Api<ConfigMap> = Api::default_namespaced(client(&server));
+    let mut nameless = config_map("x", &[], "1");
+    nameless.metadata.name = None;
+    let err = status(
+        cms.create(&PostParams::default(), &nameless)
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!((err.code, err.reason.as_str()), (422, "Invalid"));
+    assert_eq!(
+        err.message,
+        "ConfigMap \"\" is invalid: metadata.name: Required value: name or generateName is required"
+    );
+    assert_eq!(
+        causes(&err),
+        [(
+            "metadata.name".to_string(),
+            "FieldValueRequired".to_string()
+        )]
+    );
+    let err = status(
+        cms.create(&PostParams::default(), &config_map("Not_Valid", &[], "1"))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        causes(&err),
+        [("metadata.name".to_string(), "FieldValueInvalid".to_string())]
+    );
+
+    let v1 = cms
+        .create(&PostParams::default(), &config_map("c", &[], "1"))
+        .await
+        .unwrap();
+    cms.patch(
+        "c",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"data": {"value": "2"}})),
+    )
+    .await
+    .unwrap();
+    let stale = v1.resource_version().unwrap();
+    let strategic =
+        Patch::Strategic(json!({"metadata": {"resourceVersion": stale}, "data": {"value": "3"}}));
+    let err = status(
+        cms.patch("c", &PatchParams::default(), &strategic)
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!((err.code, err.reason.as_str()), (409, "Conflict"));
+    let applied = Patch::Apply(json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "c", "resourceVersion": stale}, "data": {"value": "3"}}));
+    let err = status(
+        cms.patch("c", &PatchParams::apply("a").force(), &applied)
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!((err.code, err.reason.as_str()), (409, "Conflict"));
+    assert!(
+        err.message.contains("the object has been modified"),
+        "{}",
+        err.message
+    );
+    // A dry-run apply reports the same conflicts a real one would.
+    cms.patch(
+        "c",
+        &PatchParams::apply("owner"),
+        &Patch::Apply(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c"}, "data": {"value": "2"}})),
+    )
+    .await
+    .unwrap();
+    let dry = PatchParams {
+        dry_run: true,
+        ..PatchParams::apply("rival")
+    };
+    let err = status(
+        cms.patch(
+            "c",
+            &dry,
+            &Patch::Apply(json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "c"}, "data": {"value": "9"}})),
+        )
+        .await
+        .unwrap_err(),
+    );
+    assert_eq!(err.code, 409);
+    assert_eq!(
+        err.details.unwrap().causes[0].reason,
+        "FieldManagerConflict"
+    );
+}
