@@ -1,15 +1,14 @@
 //! Server-side apply: merging an apply configuration into the live object under field
 //! ownership, with conflicts, forced takeover and removal of fields a manager stopped applying.
 //!
-//! The merge is the strategic merge of [`crate::patch`]: maps merge key by key, lists keyed by
-//! a well-known merge key merge element by element, every other list is replaced whole (and
-//! owned whole). Conflicts are detected on the leaves of the configuration: a leaf another
-//! manager owns whose live value differs from the applied one.
+//! Maps merge key by key, lists keyed by a well-known merge key (containers by name, …)
+//! merge element by element, `metadata.finalizers` merges as a set, every other list is
+//! replaced whole (and owned whole). Conflicts are detected on the leaves of the
+//! configuration: a leaf another manager owns whose live value differs from the applied one.
 
 use serde_json::Value;
 
 use crate::managed_fields::{self, Elem, FieldSet, Operation, Writer};
-use crate::patch;
 use crate::registry::ResourceType;
 use crate::status::ApiError;
 
@@ -89,11 +88,81 @@ pub(crate) fn apply(
     {
         meta.remove("managedFields");
     }
-    patch::strategic_merge(&mut new, &merged_config);
+    merge(&mut new, &merged_config, &mut Vec::new());
     managed_fields::put_entry(&mut entries, writer, Operation::Apply, applied);
     entries.retain(|e| !e.fields.is_empty());
     managed_fields::set_entries(&mut new, &entries);
     Ok(new)
+}
+
+/// Merge an apply configuration into an object: maps key by key, keyed lists element by
+/// element, set lists (`metadata.finalizers`) as a union, anything else replaced; `null`s
+/// in the configuration set nothing.
+fn merge(live: &mut Value, config: &Value, path: &mut Vec<Elem>) {
+    match config {
+        Value::Null => {}
+        Value::Object(cm) => {
+            if !live.is_object() {
+                *live = Value::Object(serde_json::Map::new());
+            }
+            let lm = live.as_object_mut().expect("made a map");
+            for (k, v) in cm {
+                if v.is_null() {
+                    continue;
+                }
+                path.push(format!("f:{k}"));
+                let slot = lm.entry(k.clone()).or_insert(Value::Null);
+                if slot.is_null() {
+                    *slot = strip_nulls(v);
+                } else {
+                    merge(slot, v, path);
+                }
+                path.pop();
+            }
+        }
+        Value::Array(items) => {
+            let field = path
+                .last()
+                .and_then(|e| e.strip_prefix("f:"))
+                .unwrap_or_default()
+                .to_string();
+            match live {
+                Value::Array(existing) if managed_fields::is_set_list(path, items) => {
+                    for item in items {
+                        if !existing.contains(item) {
+                            existing.push(item.clone());
+                        }
+                    }
+                }
+                Value::Array(existing) => match managed_fields::list_key(&field, items) {
+                    Some(key) if existing.iter().all(|e| e.get(key).is_some()) => {
+                        for item in items {
+                            match existing.iter_mut().find(|e| e.get(key) == item.get(key)) {
+                                Some(e) => merge(e, item, &mut Vec::new()),
+                                None => existing.push(strip_nulls(item)),
+                            }
+                        }
+                    }
+                    _ => *live = strip_nulls(config),
+                },
+                _ => *live = strip_nulls(config),
+            }
+        }
+        other => *live = other.clone(),
+    }
+}
+
+fn strip_nulls(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), strip_nulls(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(strip_nulls).collect()),
+        other => other.clone(),
+    }
 }
 
 fn subresource(writer: &Writer<'_>) -> Option<&'static str> {

@@ -80,6 +80,15 @@ const GRANULAR_MAPS: &[&str] = &[
     "hard",
 ];
 
+/// Whether the list at `path` is a set of primitive values (`metadata.finalizers`), whose
+/// values are owned one by one as `v:` elements.
+pub(crate) fn is_set_list(path: &[Elem], items: &[Value]) -> bool {
+    path == ["f:metadata", "f:finalizers"]
+        && items
+            .iter()
+            .all(|i| i.is_string() || i.is_number() || i.is_boolean())
+}
+
 /// The `k:` element for a keyed list item.
 fn key_elem(key: &str, item: &Value) -> Option<Elem> {
     let v = item.get(key)?;
@@ -92,7 +101,7 @@ fn key_elem(key: &str, item: &Value) -> Option<Elem> {
 }
 
 /// The merge key of a list field, if every item carries it.
-fn list_key(field: &str, items: &[Value]) -> Option<&'static str> {
+pub(crate) fn list_key(field: &str, items: &[Value]) -> Option<&'static str> {
     let key = merge_key(field, items)?;
     items
         .iter()
@@ -239,6 +248,13 @@ fn walk(field: &str, v: &Value, path: Path, set: &mut BTreeSet<Path>) {
         }
         // An empty map sets nothing (and owns nothing).
         Value::Object(_) => {}
+        Value::Array(items) if is_set_list(&path, items) => {
+            for item in items {
+                let mut p = path.clone();
+                p.push(format!("v:{item}"));
+                set.insert(p);
+            }
+        }
         Value::Array(items) => match list_key(field, items) {
             Some(key) => {
                 for item in items {

@@ -506,3 +506,42 @@ async fn main_writes_ignore_status_and_status_writes_change_only_status() {
     assert_eq!(err.code, 404);
     let _ = ObjectMeta::default();
 }
+
+#[tokio::test]
+async fn finalizers_are_a_set_shared_between_appliers_and_a_repeated_apply_is_a_no_op() {
+    let server = server().await;
+    let cms: Api<ConfigMap> = Api::default_namespaced(client(&server));
+    let config = |finalizers: Value| {
+        Patch::Apply(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "f", "finalizers": finalizers}}))
+    };
+    cms.patch("f", &apply("one"), &config(json!(["example.com/one"])))
+        .await
+        .unwrap();
+    let both = cms
+        .patch("f", &apply("two"), &config(json!(["example.com/two"])))
+        .await
+        .unwrap();
+    assert_eq!(
+        both.finalizers(),
+        ["example.com/one".to_string(), "example.com/two".to_string()]
+    );
+    assert_eq!(
+        entry(&both, "two", "Apply").unwrap()["fieldsV1"],
+        json!({"f:metadata": {"f:finalizers": {"v:\"example.com/two\"": {}}}})
+    );
+    let again = cms
+        .patch("f", &apply("two"), &config(json!(["example.com/two"])))
+        .await
+        .unwrap();
+    assert_eq!(again.resource_version(), both.resource_version());
+    assert_eq!(
+        serde_json::to_value(&again).unwrap(),
+        serde_json::to_value(&both).unwrap()
+    );
+    let one_left = cms
+        .patch("f", &apply("two"), &config(json!([])))
+        .await
+        .unwrap();
+    assert_eq!(one_left.finalizers(), ["example.com/one".to_string()]);
+}
