@@ -12,6 +12,9 @@ use crate::managed_fields::{self, Elem, FieldSet, Operation, Writer};
 use crate::registry::ResourceType;
 use crate::status::ApiError;
 
+/// The manager owning the fields of an untracked object at its first apply.
+pub(crate) const BEFORE_FIRST_APPLY: &str = "before-first-apply";
+
 /// One conflict: who owns the field (as described in messages) and the field.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Conflict {
@@ -34,6 +37,18 @@ pub(crate) fn apply(
 ) -> Result<Value, ApiError> {
     let applied = FieldSet::of(config, writer.scope);
     let mut entries = managed_fields::entries(live);
+    if live["metadata"].get("managedFields").is_none() {
+        // An object nobody's writes were tracked for (seeded): as the real server, its
+        // fields so far belong to "before-first-apply".
+        entries.push(managed_fields::Entry {
+            manager: BEFORE_FIRST_APPLY.into(),
+            operation: Operation::Update,
+            api_version: writer.api_version.to_string(),
+            time: crate::object::now_rfc3339(),
+            subresource: None,
+            fields: FieldSet::of(live, writer.scope),
+        });
+    }
     let is_mine = |e: &managed_fields::Entry| {
         e.manager == writer.manager
             && e.operation == Operation::Apply
@@ -191,6 +206,39 @@ mod tests {
 
     fn rt() -> std::sync::Arc<ResourceType> {
         Registry::new().lookup("", "v1", "configmaps").unwrap()
+    }
+
+    #[test]
+    fn untracked_fields_belong_to_before_first_apply() {
+        let rt = rt();
+        let seeded = json!({"metadata": {"name": "c"}, "data": {"x": "1"}});
+        let err = apply(
+            &seeded,
+            &json!({"data": {"x": "2"}}),
+            &writer("a"),
+            false,
+            &rt,
+            "c",
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.message,
+            "Apply failed with 1 conflict: conflict with \"before-first-apply\" using v1: .data.x"
+        );
+        let shared = apply(
+            &seeded,
+            &json!({"data": {"x": "1"}}),
+            &writer("a"),
+            false,
+            &rt,
+            "c",
+        )
+        .unwrap();
+        let names: Vec<String> = managed_fields::entries(&shared)
+            .into_iter()
+            .map(|e| e.manager)
+            .collect();
+        assert_eq!(names, ["before-first-apply", "a"]);
     }
 
     #[test]

@@ -545,3 +545,37 @@ async fn finalizers_are_a_set_shared_between_appliers_and_a_repeated_apply_is_a_
         .unwrap();
     assert_eq!(one_left.finalizers(), ["example.com/one".to_string()]);
 }
+
+#[tokio::test]
+async fn seeded_objects_first_applied_conflict_with_before_first_apply() {
+    let seed = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/cluster");
+    let server = crate::common::server_with(|c| c.seed_dirs = vec![seed]).await;
+    let cms: Api<ConfigMap> = Api::namespaced(client(&server), "payments");
+    let config = |currency: &str| {
+        Patch::Apply(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "payments-settings", "namespace": "payments"},
+            "data": {"currency": currency}}))
+    };
+    let err = status(
+        cms.patch("payments-settings", &apply("plugin"), &config("USD"))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        err.message,
+        "Apply failed with 1 conflict: conflict with \"before-first-apply\" using v1: .data.currency"
+    );
+    let taken = cms
+        .patch(
+            "payments-settings",
+            &apply("plugin").force(),
+            &config("USD"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(taken.data.as_ref().unwrap()["currency"], "USD");
+    assert_eq!(taken.data.as_ref().unwrap()["fraud-threshold"], "0.82");
+    let before = entry(&taken, "before-first-apply", "Update").unwrap();
+    assert!(before["fieldsV1"]["f:data"].get("f:currency").is_none());
+    assert!(before["fieldsV1"]["f:data"]["f:fraud-threshold"].is_object());
+}
