@@ -9,7 +9,6 @@
 use serde_json::Value;
 
 use crate::managed_fields::{self, Elem, FieldSet, Operation, Writer};
-use crate::registry::ResourceType;
 use crate::status::ApiError;
 
 /// The manager owning the fields of an untracked object at its first apply.
@@ -32,8 +31,6 @@ pub(crate) fn apply(
     config: &Value,
     writer: &Writer<'_>,
     force: bool,
-    rt: &ResourceType,
-    name: &str,
 ) -> Result<Value, ApiError> {
     let applied = FieldSet::of(config, writer.scope);
     let mut entries = managed_fields::entries(live);
@@ -78,7 +75,7 @@ pub(crate) fn apply(
                     field: managed_fields::display(p),
                 })
                 .collect();
-            return Err(ApiError::apply_conflict(rt, name, list));
+            return Err(ApiError::apply_conflict(list));
         }
         for (i, p) in &conflicts {
             entries[*i].fields.0.remove(p);
@@ -191,7 +188,6 @@ fn subresource(writer: &Writer<'_>) -> Option<&'static str> {
 mod tests {
     use super::*;
     use crate::managed_fields::Scope;
-    use crate::registry::Registry;
     use serde_json::json;
 
     fn writer(manager: &str) -> Writer<'_> {
@@ -204,36 +200,15 @@ mod tests {
         }
     }
 
-    fn rt() -> std::sync::Arc<ResourceType> {
-        Registry::new().lookup("", "v1", "configmaps").unwrap()
-    }
-
     #[test]
     fn untracked_fields_belong_to_before_first_apply() {
-        let rt = rt();
         let seeded = json!({"metadata": {"name": "c"}, "data": {"x": "1"}});
-        let err = apply(
-            &seeded,
-            &json!({"data": {"x": "2"}}),
-            &writer("a"),
-            false,
-            &rt,
-            "c",
-        )
-        .unwrap_err();
+        let err = apply(&seeded, &json!({"data": {"x": "2"}}), &writer("a"), false).unwrap_err();
         assert_eq!(
             err.message,
             "Apply failed with 1 conflict: conflict with \"before-first-apply\" using v1: .data.x"
         );
-        let shared = apply(
-            &seeded,
-            &json!({"data": {"x": "1"}}),
-            &writer("a"),
-            false,
-            &rt,
-            "c",
-        )
-        .unwrap();
+        let shared = apply(&seeded, &json!({"data": {"x": "1"}}), &writer("a"), false).unwrap();
         let names: Vec<String> = managed_fields::entries(&shared)
             .into_iter()
             .map(|e| e.manager)
@@ -243,61 +218,32 @@ mod tests {
 
     #[test]
     fn conflicts_force_and_removal() {
-        let rt = rt();
         let base = json!({"metadata": {"name": "c"}, "data": {}});
         let a = apply(
             &base,
             &json!({"metadata": {"name": "c"}, "data": {"x": "1", "y": "1"}}),
             &writer("a"),
             false,
-            &rt,
-            "c",
         )
         .unwrap();
-        let err = apply(
-            &a,
-            &json!({"data": {"x": "2"}}),
-            &writer("b"),
-            false,
-            &rt,
-            "c",
-        )
-        .unwrap_err();
+        let err = apply(&a, &json!({"data": {"x": "2"}}), &writer("b"), false).unwrap_err();
         assert_eq!(err.code, 409);
         assert_eq!(
             err.message,
             "Apply failed with 1 conflict: conflict with \"a\": .data.x"
         );
         // The same value is shared ownership, not a conflict.
-        let shared = apply(
-            &a,
-            &json!({"data": {"x": "1"}}),
-            &writer("b"),
-            false,
-            &rt,
-            "c",
-        )
-        .unwrap();
+        let shared = apply(&a, &json!({"data": {"x": "1"}}), &writer("b"), false).unwrap();
         // a stops applying x and y: y goes, x stays (b owns it too).
         let dropped = apply(
             &shared,
             &json!({"metadata": {"labels": {"l": "v"}}}),
             &writer("a"),
             false,
-            &rt,
-            "c",
         )
         .unwrap();
         assert_eq!(dropped["data"], json!({"x": "1"}));
-        let forced = apply(
-            &a,
-            &json!({"data": {"x": "2"}}),
-            &writer("b"),
-            true,
-            &rt,
-            "c",
-        )
-        .unwrap();
+        let forced = apply(&a, &json!({"data": {"x": "2"}}), &writer("b"), true).unwrap();
         assert_eq!(forced["data"]["x"], "2");
         let owners = managed_fields::entries(&forced);
         let a_fields = &owners.iter().find(|e| e.manager == "a").unwrap().fields;

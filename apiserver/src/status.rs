@@ -119,11 +119,7 @@ impl ApiError {
     }
 
     /// `409 Conflict` of a server-side apply: fields other managers own with other values.
-    pub fn apply_conflict(
-        rt: &ResourceType,
-        name: &str,
-        conflicts: Vec<crate::apply::Conflict>,
-    ) -> Self {
+    pub fn apply_conflict(conflicts: Vec<crate::apply::Conflict>) -> Self {
         let message = if let [only] = conflicts.as_slice() {
             format!(
                 "Apply failed with 1 conflict: {}: {}",
@@ -160,9 +156,8 @@ impl ApiError {
                 |c| json!({"reason": "FieldManagerConflict", "message": c.owner, "field": c.field}),
             )
             .collect();
-        Self::new(409, "Conflict", message).with_details(json!({
-            "name": name, "group": rt.id.group, "kind": rt.id.plural, "causes": causes,
-        }))
+        // The real server's apply conflicts carry only the causes in their details.
+        Self::new(409, "Conflict", message).with_details(json!({"causes": causes}))
     }
 
     /// `422 Invalid` with several causes, each `(field, reason, problem)` (reasons such as

@@ -1237,7 +1237,7 @@ impl State {
                     api_version: &api_version,
                     scope: scope(&rt, status_only),
                 };
-                doc = apply::apply(&doc, &body, &writer, opts.force, &rt, name)?;
+                doc = apply::apply(&doc, &body, &writer, opts.force)?;
                 ownership = Ownership::Precomputed;
             }
             PatchType::Json => patch::json_patch(&mut doc, patch)
