@@ -31,6 +31,15 @@
 //!   beyond it), bookmarks, `timeoutSeconds`, streaming lists (`sendInitialEvents`);
 //! * [`Faults`] to drop watches, compact history, add latency and fail requests.
 //!
+//! Approximated, knowingly: there is no schema, so apply knows list types by field name
+//! (keyed lists by their well-known merge key alone, e.g. ports by port without protocol;
+//! `metadata.finalizers` as a set; every other list atomic) and marks `.` only on keyed list
+//! elements and well-known string maps; no defaults are applied (so no `protocol: TCP`);
+//! create keeps a given `.status` (so fixtures can be created in any state) where a real
+//! server resets it; Foreground and Background deletes remove dependents at once;
+//! `managedFields` sent by clients are ignored; an `events.k8s.io` write records field paths
+//! in `events.k8s.io` names on the stored core Event.
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), herald_apiserver::Error> {
 //! let server = herald_apiserver::start(herald_apiserver::ApiServerConfig::default()).await?;

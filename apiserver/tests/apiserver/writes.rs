@@ -497,6 +497,17 @@ async fn main_writes_ignore_status_and_status_writes_change_only_status() {
         entry(&applied, "status-applier", "Apply").unwrap()["subresource"],
         "status"
     );
+    // GET …/status serves the object; PUT …/status takes only the status.
+    let mut got = deps.get_status("d").await.unwrap();
+    assert_eq!(got.status.as_ref().unwrap().available_replicas, Some(2));
+    got.spec.replicas = Some(42);
+    got.status.as_mut().unwrap().updated_replicas = Some(3);
+    let put = deps
+        .replace_status("d", &PostParams::default(), &got)
+        .await
+        .unwrap();
+    assert_eq!(put.spec.replicas, Some(3));
+    assert_eq!(put.status.as_ref().unwrap().updated_replicas, Some(3));
     // ConfigMaps have no status subresource.
     let cms: Api<ConfigMap> = Api::default_namespaced(client(&server));
     cms.create(&PostParams::default(), &config_map("c", &[], "1"))
