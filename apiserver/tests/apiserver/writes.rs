@@ -176,6 +176,18 @@ async fn non_apply_writes_record_update_entries_that_apply_conflicts_with() {
     assert_eq!(p["fieldsV1"], json!({"f:data": {"f:value": {}}}));
     let creator = entry(&patched, "creator", "Update").unwrap();
     assert!(creator["fieldsV1"]["f:data"].get("f:value").is_none());
+    // PUT records its manager too.
+    let mut replaced = patched.clone();
+    replaced.labels_mut().insert("tier".into(), "front".into());
+    let pp = PostParams {
+        field_manager: Some("replacer".into()),
+        ..PostParams::default()
+    };
+    let patched = cms.replace("c", &pp, &replaced).await.unwrap();
+    assert_eq!(
+        entry(&patched, "replacer", "Update").unwrap()["fieldsV1"],
+        json!({"f:metadata": {"f:labels": {"f:tier": {}}}})
+    );
     // A no-op write changes nothing, not even the resource version.
     let again = cms
         .patch(
