@@ -1,6 +1,7 @@
 //! Writes as plugins make them: server-side apply with field managers and `managedFields`,
 //! `dryRun=All` on every verb, and the status subresource.
 
+use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
@@ -327,6 +328,11 @@ async fn dry_run_answers_every_verb_without_storing() {
         .await
         .unwrap();
     let rv = server.current_resource_version();
+    let mut watch = cms
+        .watch(&kube::api::WatchParams::default(), &rv.to_string())
+        .await
+        .unwrap()
+        .boxed();
     let post = PostParams {
         dry_run: true,
         field_manager: Some("dry".into()),
@@ -437,6 +443,18 @@ async fn dry_run_answers_every_verb_without_storing() {
             .unwrap_err(),
     );
     assert_eq!(err.code, 422);
+    // The first event the watch sees is the first real write after all those dry runs.
+    cms.create(&PostParams::default(), &config_map("real", &[], "1"))
+        .await
+        .unwrap();
+    let first = crate::common::within("the first watch event", watch.next())
+        .await
+        .unwrap()
+        .unwrap();
+    match first {
+        kube::api::WatchEvent::Added(o) => assert_eq!(o.name_any(), "real"),
+        other => panic!("a dry run produced a watch event: {other:?}"),
+    }
 }
 
 #[tokio::test]
