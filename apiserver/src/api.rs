@@ -229,23 +229,25 @@ fn resource_inner(
         Some("status") if rt.has_status => true,
         Some(_) => return Err(ApiError::unknown_path()),
     };
+    let (storage_rt, view) = match rt.stored_as.as_ref().and_then(|id| shared.store.by_id(id)) {
+        Some(storage) => (storage, Some(rt.clone())),
+        None => (rt.clone(), None),
+    };
     let target = Target {
-        rt: rt.clone(),
+        rt: storage_rt,
         version: rp.version.clone(),
         namespace: if rt.namespaced {
             rp.namespace.clone()
         } else {
             None
         },
+        view,
     };
     let accept = header_str(headers, header::ACCEPT);
     let table = table::wants_table(accept)
         .then(|| IncludeObject::from_param(param(query, "includeObject")));
     let dry_run = param(query, "dryRun").is_some_and(|d| d == "All");
-    let write = WriteOptions {
-        dry_run,
-        preserve_identity: false,
-    };
+    let write = write_options(method, query, headers, dry_run)?;
     let store = &shared.store;
     let name = rp.name.as_deref();
     let is_watch = rp.watch_prefix || flag(query, "watch");
@@ -312,7 +314,104 @@ fn resource_inner(
     }
 }
 
+/// The options of a write: `dryRun`, the field manager (the `fieldManager` parameter, else
+/// the client's `User-Agent` up to its first `/`, as the real server defaults it; required
+/// for server-side apply) and `force` (only for apply).
+fn write_options(
+    method: &Method,
+    query: &Query,
+    headers: &HeaderMap,
+    dry_run: bool,
+) -> Result<WriteOptions, ApiError> {
+    let applying = *method == Method::PATCH
+        && PatchType::from_content_type(header_str(headers, header::CONTENT_TYPE))
+            == Some(PatchType::Apply);
+    let given = param(query, "fieldManager").filter(|m| !m.is_empty());
+    if let Some(m) = given
+        && m.chars().count() > 128
+    {
+        return Err(ApiError::invalid_causes(
+            "PatchOptions",
+            "meta.k8s.io",
+            "",
+            &[(
+                "fieldManager".into(),
+                "FieldValueTooLong",
+                "Too long: may not be more than 128 bytes".into(),
+            )],
+        ));
+    }
+    let force = flag(query, "force");
+    if applying && given.is_none() {
+        return Err(ApiError::invalid_causes(
+            "PatchOptions",
+            "meta.k8s.io",
+            "",
+            &[(
+                "fieldManager".into(),
+                "FieldValueRequired",
+                "Required value: is required for apply patch".into(),
+            )],
+        ));
+    }
+    if force && !applying && *method == Method::PATCH {
+        return Err(ApiError::invalid_causes(
+            "PatchOptions",
+            "meta.k8s.io",
+            "",
+            &[(
+                "force".into(),
+                "FieldValueForbidden",
+                "Forbidden: may not be specified for non-apply patch".into(),
+            )],
+        ));
+    }
+    let manager = given.map(str::to_string).unwrap_or_else(|| {
+        let agent = header_str(headers, header::USER_AGENT);
+        let prefix: String = agent
+            .split('/')
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(128)
+            .collect();
+        if prefix.is_empty() {
+            "unknown".to_string()
+        } else {
+            prefix
+        }
+    });
+    Ok(WriteOptions {
+        dry_run,
+        field_manager: Some(manager),
+        force,
+        ..WriteOptions::default()
+    })
+}
+
+/// Check a `propagationPolicy` value.
+fn check_propagation(policy: Option<&str>) -> Result<(), ApiError> {
+    match policy {
+        None | Some("Foreground" | "Background" | "Orphan") => Ok(()),
+        Some(other) => Err(ApiError::invalid_causes(
+            "DeleteOptions",
+            "meta.k8s.io",
+            "",
+            &[(
+                "propagationPolicy".into(),
+                "FieldValueNotSupported",
+                format!(
+                    "Unsupported value: \"{other}\": supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\""
+                ),
+            )],
+        )),
+    }
+}
+
+/// `DeleteOptions` from the query and the body. Foreground and Background both delete
+/// dependents at once (there is no garbage collector to wait for); Orphan keeps them.
 fn delete_options(query: &Query, body: &[u8]) -> Result<DeleteOptions, ApiError> {
+    check_propagation(param(query, "propagationPolicy"))?;
     let mut opts = DeleteOptions {
         dry_run: param(query, "dryRun").is_some_and(|d| d == "All"),
         orphan: param(query, "propagationPolicy") == Some("Orphan")
@@ -322,6 +421,7 @@ fn delete_options(query: &Query, body: &[u8]) -> Result<DeleteOptions, ApiError>
     if !body.iter().all(u8::is_ascii_whitespace) {
         let v: Value = serde_json::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("cannot parse DeleteOptions: {e}")))?;
+        check_propagation(v["propagationPolicy"].as_str())?;
         if v["propagationPolicy"] == "Orphan" || v["orphanDependents"] == true {
             opts.orphan = true;
         }
@@ -364,7 +464,7 @@ fn list_response(
     }
     let head = json!({
         "kind": rt.list_kind,
-        "apiVersion": rt.api_version(&target.version),
+        "apiVersion": target.api_version(),
         "metadata": metadata,
     });
     let mut buf = BytesMut::with_capacity(256 + result.items.len() * 1024);

@@ -11,10 +11,18 @@
 //! `kube::Client` and `kubectl` work against it unchanged, over plain HTTP on loopback:
 //!
 //! * discovery (`/version`, `/api`, `/apis`, resource lists) for the core, `apps`, `batch`,
-//!   `coordination.k8s.io`, `rbac.authorization.k8s.io` and `apiextensions.k8s.io` types, plus
-//!   every CRD's resource (RBAC objects are stored, never enforced: there is no authorization);
-//! * get, list, watch, create, update, patch (merge, JSON, strategic, server-side apply as
-//!   create-or-merge), delete and deletecollection, with the `/status` subresource;
+//!   `coordination.k8s.io`, `networking.k8s.io`, `events.k8s.io`, `rbac.authorization.k8s.io`
+//!   and `apiextensions.k8s.io` types, plus every CRD's resource (RBAC objects are stored,
+//!   never enforced: there is no authorization);
+//! * get, list, watch, create, update, patch (merge, JSON, strategic) and delete and
+//!   deletecollection, with `dryRun=All`, delete preconditions and propagation policies;
+//! * server-side apply with field managers: `metadata.managedFields` in the `FieldsV1`
+//!   format on every write, 409 conflicts with `FieldManagerConflict` causes, `force`, and
+//!   removal of fields a manager stops applying (lists keyed by a well-known merge key such as
+//!   containers by name merge per element; other lists are owned whole);
+//! * the `/status` subresource for the kinds that have one (writes to the main resource keep
+//!   `.status`, status writes change only `.status`);
+//! * `events.k8s.io/v1` Events as a view of the core `v1` Events, converted field by field;
 //! * one global `resourceVersion` counter, `generation`, `generateName`, owner-reference
 //!   cascading deletes, namespaces that must exist, `Status` errors with the real reasons;
 //! * label and field selectors, `limit`/`continue` pages consistent with the first page,
@@ -22,6 +30,15 @@
 //! * watches from a resource version out of a bounded history (410 "too old resource version"
 //!   beyond it), bookmarks, `timeoutSeconds`, streaming lists (`sendInitialEvents`);
 //! * [`Faults`] to drop watches, compact history, add latency and fail requests.
+//!
+//! Approximated, knowingly: there is no schema, so apply knows list types by field name
+//! (keyed lists by their well-known merge key alone, e.g. ports by port without protocol;
+//! `metadata.finalizers` as a set; every other list atomic) and marks `.` only on keyed list
+//! elements and well-known string maps; no defaults are applied (so no `protocol: TCP`);
+//! create keeps a given `.status` (so fixtures can be created in any state) where a real
+//! server resets it; Foreground and Background deletes remove dependents at once;
+//! `managedFields` sent by clients are ignored; an `events.k8s.io` write records field paths
+//! in `events.k8s.io` names on the stored core Event.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), herald_apiserver::Error> {
@@ -33,11 +50,15 @@
 //! ```
 
 mod api;
+mod apply;
 mod body;
 mod discovery;
 mod error;
+mod events;
 mod faults;
+mod kind_rules;
 mod kubeconfig;
+mod managed_fields;
 mod object;
 mod patch;
 mod persist;

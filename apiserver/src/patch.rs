@@ -197,7 +197,7 @@ pub(crate) fn json_patch(target: &mut Value, ops: &Value) -> Result<(), String> 
 }
 
 /// The merge key of the well-known keyed lists, by field name.
-fn merge_key(field: &str, items: &[Value]) -> Option<&'static str> {
+pub(crate) fn merge_key(field: &str, items: &[Value]) -> Option<&'static str> {
     Some(match field {
         "containers"
         | "initContainers"

@@ -40,6 +40,8 @@ pub(crate) struct ResourceType {
     pub has_status: bool,
     /// Name of the CRD defining this type, for custom resources.
     pub crd: Option<String>,
+    /// The type whose storage this one is a view of (`events.k8s.io` Events are core Events).
+    pub stored_as: Option<ResourceId>,
 }
 
 /// The verbs every resource supports.
@@ -160,6 +162,16 @@ const BUILTINS: &[Builtin] = &[
     Builtin {
         group: "",
         version: "v1",
+        plural: "resourcequotas",
+        kind: "ResourceQuota",
+        namespaced: true,
+        short: &["quota"],
+        all: false,
+        status: true,
+    },
+    Builtin {
+        group: "",
+        version: "v1",
         plural: "nodes",
         kind: "Node",
         namespaced: false,
@@ -226,6 +238,26 @@ const BUILTINS: &[Builtin] = &[
         short: &["cj"],
         all: true,
         status: true,
+    },
+    Builtin {
+        group: "networking.k8s.io",
+        version: "v1",
+        plural: "networkpolicies",
+        kind: "NetworkPolicy",
+        namespaced: true,
+        short: &["netpol"],
+        all: false,
+        status: false,
+    },
+    Builtin {
+        group: "events.k8s.io",
+        version: "v1",
+        plural: "events",
+        kind: "Event",
+        namespaced: true,
+        short: &["ev"],
+        all: false,
+        status: false,
     },
     Builtin {
         group: "coordination.k8s.io",
@@ -341,6 +373,10 @@ impl Registry {
                     },
                     has_status: b.status,
                     crd: None,
+                    stored_as: (b.group == crate::events::GROUP).then(|| ResourceId {
+                        group: String::new(),
+                        plural: "events".into(),
+                    }),
                 })
             })
             .collect();
@@ -528,6 +564,7 @@ pub(crate) fn crd_resource_type(crd: &Value) -> Result<ResourceType, (String, St
         categories: strings(&names["categories"]),
         has_status,
         crd: Some(name.to_string()),
+        stored_as: None,
     })
 }
 

@@ -81,24 +81,114 @@ impl ApiError {
         .with_details(json!({"name": name, "group": rt.id.group, "kind": rt.id.plural}))
     }
 
+    /// `409 Conflict` for a failed delete precondition, saying which.
+    pub fn precondition_failed(
+        rt: &ResourceType,
+        name: &str,
+        what: &str,
+        wanted: &str,
+        actual: &str,
+    ) -> Self {
+        Self::new(
+            409,
+            "Conflict",
+            format!(
+                "Operation cannot be fulfilled on {} \"{name}\": Precondition failed: \
+                 {what} in precondition: {wanted}, {what} in object meta: {actual}",
+                rt.qualified()
+            ),
+        )
+        .with_details(json!({"name": name, "group": rt.id.group, "kind": rt.id.plural}))
+    }
+
     /// `422 Invalid` with one cause on `field`.
     pub fn invalid(rt: &ResourceType, name: &str, field: &str, problem: &str) -> Self {
         Self::invalid_kind(&rt.kind, &rt.id.group, name, field, problem)
     }
 
-    /// `422 Invalid` for a kind given by name.
+    /// `422 Invalid` for a kind given by name; the cause's reason follows from the problem
+    /// text (`Required value…` is `FieldValueRequired`, and so on).
     pub fn invalid_kind(kind: &str, group: &str, name: &str, field: &str, problem: &str) -> Self {
-        let shown = if name.is_empty() { "<unknown>" } else { name };
+        let reason = cause_reason(problem);
+        Self::invalid_causes(
+            kind,
+            group,
+            name,
+            &[(field.to_string(), reason, problem.to_string())],
+        )
+    }
+
+    /// `409 Conflict` of a server-side apply: fields other managers own with other values.
+    pub fn apply_conflict(conflicts: Vec<crate::apply::Conflict>) -> Self {
+        let message = if let [only] = conflicts.as_slice() {
+            format!(
+                "Apply failed with 1 conflict: {}: {}",
+                only.owner, only.field
+            )
+        } else {
+            let mut owners: Vec<&str> = Vec::new();
+            for c in &conflicts {
+                if !owners.contains(&c.owner.as_str()) {
+                    owners.push(&c.owner);
+                }
+            }
+            let groups: Vec<String> = owners
+                .iter()
+                .map(|o| {
+                    let fields: Vec<String> = conflicts
+                        .iter()
+                        .filter(|c| c.owner == *o)
+                        .map(|c| format!("- {}", c.field))
+                        .collect();
+                    let plural = o.replacen("conflict with", "conflicts with", 1);
+                    format!("{plural}:\n{}", fields.join("\n"))
+                })
+                .collect();
+            format!(
+                "Apply failed with {} conflicts: {}",
+                conflicts.len(),
+                groups.join("\n")
+            )
+        };
+        let causes: Vec<Value> = conflicts
+            .iter()
+            .map(
+                |c| json!({"reason": "FieldManagerConflict", "message": c.owner, "field": c.field}),
+            )
+            .collect();
+        // The real server's apply conflicts carry only the causes in their details.
+        Self::new(409, "Conflict", message).with_details(json!({"causes": causes}))
+    }
+
+    /// `422 Invalid` with several causes, each `(field, reason, problem)` (reasons such as
+    /// `FieldValueRequired`, `FieldValueInvalid`, `FieldValueNotSupported`).
+    pub fn invalid_causes(
+        kind: &str,
+        group: &str,
+        name: &str,
+        causes: &[(String, &'static str, String)],
+    ) -> Self {
+        let qualified_kind = if group.is_empty() {
+            kind.to_string()
+        } else {
+            format!("{kind}.{group}")
+        };
+        let parts: Vec<String> = causes.iter().map(|(f, _, p)| format!("{f}: {p}")).collect();
+        let summary = if parts.len() == 1 {
+            parts[0].clone()
+        } else {
+            format!("[{}]", parts.join(", "))
+        };
         Self::new(
             422,
             "Invalid",
-            format!("{kind} \"{shown}\" is invalid: {field}: {problem}"),
+            format!("{qualified_kind} \"{name}\" is invalid: {summary}"),
         )
         .with_details(json!({
             "name": name,
             "group": group,
             "kind": kind,
-            "causes": [{"reason": "FieldValueInvalid", "message": problem, "field": field}],
+            "causes": causes.iter().map(|(f, r, p)| json!({"reason": r, "message": p, "field": f})).collect::<Vec<_>>(),
         }))
     }
 
@@ -179,6 +269,23 @@ impl ApiError {
         }
         status
     }
+}
+
+/// The `StatusCause` reason of a field error, from its text as the real server words it.
+fn cause_reason(problem: &str) -> &'static str {
+    const REASONS: &[(&str, &str)] = &[
+        ("Required value", "FieldValueRequired"),
+        ("Unsupported value", "FieldValueNotSupported"),
+        ("Forbidden", "FieldValueForbidden"),
+        ("Too long", "FieldValueTooLong"),
+        ("Too many", "FieldValueTooMany"),
+        ("Duplicate value", "FieldValueDuplicate"),
+        ("Not found", "FieldValueNotFound"),
+    ];
+    REASONS
+        .iter()
+        .find(|(prefix, _)| problem.starts_with(prefix))
+        .map_or("FieldValueInvalid", |(_, reason)| reason)
 }
 
 /// `plural` or `plural.group`, as the real server prints resources in messages.

@@ -13,6 +13,8 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio::sync::{Notify, broadcast};
 
+use crate::apply;
+use crate::managed_fields::{self, FieldSet, Operation, Scope, Writer};
 use crate::object::{self, meta_mut};
 use crate::patch::{self, PatchType};
 use crate::registry::{CRD_GROUP, CRD_PLURAL, Registry, ResourceId, ResourceType};
@@ -92,6 +94,8 @@ pub(crate) struct Target {
     pub version: String,
     /// The namespace of the URL (`None`: cluster-scoped, or all namespaces).
     pub namespace: Option<String>,
+    /// The type requested when `rt` is the storage of another (`events.k8s.io` Events).
+    pub view: Option<Arc<ResourceType>>,
 }
 
 impl Target {
@@ -99,8 +103,33 @@ impl Target {
         (self.namespace.clone().unwrap_or_default(), name.to_string())
     }
 
+    /// The `apiVersion` this target serves.
+    pub fn api_version(&self) -> String {
+        self.view
+            .as_ref()
+            .unwrap_or(&self.rt)
+            .api_version(&self.version)
+    }
+
+    /// Whether objects are served exactly as stored.
+    pub fn serves_storage_form(&self) -> bool {
+        self.view.is_none() && self.version == self.rt.storage_version
+    }
+
+    /// A written object in storage form (the `events.k8s.io` view converted and validated).
+    fn ingest(&self, obj: Value, creating: bool) -> Result<Value, ApiError> {
+        if self.view.is_none() {
+            return Ok(obj);
+        }
+        crate::events::validate(&obj, creating)?;
+        crate::events::to_core(obj)
+    }
+
     /// The object as served at this target's version.
     pub fn present(&self, obj: Arc<Value>) -> Arc<Value> {
+        if self.view.is_some() {
+            return Arc::new(crate::events::to_events_v1(&obj));
+        }
         if self.version == self.rt.storage_version {
             return obj;
         }
@@ -117,6 +146,12 @@ pub(crate) struct WriteOptions {
     pub dry_run: bool,
     /// Keep a given `uid`, `creationTimestamp` and `generation` (seeding).
     pub preserve_identity: bool,
+    /// The field manager recorded in `metadata.managedFields` (`None`: none recorded).
+    pub field_manager: Option<String>,
+    /// `force=true` of a server-side apply: take conflicting fields.
+    pub force: bool,
+    /// The create is a server-side apply (its entry's operation is `Apply`).
+    pub(crate) applying: bool,
 }
 
 /// Options of delete.
@@ -200,6 +235,46 @@ pub(crate) struct WatchFrom {
     pub send_initial_events: bool,
 }
 
+/// How an update's `managedFields` come about.
+#[derive(Debug, Clone, Copy)]
+enum Ownership {
+    /// Recorded from the change, as an `Update` by the write's field manager in this scope.
+    Update(Scope),
+    /// Already computed (server-side apply).
+    Precomputed,
+}
+
+/// The ownership scope of a write.
+fn scope(rt: &ResourceType, status_only: bool) -> Scope {
+    if status_only {
+        Scope::Status
+    } else {
+        Scope::Main {
+            status_separate: rt.has_status,
+        }
+    }
+}
+
+/// What a write to `existing` stores: with `status_only`, `existing` with the written
+/// `.status`; otherwise the written object, whose `.status` is ignored (kept as it was) for
+/// kinds with a status subresource.
+fn scoped(rt: &ResourceType, existing: &Value, written: Value, status_only: bool) -> Value {
+    let (mut base, source) = if status_only {
+        ((*existing).clone(), written)
+    } else if rt.has_status {
+        (written, existing.clone())
+    } else {
+        return written;
+    };
+    match source.get("status") {
+        Some(s) => base["status"] = s.clone(),
+        None => {
+            base.as_object_mut().map(|m| m.remove("status"));
+        }
+    }
+    base
+}
+
 #[derive(Serialize, Deserialize)]
 struct ContinueToken {
     v: String,
@@ -266,6 +341,7 @@ impl Store {
                     rt: rt.clone(),
                     version: "v1".into(),
                     namespace: None,
+                    view: None,
                 };
                 let obj =
                     json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
@@ -290,6 +366,11 @@ impl Store {
     /// A copy of the registry of served types.
     pub fn registry(&self) -> Registry {
         self.lock().registry.clone()
+    }
+
+    /// The type with identity `id`.
+    pub fn by_id(&self, id: &ResourceId) -> Option<Arc<ResourceType>> {
+        self.lock().registry.by_id(id)
     }
 
     /// The type served at `group/version/plural`.
@@ -347,14 +428,19 @@ impl Store {
                     .unwrap_or("default")
                     .to_string()
             });
+            let (rt, view) = match rt.stored_as.as_ref().and_then(|id| st.registry.by_id(id)) {
+                Some(storage) => (storage, Some(rt)),
+                None => (rt, None),
+            };
             let target = Target {
                 rt,
                 version: version.to_string(),
                 namespace,
+                view,
             };
             let opts = WriteOptions {
-                dry_run: false,
                 preserve_identity: true,
+                ..WriteOptions::default()
             };
             st.create(&target, obj, &opts)
         };
@@ -820,6 +906,7 @@ impl State {
         rt: &ResourceType,
         obj: &mut Value,
     ) -> Result<Option<ResourceType>, ApiError> {
+        crate::kind_rules::check(rt, obj)?;
         let name = object::name(obj).unwrap_or_default().to_string();
         match (rt.id.group.as_str(), rt.id.plural.as_str()) {
             ("", "namespaces") => {
@@ -879,12 +966,14 @@ impl State {
     fn create(
         &mut self,
         target: &Target,
-        mut obj: Value,
+        obj: Value,
         opts: &WriteOptions,
     ) -> Result<Arc<Value>, ApiError> {
         let rt = target.rt.clone();
+        let mut obj = target.ingest(obj, true)?;
         Self::check_type(target, &mut obj)?;
         Self::check_namespace(target, &mut obj)?;
+        let requested = obj.clone();
         let meta = meta_mut(&mut obj);
         let given = meta
             .get("name")
@@ -950,6 +1039,31 @@ impl State {
         meta.remove("resourceVersion");
         let crd_type = self.type_rules(&rt, &mut obj)?;
         obj["apiVersion"] = Value::String(rt.api_version(&rt.storage_version));
+        match &opts.field_manager {
+            Some(manager) => {
+                let api_version = target.api_version();
+                let writer = Writer {
+                    manager,
+                    api_version: &api_version,
+                    scope: Scope::Main {
+                        status_separate: rt.has_status,
+                    },
+                };
+                let entries = if opts.applying {
+                    let mut entries = Vec::new();
+                    let fields = FieldSet::of(&requested, writer.scope);
+                    managed_fields::put_entry(&mut entries, &writer, Operation::Apply, fields);
+                    entries
+                } else {
+                    managed_fields::record_update(&Value::Null, &obj, &writer)
+                };
+                managed_fields::set_entries(&mut obj, &entries);
+            }
+            None if !opts.preserve_identity => {
+                meta_mut(&mut obj).remove("managedFields");
+            }
+            None => {}
+        }
         if opts.dry_run {
             return Ok(target.present(Arc::new(obj)));
         }
@@ -968,6 +1082,7 @@ impl State {
         existing: &Arc<Value>,
         mut new: Value,
         opts: &WriteOptions,
+        ownership: Ownership,
     ) -> Result<Arc<Value>, ApiError> {
         let rt = target.rt.clone();
         let name = object::name(existing).unwrap_or_default().to_string();
@@ -1001,6 +1116,25 @@ impl State {
             let generation = new["metadata"]["generation"].as_i64().unwrap_or(1);
             new["metadata"]["generation"] = json!(generation + 1);
         }
+        if let Ownership::Update(scope) = ownership {
+            // Only the server maintains managedFields on non-apply writes.
+            match object::meta(existing).and_then(|m| m.get("managedFields")) {
+                Some(mf) => meta_mut(&mut new).insert("managedFields".into(), mf.clone()),
+                None => meta_mut(&mut new).remove("managedFields"),
+            };
+            if &new != existing.as_ref()
+                && let Some(manager) = &opts.field_manager
+            {
+                let api_version = target.api_version();
+                let writer = Writer {
+                    manager,
+                    api_version: &api_version,
+                    scope,
+                };
+                let entries = managed_fields::record_update(existing, &new, &writer);
+                managed_fields::set_entries(&mut new, &entries);
+            }
+        }
         if &new == existing.as_ref() || opts.dry_run {
             if opts.dry_run {
                 return Ok(target.present(Arc::new(new)));
@@ -1018,11 +1152,12 @@ impl State {
         &mut self,
         target: &Target,
         name: &str,
-        mut body: Value,
+        body: Value,
         status_only: bool,
         opts: &WriteOptions,
     ) -> Result<Arc<Value>, ApiError> {
         let rt = target.rt.clone();
+        let mut body = target.ingest(body, false)?;
         Self::check_type(target, &mut body)?;
         match object::name(&body) {
             Some(n) if !n.is_empty() && n != name => {
@@ -1042,19 +1177,14 @@ impl State {
         {
             return Err(ApiError::conflict(&rt, name));
         }
-        let new = if status_only {
-            let mut n = (*existing).clone();
-            match body.get("status") {
-                Some(s) => n["status"] = s.clone(),
-                None => {
-                    n.as_object_mut().map(|m| m.remove("status"));
-                }
-            }
-            n
-        } else {
-            body
-        };
-        self.finish_update(target, &existing, new, opts)
+        let new = scoped(&rt, &existing, body, status_only);
+        self.finish_update(
+            target,
+            &existing,
+            new,
+            opts,
+            Ownership::Update(scope(&rt, status_only)),
+        )
     }
 
     fn patch(
@@ -1070,6 +1200,10 @@ impl State {
         let Some(existing) = self.get(&rt.id, &target.key(name)) else {
             if kind == PatchType::Apply && !status_only {
                 let mut obj = patch.clone();
+                let opts = &WriteOptions {
+                    applying: true,
+                    ..opts.clone()
+                };
                 if !obj.is_object() {
                     return Err(ApiError::bad_request("an apply patch must be an object"));
                 }
@@ -1088,14 +1222,23 @@ impl State {
             return Err(ApiError::not_found(&rt, name));
         };
         let mut doc = (*target.present(existing.clone())).clone();
+        let mut ownership = Ownership::Update(scope(&rt, status_only));
         match kind {
             PatchType::Merge => patch::merge_patch(&mut doc, patch),
-            PatchType::Strategic | PatchType::Apply => {
-                if kind == PatchType::Apply {
-                    let mut body = patch.clone();
+            PatchType::Strategic => patch::strategic_merge(&mut doc, patch),
+            PatchType::Apply => {
+                let mut body = patch.clone();
+                if target.view.is_none() {
                     Self::check_type(target, &mut body)?;
                 }
-                patch::strategic_merge(&mut doc, patch)
+                let api_version = target.api_version();
+                let writer = Writer {
+                    manager: opts.field_manager.as_deref().unwrap_or_default(),
+                    api_version: &api_version,
+                    scope: scope(&rt, status_only),
+                };
+                doc = apply::apply(&doc, &body, &writer, opts.force)?;
+                ownership = Ownership::Precomputed;
             }
             PatchType::Json => patch::json_patch(&mut doc, patch)
                 .map_err(|e| ApiError::invalid(&rt, name, "patch", &e))?,
@@ -1103,6 +1246,7 @@ impl State {
         if !doc.is_object() {
             return Err(ApiError::bad_request("the patch result is not an object"));
         }
+        let mut doc = target.ingest(doc, false)?;
         Self::check_type(target, &mut doc)?;
         if object::name(&doc) != Some(name) {
             return Err(ApiError::invalid(
@@ -1117,19 +1261,15 @@ impl State {
         {
             return Err(ApiError::conflict(&rt, name));
         }
-        let new = if status_only {
-            let mut n = (*existing).clone();
-            match doc.get("status") {
-                Some(s) => n["status"] = s.clone(),
-                None => {
-                    n.as_object_mut().map(|m| m.remove("status"));
-                }
-            }
-            n
-        } else {
-            doc
-        };
-        self.finish_update(target, &existing, new, opts)
+        let managed = doc["metadata"]["managedFields"].clone();
+        let mut new = scoped(&rt, &existing, doc, status_only);
+        if matches!(ownership, Ownership::Precomputed) {
+            match managed {
+                Value::Null => meta_mut(&mut new).remove("managedFields"),
+                mf => meta_mut(&mut new).insert("managedFields".into(), mf),
+            };
+        }
+        self.finish_update(target, &existing, new, opts, ownership)
             .map(|o| (o, false))
     }
 
@@ -1144,15 +1284,23 @@ impl State {
         let existing = self
             .get(&rt.id, &key)
             .ok_or_else(|| ApiError::not_found(&rt, name))?;
-        if let Some(rv) = &opts.precondition_rv
-            && Some(rv.as_str()) != object::resource_version(&existing)
-        {
-            return Err(ApiError::conflict(&rt, name));
-        }
         if let Some(uid) = &opts.precondition_uid
             && Some(uid.as_str()) != object::uid(&existing)
         {
-            return Err(ApiError::conflict(&rt, name));
+            let actual = object::uid(&existing).unwrap_or_default();
+            return Err(ApiError::precondition_failed(&rt, name, "UID", uid, actual));
+        }
+        if let Some(rv) = &opts.precondition_rv
+            && Some(rv.as_str()) != object::resource_version(&existing)
+        {
+            let actual = object::resource_version(&existing).unwrap_or_default();
+            return Err(ApiError::precondition_failed(
+                &rt,
+                name,
+                "ResourceVersion",
+                rv,
+                actual,
+            ));
         }
         if opts.dry_run {
             return Ok(target.present(existing));
@@ -1338,6 +1486,7 @@ mod tests {
             rt,
             version: "v1".into(),
             namespace: ns.map(str::to_string),
+            view: None,
         }
     }
 

@@ -97,8 +97,95 @@ fn columns(rt: &ResourceType) -> Vec<Value> {
             ),
             age,
         ],
+        ("" | "events.k8s.io", "events") => vec![
+            column(
+                "Last Seen",
+                "string",
+                "",
+                "The last time the event was observed.",
+            ),
+            column(
+                "Type",
+                "string",
+                "",
+                "Type of this event (Normal, Warning).",
+            ),
+            column("Reason", "string", "", "The reason for the event."),
+            column("Object", "string", "", "The object the event is about."),
+            column(
+                "Message",
+                "string",
+                "",
+                "A human-readable description of the event.",
+            ),
+        ],
+        ("networking.k8s.io", "networkpolicies") => vec![
+            name,
+            column(
+                "Pod-Selector",
+                "string",
+                "",
+                "Selects the pods to which this NetworkPolicy object applies.",
+            ),
+            age,
+        ],
+        ("", "resourcequotas") => vec![
+            name,
+            age,
+            column("Request", "string", "", "Request of the resource quota."),
+            column("Limit", "string", "", "Limit of the resource quota."),
+        ],
         _ => vec![name, age],
     }
+}
+
+/// `key=value,…` of a label selector's `matchLabels` and `matchExpressions`, `<none>` if empty.
+fn selector_text(sel: &Value) -> String {
+    let mut parts: Vec<String> = sel["matchLabels"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                .collect()
+        })
+        .unwrap_or_default();
+    for e in sel["matchExpressions"].as_array().into_iter().flatten() {
+        let key = e["key"].as_str().unwrap_or_default();
+        let values: Vec<&str> = e["values"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        parts.push(match e["operator"].as_str().unwrap_or_default() {
+            "In" => format!("{key} in ({})", values.join(",")),
+            "NotIn" => format!("{key} notin ({})", values.join(",")),
+            "Exists" => key.to_string(),
+            _ => format!("!{key}"),
+        });
+    }
+    if parts.is_empty() {
+        "<none>".into()
+    } else {
+        parts.join(",")
+    }
+}
+
+/// `cpu: 0/1, pods: 2/10` for the quota's hard limits whose names start (`limits.`) or not.
+fn quota_text(obj: &Value, limits: bool) -> String {
+    let Some(hard) = obj["spec"]["hard"].as_object() else {
+        return String::new();
+    };
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "0".into(),
+        other => other.to_string(),
+    };
+    hard.iter()
+        .filter(|(k, _)| k.starts_with("limits.") == limits)
+        .map(|(k, v)| format!("{k}: {}/{}", text(&obj["status"]["used"][k]), text(v)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `HumanDuration`-style age: `42s`, `5m3s`, `17m`, `3h4m`, `20h`, `3d4h`, `12d`, `2y`.
@@ -178,6 +265,49 @@ fn cells(rt: &ResourceType, obj: &Value) -> Vec<Value> {
                 age,
             ]
         }
+        ("" | "events.k8s.io", "events") => {
+            let last_seen = [
+                &obj["series"]["lastObservedTime"],
+                &obj["lastTimestamp"],
+                &obj["deprecatedLastTimestamp"],
+                &obj["eventTime"],
+            ]
+            .into_iter()
+            .find_map(Value::as_str)
+            .and_then(object::age_seconds)
+            .map(human_age)
+            .unwrap_or_else(|| "<unknown>".into());
+            let regarding = if obj["involvedObject"].is_object() {
+                &obj["involvedObject"]
+            } else {
+                &obj["regarding"]
+            };
+            let object = format!(
+                "{}/{}",
+                regarding["kind"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_lowercase(),
+                regarding["name"].as_str().unwrap_or_default()
+            );
+            let message = obj["message"].as_str().or(obj["note"].as_str());
+            vec![
+                json!(last_seen),
+                json!(obj["type"].as_str().unwrap_or_default()),
+                json!(obj["reason"].as_str().unwrap_or_default()),
+                json!(object),
+                json!(message.unwrap_or_default()),
+            ]
+        }
+        ("networking.k8s.io", "networkpolicies") => {
+            vec![name, json!(selector_text(&obj["spec"]["podSelector"])), age]
+        }
+        ("", "resourcequotas") => vec![
+            name,
+            age,
+            json!(quota_text(obj, false)),
+            json!(quota_text(obj, true)),
+        ],
         _ => vec![name, age],
     }
 }

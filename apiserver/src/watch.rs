@@ -98,7 +98,7 @@ impl Watcher {
     }
 
     fn natural(&self) -> bool {
-        self.spec.table.is_none() && self.spec.target.version == self.spec.target.rt.storage_version
+        self.spec.table.is_none() && self.spec.target.serves_storage_form()
     }
 
     /// The line to send for an event, if this watch sees it.
@@ -159,7 +159,7 @@ impl Watcher {
         }
         let obj = json!({
             "kind": rt.kind,
-            "apiVersion": rt.api_version(&self.spec.target.version),
+            "apiVersion": self.spec.target.api_version(),
             "metadata": metadata,
         });
         render_line("BOOKMARK", &obj)
@@ -272,6 +272,7 @@ mod tests {
             rt: store.lookup("", "v1", "namespaces").unwrap(),
             version: "v1".into(),
             namespace: None,
+            view: None,
         };
         let (start, rx) = store
             .watch(

@@ -269,7 +269,7 @@ async fn merge_json_strategic_and_apply_patches_all_apply() {
     let reapplied = pods
         .patch(
             "q",
-            &PatchParams::apply("test"),
+            &PatchParams::apply("labeller"),
             &Patch::Apply(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "q", "labels": {"x": "y"}}})),
         )
         .await

@@ -242,3 +242,82 @@ async fn kubectl_get_watch_sees_a_change() {
     );
     child.kill().await.unwrap();
 }
+
+#[tokio::test]
+async fn kubectl_applies_server_side_and_lists_netpols_quotas_and_events() {
+    if !kubectl_available() {
+        return;
+    }
+    let server = server().await;
+    let dir = TempDir::new("kubectl-kinds");
+    let k = Kubectl::new(&server, dir.path());
+    let manifest = dir.path().join("kinds.yaml");
+    std::fs::write(
+        &manifest,
+        "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: allow-web\n  \
+         namespace: default\nspec:\n  podSelector:\n    matchLabels:\n      app: web\n  \
+         policyTypes: [Ingress]\n---\napiVersion: v1\nkind: ResourceQuota\nmetadata:\n  \
+         name: compute\n  namespace: default\nspec:\n  hard:\n    cpu: \"4\"\n    pods: \"10\"\n\
+         ---\napiVersion: events.k8s.io/v1\nkind: Event\nmetadata:\n  name: pulled\n  \
+         namespace: default\neventTime: \"2026-01-01T00:00:00.000000Z\"\nregarding:\n  \
+         kind: Pod\n  name: web-1\nnote: Pulled the image\nreason: Pulled\ntype: Normal\n\
+         action: Pull\nreportingController: herald.dev/plugin\nreportingInstance: herald-0\n",
+    )
+    .unwrap();
+    let applied = k
+        .run(&["apply", "--server-side", "-f", manifest.to_str().unwrap()])
+        .await;
+    assert!(
+        applied.contains("networkpolicy.networking.k8s.io/allow-web serverside-applied"),
+        "{applied}"
+    );
+    let again = k
+        .run(&["apply", "--server-side", "-f", manifest.to_str().unwrap()])
+        .await;
+    assert!(
+        again.contains("resourcequota/compute serverside-applied"),
+        "{again}"
+    );
+    let netpols = k.run(&["get", "netpol", "-A"]).await;
+    assert!(
+        netpols.lines().next().unwrap().contains("POD-SELECTOR"),
+        "{netpols}"
+    );
+    assert!(
+        netpols
+            .lines()
+            .any(|l| l.starts_with("default") && l.contains("allow-web") && l.contains("app=web")),
+        "{netpols}"
+    );
+    let quotas = k.run(&["get", "quota"]).await;
+    assert!(
+        quotas
+            .lines()
+            .any(|l| l.starts_with("compute") && l.contains("pods: 0/10")),
+        "{quotas}"
+    );
+    let events = k.run(&["get", "events"]).await;
+    assert!(
+        events.lines().next().unwrap().contains("REASON"),
+        "{events}"
+    );
+    assert!(
+        events.lines().any(|l| l.contains("Pulled")
+            && l.contains("pod/web-1")
+            && l.contains("Pulled the image")),
+        "{events}"
+    );
+    let managed = k
+        .run(&[
+            "get",
+            "netpol",
+            "allow-web",
+            "--show-managed-fields",
+            "-o",
+            "json",
+        ])
+        .await;
+    let v: serde_json::Value = serde_json::from_str(&managed).unwrap();
+    assert_eq!(v["metadata"]["managedFields"][0]["manager"], "kubectl");
+    assert_eq!(v["metadata"]["managedFields"][0]["operation"], "Apply");
+}

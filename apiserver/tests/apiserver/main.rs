@@ -5,6 +5,8 @@ mod common;
 mod crds;
 mod crud;
 mod faults;
+mod kinds;
 mod kubectl;
 mod lists;
 mod watches;
+mod writes;
