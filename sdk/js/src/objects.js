@@ -68,8 +68,9 @@ export function controllerOf(object) {
 }
 
 /**
- * Shortens `text` to at most `max` characters, marking a cut with `…` and
- * the original length: `truncate('abcdefgh', 5)` is `'abcd…(8 chars)'`.
+ * Keeps the first `max` characters of a longer `text` and marks the cut with
+ * `…` and the original length: `truncate('abcdefgh', 4)` is
+ * `'abcd…(8 chars)'`; shorter texts come back unchanged.
  *
  * @param {string} text
  * @param {number} max At least 1.
@@ -80,5 +81,5 @@ export function truncate(text, max) {
     throw new RangeError(`truncate: max must be a positive whole number, got ${String(max)}`);
   }
   const characters = [...text];
-  return characters.length <= max ? text : `${characters.slice(0, max - 1).join('')}…(${characters.length} chars)`;
+  return characters.length <= max ? text : `${characters.slice(0, max).join('')}…(${characters.length} chars)`;
 }

@@ -110,3 +110,40 @@ test('the fake host builds the contexts the host would send', () => {
   );
   assert.deepEqual(testing.manifestOf(Counting).subscriptions[0].kind, { group: '', version: 'v1', kind: 'Pod' });
 });
+
+test('replay feeds recorded events through the fake cache, remembering old states', async () => {
+  testing.reset();
+  const { cache } = await import('../src/index.js');
+  const seen = [];
+  const plugin = {
+    manifest: () => new Manifest('replayer', '1'),
+    onAdd: (event) => seen.push(`add ${event.key} initial=${event.isInitialList} cached=${cache.list(event.kind).length}`),
+    onUpdate: (update) => seen.push(`update ${update.key} ${update.old.metadata.resourceVersion}→${update.new.metadata.resourceVersion}`),
+    onDelete: (event) => {
+      seen.push(`delete ${event.key} unknown=${event.finalStateUnknown} cached=${cache.list(event.kind).length}`);
+      throw new Error('refused');
+    },
+  };
+  const pod = (rv) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'a', resourceVersion: rv } });
+  const lines = [
+    { type: 'ADDED', initial: true, object: pod('1') },
+    { type: 'MODIFIED', object: pod('2') },
+    { type: 'update', old: pod('1'), object: pod('3') },
+    { type: 'DELETED', finalStateUnknown: true, object: pod('3') },
+  ].map((event) => JSON.stringify(event));
+  const replayed = await testing.replay(plugin, `${lines.join('\n')}\n\n`);
+  assert.deepEqual(seen, ['add a/p initial=true cached=1', 'update a/p 1→2', 'update a/p 1→3', 'delete a/p unknown=true cached=0']);
+  assert.deepEqual(
+    replayed.map(({ line, type, result }) => [line, type, result.tag]),
+    [
+      [1, 'add', 'ok'],
+      [2, 'update', 'ok'],
+      [3, 'update', 'ok'],
+      [4, 'delete', 'err'],
+    ],
+  );
+  assert.equal(replayed[3].result.val, 'refused');
+  await assert.rejects(testing.replay(plugin, JSON.stringify({ type: 'update', object: pod('9') })), /line 1: an update of a\/p with no old state/);
+  await assert.rejects(testing.replay(plugin, '{"type":"upsert","object":{}}'), /line 1: unknown event type "upsert"/);
+  await assert.rejects(testing.replay(plugin, '\n{nope'), /line 2: not JSON/);
+});

@@ -60,3 +60,26 @@ test('a decode error says which side failed', () => {
   assert.throws(() => update.new, /^HeraldError: decoding the new object as JSON: /);
   assert.equal(update.old.metadata.name, 'web-0');
 });
+
+test('object helpers read metadata and tolerate missing fields', async () => {
+  const { objects } = await import('../src/index.js');
+  const pod = {
+    metadata: {
+      name: 'web-0',
+      namespace: 'shop',
+      labels: { app: 'web' },
+      ownerReferences: [{ kind: 'Node', name: 'n', controller: false }, { kind: 'ReplicaSet', name: 'web-5', controller: true }],
+    },
+  };
+  assert.equal(objects.key(pod), 'shop/web-0');
+  assert.equal(objects.key({ metadata: { name: 'node-1' } }), 'node-1');
+  assert.deepEqual(objects.labels(pod), { app: 'web' });
+  assert.deepEqual(objects.annotations(pod), {});
+  assert.equal(objects.controllerOf(pod).name, 'web-5');
+  assert.equal(objects.controllerOf({}), undefined);
+  assert.equal(objects.name(undefined), '');
+  assert.equal(objects.truncate('abcdefgh', 4), 'abcd…(8 chars)');
+  assert.equal(objects.truncate('abcd', 4), 'abcd');
+  assert.equal(objects.truncate('😀😀😀', 2), '😀😀…(3 chars)', 'counts characters, not UTF-16 units');
+  assert.throws(() => objects.truncate('a', 0), /max must be a positive whole number/);
+});

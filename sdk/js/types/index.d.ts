@@ -274,6 +274,6 @@ export declare namespace objects {
   function annotations(object: KubeObject | undefined): Record<string, string>;
   /** The owner reference with `controller: true`. */
   function controllerOf(object: KubeObject | undefined): OwnerReference | undefined;
-  /** Cuts `text` to `max` characters, marking the cut: `abcd…(8 chars)`. */
+  /** Keeps the first `max` characters of a longer text, marking the cut: `truncate('abcdefgh', 4)` is `abcd…(8 chars)`. */
   function truncate(text: string, max: number): string;
 }

@@ -55,3 +55,13 @@ export function dispatch(plugin: unknown, notification: Event | Update, type?: '
 export function manifestOf(plugin: unknown): ManifestRecord;
 /** Whether `labels` match a Kubernetes label selector. */
 export function selectorMatches(selector: string, labels: Record<string, string>): boolean;
+/** One event of a replay and what came of it. */
+export interface ReplayedEvent {
+  line: number;
+  type: 'add' | 'update' | 'delete';
+  key: string;
+  result: CallResult;
+  logs: LogLine[];
+}
+/** Feeds recorded events (the `examples/events/*.jsonl` format) to a plugin through the fake host, like `herald plugin replay`. */
+export function replay(plugin: unknown, text: string): Promise<ReplayedEvent[]>;
