@@ -14,7 +14,8 @@ use std::sync::OnceLock;
 use std::time::Instant;
 
 /// What to run when the toolchain is missing.
-const INSTALL: &str = "install Node.js 20 or later, then run `npm ci` at the repository root (.ci/run does both)";
+const INSTALL: &str =
+    "install Node.js 20 or later, then run `npm ci` at the repository root (.ci/run does both)";
 
 /// Checks that `node` runs and the pinned toolchain is installed; returns the
 /// repository root.
@@ -73,7 +74,9 @@ fn succeed(what: &str, command: &mut Command) -> Output {
 fn node_suite(dir: &Path) {
     let output = succeed(
         &format!("node --test in {}", dir.display()),
-        Command::new("node").args(["--test", "test/"]).current_dir(dir),
+        Command::new("node")
+            .args(["--test", "test/"])
+            .current_dir(dir),
     );
     let report = String::from_utf8_lossy(&output.stdout);
     let count = |label: &str| -> u32 {
@@ -125,7 +128,10 @@ fn the_built_example_passes_plugin_check() {
     let wasm = configmap_diff_wasm();
     let started = Instant::now();
     let output = run(&["plugin", "check", wasm.to_str().unwrap()]);
-    eprintln!("herald plugin check: {:.1} s", started.elapsed().as_secs_f64());
+    eprintln!(
+        "herald plugin check: {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert!(
         output.status.success(),
@@ -162,7 +168,10 @@ fn the_built_example_replays_the_recorded_configmap_changes() {
         "--events",
         events.to_str().unwrap(),
     ]);
-    eprintln!("herald plugin replay: {:.1} s", started.elapsed().as_secs_f64());
+    eprintln!(
+        "herald plugin replay: {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert_eq!(
         output.status.code(),
