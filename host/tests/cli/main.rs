@@ -11,4 +11,5 @@ mod pipe;
 mod process;
 mod replay;
 mod run;
+mod sdk_js;
 mod stuck;

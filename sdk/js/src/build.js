@@ -1,0 +1,131 @@
+/**
+ * Building a plugin module into a WebAssembly component: bundle the module
+ * with the SDK (rolldown; TypeScript is accepted), then componentize the
+ * bundle against the vendored `herald:plugin@0.1.0` WIT (ComponentizeJS).
+ * `herald-build` is the command-line face of {@link build}.
+ *
+ * @module
+ */
+
+import { mkdtemp, rm, writeFile, stat, mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const SDK_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** The vendored copy of the contract (`wit/herald.wit`), byte-identical to the repository's. */
+export const WIT_DIR = join(SDK_ROOT, 'wit');
+
+/** The world every plugin targets. */
+export const WORLD = 'plugin';
+
+/**
+ * ComponentizeJS features turned off: the host links WASI 0.2 (clocks,
+ * random, stdio) but not `wasi:http`, and a plugin serves no HTTP.
+ */
+export const DISABLED_FEATURES = Object.freeze(['http', 'fetch-event']);
+
+/**
+ * The entry module the bundle starts from: connects the host's imports to
+ * the SDK first, then binds the plugin's default export to the component's
+ * exports.
+ */
+function entrySource(pluginPath) {
+  const sdk = (file) => JSON.stringify(join(SDK_ROOT, 'src', file));
+  return `import ${JSON.stringify('./connect-host.js')};
+import { bindPlugin } from ${sdk('component.js')};
+import plugin from ${JSON.stringify(pluginPath)};
+
+const bound = bindPlugin(plugin);
+export const manifest = bound.manifest;
+export const handler = bound.handler;
+`;
+}
+
+function connectHostSource() {
+  const sdk = JSON.stringify(join(SDK_ROOT, 'src', 'host.js'));
+  return `import { log } from 'herald:plugin/log@0.1.0';
+import { get as cacheGet, list as cacheList } from 'herald:plugin/cache@0.1.0';
+import { get as configGet } from 'herald:plugin/config@0.1.0';
+import { installHost } from ${sdk};
+
+installHost({ log, cacheGet, cacheList, configGet });
+`;
+}
+
+/**
+ * Bundles the plugin module at `pluginPath` with the SDK into one ES module
+ * (text). `@herald/sdk` always resolves to this SDK, so the plugin and the
+ * glue share one copy; `@herald/sdk/testing` is refused (tests only).
+ *
+ * @param {string} pluginPath
+ * @returns {Promise<string>}
+ */
+export async function bundle(pluginPath) {
+  const { rolldown } = await import('rolldown');
+  const work = await mkdtemp(join(tmpdir(), 'herald-bundle-'));
+  try {
+    const entry = join(work, 'entry.js');
+    await writeFile(join(work, 'connect-host.js'), connectHostSource());
+    await writeFile(entry, entrySource(resolve(pluginPath)));
+    const bundler = await rolldown({
+      input: entry,
+      platform: 'neutral',
+      external: [/^herald:plugin\//],
+      logLevel: 'warn',
+      resolve: {
+        alias: {
+          '@herald/sdk/testing': join(SDK_ROOT, 'src', 'testing-refused.js'),
+          '@herald/sdk': join(SDK_ROOT, 'src', 'index.js'),
+        },
+      },
+    });
+    try {
+      const { output } = await bundler.generate({ format: 'esm' });
+      return output[0].code;
+    } finally {
+      await bundler.close();
+    }
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Builds the plugin module at `pluginPath` into a component at `outputPath`.
+ *
+ * @param {object} options
+ * @param {string} options.plugin Path of the plugin's entry module (`.js`, `.mjs` or `.ts`), which default-exports its handler.
+ * @param {string} options.output Where to write the `.wasm` component.
+ * @param {string} [options.bundleOutput] Also keep the bundled JavaScript here (for debugging).
+ * @returns {Promise<{bytes: number, milliseconds: number}>} The component's size and the build's duration.
+ */
+export async function build({ plugin, output, bundleOutput }) {
+  const started = performance.now();
+  await stat(plugin).catch(() => {
+    throw new Error(`no plugin module at ${plugin}`);
+  });
+  const code = await bundle(plugin);
+  const { componentize } = await import('@bytecodealliance/componentize-js');
+  const work = await mkdtemp(join(tmpdir(), 'herald-build-'));
+  try {
+    const sourcePath = join(work, 'plugin.bundle.js');
+    await writeFile(sourcePath, code);
+    if (bundleOutput !== undefined) {
+      await mkdir(dirname(resolve(bundleOutput)), { recursive: true });
+      await writeFile(bundleOutput, code);
+    }
+    const { component } = await componentize({
+      sourcePath,
+      witPath: WIT_DIR,
+      worldName: WORLD,
+      disableFeatures: [...DISABLED_FEATURES],
+    });
+    await mkdir(dirname(resolve(output)), { recursive: true });
+    await writeFile(output, component);
+    return { bytes: component.length, milliseconds: Math.round(performance.now() - started) };
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}

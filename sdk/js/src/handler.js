@@ -1,0 +1,72 @@
+/**
+ * The {@link Handler} base class a plugin extends.
+ *
+ * @module
+ */
+
+/**
+ * A Herald plugin: a manifest plus what to do with each notification.
+ *
+ * Extend it and default-export the class from the plugin's entry module:
+ *
+ * ```js
+ * export default class Hello extends Handler {
+ *   manifest() {
+ *     return new Manifest('hello', '0.1.0').subscribe(Subscription.to('', 'v1', 'Pod'));
+ *   }
+ *   onAdd(event) {
+ *     log.info(`hello pod=${event.key}`);
+ *   }
+ * }
+ * ```
+ *
+ * The SDK creates one instance (with no constructor arguments) before the
+ * first call and keeps it for the life of the component instance, so fields
+ * carry state from one call to the next (the host discards the instance, and
+ * the state, when it reloads the plugin or after a trap). Calls never
+ * overlap. Every handler defaults to doing nothing; throwing is a handler
+ * failure the host records (the thrown error's message) and retries with
+ * backoff a bounded number of times. Handlers may be `async`.
+ */
+export class Handler {
+  /**
+   * Describes the plugin: called once per load, before any handler call.
+   * `config.get()` already works here, so configuration may shape the
+   * subscriptions. Must be overridden.
+   *
+   * @returns {import('./manifest.js').Manifest}
+   */
+  manifest() {
+    throw new Error(`${this.constructor.name} must define manifest()`);
+  }
+
+  /**
+   * An object was first seen, or replayed to a plugin joining an informer
+   * that had already synced (`event.isInitialList`).
+   *
+   * @param {import('./event.js').Event} event
+   * @returns {void | Promise<void>}
+   */
+  // eslint-disable-next-line no-unused-vars
+  onAdd(event) {}
+
+  /**
+   * An object changed; on a periodic resync (`update.isResync`) old and new
+   * are the same state.
+   *
+   * @param {import('./event.js').Update} update
+   * @returns {void | Promise<void>}
+   */
+  // eslint-disable-next-line no-unused-vars
+  onUpdate(update) {}
+
+  /**
+   * An object was deleted; the event carries its last known state
+   * (`event.finalStateUnknown` when the deletion was inferred).
+   *
+   * @param {import('./event.js').Event} event
+   * @returns {void | Promise<void>}
+   */
+  // eslint-disable-next-line no-unused-vars
+  onDelete(event) {}
+}

@@ -1,0 +1,27 @@
+/**
+ * Write Herald plugins in JavaScript or TypeScript.
+ *
+ * A plugin module default-exports a class extending {@link Handler} (a
+ * `manifest()` plus `onAdd`, `onUpdate`, `onDelete`); `herald-build` turns it
+ * into a WebAssembly component for the world `herald:plugin/plugin@0.1.0`.
+ * Logging, cache look-ups and configuration are the `log`, `cache` and
+ * `config` namespaces; `@herald/sdk/testing` is a fake host for unit tests.
+ *
+ * @module
+ */
+
+export { HeraldError } from './errors.js';
+export { GroupVersionKind } from './kind.js';
+export { Delivery, Limits, Manifest, Subscription } from './manifest.js';
+export { Context, Event, Update } from './event.js';
+export { Handler } from './handler.js';
+export { CacheError } from './cache.js';
+
+/** Logging into the host's log: `log.info(...)`, `log.warn(...)`, ... */
+export * as log from './log.js';
+/** Read-only look-ups in the host's informer caches. */
+export * as cache from './cache.js';
+/** The operator's configuration for this plugin. */
+export * as config from './config.js';
+/** Helpers for Kubernetes objects as parsed JSON. */
+export * as objects from './objects.js';

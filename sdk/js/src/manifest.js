@@ -1,0 +1,317 @@
+/**
+ * The manifest builder: what a plugin watches and what it asks for.
+ *
+ * Builders are written with chained calls and read back with `toRecord()`,
+ * which gives the plain record the contract carries (`herald:plugin/types`
+ * `manifest`, `subscription`, `limits`).
+ *
+ * @module
+ */
+
+import { GroupVersionKind } from './kind.js';
+
+/**
+ * How notifications for a subscription are queued (the WIT `delivery-mode`).
+ *
+ * @readonly
+ * @enum {string}
+ */
+export const Delivery = Object.freeze({
+  /** Every notification, one at a time, in the order the informer
+   * distributed them (client-go's behaviour). The default. */
+  EveryEvent: 'every-event',
+  /** At most one pending notification per object key, merged while it
+   * waits: for level-triggered plugins that only need the latest state. */
+  Coalesced: 'coalesced',
+});
+
+const U32_MAX = 0xffff_ffff;
+const U64_MAX = (1n << 64n) - 1n;
+
+function requireString(value, what) {
+  if (typeof value !== 'string') {
+    throw new TypeError(`${what} must be a string, got ${typeof value}`);
+  }
+  return value;
+}
+
+/** A non-negative whole number (number or bigint) as a bigint, saturated at `max`. */
+function wholeNumber(value, what, max) {
+  let big;
+  if (typeof value === 'bigint') {
+    big = value;
+  } else if (typeof value === 'number' && Number.isInteger(value)) {
+    big = BigInt(value);
+  } else {
+    throw new TypeError(`${what} must be a whole number, got ${String(value)}`);
+  }
+  if (big < 0n) {
+    throw new RangeError(`${what} must not be negative, got ${String(value)}`);
+  }
+  return big > max ? max : big;
+}
+
+/**
+ * One watched resource: a kind plus an optional namespace, selectors, resync
+ * period and delivery mode. Start from {@link Subscription.to}.
+ */
+export class Subscription {
+  #kind;
+  #namespace = undefined;
+  #labelSelector = undefined;
+  #fieldSelector = undefined;
+  #resyncPeriodMs = undefined;
+  #delivery = Delivery.EveryEvent;
+
+  /**
+   * Every object of `kind`, in every namespace, each event delivered.
+   *
+   * @param {GroupVersionKind | {group: string, version: string, kind: string}} kind
+   */
+  constructor(kind) {
+    this.#kind = GroupVersionKind.from(kind);
+  }
+
+  /**
+   * Every object of a kind named by strings: `Subscription.to('', 'v1', 'ConfigMap')`,
+   * `Subscription.to('apps', 'v1', 'Deployment')`, a CRD's group and kind.
+   *
+   * @param {string} group The API group; `''` for the core group.
+   * @param {string} version The version, e.g. `v1`.
+   * @param {string} kind The kind, e.g. `ConfigMap`.
+   * @returns {Subscription}
+   */
+  static to(group, version, kind) {
+    return new Subscription(new GroupVersionKind(group, version, kind));
+  }
+
+  /**
+   * Only objects in `namespace`.
+   *
+   * @param {string} namespace
+   * @returns {this}
+   */
+  namespace(namespace) {
+    this.#namespace = requireString(namespace, 'namespace');
+    return this;
+  }
+
+  /**
+   * Only objects matching the label selector, e.g. `app=web,tier!=cache`.
+   *
+   * @param {string} selector
+   * @returns {this}
+   */
+  labelSelector(selector) {
+    this.#labelSelector = requireString(selector, 'label selector');
+    return this;
+  }
+
+  /**
+   * Only objects matching the field selector, e.g. `metadata.name=web`.
+   *
+   * @param {string} selector
+   * @returns {this}
+   */
+  fieldSelector(selector) {
+    this.#fieldSelector = requireString(selector, 'field selector');
+    return this;
+  }
+
+  /**
+   * Re-deliver every cached object every `periodMs` milliseconds as
+   * `onUpdate(cached, cached)` with `isResync` set. The host rejects periods
+   * under one second.
+   *
+   * @param {number | bigint} periodMs
+   * @returns {this}
+   */
+  resyncPeriodMs(periodMs) {
+    this.#resyncPeriodMs = wholeNumber(periodMs, 'resync period (ms)', U64_MAX);
+    return this;
+  }
+
+  /**
+   * Deliver at most one pending notification per object, merged while it
+   * waits ({@link Delivery.Coalesced}).
+   *
+   * @returns {this}
+   */
+  coalesced() {
+    return this.delivery(Delivery.Coalesced);
+  }
+
+  /**
+   * Sets the delivery mode.
+   *
+   * @param {Delivery} delivery `'every-event'` or `'coalesced'`.
+   * @returns {this}
+   */
+  delivery(delivery) {
+    if (!Object.values(Delivery).includes(delivery)) {
+      throw new TypeError(`delivery must be one of ${Object.values(Delivery).join(', ')}, got ${String(delivery)}`);
+    }
+    this.#delivery = delivery;
+    return this;
+  }
+
+  /**
+   * The contract's `subscription` record. Unset options are `undefined`;
+   * the resync period is a bigint (WIT `u64`).
+   *
+   * @returns {import('../types/index.js').SubscriptionRecord}
+   */
+  toRecord() {
+    return {
+      kind: this.#kind.toRecord(),
+      namespace: this.#namespace,
+      labelSelector: this.#labelSelector,
+      fieldSelector: this.#fieldSelector,
+      resyncPeriodMs: this.#resyncPeriodMs,
+      delivery: this.#delivery,
+    };
+  }
+}
+
+/**
+ * Limits a plugin asks for; the operator's configuration caps them, and
+ * unset ones take the operator's defaults (`limits.default` in the host
+ * configuration: 1 s per call, 64 MiB).
+ */
+export class Limits {
+  #callDeadlineMs = undefined;
+  #memoryBytes = undefined;
+
+  /**
+   * Asks for this deadline per handler call, in milliseconds (saturating at
+   * the WIT `u32` maximum).
+   *
+   * @param {number} milliseconds
+   * @returns {this}
+   */
+  callDeadlineMs(milliseconds) {
+    this.#callDeadlineMs = Number(wholeNumber(milliseconds, 'call deadline (ms)', BigInt(U32_MAX)));
+    return this;
+  }
+
+  /**
+   * Asks for this much linear memory per instance, in bytes.
+   *
+   * @param {number | bigint} bytes
+   * @returns {this}
+   */
+  memoryBytes(bytes) {
+    this.#memoryBytes = wholeNumber(bytes, 'memory (bytes)', U64_MAX);
+    return this;
+  }
+
+  /**
+   * The contract's `limits` record; `memoryBytes` is a bigint (WIT `u64`).
+   *
+   * @returns {import('../types/index.js').LimitsRecord}
+   */
+  toRecord() {
+    return { callDeadlineMs: this.#callDeadlineMs, memoryBytes: this.#memoryBytes };
+  }
+}
+
+/**
+ * What a plugin is and what it needs; returned by the handler's
+ * `manifest()`, read once per load.
+ *
+ * ```js
+ * new Manifest('web-watch', '1.2.0')
+ *   .subscribe(Subscription.to('', 'v1', 'Pod').namespace('web').labelSelector('app=web'))
+ *   .subscribe(Subscription.to('apps', 'v1', 'Deployment').resyncPeriodMs(300_000).coalesced())
+ *   .limits(new Limits().callDeadlineMs(500))
+ *   .capability('example-capability');
+ * ```
+ */
+export class Manifest {
+  #subscriptions = [];
+  #limits = new Limits();
+  #capabilities = [];
+
+  /**
+   * A manifest with no subscriptions (the host requires at least one),
+   * default limits and no capabilities.
+   *
+   * @param {string} name Unique plugin name: lowercase letters, digits and `-`.
+   * @param {string} version The plugin's own version (semver advised).
+   */
+  constructor(name, version) {
+    /** The plugin's name. */
+    this.name = requireString(name, 'plugin name');
+    /** The plugin's version. */
+    this.version = requireString(version, 'plugin version');
+  }
+
+  /**
+   * Adds a subscription.
+   *
+   * @param {Subscription} subscription
+   * @returns {this}
+   */
+  subscribe(subscription) {
+    if (!(subscription instanceof Subscription)) {
+      throw new TypeError('subscribe() takes a Subscription, e.g. Subscription.to("", "v1", "Pod")');
+    }
+    this.#subscriptions.push(subscription);
+    return this;
+  }
+
+  /**
+   * Adds a subscription to every object of a kind named by strings, in
+   * every namespace, without selectors.
+   *
+   * @param {string} group
+   * @param {string} version
+   * @param {string} kind
+   * @returns {this}
+   */
+  subscribeKind(group, version, kind) {
+    return this.subscribe(Subscription.to(group, version, kind));
+  }
+
+  /**
+   * Sets the limits requested.
+   *
+   * @param {Limits} limits
+   * @returns {this}
+   */
+  limits(limits) {
+    if (!(limits instanceof Limits)) {
+      throw new TypeError('limits() takes a Limits, e.g. new Limits().callDeadlineMs(500)');
+    }
+    this.#limits = limits;
+    return this;
+  }
+
+  /**
+   * Asks for a host capability; the operator must grant it or the plugin is
+   * not loaded.
+   *
+   * @param {string} capability
+   * @returns {this}
+   */
+  capability(capability) {
+    this.#capabilities.push(requireString(capability, 'capability'));
+    return this;
+  }
+
+  /**
+   * The contract's `manifest` record, what the component's `manifest`
+   * export returns.
+   *
+   * @returns {import('../types/index.js').ManifestRecord}
+   */
+  toRecord() {
+    return {
+      name: this.name,
+      version: this.version,
+      subscriptions: this.#subscriptions.map((subscription) => subscription.toRecord()),
+      limits: this.#limits.toRecord(),
+      capabilities: [...this.#capabilities],
+    };
+  }
+}

@@ -1,0 +1,67 @@
+// Declarations of the fake host (src/testing.js).
+import type { Context, Event, GroupVersionKind, KindLike, KubeObject, ManifestRecord, Update, log } from './index.js';
+
+/** One line a plugin logged. */
+export interface LogLine {
+  level: log.Level;
+  message: string;
+}
+
+/** What the component answers the host: ok, or the error message. */
+export type CallResult = { tag: 'ok'; val?: undefined } | { tag: 'err'; val: string };
+
+/** Forgets the configuration, logs, subscriptions and cache. */
+export function reset(): void;
+/** Sets the configuration, as a value (passed as JSON). */
+export function setConfig(value: unknown): void;
+/** Sets the configuration as JSON text. */
+export function setConfigJson(json: string): void;
+/** Removes the configuration. */
+export function clearConfig(): void;
+/** Every line logged since the last take, removed. */
+export function takeLogs(): LogLine[];
+/** The text of every line logged since the last take, removed. */
+export function takeMessages(): string[];
+/** Makes `kind` visible to cache look-ups. */
+export function subscribe(kind: KindLike): void;
+/** Puts an object in the cache (kind from its `apiVersion`/`kind` unless given) and subscribes to its kind. */
+export function cacheInsert(object: KubeObject, kind?: KindLike): void;
+/** Puts an object given as JSON text in the cache under `kind`. */
+export function cacheInsertJson(kind: KindLike, json: string): void;
+/** Removes `namespace/name` of `kind` from the cache. */
+export function cacheRemove(kind: KindLike, namespace: string | undefined, name: string): void;
+/** The plural resource name the host's replayer guesses for a kind. */
+export function resourceOf(kind: string): string;
+/** The context the host would send with `object`. */
+export function contextFor(
+  object: KubeObject,
+  overrides?: { kind?: GroupVersionKind; resource?: string; isInitialList?: boolean; isResync?: boolean; finalStateUnknown?: boolean },
+): Context;
+/** The event `onAdd` would receive. */
+export function added<T extends KubeObject>(object: T): Event<T>;
+/** The event `onUpdate` would receive. */
+export function updated<T extends KubeObject>(old: T, updated: T): Update<T>;
+/** The event `onDelete` would receive. */
+export function deleted<T extends KubeObject>(object: T): Event<T>;
+/** An initial-list add. */
+export function listed<T extends KubeObject>(object: T): Event<T>;
+/** A resync update (old and new equal). */
+export function resynced<T extends KubeObject>(object: T): Update<T>;
+/** A delete inferred from a relist. */
+export function vanished<T extends KubeObject>(object: T): Event<T>;
+/** What the component would answer for a notification, through the same glue as the built component. */
+export function dispatch(plugin: unknown, notification: Event | Update, type?: 'add' | 'update' | 'delete'): Promise<CallResult>;
+/** The manifest record the component would return. */
+export function manifestOf(plugin: unknown): ManifestRecord;
+/** Whether `labels` match a Kubernetes label selector. */
+export function selectorMatches(selector: string, labels: Record<string, string>): boolean;
+/** One event of a replay and what came of it. */
+export interface ReplayedEvent {
+  line: number;
+  type: 'add' | 'update' | 'delete';
+  key: string;
+  result: CallResult;
+  logs: LogLine[];
+}
+/** Feeds recorded events (the `examples/events/*.jsonl` format) to a plugin through the fake host, like `herald plugin replay`. */
+export function replay(plugin: unknown, text: string): Promise<ReplayedEvent[]>;
