@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 from typing import List, Optional
 
@@ -74,6 +75,9 @@ def check_natively(app: Path, module: str) -> List[str]:
         plugin = require_exported_plugin()
         manifest = plugin.manifest()
         return [f"manifest: {problem}" for problem in manifest.problems()]
+    except Exception as error:
+        raise BuildError(f"{app}: checking it natively failed: {type(error).__name__}: {error}\n"
+                         f"{traceback.format_exc().rstrip()}") from error
     finally:
         sys.path.remove(str(app.parent))
 
