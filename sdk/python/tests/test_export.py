@@ -11,7 +11,8 @@ import pytest
 import herald_sdk
 from herald_sdk import Handler, HandlerError, Limits, Manifest, Subscription, log, testing
 from herald_sdk import handler as handler_module
-from herald_sdk._export import Dispatcher, context_from_wit, manifest_to_wit, require_exported_plugin
+from herald_sdk._export import (Dispatcher, context_from_wit, logged_manifest, manifest_to_wit,
+                                require_exported_plugin)
 from herald_sdk.build import WIT_DIR, WORLD
 from herald_sdk.kinds import Pod
 
@@ -131,3 +132,16 @@ def test_exporting_is_checked(no_export):
 
     with pytest.raises(RuntimeError, match="exports Counting already"):
         herald_sdk.export_plugin(Other)
+
+
+def test_a_failing_manifest_is_logged_then_raised(no_export):
+    class Broken(Handler):
+        @classmethod
+        def manifest(cls):
+            raise ValueError("kinds: 'Pod' is not apiVersion/Kind")
+
+    herald_sdk.export_plugin(Broken)
+    with pytest.raises(ValueError):
+        logged_manifest()
+    assert [(str(line.level), line.message) for line in testing.take_logs()] == [
+        ("error", "manifest() failed: ValueError: kinds: 'Pod' is not apiVersion/Kind")]

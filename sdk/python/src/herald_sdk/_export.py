@@ -103,10 +103,25 @@ class WitWorld:
     """The world's exports: ``manifest``."""
 
     def manifest(self) -> Any:
-        """The exported plugin's manifest, as the ABI record."""
+        """The exported plugin's manifest, as the ABI record. ``manifest``
+        cannot return an error: an exception traps the instance (the host
+        refuses the plugin), after being logged at error level."""
         from wit_world.imports import types as wit_types
 
-        return manifest_to_wit(require_exported_plugin().manifest(), wit_types)
+        return manifest_to_wit(logged_manifest(), wit_types)
+
+
+def logged_manifest() -> Manifest:
+    """The exported plugin's ``manifest()``; an exception it raises is
+    logged at error level (``manifest() failed: TypeName: message``) and
+    raised again."""
+    try:
+        return require_exported_plugin().manifest()
+    except Exception as error:
+        from herald_sdk import log
+
+        log.error(f"manifest() failed: {failure_message(error)}")
+        raise
 
 
 class Handler:
