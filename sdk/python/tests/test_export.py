@@ -145,3 +145,36 @@ def test_a_failing_manifest_is_logged_then_raised(no_export):
         logged_manifest()
     assert [(str(line.level), line.message) for line in testing.take_logs()] == [
         ("error", "manifest() failed: ValueError: kinds: 'Pod' is not apiVersion/Kind")]
+
+
+def test_host_imports_are_wrapped_and_cache_errors_mapped(bindings, monkeypatch):
+    """``_wasm_host`` against the generated import modules, their functions replaced."""
+    types, runtime = bindings
+    wasm_host = importlib.import_module("herald_sdk._wasm_host")
+    try:
+        wit_cache, wit_log, wit_config = wasm_host.wit_cache, wasm_host.wit_log, wasm_host.wit_config
+        calls = []
+        monkeypatch.setattr(wit_log, "log", lambda level, message: calls.append((level, message)))
+        monkeypatch.setattr(wit_config, "get", lambda: '{"a": 1}')
+        wasm_host.log(log.Level.WARN, "careful")
+        assert calls == [(wit_log.Level.WARN, "careful")]
+        assert wasm_host.config() == '{"a": 1}'
+
+        def refuse_kind(kind, namespace, name):
+            raise runtime.Err(wit_cache.CacheError_NotSubscribed(kind))
+
+        def refuse_selector(kind, namespace, selector):
+            raise runtime.Err(wit_cache.CacheError_InvalidSelector("unexpected '('"))
+
+        monkeypatch.setattr(wit_cache, "get", refuse_kind)
+        monkeypatch.setattr(wit_cache, "list", refuse_selector)
+        with pytest.raises(herald_sdk.NotSubscribed) as not_subscribed:
+            wasm_host.cache_get(Pod.KIND, "shop", "web-0")
+        assert not_subscribed.value.kind == Pod.KIND
+        with pytest.raises(herald_sdk.InvalidSelector, match="unexpected '\\('"):
+            wasm_host.cache_list(Pod.KIND, None, "a in (")
+
+        monkeypatch.setattr(wit_cache, "get", lambda kind, namespace, name: f"{kind.kind} {namespace}/{name}")
+        assert wasm_host.cache_get(Pod.KIND, "shop", "web-0") == "Pod shop/web-0"
+    finally:
+        del sys.modules["herald_sdk._wasm_host"]
