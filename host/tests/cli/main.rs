@@ -10,3 +10,4 @@ mod demo;
 mod process;
 mod replay;
 mod run;
+mod sdk_python;
