@@ -12,4 +12,5 @@ mod process;
 mod replay;
 mod run;
 mod sdk_js;
+mod sdk_python;
 mod stuck;

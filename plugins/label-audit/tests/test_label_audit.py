@@ -1,0 +1,102 @@
+"""label-audit's handlers, run against the SDK's stand-in host."""
+
+from pathlib import Path
+
+import pytest
+
+from herald_sdk import GroupVersionKind, HandlerError, testing
+from herald_sdk.kinds import Deployment, Pod
+from label_audit import LabelAudit
+
+EVENTS = Path(__file__).resolve().parents[3] / "examples" / "events" / "label-audit.jsonl"
+
+
+def pod(name, namespace="shop", **labels):
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace, "labels": labels}}
+
+
+def test_manifest_follows_the_configuration():
+    default = LabelAudit.manifest()
+    assert default.name == "label-audit"
+    assert [s.kind for s in default.subscriptions] == [Pod.KIND, Deployment.KIND]
+    testing.set_config({"required": ["owner"], "kinds": ["batch/v1/Job"], "namespace": "ci"})
+    scoped = LabelAudit.manifest()
+    assert [(s.kind, s.namespace_name) for s in scoped.subscriptions] == [
+        (GroupVersionKind("batch", "v1", "Job"), "ci")]
+    assert scoped.problems() == []
+
+
+@pytest.mark.parametrize("config, complaint", [
+    ({"required": []}, "required: expected a non-empty list"),
+    ({"kinds": ["Pod"]}, "'Pod' is not apiVersion/Kind"),
+    ({"requird": ["app"]}, "unknown configuration keys: requird"),
+    (["app"], "must be a map, got list"),
+])
+def test_bad_configuration_is_refused_with_the_reason(config, complaint):
+    testing.set_config(config)
+    with pytest.raises(ValueError, match=complaint):
+        LabelAudit.manifest()
+
+
+def test_warns_once_per_state_and_notes_fixes():
+    testing.set_config({"required": ["app", "team"]})
+    audit = LabelAudit()
+    audit.on_add(testing.added(pod("web-0", app="web")))
+    audit.on_update(testing.resynced(pod("web-0", app="web")))
+    audit.on_update(testing.updated(pod("web-0", app="web"), pod("web-0", app="web", team="")))
+    audit.on_update(testing.updated(pod("web-0"), pod("web-0")))
+    audit.on_update(testing.updated(pod("web-0"), pod("web-0", app="web", team="shop")))
+    lines = testing.take_logs()
+    assert [(str(line.level), line.message) for line in lines] == [
+        ("warn", "missing required labels kind=Pod key=shop/web-0 missing=team"),
+        ("warn", "missing required labels kind=Pod key=shop/web-0 missing=app,team"),
+        ("info", "required labels now present kind=Pod key=shop/web-0"),
+    ]
+
+
+def test_compliant_objects_and_their_deletion_are_quiet():
+    audit = LabelAudit()
+    audit.on_add(testing.added(pod("ok", app="a", team="b")))
+    audit.on_delete(testing.deleted(pod("ok", app="a", team="b")))
+    assert testing.take_messages() == []
+
+
+def test_deleting_an_offending_object_says_so():
+    audit = LabelAudit()
+    audit.on_add(testing.added(pod("bad")))
+    audit.on_delete(testing.vanished(pod("bad")))
+    assert testing.take_messages()[-1] == "deleted while missing labels kind=Pod key=shop/bad missing=app,team"
+
+
+def test_summary_after_the_initial_list():
+    audit = LabelAudit()
+    audit.on_add(testing.listed(pod("a", app="x", team="y")))
+    audit.on_add(testing.listed(pod("b")))
+    testing.take_messages()
+    audit.on_add(testing.added(pod("c", app="x", team="y")))
+    audit.on_add(testing.added(pod("d", app="x", team="y")))
+    assert testing.take_messages() == ["initial list audited objects=2 missing=1"]
+
+
+def test_a_handler_with_a_broken_configuration_fails_every_call():
+    testing.set_config_json("{not json")
+    with pytest.raises(HandlerError, match="decoding the plugin configuration"):
+        LabelAudit()
+
+
+def test_the_recorded_events_replay_natively_as_the_host_replays_them():
+    testing.set_config({"required": ["app", "team"], "kinds": ["v1/Pod", "apps/v1/Deployment"]})
+    audit = LabelAudit()
+    subscribed = {s.kind for s in LabelAudit.manifest().subscriptions}
+    results = [testing.deliver(audit, (kind, event))
+               for kind, event in testing.read_events(str(EVENTS)) if event.kind in subscribed]
+    assert results == [None] * 9
+    assert testing.take_messages() == [
+        "missing required labels kind=Pod key=shop/web-1 missing=team",
+        "missing required labels kind=Deployment key=shop/checkout missing=app,team",
+        "initial list audited objects=3 missing=2",
+        "required labels now present kind=Pod key=shop/web-1",
+        "missing required labels kind=Deployment key=shop/checkout missing=team",
+        "missing required labels kind=Pod key=payments/debug-shell missing=team",
+        "deleted while missing labels kind=Pod key=payments/debug-shell missing=team",
+    ]

@@ -1,0 +1,14 @@
+"""Where the SDK's log, cache and config calls go: the real host's imports
+inside the component (``sys.platform == "wasi"``), the in-process stand-in
+of :mod:`herald_sdk.testing` everywhere else. Not a public API."""
+
+from __future__ import annotations
+
+import sys
+
+if sys.platform == "wasi":  # inside the component built by componentize-py
+    from herald_sdk._wasm_host import cache_get, cache_list, config, log
+else:
+    from herald_sdk._fake_host import cache_get, cache_list, config, log
+
+__all__ = ["cache_get", "cache_list", "config", "log"]

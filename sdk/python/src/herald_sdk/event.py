@@ -1,0 +1,168 @@
+"""The notifications a handler receives: :class:`Event` for adds and
+deletes, :class:`Update` for updates, both carrying a :class:`Context`."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Optional, Type, TypeVar
+
+from herald_sdk.errors import HandlerError
+from herald_sdk.kinds import GroupVersionKind, KubeObject, view_for
+
+View = TypeVar("View", bound=KubeObject)
+
+
+@dataclass(frozen=True)
+class Context:
+    """Facts about the notification being delivered, as the host sent them."""
+
+    #: The subscription's kind.
+    kind: GroupVersionKind
+    #: The plural resource name the kind resolved to, e.g. ``pods``.
+    resource: str
+    #: The object's key: ``namespace/name``, or ``name`` when cluster-scoped.
+    key: str
+    #: The ``metadata.resourceVersion`` of the (new) object.
+    resource_version: str
+    #: A synthetic add replaying the cache to a plugin that joined (or
+    #: re-joined) after the informer had synced.
+    is_initial_list: bool = False
+    #: A periodic resync update: old and new are the same state.
+    is_resync: bool = False
+    #: A delete inferred from a relist: the object vanished while the watch
+    #: was down and the state passed is the last one the cache knew.
+    final_state_unknown: bool = False
+
+    @property
+    def namespace(self) -> Optional[str]:
+        """The namespace part of the key; ``None`` when cluster-scoped."""
+        namespace, slash, _ = self.key.partition("/")
+        return namespace if slash else None
+
+    @property
+    def name(self) -> str:
+        """The name part of the key."""
+        return self.key.rpartition("/")[2]
+
+
+def _decode(what: str, text: str, view: type) -> KubeObject:
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        raise HandlerError(f"decoding the {what} as JSON: {error}") from error
+    if not isinstance(value, dict):
+        raise HandlerError(f"decoding the {what}: expected a JSON object, got {type(value).__name__}")
+    return view(value)
+
+
+class _ContextAccessors:
+    """The :class:`Context` fields, forwarded."""
+
+    context: Context
+
+    @property
+    def kind(self) -> GroupVersionKind:
+        """The subscription's kind."""
+        return self.context.kind
+
+    @property
+    def resource(self) -> str:
+        """The plural resource name, e.g. ``pods``."""
+        return self.context.resource
+
+    @property
+    def key(self) -> str:
+        """``namespace/name``, or ``name`` when cluster-scoped."""
+        return self.context.key
+
+    @property
+    def namespace(self) -> Optional[str]:
+        """The namespace part of the key; ``None`` when cluster-scoped."""
+        return self.context.namespace
+
+    @property
+    def name(self) -> str:
+        """The name part of the key."""
+        return self.context.name
+
+    @property
+    def resource_version(self) -> str:
+        """The ``metadata.resourceVersion`` of the (new) object."""
+        return self.context.resource_version
+
+    @property
+    def is_initial_list(self) -> bool:
+        """A synthetic add replaying the cache to a plugin that joined late."""
+        return self.context.is_initial_list
+
+    @property
+    def is_resync(self) -> bool:
+        """A periodic resync update (old and new equal)."""
+        return self.context.is_resync
+
+    @property
+    def final_state_unknown(self) -> bool:
+        """A delete inferred from a relist; the object is its last known state."""
+        return self.context.final_state_unknown
+
+
+class Event(_ContextAccessors):
+    """An add or a delete: the context plus one object.
+
+    ``event.object`` is the object as a :class:`~herald_sdk.kinds.KubeObject`
+    (a ``dict``; a typed view such as :class:`~herald_sdk.kinds.Pod` when the
+    kind has one), parsed on first use; ``event.object_as(Pod)`` picks the view.
+    """
+
+    def __init__(self, context: Context, json_text: str) -> None:
+        #: What the host said about this notification.
+        self.context = context
+        #: The object's JSON text, as the host sent it.
+        self.json = json_text
+        self._object: Optional[KubeObject] = None
+
+    @property
+    def object(self) -> KubeObject:
+        """The object, parsed (once). Raises :class:`~herald_sdk.HandlerError` if it is not a JSON object."""
+        if self._object is None:
+            self._object = _decode("object", self.json, view_for(self.context.kind))
+        return self._object
+
+    def object_as(self, view: Type[View]) -> View:
+        """The object as the typed view ``view``, e.g. ``event.object_as(Pod)``."""
+        return view(self.object)
+
+    def __repr__(self) -> str:
+        return f"Event({self.context!r})"
+
+
+class Update(_ContextAccessors):
+    """An update: the context plus the old and the new object (equal on a resync)."""
+
+    def __init__(self, context: Context, old_json: str, new_json: str) -> None:
+        #: What the host said about this notification.
+        self.context = context
+        #: The old object's JSON text.
+        self.old_json = old_json
+        #: The new object's JSON text.
+        self.new_json = new_json
+        self._old: Optional[KubeObject] = None
+        self._new: Optional[KubeObject] = None
+
+    @property
+    def old(self) -> KubeObject:
+        """The object before the change, parsed (once)."""
+        if self._old is None:
+            self._old = _decode("old object", self.old_json, view_for(self.context.kind))
+        return self._old
+
+    @property
+    def new(self) -> KubeObject:
+        """The object after the change, parsed (once)."""
+        if self._new is None:
+            self._new = _decode("new object", self.new_json, view_for(self.context.kind))
+        return self._new
+
+    def __repr__(self) -> str:
+        return f"Update({self.context!r})"

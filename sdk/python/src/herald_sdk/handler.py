@@ -1,0 +1,72 @@
+"""The :class:`Handler` base class a plugin subclasses, and
+:func:`export_plugin`, which names the class the component exports."""
+
+from __future__ import annotations
+
+from typing import Optional, Type, TypeVar
+
+from herald_sdk.event import Event, Update
+from herald_sdk.manifest import Manifest
+
+H = TypeVar("H", bound="Handler")
+
+
+class Handler:
+    """A Herald plugin: a manifest plus what to do with each notification.
+
+    The host creates one instance (with no arguments) before the first
+    notification and keeps it for the life of the plugin instance, so
+    attributes carry state from one call to the next (the host discards the
+    instance, and the state, when it reloads the plugin or after a trap).
+    Calls never overlap.
+
+    Every handler defaults to doing nothing. Raising any ``Exception`` is a
+    handler failure that the host records and retries with backoff a
+    bounded number of times; :class:`~herald_sdk.HandlerError` controls the
+    exact message.
+    """
+
+    @classmethod
+    def manifest(cls) -> Manifest:
+        """Describes the plugin: called once per load, before any handler
+        call. :func:`herald_sdk.config.get` already works here, so the
+        operator's configuration may shape the subscriptions."""
+        raise NotImplementedError(f"{cls.__name__} must define manifest()")
+
+    def on_add(self, event: Event) -> None:
+        """An object was first seen, or replayed to a plugin joining an
+        informer that had already synced (``event.is_initial_list``)."""
+
+    def on_update(self, event: Update) -> None:
+        """An object changed; on a periodic resync (``event.is_resync``) old
+        and new are the same state."""
+
+    def on_delete(self, event: Event) -> None:
+        """An object was deleted; the event carries its last known state
+        (``event.final_state_unknown`` when the deletion was inferred)."""
+
+
+_exported: Optional[type] = None
+
+
+def export_plugin(handler_class: Type[H]) -> Type[H]:
+    """Names ``handler_class`` as the plugin the component exports. Call it
+    once, in the module you build (also usable as a class decorator)::
+
+        herald_sdk.export_plugin(LabelAudit)
+
+    Exporting a second, different class raises ``RuntimeError``.
+    """
+    global _exported
+    if not (isinstance(handler_class, type) and issubclass(handler_class, Handler)):
+        raise TypeError(f"export_plugin takes a subclass of herald_sdk.Handler, got {handler_class!r}")
+    if _exported is not None and _exported is not handler_class:
+        raise RuntimeError(
+            f"a module exports {_exported.__name__} already; one plugin per component")
+    _exported = handler_class
+    return handler_class
+
+
+def exported_plugin() -> Optional[type]:
+    """The class :func:`export_plugin` named, or ``None``."""
+    return _exported

@@ -1,0 +1,204 @@
+"""The manifest builder: what a plugin watches and what it asks for.
+
+.. code-block:: python
+
+    from herald_sdk import Limits, Manifest, Subscription
+    from herald_sdk.kinds import Deployment, Pod
+
+    manifest = (
+        Manifest("web-watch", "1.2.0")
+        .subscribe(Subscription.to(Pod).namespace("web").label_selector("app=web"))
+        .subscribe(Subscription.to(Deployment).resync(seconds=300).coalesced())
+        .subscribe_kind("example.com", "v1", "Widget")
+        .limits(Limits().call_deadline(milliseconds=500))
+        .capability("example-capability")
+    )
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+import re
+from typing import Any, List, Optional
+
+from herald_sdk.kinds import GroupVersionKind, as_kind
+
+#: What the host accepts as a plugin name.
+_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
+
+
+class Delivery(enum.Enum):
+    """How notifications for a subscription are queued."""
+
+    #: Every notification, one at a time, in the order the informer
+    #: distributed them (client-go's behaviour). The default.
+    EVERY_EVENT = "every-event"
+    #: At most one pending notification per object key, merged while it
+    #: waits: for level-triggered plugins that only need the latest state.
+    COALESCED = "coalesced"
+
+
+class Subscription:
+    """One watched resource: a kind plus an optional namespace, selectors,
+    resync period and delivery mode. Start from :meth:`to`; every other
+    method returns a changed copy, so a subscription can be shared."""
+
+    def __init__(self, kind: GroupVersionKind) -> None:
+        #: The kind watched; the host resolves it through discovery.
+        self.kind: GroupVersionKind = kind
+        #: Only this namespace; ``None`` means every namespace (or a cluster-scoped kind).
+        self.namespace_name: Optional[str] = None
+        #: A label selector, e.g. ``app=web,tier!=cache``.
+        self.label_selector_text: Optional[str] = None
+        #: A field selector, e.g. ``metadata.name=web``.
+        self.field_selector_text: Optional[str] = None
+        #: Resync period in milliseconds; ``None`` means no resync.
+        self.resync_period_ms: Optional[int] = None
+        #: How notifications are queued.
+        self.delivery_mode: Delivery = Delivery.EVERY_EVENT
+
+    @classmethod
+    def to(cls, kind_or_group: Any, version: Optional[str] = None,
+           kind: Optional[str] = None) -> "Subscription":
+        """Every object of a kind, in every namespace, each event delivered.
+
+        The kind is a typed view (``Subscription.to(Pod)``), a
+        :class:`GroupVersionKind`, or three strings
+        (``Subscription.to("", "v1", "Pod")``, ``Subscription.to("example.com", "v1", "Widget")``).
+        """
+        if version is None and kind is None:
+            return cls(as_kind(kind_or_group))
+        if not (isinstance(kind_or_group, str) and isinstance(version, str) and isinstance(kind, str)):
+            raise TypeError("Subscription.to takes a kind, or three strings: group, version, kind")
+        return cls(GroupVersionKind(kind_or_group, version, kind))
+
+    def _with(self, **changes: Any) -> "Subscription":
+        changed = copy.copy(self)
+        for name, value in changes.items():
+            setattr(changed, name, value)
+        return changed
+
+    def namespace(self, namespace: str) -> "Subscription":
+        """Only objects in ``namespace``."""
+        return self._with(namespace_name=namespace)
+
+    def label_selector(self, selector: str) -> "Subscription":
+        """Only objects matching the label selector, e.g. ``app=web,tier!=cache``."""
+        return self._with(label_selector_text=selector)
+
+    def field_selector(self, selector: str) -> "Subscription":
+        """Only objects matching the field selector, e.g. ``spec.nodeName=node-1``."""
+        return self._with(field_selector_text=selector)
+
+    def resync(self, seconds: float = 0, milliseconds: int = 0) -> "Subscription":
+        """Re-deliver every cached object this often as ``on_update(cached,
+        cached)`` with ``is_resync`` set. The host rejects periods under one second."""
+        return self._with(resync_period_ms=int(seconds * 1000) + milliseconds)
+
+    def coalesced(self) -> "Subscription":
+        """Deliver at most one pending notification per object, merged while
+        it waits (:attr:`Delivery.COALESCED`)."""
+        return self.delivery(Delivery.COALESCED)
+
+    def delivery(self, mode: Delivery) -> "Subscription":
+        """Sets the delivery mode."""
+        return self._with(delivery_mode=mode)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Subscription) and vars(self) == vars(other)
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={value!r}" for name, value in vars(self).items())
+        return f"Subscription({fields})"
+
+
+class Limits:
+    """Limits a plugin asks for; the operator's configuration caps them,
+    and unset ones take the operator's defaults."""
+
+    def __init__(self) -> None:
+        #: Deadline for one handler call, in milliseconds; ``None`` for the default.
+        self.call_deadline_ms: Optional[int] = None
+        #: Maximum linear memory of the instance, in bytes; ``None`` for the default.
+        self.memory_bytes_max: Optional[int] = None
+
+    def call_deadline(self, seconds: float = 0, milliseconds: int = 0) -> "Limits":
+        """Asks for this deadline per handler call (millisecond precision)."""
+        changed = copy.copy(self)
+        changed.call_deadline_ms = int(seconds * 1000) + milliseconds
+        return changed
+
+    def memory_bytes(self, size: int) -> "Limits":
+        """Asks for this much linear memory, in bytes (``64 << 20`` is 64 MiB)."""
+        changed = copy.copy(self)
+        changed.memory_bytes_max = size
+        return changed
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Limits) and vars(self) == vars(other)
+
+    def __repr__(self) -> str:
+        return f"Limits(call_deadline_ms={self.call_deadline_ms!r}, memory_bytes={self.memory_bytes_max!r})"
+
+
+class Manifest:
+    """What a plugin is and what it needs; returned by
+    :meth:`herald_sdk.Handler.manifest`, read once per load. Every method
+    returns the manifest itself, so calls chain."""
+
+    def __init__(self, name: str, version: str) -> None:
+        #: Unique plugin name: lowercase letters, digits and ``-``.
+        self.name = name
+        #: The plugin's own version (free-form, semver advised).
+        self.version = version
+        #: The resources watched; the host requires at least one.
+        self.subscriptions: List[Subscription] = []
+        #: Limits requested.
+        self.requested_limits = Limits()
+        #: Host capabilities beyond logging and cache reads; each must be
+        #: granted by the operator or the plugin is not loaded.
+        self.capabilities: List[str] = []
+
+    def subscribe(self, subscription: Subscription) -> "Manifest":
+        """Adds a subscription."""
+        if not isinstance(subscription, Subscription):
+            raise TypeError(f"subscribe takes a Subscription, got {subscription!r}")
+        self.subscriptions.append(subscription)
+        return self
+
+    def subscribe_kind(self, group: str, version: str, kind: str) -> "Manifest":
+        """Adds a subscription to every object of a kind named by strings (a
+        CRD, say), in every namespace, without selectors."""
+        return self.subscribe(Subscription.to(group, version, kind))
+
+    def limits(self, limits: Limits) -> "Manifest":
+        """Sets the limits requested."""
+        self.requested_limits = limits
+        return self
+
+    def capability(self, capability: str) -> "Manifest":
+        """Asks for a host capability."""
+        self.capabilities.append(capability)
+        return self
+
+    def problems(self) -> List[str]:
+        """What the host would refuse in this manifest (empty when it looks
+        loadable): a name that is not lowercase letters, digits and ``-``,
+        no subscription, a resync period under one second. The build
+        command checks this before compiling."""
+        found = []
+        if not _NAME.match(self.name):
+            found.append(f"name {self.name!r} must be lowercase letters, digits and '-'")
+        if not self.subscriptions:
+            found.append("no subscription: subscribe to at least one kind")
+        for subscription in self.subscriptions:
+            period = subscription.resync_period_ms
+            if period is not None and period < 1000:
+                found.append(f"resync period of {subscription.kind} is {period} ms, under one second")
+        return found
+
+    def __repr__(self) -> str:
+        return (f"Manifest(name={self.name!r}, version={self.version!r}, "
+                f"subscriptions={self.subscriptions!r}, limits={self.requested_limits!r}, "
+                f"capabilities={self.capabilities!r})")
