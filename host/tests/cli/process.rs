@@ -214,3 +214,23 @@ pub fn wait_for_response(
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Runs a tool a test depends on (`what` says which and where) to
+/// completion, printing how long it took; fails the test with its output if
+/// it does not succeed, and with `advice` (how to install it) if it cannot
+/// start at all.
+pub fn succeed(what: &str, command: &mut Command, advice: &str) -> std::process::Output {
+    let started = Instant::now();
+    let output = command
+        .output()
+        .unwrap_or_else(|error| panic!("{what}: cannot start ({error}): {advice}"));
+    eprintln!("{what}: {:.1} s", started.elapsed().as_secs_f64());
+    assert!(
+        output.status.success(),
+        "{what} failed ({}):\n{}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}

@@ -7,9 +7,9 @@
 //! the repository root, which `.ci/run` does). Without them these tests fail
 //! saying so: they are never skipped.
 
-use super::process::{repo, run, temp_dir};
+use super::process::{repo, run, succeed, temp_dir};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Instant;
 
@@ -53,23 +53,6 @@ fn toolchain() -> PathBuf {
     root
 }
 
-/// Runs `command`, panicking with its output unless it succeeds.
-fn succeed(what: &str, command: &mut Command) -> Output {
-    let started = Instant::now();
-    let output = command
-        .output()
-        .unwrap_or_else(|error| panic!("{what}: cannot start ({error}): {INSTALL}"));
-    eprintln!("{what}: {:.1} s", started.elapsed().as_secs_f64());
-    assert!(
-        output.status.success(),
-        "{what} failed ({}):\n{}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
-
 /// Runs a `node --test` suite in `dir` and checks it ran tests and none failed.
 fn node_suite(dir: &Path) {
     let output = succeed(
@@ -77,6 +60,7 @@ fn node_suite(dir: &Path) {
         Command::new("node")
             .args(["--test", "test/"])
             .current_dir(dir),
+        INSTALL,
     );
     let report = String::from_utf8_lossy(&output.stdout);
     let count = |label: &str| -> u32 {
@@ -116,6 +100,7 @@ fn configmap_diff_wasm() -> &'static Path {
                 .arg("-o")
                 .arg(&wasm)
                 .current_dir(root.join("plugins/configmap-diff")),
+            INSTALL,
         );
         let said = String::from_utf8_lossy(&output.stdout);
         assert!(said.starts_with("built "), "{said}");

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Instant;
 
-use super::process::{repo, run, temp_dir};
+use super::process::{repo, run, succeed, temp_dir};
 
 /// The install command the failure messages name.
 const INSTALL: &str = "python3 -m pip install -r sdk/python/requirements-build.txt";
@@ -31,27 +31,6 @@ fn python_in(dir: &Path) -> Command {
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .env_remove("VIRTUAL_ENV");
     command
-}
-
-/// Runs `command` to completion, failing the test with `what` and its output
-/// if it does not succeed; returns the output and prints how long it took.
-fn succeed(what: &str, command: &mut Command) -> Output {
-    let started = Instant::now();
-    let output = command.output().unwrap_or_else(|e| {
-        panic!(
-            "{what}: cannot run {}: {e}; install Python 3 and run `{INSTALL}`",
-            python()
-        )
-    });
-    eprintln!("{what}: {:.1}s", started.elapsed().as_secs_f64());
-    assert!(
-        output.status.success(),
-        "{what} failed ({}):\n{}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
 }
 
 /// Fails, naming the install command, unless componentize-py and pytest import.
@@ -103,6 +82,7 @@ fn build_label_audit() -> PathBuf {
             .arg(&app)
             .arg("-o")
             .arg(&wasm),
+        INSTALL,
     );
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
@@ -134,6 +114,7 @@ fn python_sdk_builds_label_audit_that_the_host_checks_and_replays() {
             "-p",
             "no:cacheprovider",
         ]),
+        INSTALL,
     );
     assert!(passed("sdk/python", &sdk) >= 30);
     let example = succeed(
@@ -145,6 +126,7 @@ fn python_sdk_builds_label_audit_that_the_host_checks_and_replays() {
             "-p",
             "no:cacheprovider",
         ]),
+        INSTALL,
     );
     assert!(passed("plugins/label-audit", &example) >= 10);
 
