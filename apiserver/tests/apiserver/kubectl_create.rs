@@ -1,11 +1,16 @@
-//! kubectl's generators (`create namespace|deployment|configmap|secret`, `run`, `expose`),
-//! which send protobuf bodies, checked through kube-rs.
+//! kubectl's generators (`create namespace|deployment|configmap|secret|job|role|…`, `run`,
+//! `expose`), which send protobuf bodies, checked through kube-rs.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod, Secret, Service};
+use k8s_openapi::api::batch::v1::{CronJob, Job};
+use k8s_openapi::api::core::v1::{
+    ConfigMap, Namespace, Pod, ResourceQuota, Secret, Service, ServiceAccount,
+};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::ResourceExt;
 use kube::api::Api;
@@ -160,4 +165,110 @@ async fn kubectl_create_deployment_run_and_expose() {
     assert_eq!(ports[0].port, 80);
     assert_eq!(ports[0].target_port, Some(IntOrString::Int(8080)));
     assert_eq!(ports[0].protocol.as_deref(), Some("TCP"));
+}
+
+#[tokio::test]
+async fn kubectl_creates_jobs_cronjobs_rbac_quotas_and_service_accounts() {
+    if !kubectl_available() {
+        return;
+    }
+    let server = server().await;
+    let c = client(&server);
+    let dir = TempDir::new("kubectl-generators-more");
+    let k = Kubectl::new(&server, dir.path());
+    for args in [
+        &["create", "job", "j", "--image=busybox"][..],
+        &[
+            "create",
+            "cronjob",
+            "cj",
+            "--image=busybox",
+            "--schedule=*/5 * * * *",
+        ],
+        &["create", "serviceaccount", "sa"],
+        &["create", "role", "r", "--verb=get,list", "--resource=pods"],
+        &[
+            "create",
+            "rolebinding",
+            "rb",
+            "--role=r",
+            "--serviceaccount=default:sa",
+        ],
+        &[
+            "create",
+            "clusterrole",
+            "cr",
+            "--verb=get",
+            "--resource=nodes",
+        ],
+        &[
+            "create",
+            "clusterrolebinding",
+            "crb",
+            "--clusterrole=cr",
+            "--user=bob",
+        ],
+        &["create", "quota", "q", "--hard=pods=10,cpu=500m"],
+        &["create", "service", "clusterip", "cip", "--tcp=5678:8080"],
+    ] {
+        k.run(args).await;
+    }
+    let job = Api::<Job>::default_namespaced(c.clone())
+        .get("j")
+        .await
+        .unwrap();
+    let pod_spec = job.spec.unwrap().template.spec.unwrap();
+    assert_eq!(pod_spec.containers[0].image.as_deref(), Some("busybox"));
+    assert_eq!(pod_spec.restart_policy.as_deref(), Some("Never"));
+    let cj = Api::<CronJob>::default_namespaced(c.clone())
+        .get("cj")
+        .await
+        .unwrap();
+    assert_eq!(cj.spec.schedule, "*/5 * * * *");
+    Api::<ServiceAccount>::default_namespaced(c.clone())
+        .get("sa")
+        .await
+        .unwrap();
+    let role = Api::<Role>::default_namespaced(c.clone())
+        .get("r")
+        .await
+        .unwrap();
+    let rule = &role.rules.unwrap()[0];
+    assert_eq!(rule.verbs, ["get", "list"]);
+    assert_eq!(rule.resources.as_deref(), Some(&["pods".to_string()][..]));
+    let rb = Api::<RoleBinding>::default_namespaced(c.clone())
+        .get("rb")
+        .await
+        .unwrap();
+    assert_eq!(rb.role_ref.name, "r");
+    let subject = &rb.subjects.unwrap()[0];
+    assert_eq!(
+        (subject.kind.as_str(), subject.name.as_str()),
+        ("ServiceAccount", "sa")
+    );
+    let cr = Api::<ClusterRole>::all(c.clone()).get("cr").await.unwrap();
+    assert_eq!(cr.rules.unwrap()[0].verbs, ["get"]);
+    let crb = Api::<ClusterRoleBinding>::all(c.clone())
+        .get("crb")
+        .await
+        .unwrap();
+    assert_eq!(crb.subjects.unwrap()[0].name, "bob");
+    let quota = Api::<ResourceQuota>::default_namespaced(c.clone())
+        .get("q")
+        .await
+        .unwrap();
+    let hard = quota.spec.unwrap().hard.unwrap();
+    assert_eq!(hard["cpu"], Quantity("500m".into()));
+    assert_eq!(hard["pods"], Quantity("10".into()));
+    let svc = Api::<Service>::default_namespaced(c)
+        .get("cip")
+        .await
+        .unwrap();
+    let spec = svc.spec.unwrap();
+    assert_eq!(spec.type_.as_deref(), Some("ClusterIP"));
+    let port = &spec.ports.unwrap()[0];
+    assert_eq!(
+        (port.port, port.target_port.clone()),
+        (5678, Some(IntOrString::Int(8080)))
+    );
 }
