@@ -24,8 +24,17 @@ const INPUTS: &[&str] = &[
     "apimachinery/pkg/apis/meta/v1/generated.proto",
 ];
 
-/// The `src/<KUBE>` directory of the newest `k8s-rs-pb` 0.5 in the cargo registry sources.
+/// Names a directory holding the `.proto` tree (`api/core/v1/generated.proto`, …) to use
+/// instead of the one found in the cargo registry (for vendored or relocated sources).
+const OVERRIDE: &str = "HERALD_K8S_PROTO_DIR";
+
+/// The `src/<KUBE>` directory of the newest `k8s-rs-pb` 0.5 in the cargo registry sources,
+/// unless [`OVERRIDE`] names another.
 fn proto_root() -> PathBuf {
+    println!("cargo:rerun-if-env-changed={OVERRIDE}");
+    if let Some(dir) = std::env::var_os(OVERRIDE) {
+        return PathBuf::from(dir);
+    }
     let cargo_home = std::env::var_os("CARGO_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")))
@@ -50,9 +59,12 @@ fn proto_root() -> PathBuf {
         .filter(|p| p.is_dir())
         .collect();
     found.sort();
-    found
-        .pop()
-        .expect("the k8s-rs-pb 0.5 sources (a dependency) are in the cargo registry")
+    found.pop().unwrap_or_else(|| {
+        panic!(
+            "the k8s-rs-pb 0.5 sources (a dependency) are not in the cargo registry; \
+                 set {OVERRIDE} to their src/{KUBE} directory"
+        )
+    })
 }
 
 fn main() {
