@@ -11,8 +11,10 @@ use protobuf::Message as _;
 /// The Kubernetes version whose definitions are used (the `k8s-rs-pb` feature enabled).
 const KUBE: &str = "v1_35";
 
-/// The `.proto` files holding the kinds the server decodes (their imports come along).
+/// The `.proto` files holding the kinds the server decodes and the envelope (their imports
+/// come along).
 const INPUTS: &[&str] = &[
+    "apimachinery/pkg/runtime/generated.proto",
     "api/core/v1/generated.proto",
     "api/apps/v1/generated.proto",
     "api/batch/v1/generated.proto",

@@ -4,11 +4,11 @@
 //! A Kubernetes protobuf body is the four magic bytes `k8s\0` followed by a
 //! `runtime.Unknown` message whose `typeMeta` names the `apiVersion` and `kind` and whose
 //! `raw` holds the object's own message. The message types are the published Kubernetes
-//! `.proto` definitions as shipped in the `k8s-rs-pb` crate, compiled by `build.rs` into a
-//! descriptor set that rust-protobuf decodes against by reflection (the envelope is
-//! `k8s-rs-pb`'s generated `Unknown`); this module never parses the wire format itself. It only maps the
-//! decoded message to Kubernetes JSON by walking its descriptor, which is generic except for
-//! the handful of types whose JSON form is not their message shape:
+//! `.proto` definitions as shipped in the `k8s-rs-pb` crate's sources, compiled by `build.rs`
+//! into a descriptor set that rust-protobuf decodes against by reflection, the envelope
+//! included; this module never parses the wire format itself. It only maps the decoded
+//! message to Kubernetes JSON by walking its descriptor, which is generic except for the
+//! handful of types whose JSON form is not their message shape:
 //!
 //! * `resource.Quantity` is its string (`"100m"`), `intstr.IntOrString` its number or string;
 //! * `meta/v1` `Time` is RFC 3339 in seconds (`null` when zero), `MicroTime` in
@@ -35,8 +35,6 @@ use ::protobuf::descriptor::FileDescriptorSet;
 use ::protobuf::reflect::{FileDescriptor, MessageDescriptor, ReflectFieldRef, ReflectValueRef};
 use serde_json::{Map, Value};
 
-use k8s_rs_pb::apimachinery::pkg::runtime::Unknown;
-
 use crate::status::ApiError;
 
 /// The media type of Kubernetes protobuf bodies.
@@ -62,6 +60,22 @@ fn files() -> &'static [FileDescriptor] {
         FileDescriptor::new_dynamic_fds(set.file, &[])
             .expect("the descriptor set written by build.rs is complete")
     })
+}
+
+/// The message type named `full_name` (`apimachinery.pkg.runtime.Unknown`), which the
+/// descriptor set written by `build.rs` holds.
+fn message_named(full_name: &str) -> MessageDescriptor {
+    let (package, name) = full_name.rsplit_once('.').unwrap_or(("", full_name));
+    files()
+        .iter()
+        .filter(|f| f.package() == package)
+        .find_map(|f| f.message_by_package_relative_name(name))
+        .unwrap_or_else(|| panic!("build.rs compiles the definition of {full_name}"))
+}
+
+/// The string field `name` of `message` (empty when unset).
+fn string_field(message: &dyn MessageDyn, name: &str) -> String {
+    text(scalar(&message.descriptor_dyn(), message, name))
 }
 
 /// The protobuf package of `apiVersion`, for the API groups the server serves (and
@@ -99,25 +113,35 @@ pub(crate) fn decode(body: &[u8]) -> Result<Value, ApiError> {
             "the protobuf body does not start with the Kubernetes magic bytes \"k8s\\x00\"",
         ));
     };
-    let unknown = Unknown::parse_from_bytes(envelope).map_err(|e| {
-        ApiError::bad_request(format!("cannot decode the runtime.Unknown envelope: {e}"))
-    })?;
-    let api_version = unknown.typeMeta.apiVersion().to_string();
-    let kind = unknown.typeMeta.kind().to_string();
+    let unknown = message_named("apimachinery.pkg.runtime.Unknown")
+        .parse_from_bytes(envelope)
+        .map_err(|e| {
+            ApiError::bad_request(format!("cannot decode the runtime.Unknown envelope: {e}"))
+        })?;
+    let field = |name: &str| scalar(&unknown.descriptor_dyn(), &*unknown, name);
+    let (api_version, kind) = match field("typeMeta") {
+        Some(ReflectValueRef::Message(type_meta)) => (
+            string_field(&*type_meta, "apiVersion"),
+            string_field(&*type_meta, "kind"),
+        ),
+        _ => (String::new(), String::new()),
+    };
+    let content_encoding = string_field(&*unknown, "contentEncoding");
+    let content_type = string_field(&*unknown, "contentType");
     if kind.is_empty() {
         return Err(ApiError::bad_request(
             "the protobuf envelope names no kind (typeMeta.kind is empty)",
         ));
     }
-    if !unknown.contentEncoding().is_empty() {
+    if !content_encoding.is_empty() {
         return Err(
             ApiError::unsupported_media_type(MEDIA_TYPE).with_hint(&format!(
-                "the {kind} body has content encoding {:?}, which this server does not decode",
-                unknown.contentEncoding()
+                "the {kind} body has content encoding {content_encoding:?}, which this server \
+                 does not decode"
             )),
         );
     }
-    match unknown.contentType() {
+    match content_type.as_str() {
         "" => {}
         ct if is_protobuf(ct) => {}
         ct => {
@@ -136,7 +160,11 @@ pub(crate) fn decode(body: &[u8]) -> Result<Value, ApiError> {
             )),
         );
     };
-    let message = descriptor.parse_from_bytes(unknown.raw()).map_err(|e| {
+    let raw = match field("raw") {
+        Some(ReflectValueRef::Bytes(b)) => b,
+        _ => &[],
+    };
+    let message = descriptor.parse_from_bytes(raw).map_err(|e| {
         ApiError::bad_request(format!(
             "cannot decode the protobuf {api_version} {kind}: {e}"
         ))
@@ -349,44 +377,87 @@ fn go_duration(nanos: i64) -> String {
 mod tests {
     use super::*;
 
-    use k8s_rs_pb::api::apps::v1::Deployment;
-    use k8s_rs_pb::api::core::v1::{Container, ContainerPort, Secret, Service, ServicePort};
-    use k8s_rs_pb::apimachinery::pkg::api::resource::Quantity;
-    use k8s_rs_pb::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
-    use k8s_rs_pb::apimachinery::pkg::runtime::TypeMeta;
-    use k8s_rs_pb::apimachinery::pkg::util::intstr::IntOrString;
+    use ::protobuf::reflect::{ReflectValueBox, RuntimeFieldType, RuntimeType};
     use serde_json::json;
 
-    /// A body as kubectl sends it: magic, then `Unknown` wrapping `message`.
-    fn envelope(api_version: &str, kind: &str, message: &impl ::protobuf::Message) -> Vec<u8> {
-        let mut unknown = Unknown::new();
-        let mut tm = TypeMeta::new();
-        tm.apiVersion = Some(api_version.to_string());
-        tm.kind = Some(kind.to_string());
-        unknown.typeMeta = Some(tm).into();
-        unknown.raw = Some(message.write_to_bytes().unwrap());
+    /// A value of type `ty` from its test JSON: bytes are a string or a list of numbers,
+    /// messages are objects built by [`message`].
+    fn value(ty: &RuntimeType, v: &Value) -> ReflectValueBox {
+        match ty {
+            RuntimeType::I32 => ReflectValueBox::I32(v.as_i64().unwrap().try_into().unwrap()),
+            RuntimeType::I64 => ReflectValueBox::I64(v.as_i64().unwrap()),
+            RuntimeType::Bool => ReflectValueBox::Bool(v.as_bool().unwrap()),
+            RuntimeType::String => ReflectValueBox::String(v.as_str().unwrap().to_string()),
+            RuntimeType::VecU8 => ReflectValueBox::Bytes(match v {
+                Value::String(s) => s.as_bytes().to_vec(),
+                _ => v
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|b| u8::try_from(b.as_u64().unwrap()).unwrap())
+                    .collect(),
+            }),
+            RuntimeType::Message(d) => ReflectValueBox::Message(build(d, v)),
+            other => panic!("no test JSON for {other}"),
+        }
+    }
+
+    /// A dynamic message of type `descriptor` whose fields are the keys of `fields`.
+    fn build(descriptor: &MessageDescriptor, fields: &Value) -> Box<dyn MessageDyn> {
+        let mut m = descriptor.new_instance();
+        for (name, v) in fields.as_object().unwrap() {
+            let field = descriptor
+                .field_by_name(name)
+                .unwrap_or_else(|| panic!("{} has no field {name}", descriptor.full_name()));
+            match field.runtime_field_type() {
+                RuntimeFieldType::Singular(ty) => field.set_singular_field(&mut *m, value(&ty, v)),
+                RuntimeFieldType::Repeated(ty) => {
+                    let mut list = field.mut_repeated(&mut *m);
+                    for item in v.as_array().unwrap() {
+                        list.push(value(&ty, item));
+                    }
+                }
+                RuntimeFieldType::Map(k, ty) => {
+                    let mut map = field.mut_map(&mut *m);
+                    for (key, item) in v.as_object().unwrap() {
+                        map.insert(value(&k, &Value::String(key.clone())), value(&ty, item));
+                    }
+                }
+            }
+        }
+        m
+    }
+
+    /// The wire bytes of the message `full_name` with `fields`.
+    fn message(full_name: &str, fields: Value) -> Vec<u8> {
+        build(&message_named(full_name), &fields)
+            .write_to_bytes_dyn()
+            .unwrap()
+    }
+
+    /// A body as kubectl sends it: magic, then `Unknown` wrapping the message `raw`.
+    fn envelope(api_version: &str, kind: &str, raw: Vec<u8>) -> Vec<u8> {
         let mut body = MAGIC.to_vec();
-        body.extend(unknown.write_to_bytes().unwrap());
+        body.extend(message(
+            "apimachinery.pkg.runtime.Unknown",
+            json!({"typeMeta": {"apiVersion": api_version, "kind": kind}, "raw": raw}),
+        ));
         body
     }
 
-    fn meta(name: &str) -> ObjectMeta {
-        let mut m = ObjectMeta::new();
-        m.name = Some(name.to_string());
-        m.namespace = Some(String::new());
-        m.labels.insert("app".into(), "web".into());
-        m.creationTimestamp = Some(Time::new()).into();
-        m
+    /// Metadata as kubectl's generators send it: an empty namespace, a zero creation time.
+    fn meta(name: &str) -> Value {
+        json!({"name": name, "namespace": "", "labels": {"app": "web"}, "creationTimestamp": {}})
     }
 
     #[test]
     fn a_secret_decodes_with_base64_data_and_a_null_zero_time() {
-        let mut s = Secret::new();
-        s.metadata = Some(meta("s")).into();
-        s.data.insert("k".into(), b"v\x00\xff".to_vec());
-        s.type_ = Some("Opaque".into());
-        s.immutable = Some(false);
-        let obj = decode(&envelope("v1", "Secret", &s)).unwrap();
+        let s = message(
+            "api.core.v1.Secret",
+            json!({"metadata": meta("s"), "data": {"k": [b'v', 0, 0xff]},
+                   "type": "Opaque", "immutable": false}),
+        );
+        let obj = decode(&envelope("v1", "Secret", s)).unwrap();
         assert_eq!(
             obj,
             json!({
@@ -399,38 +470,22 @@ mod tests {
 
     #[test]
     fn quantities_int_or_strings_and_times_take_their_json_forms() {
-        let mut c = Container::new();
-        c.name = Some("nginx".into());
-        c.image = Some("nginx".into());
-        let mut q = Quantity::new();
-        q.string = Some("100m".into());
-        c.resources
-            .mut_or_insert_default()
-            .limits
-            .insert("cpu".into(), q);
-        let mut p = ContainerPort::new();
-        p.containerPort = Some(80);
-        c.ports.push(p);
-        let mut d = Deployment::new();
         let mut m = meta("web");
-        let mut t = Time::new();
-        t.seconds = Some(1_700_000_000);
-        m.creationTimestamp = Some(t).into();
-        d.metadata = Some(m).into();
-        let spec = d.spec.mut_or_insert_default();
-        spec.replicas = Some(0);
-        let strategy = spec.strategy.mut_or_insert_default();
-        let mut surge = IntOrString::new();
-        surge.type_ = Some(1);
-        surge.strVal = Some("25%".into());
-        strategy.rollingUpdate.mut_or_insert_default().maxSurge = Some(surge).into();
-        spec.template
-            .mut_or_insert_default()
-            .spec
-            .mut_or_insert_default()
-            .containers
-            .push(c);
-        let obj = decode(&envelope("apps/v1", "Deployment", &d)).unwrap();
+        m["creationTimestamp"] = json!({"seconds": 1_700_000_000});
+        let container = json!({
+            "name": "nginx", "image": "nginx",
+            "resources": {"limits": {"cpu": {"string": "100m"}}},
+            "ports": [{"containerPort": 80}],
+        });
+        let d = message(
+            "api.apps.v1.Deployment",
+            json!({"metadata": m, "spec": {
+                "replicas": 0,
+                "strategy": {"rollingUpdate": {"maxSurge": {"type": 1, "strVal": "25%"}}},
+                "template": {"spec": {"containers": [container]}},
+            }}),
+        );
+        let obj = decode(&envelope("apps/v1", "Deployment", d)).unwrap();
         assert_eq!(obj["metadata"]["creationTimestamp"], "2023-11-14T22:13:20Z");
         assert_eq!(obj["spec"]["replicas"], 0);
         assert_eq!(
@@ -441,15 +496,13 @@ mod tests {
         assert_eq!(container["resources"], json!({"limits": {"cpu": "100m"}}));
         assert_eq!(container["ports"], json!([{"containerPort": 80}]));
 
-        let mut svc = Service::new();
-        let mut port = ServicePort::new();
-        port.port = Some(80);
-        let mut target = IntOrString::new();
-        target.type_ = Some(0);
-        target.intVal = Some(8080);
-        port.targetPort = Some(target).into();
-        svc.spec.mut_or_insert_default().ports.push(port);
-        let obj = decode(&envelope("v1", "Service", &svc)).unwrap();
+        let svc = message(
+            "api.core.v1.Service",
+            json!({"spec": {"ports": [
+                {"port": 80, "targetPort": {"type": 0, "intVal": 8080}},
+            ]}}),
+        );
+        let obj = decode(&envelope("v1", "Service", svc)).unwrap();
         assert_eq!(
             obj["spec"]["ports"],
             json!([{"port": 80, "targetPort": 8080}])
@@ -457,12 +510,36 @@ mod tests {
     }
 
     #[test]
+    fn the_envelope_content_type_and_encoding_are_checked() {
+        let mut body = MAGIC.to_vec();
+        body.extend(message(
+            "apimachinery.pkg.runtime.Unknown",
+            json!({"typeMeta": {"apiVersion": "v1", "kind": "Secret"},
+                   "contentType": "application/json"}),
+        ));
+        assert_eq!(decode(&body).unwrap_err().code, 415);
+        let mut body = MAGIC.to_vec();
+        body.extend(message(
+            "apimachinery.pkg.runtime.Unknown",
+            json!({"typeMeta": {"apiVersion": "v1", "kind": "Secret"},
+                   "contentEncoding": "gzip"}),
+        ));
+        assert_eq!(decode(&body).unwrap_err().code, 415);
+        let mut body = MAGIC.to_vec();
+        body.extend(message(
+            "apimachinery.pkg.runtime.Unknown",
+            json!({"typeMeta": {"apiVersion": "v1"}}),
+        ));
+        assert_eq!(decode(&body).unwrap_err().code, 400);
+    }
+
+    #[test]
     fn kinds_without_a_definition_are_415_naming_the_kind() {
-        let body = envelope("example.com/v1", "Widget", &Secret::new());
-        let err = decode(&body).unwrap_err();
+        let secret = || message("api.core.v1.Secret", json!({}));
+        let err = decode(&envelope("example.com/v1", "Widget", secret())).unwrap_err();
         assert_eq!(err.code, 415);
         assert!(err.message.contains("Widget"), "{}", err.message);
-        let err = decode(&envelope("v1", "Gadget", &Secret::new())).unwrap_err();
+        let err = decode(&envelope("v1", "Gadget", secret())).unwrap_err();
         assert_eq!(err.code, 415);
         assert!(err.message.contains("Gadget"), "{}", err.message);
     }

@@ -1,11 +1,12 @@
 //! Protobuf request bodies over raw HTTP: a built-in kind is stored as JSON and answered in
 //! JSON; a custom resource's kind is refused with 415 naming it.
+//!
+//! The bodies are encoded here field by field, with the field numbers of the published
+//! Kubernetes `.proto` files, independently of the descriptors the server decodes with.
 
-use ::protobuf::Message;
+use ::protobuf::CodedOutputStream;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use k8s_rs_pb::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use k8s_rs_pb::apimachinery::pkg::runtime::{TypeMeta, Unknown};
 use kube::api::{Api, PostParams};
 use serde_json::{Value, json};
 
@@ -13,33 +14,47 @@ use crate::common::{client, server, status};
 
 const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
 
-/// `k8s\0` and a `runtime.Unknown` wrapping `message`, as client-go sends a body.
-fn body(api_version: &str, kind: &str, message: &impl Message) -> Vec<u8> {
-    let mut type_meta = TypeMeta::new();
-    type_meta.apiVersion = Some(api_version.into());
-    type_meta.kind = Some(kind.into());
-    let mut unknown = Unknown::new();
-    unknown.typeMeta = Some(type_meta).into();
-    unknown.raw = Some(message.write_to_bytes().unwrap());
-    let mut out = b"k8s\0".to_vec();
-    out.extend(unknown.write_to_bytes().unwrap());
+/// A message of length-delimited fields (strings, bytes, messages), by field number.
+fn message(fields: &[(u32, &[u8])]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut os = CodedOutputStream::vec(&mut out);
+    for (number, bytes) in fields {
+        os.write_bytes(*number, bytes).unwrap();
+    }
+    os.flush().unwrap();
+    drop(os);
     out
 }
 
-fn meta(name: &str) -> ObjectMeta {
-    let mut m = ObjectMeta::new();
-    m.name = Some(name.into());
-    m
+/// A map entry (`key = 1`, `value = 2`).
+fn entry(key: &str, value: &[u8]) -> Vec<u8> {
+    message(&[(1, key.as_bytes()), (2, value)])
+}
+
+/// `k8s\0` and a `runtime.Unknown` (`typeMeta = 1`, `raw = 2`) wrapping `raw`, as
+/// client-go sends a body.
+fn body(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
+    let type_meta = message(&[(1, api_version.as_bytes()), (2, kind.as_bytes())]);
+    let mut out = b"k8s\0".to_vec();
+    out.extend(message(&[(1, &type_meta), (2, raw)]));
+    out
+}
+
+/// `ObjectMeta` with its `name` (field 1).
+fn meta(name: &str) -> Vec<u8> {
+    message(&[(1, name.as_bytes())])
 }
 
 #[tokio::test]
 async fn a_protobuf_config_map_is_stored_and_answered_in_json() {
     let server = server().await;
     let c = client(&server);
-    let mut cm = k8s_rs_pb::api::core::v1::ConfigMap::new();
-    cm.metadata = Some(meta("from-protobuf")).into();
-    cm.data.insert("a".into(), "b".into());
-    cm.binaryData.insert("bin".into(), vec![0, 1, 255]);
+    // ConfigMap: metadata = 1, data = 2, binaryData = 3.
+    let cm = message(&[
+        (1, &meta("from-protobuf")),
+        (2, &entry("a", b"b")),
+        (3, &entry("bin", &[0, 1, 255])),
+    ]);
     let req = http::Request::post("/api/v1/namespaces/default/configmaps")
         .header("content-type", PROTOBUF)
         .header("accept", format!("{PROTOBUF}, application/json"))
