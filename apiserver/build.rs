@@ -80,7 +80,10 @@ fn carrier_dir() -> PathBuf {
     // this package's build-dependencies are downloaded by the time this script runs, and
     // `--filter-platform` spares the other platforms' packages. Metadata covers the whole
     // workspace, though, so a package only another member needs may still be missing from
-    // a fresh cargo home; then cargo is let fetch it.
+    // a fresh cargo home; then cargo is let fetch it. The nested cargo reads the same
+    // `.cargo/config.toml` files and environment (source replacement for vendoring, patches)
+    // but not options given only on the outer command line (`--config`); with those, the
+    // resolution can differ, `--locked` refuses, and HERALD_K8S_PROTO_DIR is the way out.
     let meta = metadata(true)
         .or_else(|_| metadata(false))
         .unwrap_or_else(|e| panic!("cargo metadata failed (set {OVERRIDE} instead): {e}"));
