@@ -140,18 +140,14 @@ fn header_str(headers: &HeaderMap, name: header::HeaderName) -> &str {
         .unwrap_or("")
 }
 
-/// Parse a request body as JSON, or YAML when the content type says so.
+/// Parse a request body as JSON, YAML or Kubernetes protobuf, by its content type.
 fn parse_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::bad_request("the request body is empty"));
     }
     let ct = header_str(headers, header::CONTENT_TYPE);
-    if ct.contains("protobuf") {
-        return Err(ApiError::unsupported_media_type(ct).with_hint(
-            "this development API server speaks JSON only; kubectl's generators \
-             (kubectl create configmap|deployment|namespace …) send protobuf: use \
-             `kubectl create … --dry-run=client -o yaml | kubectl create -f -` instead",
-        ));
+    if crate::protobuf::is_protobuf(ct) {
+        return crate::protobuf::decode(body);
     }
     let json = serde_json::from_slice::<Value>(body);
     match json {

@@ -3,9 +3,11 @@
 //! **This is a development and test component. Production Herald talks to a real Kubernetes
 //! cluster; nothing here is meant to stand in for one.** There is no authentication, no
 //! admission, no controllers (Deployments never create Pods), no TLS, and storage is a map in
-//! memory (optionally snapshotted to a directory). Request bodies must be JSON or YAML:
-//! kubectl's protobuf-sending generators (`kubectl create configmap …`) get 415 with a hint;
-//! `kubectl create -f`, `apply`, `patch`, `label`, `delete`, `get [-w]` all work.
+//! memory (optionally snapshotted to a directory). Request bodies may be JSON, YAML or
+//! Kubernetes protobuf for the built-in kinds (what kubectl's generators send: `kubectl create
+//! namespace|deployment|configmap|secret`, `run`, `expose`), converted to JSON on arrival;
+//! responses are always JSON, which every client's `Accept` allows. `kubectl create -f`,
+//! `apply`, `patch`, `label`, `delete`, `get [-w]` all work.
 //!
 //! What it does do is speak the Kubernetes REST API faithfully enough that the real
 //! `kube::Client` and `kubectl` work against it unchanged, over plain HTTP on loopback:
@@ -62,6 +64,7 @@ mod managed_fields;
 mod object;
 mod patch;
 mod persist;
+mod protobuf;
 mod registry;
 mod router;
 mod seed;

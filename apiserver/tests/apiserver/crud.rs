@@ -521,10 +521,8 @@ async fn unknown_paths_and_verbs_get_status_errors() {
         .body(b"k8s\0".to_vec())
         .unwrap();
     let err = status(c.request_text(req).await.unwrap_err());
-    assert_eq!(
-        (err.code, err.reason.as_str()),
-        (415, "UnsupportedMediaType")
-    );
+    assert_eq!((err.code, err.reason.as_str()), (400, "BadRequest"));
+    assert!(err.message.contains("no kind"), "{}", err.message);
 }
 
 #[tokio::test]

@@ -12,7 +12,8 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::common::{TempDir, client, server, within};
 
-fn kubectl_available() -> bool {
+/// Whether kubectl is on `PATH` (saying so when it is not).
+pub(crate) fn kubectl_available() -> bool {
     let found = Command::new("kubectl")
         .arg("version")
         .arg("--client")
@@ -26,13 +27,15 @@ fn kubectl_available() -> bool {
     found
 }
 
-struct Kubectl {
+/// kubectl with a kubeconfig for one server and its own cache directory.
+pub(crate) struct Kubectl {
     kubeconfig: PathBuf,
     cache: PathBuf,
 }
 
 impl Kubectl {
-    fn new(server: &herald_apiserver::ApiServer, dir: &Path) -> Self {
+    /// kubectl for `server`, keeping its files in `dir`.
+    pub(crate) fn new(server: &herald_apiserver::ApiServer, dir: &Path) -> Self {
         let kubeconfig = dir.join("kubeconfig");
         server.write_kubeconfig(&kubeconfig).unwrap();
         Kubectl {
@@ -41,7 +44,8 @@ impl Kubectl {
         }
     }
 
-    fn command(&self, args: &[&str]) -> Command {
+    /// The kubectl command line for `args`.
+    pub(crate) fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new("kubectl");
         cmd.arg("--kubeconfig")
             .arg(&self.kubeconfig)
@@ -52,7 +56,7 @@ impl Kubectl {
     }
 
     /// Run kubectl to completion (off the async runtime), returning stdout; panics on failure.
-    async fn run(&self, args: &[&str]) -> String {
+    pub(crate) async fn run(&self, args: &[&str]) -> String {
         let mut cmd = self.command(args);
         let what = format!("kubectl {}", args.join(" "));
         let output = within(&what, tokio::task::spawn_blocking(move || cmd.output()))

@@ -7,6 +7,8 @@ mod crud;
 mod faults;
 mod kinds;
 mod kubectl;
+mod kubectl_create;
 mod lists;
+mod protobuf_bodies;
 mod watches;
 mod writes;
