@@ -1,4 +1,5 @@
-//! The real kubectl against the server (skipped, saying so, when kubectl is not installed).
+//! The real kubectl against the server (skipped, saying so, when kubectl is
+//! not installed; a failure instead where `CI` is set).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -21,6 +22,11 @@ pub(crate) fn kubectl_available() -> bool {
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
+    // CI has kubectl: there a missing one is a failure, never a skip.
+    assert!(
+        found || std::env::var_os("CI").is_none(),
+        "kubectl is not on PATH, and CI is set: the kubectl tests must run in CI"
+    );
     if !found {
         println!("SKIPPED: kubectl is not on PATH; the kubectl tests did not run");
     }

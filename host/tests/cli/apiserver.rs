@@ -1,14 +1,21 @@
 //! `herald apiserver`: the embedded API server alone, driven with kubectl
-//! as a person would (skipped, saying so, where kubectl is not installed).
+//! as a person would (skipped, saying so, where kubectl is not installed;
+//! a failure instead where `CI` is set).
 
 use super::process::{Running, repo, temp_dir};
 use std::process::Command;
 
 fn kubectl_available() -> bool {
-    Command::new("kubectl")
+    let found = Command::new("kubectl")
         .args(["version", "--client"])
         .output()
-        .is_ok_and(|o| o.status.success())
+        .is_ok_and(|o| o.status.success());
+    // CI has kubectl: there a missing one is a failure, never a skip.
+    assert!(
+        found || std::env::var_os("CI").is_none(),
+        "kubectl is not on PATH, and CI is set: the kubectl tests must run in CI"
+    );
+    found
 }
 
 #[test]

@@ -10,6 +10,7 @@ mod fault_matrix;
 mod hostile;
 mod identity;
 mod informers;
+mod kubectl;
 mod leader;
 mod objects;
 mod odd_objects;
