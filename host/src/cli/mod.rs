@@ -5,6 +5,7 @@ mod compile_cmd;
 mod demo_cmd;
 mod pipe;
 mod plugin_cmd;
+mod plugin_new;
 pub(crate) mod run_cmd;
 
 use clap::{Parser, Subcommand};

@@ -23,6 +23,9 @@ pub enum PluginCommand {
     /// Print the least-privilege ClusterRole for these plugins: list and watch
     /// on exactly the resources they subscribe to, get on discovery.
     Rbac(RbacArgs),
+    /// Create a plugin project (Rust, Python or JavaScript) that builds,
+    /// tests and replays sample events out of the box.
+    New(super::plugin_new::NewArgs),
 }
 
 /// Arguments of `plugin rbac`.
@@ -103,6 +106,7 @@ pub fn run(command: PluginCommand) -> ExitCode {
         PluginCommand::Check(args) => check(args),
         PluginCommand::Replay(args) => replay(args),
         PluginCommand::Rbac(args) => rbac(args),
+        PluginCommand::New(args) => super::plugin_new::run(args),
     }
 }
 

@@ -8,6 +8,7 @@ mod check;
 mod compiler;
 mod demo;
 mod pipe;
+mod plugin_new;
 mod process;
 mod replay;
 mod run;

@@ -1,0 +1,126 @@
+//! `herald plugin new`: a plugin project that builds, tests and replays out
+//! of the box, in Rust, Python or JavaScript.
+
+mod template;
+
+use super::fail;
+use crate::plugin::is_plugin_name;
+use clap::{Args, ValueEnum};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use template::{Substitutions, files};
+
+/// Arguments of `plugin new`.
+#[derive(Debug, Args)]
+pub struct NewArgs {
+    /// The plugin's name: lowercase letters, digits and '-' (at most 63,
+    /// starting and ending with a letter or digit). Also the directory made.
+    pub name: String,
+    /// The language of the plugin.
+    #[arg(long, value_enum)]
+    pub lang: Language,
+    /// The directory to create the project in.
+    #[arg(long, default_value = ".")]
+    pub dir: PathBuf,
+    /// The SDK the project depends on: `plugin-sdk`, `sdk/python` or `sdk/js`
+    /// of a Herald checkout. By default, the one of the checkout this binary
+    /// was built from, if it is still there.
+    #[arg(long)]
+    pub sdk: Option<PathBuf>,
+}
+
+/// The languages a plugin can be written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Language {
+    /// A `cdylib` crate using `herald-sdk`.
+    Rust,
+    /// A module using `herald_sdk`, built with componentize-py.
+    Python,
+    /// An ES module using `@herald/sdk`, built with componentize-js.
+    Js,
+}
+
+impl Language {
+    /// Where this language's SDK lives in a Herald checkout.
+    fn sdk_in_checkout(self) -> &'static str {
+        match self {
+            Language::Rust => "plugin-sdk",
+            Language::Python => "sdk/python",
+            Language::Js => "sdk/js",
+        }
+    }
+}
+
+/// Creates the project; prints what to run next.
+pub fn run(args: NewArgs) -> ExitCode {
+    match create(&args) {
+        Ok(next) => {
+            println!("{next}");
+            ExitCode::SUCCESS
+        }
+        Err(message) => fail(message),
+    }
+}
+
+/// The SDK directory: `--sdk`, else this checkout's, made absolute.
+fn sdk(args: &NewArgs) -> Result<PathBuf, String> {
+    let (path, given) = match &args.sdk {
+        Some(path) => (path.clone(), true),
+        None => (
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("..")
+                .join(args.lang.sdk_in_checkout()),
+            false,
+        ),
+    };
+    match std::fs::canonicalize(&path) {
+        Ok(path) if path.is_dir() => Ok(path),
+        _ if given => Err(format!("--sdk {}: no such directory", path.display())),
+        _ => Err(format!(
+            "cannot find the SDK (this binary was built from a checkout that is gone): \
+             pass --sdk with the path of `{}` in a Herald checkout",
+            args.lang.sdk_in_checkout()
+        )),
+    }
+}
+
+/// Writes the project; returns the message naming it and the next commands.
+fn create(args: &NewArgs) -> Result<String, String> {
+    if !is_plugin_name(&args.name) {
+        return Err(format!(
+            "{:?} is not a valid plugin name: use lowercase letters, digits and '-' \
+             (at most 63, starting and ending with a letter or digit), e.g. pod-watch",
+            args.name
+        ));
+    }
+    let project = args.dir.join(&args.name);
+    if let Ok(mut entries) = std::fs::read_dir(&project)
+        && entries.next().is_some()
+    {
+        return Err(format!(
+            "{} already exists and is not empty: refusing to overwrite it",
+            project.display()
+        ));
+    }
+    let sdk = sdk(args)?;
+    let values = Substitutions {
+        name: &args.name,
+        sdk: &sdk.to_string_lossy(),
+    };
+    for (path, text) in files(args.lang) {
+        let target = project.join(path);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("{}: cannot create: {e}", parent.display()))?;
+        }
+        std::fs::write(&target, values.apply(text))
+            .map_err(|e| format!("{}: cannot write: {e}", target.display()))?;
+    }
+    Ok(values.apply(&format!(
+        "created {} ({:?} plugin {{{{name}}}})\n\nnext:\n    cd {}\n{}",
+        project.display(),
+        args.lang,
+        project.display(),
+        template::next_steps(args.lang)
+    )))
+}

@@ -1,0 +1,79 @@
+//! The project templates, one set of files per language, and the values
+//! substituted into them.
+
+use super::Language;
+
+/// The sample events every project replays: Pods listed, added, changing
+/// phase and deleted.
+const EVENTS: &str = include_str!("templates/events.jsonl");
+
+/// The files of a `language` project: path in the project, template text.
+pub(super) fn files(language: Language) -> &'static [(&'static str, &'static str)] {
+    match language {
+        Language::Rust => &[
+            ("Cargo.toml", include_str!("templates/rust/Cargo.toml")),
+            ("src/lib.rs", include_str!("templates/rust/lib.rs")),
+            ("README.md", include_str!("templates/rust/README.md")),
+            ("events.jsonl", EVENTS),
+        ],
+        Language::Python => &[
+            ("app.py", include_str!("templates/python/app.py")),
+            ("test_app.py", include_str!("templates/python/test_app.py")),
+            ("README.md", include_str!("templates/python/README.md")),
+            ("events.jsonl", EVENTS),
+        ],
+        Language::Js => &[
+            ("package.json", include_str!("templates/js/package.json")),
+            ("src/plugin.js", include_str!("templates/js/plugin.js")),
+            (
+                "test/plugin.test.js",
+                include_str!("templates/js/plugin.test.js"),
+            ),
+            ("README.md", include_str!("templates/js/README.md")),
+            ("events.jsonl", EVENTS),
+        ],
+    }
+}
+
+/// The commands to run in a new `language` project, indented, as a template.
+pub(super) fn next_steps(language: Language) -> &'static str {
+    match language {
+        Language::Rust => {
+            "    cargo test                                      # unit tests\n    \
+             cargo build --release --target wasm32-wasip2    # build\n    \
+             herald plugin check target/wasm32-wasip2/release/{{crate}}.wasm\n    \
+             herald plugin replay target/wasm32-wasip2/release/{{crate}}.wasm --events events.jsonl"
+        }
+        Language::Python => {
+            "    PYTHONPATH={{sdk}}/src python3 -m pytest                                     # unit tests\n    \
+             PYTHONPATH={{sdk}}/src python3 -m herald_sdk build app.py -o {{name}}.wasm   # build\n    \
+             herald plugin check {{name}}.wasm\n    \
+             herald plugin replay {{name}}.wasm --events events.jsonl"
+        }
+        Language::Js => {
+            "    npm install      # the SDK and its build toolchain (see README.md)\n    \
+             npm test         # unit tests\n    \
+             npm run build    # build\n    \
+             herald plugin check {{name}}.wasm\n    \
+             herald plugin replay {{name}}.wasm --events events.jsonl"
+        }
+    }
+}
+
+/// What the `{{…}}` placeholders stand for.
+pub(super) struct Substitutions<'a> {
+    /// `{{name}}`: the plugin's name.
+    pub name: &'a str,
+    /// `{{sdk}}`: the SDK's directory.
+    pub sdk: &'a str,
+}
+
+impl Substitutions<'_> {
+    /// `text` with every placeholder replaced; `{{crate}}` is the name as
+    /// Cargo names the built library (`-` becomes `_`).
+    pub fn apply(&self, text: &str) -> String {
+        text.replace("{{name}}", self.name)
+            .replace("{{crate}}", &self.name.replace('-', "_"))
+            .replace("{{sdk}}", self.sdk)
+    }
+}
