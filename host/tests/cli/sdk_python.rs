@@ -100,35 +100,24 @@ fn logged(stdout: &str) -> Vec<&str> {
         .collect()
 }
 
+/// Runs the pytest suite in `dir` (relative to the repository) and returns
+/// how many tests passed; nothing may have failed.
+fn pytest(dir: &str) -> usize {
+    let output = succeed(
+        &format!("pytest {dir}"),
+        python_in(&repo().join(dir)).args(["-m", "pytest", "-q", "-p", "no:cacheprovider"]),
+        INSTALL,
+    );
+    passed(dir, &output)
+}
+
 #[test]
 fn python_sdk_builds_label_audit_that_the_host_checks_and_replays() {
     let started = Instant::now();
     require_build_requirements();
 
-    let sdk = succeed(
-        "pytest sdk/python",
-        python_in(&repo().join("sdk/python")).args([
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-        ]),
-        INSTALL,
-    );
-    assert!(passed("sdk/python", &sdk) >= 30);
-    let example = succeed(
-        "pytest plugins/label-audit",
-        python_in(&repo().join("plugins/label-audit")).args([
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-        ]),
-        INSTALL,
-    );
-    assert!(passed("plugins/label-audit", &example) >= 10);
+    assert!(pytest("sdk/python") >= 30);
+    assert!(pytest("plugins/label-audit") >= 10);
 
     let wasm = build_label_audit();
     let wasm_arg = wasm.to_str().unwrap();
