@@ -255,6 +255,11 @@ pub struct PluginFilesConfig {
     /// How long compiling one plugin may take (in its child process).
     #[serde(with = "crate::duration_serde")]
     pub compile_timeout: Duration,
+    /// Whether a plugin's sidecar may grant it capabilities and writes (for
+    /// what its `plugins.<name>` entry leaves unset). On by default: the
+    /// plugin directory is the operator's to fill. Turn it off when others
+    /// can write there, so grants come from this file alone.
+    pub sidecar_grants: bool,
 }
 
 /// `pluginFiles.artifactCache`: compiled plugins kept on disk, so restarts
@@ -306,6 +311,7 @@ impl Default for PluginFilesConfig {
             allowed_sha256: None,
             artifact_cache: ArtifactCacheConfig::default(),
             compile_timeout: crate::plugin::DEFAULT_COMPILE_TIMEOUT,
+            sidecar_grants: true,
         }
     }
 }
@@ -327,8 +333,67 @@ pub struct PluginConfig {
     pub config: Option<serde_json::Value>,
     /// Limits overriding the plugin's requests (within `limits.max`).
     pub limits: PluginLimits,
-    /// Capabilities granted to it.
-    pub grants: Vec<String>,
+    /// What the plugin may do beyond logging and the cache.
+    pub grants: GrantConfig,
+    /// `enforce` (the default) or `dry-run`: every write sent with
+    /// `dryRun=All`, persisting nothing, and logged with what it would change.
+    pub mode: Option<crate::capability::Mode>,
+    /// The plugin's Kubernetes API request rate (default: client-go's 5 per
+    /// second, burst 10).
+    pub rate_limit: Option<crate::capability::rate::RateLimit>,
+}
+
+/// `plugins.<name>.grants` (and a sidecar's, when `pluginFiles.sidecarGrants`
+/// allows): what a plugin may do beyond logging and reading the cache.
+/// Denied by default; the grant must cover what the plugin's manifest
+/// declares, or the plugin is not loaded.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct GrantConfig {
+    /// Capabilities granted, e.g. `events`.
+    pub capabilities: Vec<String>,
+    /// Kubernetes API rules granted: verbs × group/kind × namespaces.
+    pub writes: Vec<crate::capability::grant::WriteRule>,
+}
+
+impl GrantConfig {
+    /// True when nothing is granted.
+    pub fn is_empty(&self) -> bool {
+        self.capabilities.is_empty() && self.writes.is_empty()
+    }
+
+    /// Checks the capabilities and rules; the error names the key at
+    /// fault, relative to `grants`.
+    fn validate(&self) -> Result<(), (String, String)> {
+        for capability in &self.capabilities {
+            if !crate::capability::KNOWN_CAPABILITIES.contains(&capability.as_str()) {
+                return Err((
+                    "grants.capabilities".into(),
+                    format!(
+                        "{capability:?} is not a capability this host has (it has: {})",
+                        crate::capability::KNOWN_CAPABILITIES.join(", ")
+                    ),
+                ));
+            }
+        }
+        for (index, rule) in self.writes.iter().enumerate() {
+            rule.validate(index)
+                .map_err(|e| (format!("grants.writes[{index}]"), e.to_string()))?;
+        }
+        Ok(())
+    }
+}
+
+/// Checks the grant keys shared by `plugins.<name>` and sidecars.
+fn check_grants(
+    grants: &GrantConfig,
+    rate_limit: Option<&crate::capability::rate::RateLimit>,
+) -> Result<(), (String, String)> {
+    grants.validate()?;
+    if let Some(rate) = rate_limit {
+        rate.validate().map_err(|e| ("rateLimit".to_owned(), e))?;
+    }
+    Ok(())
 }
 
 /// Per-plugin limit overrides.
@@ -361,6 +426,13 @@ pub struct Sidecar {
     pub config: Option<serde_json::Value>,
     /// Limit overrides (used where `plugins.<stem>.limits` leaves them unset).
     pub limits: PluginLimits,
+    /// Grants (used where `plugins.<name>.grants` is unset, and only if
+    /// `pluginFiles.sidecarGrants` is on).
+    pub grants: GrantConfig,
+    /// Mode (used where `plugins.<name>.mode` is unset).
+    pub mode: Option<crate::capability::Mode>,
+    /// API request rate (used where `plugins.<name>.rateLimit` is unset).
+    pub rate_limit: Option<crate::capability::rate::RateLimit>,
 }
 
 /// Checks that every entry of the list at `key` is a lowercase hex sha256.
@@ -655,6 +727,8 @@ impl Config {
             self.check_plugin_limits(&plugin.limits)
                 .map_err(|(key, problem)| (format!("plugins.{name}.{key}"), problem))?;
             check_digests(&format!("plugins.{name}.sha256"), &plugin.sha256)?;
+            check_grants(&plugin.grants, plugin.rate_limit.as_ref())
+                .map_err(|(key, problem)| (format!("plugins.{name}.{key}"), problem))?;
         }
         Ok(())
     }
@@ -695,6 +769,16 @@ impl Config {
         let sidecar: Sidecar = parse_yaml(text, source_name)?;
         self.check_plugin_limits(&sidecar.limits)
             .map_err(|(key, problem)| ConfigError::new(source_name, &key, &problem))?;
+        check_grants(&sidecar.grants, sidecar.rate_limit.as_ref())
+            .map_err(|(key, problem)| ConfigError::new(source_name, &key, &problem))?;
+        if !self.plugin_files.sidecar_grants && !sidecar.grants.is_empty() {
+            return Err(ConfigError::new(
+                source_name,
+                "grants",
+                "this sidecar grants capabilities or writes, but pluginFiles.sidecarGrants is \
+                 off: grant them in the host configuration's plugins.<name> entry",
+            ));
+        }
         if let Some(name) = &sidecar.plugin
             && !crate::plugin::is_plugin_name(name)
         {
@@ -781,7 +865,7 @@ impl Config {
                 call_deadline: overrides.call_deadline.or(from_sidecar.call_deadline),
                 memory_bytes: overrides.memory_bytes.or(from_sidecar.memory),
             },
-            grants: entry.map(|p| p.grants.clone()).unwrap_or_default(),
+            grants: self.grants_for(name, sidecar),
             ..self.anonymous_load_options(sink)
         }
     }
@@ -815,6 +899,32 @@ impl Config {
             ));
         }
         Ok(())
+    }
+
+    /// What the plugin called `name` is granted: its `plugins.<name>` entry,
+    /// then (if `pluginFiles.sidecarGrants` allows) its sidecar for what the
+    /// entry leaves unset.
+    pub fn grants_for(&self, name: &str, sidecar: Option<&Sidecar>) -> crate::capability::Grants {
+        let entry = self.plugins.get(name);
+        let granting = sidecar.filter(|_| self.plugin_files.sidecar_grants);
+        let grants = match (entry.map(|e| &e.grants), granting.map(|s| &s.grants)) {
+            (Some(own), _) if !own.is_empty() => own.clone(),
+            (_, Some(sidecar)) => sidecar.clone(),
+            _ => GrantConfig::default(),
+        };
+        crate::capability::Grants {
+            capabilities: grants.capabilities,
+            writes: grants.writes,
+            mode: entry
+                .and_then(|e| e.mode)
+                .or(sidecar.and_then(|s| s.mode))
+                .unwrap_or_default(),
+            rate_limit: entry
+                .and_then(|e| e.rate_limit)
+                .or(sidecar.and_then(|s| s.rate_limit))
+                .unwrap_or_default(),
+            all_declared: false,
+        }
     }
 
     /// True when the operator disabled the plugin called `name`.

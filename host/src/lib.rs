@@ -17,6 +17,7 @@
 //!
 //! See `ARCHITECTURE.md` at the repository root for how the parts fit.
 
+pub mod capability;
 pub mod cli;
 pub mod config;
 pub mod daemon;

@@ -74,7 +74,7 @@ pub fn encode(registry: &Registry) -> String {
 
 type Labels = Vec<(&'static str, String)>;
 
-fn family(
+pub(crate) fn family(
     encoder: &mut DescriptorEncoder,
     name: &str,
     help: &str,

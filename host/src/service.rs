@@ -3,6 +3,8 @@
 //! configuration and a cluster client, and shut down gracefully. Both
 //! `herald run` and `herald demo` are this plus a source and a signal.
 
+use crate::capability::kube::ClusterApi;
+use crate::capability::{ActionStatsCollector, ClusterAccess};
 use crate::config::Config;
 use crate::daemon::Daemon;
 use crate::informer::{Informers, ReflectorConfig};
@@ -67,6 +69,22 @@ impl std::fmt::Debug for Service {
     }
 }
 
+/// The two clients a service talks to the cluster with.
+#[derive(Clone)]
+pub struct Clients {
+    /// Informers', leader election's and the host's own calls.
+    pub client: kube::Client,
+    /// Plugins' API calls: a client that never retries on its own
+    /// (built from [`writer_config`](crate::capability::kube::writer_config)).
+    pub writer: kube::Client,
+}
+
+impl std::fmt::Debug for Clients {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Clients").finish_non_exhaustive()
+    }
+}
+
 impl Service {
     /// Starts everything: the endpoints on `listener`, then the plugins of
     /// the plugin directory (returning once they are loaded), which the
@@ -74,11 +92,13 @@ impl Service {
     /// compiled by `compiler` (the daemon uses a child process).
     pub async fn start(
         config: Arc<Config>,
-        client: kube::Client,
+        clients: Clients,
         sink: Arc<dyn LogSink>,
         listener: tokio::net::TcpListener,
         compiler: Compiler,
     ) -> Result<Self, ServiceError> {
+        let Clients { client, writer } = clients;
+        let access = ClusterAccess::new(Arc::new(ClusterApi::new(writer)));
         let engine = PluginEngine::new(EngineSettings {
             max_file_bytes: config.plugin_files.max_size,
             compiler,
@@ -111,7 +131,11 @@ impl Service {
         let files = Arc::new(FileStatuses::default());
         let ops = Arc::new(OpsState {
             daemon: daemon.clone(),
-            registry: crate::metrics::registry(daemon.clone(), stats.clone()),
+            registry: {
+                let mut registry = crate::metrics::registry(daemon.clone(), stats.clone());
+                registry.register_collector(Box::new(ActionStatsCollector(access.stats.clone())));
+                registry
+            },
             files: files.clone(),
             loaded: AtomicBool::new(false),
             shutting_down: AtomicBool::new(false),
@@ -130,6 +154,7 @@ impl Service {
             stats,
             timing: SettleTiming::default(),
             rescan_interval: DEFAULT_RESCAN_INTERVAL,
+            access: Some(access),
         })
         .await?;
         ops.loaded.store(true, Ordering::Release);

@@ -32,12 +32,26 @@ pub enum Source {
 
 /// A cluster connection, and the embedded server when that is what it is.
 pub struct Connection {
-    /// The client.
+    /// The client of informers and the host's own calls (retries 429, 503
+    /// and 504 on its own).
     pub client: kube::Client,
+    /// The client of plugins' API calls: never retries, so a plugin sees
+    /// each refusal and decides.
+    pub writer: kube::Client,
     /// What it connects to, for the log.
     pub description: String,
     /// The embedded API server, if one was started (stops when dropped).
     pub embedded: Option<herald_apiserver::ApiServer>,
+}
+
+impl Connection {
+    /// The clients a [`Service`](crate::service::Service) needs.
+    pub fn clients(&self) -> crate::service::Clients {
+        crate::service::Clients {
+            client: self.client.clone(),
+            writer: self.writer.clone(),
+        }
+    }
 }
 
 impl std::fmt::Debug for Connection {
@@ -161,9 +175,12 @@ impl Source {
 }
 
 fn client(config: kube::Config, description: String) -> Result<Connection, SourceError> {
-    let client = kube::Client::try_from(config).map_err(|e| SourceError::Client(e.to_string()))?;
+    let make = |config| kube::Client::try_from(config).map_err(|e: kube::Error| SourceError::Client(e.to_string()));
+    let writer = make(crate::capability::kube::writer_config(config.clone()))?;
+    let client = make(config)?;
     Ok(Connection {
         client,
+        writer,
         description,
         embedded: None,
     })

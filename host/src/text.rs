@@ -15,6 +15,18 @@ pub fn escape_controls(text: &str) -> String {
     escaped
 }
 
+/// True for an RFC 1123 label (a namespace or plugin name): 1–63 lowercase alphanumerics or '-', alphanumeric at both ends.
+pub fn is_dns_label(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 63
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+        && bytes[0] != b'-'
+        && bytes[bytes.len() - 1] != b'-'
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -28,3 +40,4 @@ mod tests {
         assert_eq!(escape_controls("plain"), "plain");
     }
 }
+

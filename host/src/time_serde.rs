@@ -19,6 +19,17 @@ pub fn format(time: SystemTime) -> String {
     )
 }
 
+/// Formats a time as RFC 3339 with microseconds, as Kubernetes' `MicroTime`
+/// (e.g. an Event's `eventTime`): `2026-11-22T08:15:00.123456Z`.
+pub fn format_micros(time: SystemTime) -> String {
+    let micros = time
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.subsec_micros())
+        .unwrap_or(0);
+    let whole = format(time);
+    format!("{}.{micros:06}Z", whole.trim_end_matches('Z'))
+}
+
 /// Serde `serialize_with` for a [`SystemTime`].
 pub fn serialize<S: Serializer>(time: &SystemTime, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.serialize_str(&format(*time))

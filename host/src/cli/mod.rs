@@ -55,8 +55,11 @@ impl Command {
     }
 }
 
-/// The version of the plugin world (`wit/herald.wit`) this host implements.
-pub const WORLD: &str = "herald:plugin/plugin@0.1.0";
+/// The newest version of the plugin world (`wit/0.2.0/herald.wit`) this
+/// host implements; it runs every released one ([`WORLD_VERSIONS`]).
+///
+/// [`WORLD_VERSIONS`]: crate::plugin::WORLD_VERSIONS
+pub const WORLD: &str = "herald:plugin/plugin@0.2.0";
 
 /// Runs the command line; returns the process exit code.
 pub fn main() -> ExitCode {

@@ -1,10 +1,13 @@
 //! `herald plugin check`, `herald plugin replay` and `herald plugin rbac`.
 
 use super::fail;
+use crate::capability::Grants;
 use crate::plugin::{
     EngineSettings, LoadOptions, LoadedPlugin, Manifest, MemorySink, PluginEngine,
 };
-use crate::replay::{DeliveryResult, Replayer, parse_events};
+use crate::capability::ClusterAccess;
+use crate::capability::rate::RateLimit;
+use crate::replay::{DeliveryResult, ReplayApi, Replayer, parse_events, parse_responses};
 use clap::{Args, Subcommand, ValueEnum};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -75,6 +78,12 @@ pub struct ReplayArgs {
     /// at the first failure and exits 1.
     #[arg(long)]
     pub keep_going: bool,
+    /// Scripted answers to the plugin's Kubernetes API calls (YAML or JSON
+    /// list of `{verb, kind, namespace, name, times, object | error}`);
+    /// unscripted reads are answered from the replay's cache, writes by
+    /// echoing what was sent. Nothing is ever sent to a cluster.
+    #[arg(long)]
+    pub responses: Option<PathBuf>,
 }
 
 /// How `plugin check` prints the manifest.
@@ -95,7 +104,7 @@ struct CheckReport<'a> {
     file: String,
     size_bytes: usize,
     sha256: &'a str,
-    world: &'a str,
+    world: String,
     compile_ms: f64,
     manifest: &'a Manifest,
 }
@@ -128,7 +137,11 @@ fn check(args: CheckArgs) -> ExitCode {
         (Err(code), _) | (_, Err(code)) => return code,
     };
     let started = Instant::now();
-    let plugin = match LoadedPlugin::load(&engine, &bytes, LoadOptions::default()) {
+    let options = LoadOptions {
+        grants: Grants::all_declared(),
+        ..LoadOptions::default()
+    };
+    let plugin = match LoadedPlugin::load(&engine, &bytes, options) {
         Ok(plugin) => plugin,
         Err(err) => return fail(format_args!("{}: {err}", args.file.display())),
     };
@@ -136,7 +149,7 @@ fn check(args: CheckArgs) -> ExitCode {
         file: args.file.display().to_string(),
         size_bytes: bytes.len(),
         sha256: plugin.digest(),
-        world: super::WORLD,
+        world: plugin.world(),
         compile_ms: started.elapsed().as_secs_f64() * 1000.0,
         manifest: plugin.manifest(),
     };
@@ -202,6 +215,16 @@ fn print_text(report: &CheckReport<'_>) {
     } else {
         println!("  capabilities   {}", manifest.capabilities.join(", "));
     }
+    for rule in &manifest.writes {
+        let verbs: Vec<&str> = rule.verbs.iter().map(|v| v.as_str()).collect();
+        let namespaces: Vec<&str> = rule.namespaces.iter().map(String::as_str).collect();
+        println!(
+            "  writes         {} {} in {}",
+            verbs.join(","),
+            rule.resource_name(),
+            namespaces.join(",")
+        );
+    }
 }
 
 fn replay(args: ReplayArgs) -> ExitCode {
@@ -221,10 +244,25 @@ fn replay(args: ReplayArgs) -> ExitCode {
         Ok(events) => events,
         Err(err) => return fail(format_args!("{}: {err}", args.events.display())),
     };
+    let script = match args.responses.as_deref().map(read_responses).transpose() {
+        Ok(script) => script.unwrap_or_default(),
+        Err(message) => return fail(message),
+    };
+    let api = Arc::new(ReplayApi::new(script));
     let logs = MemorySink::default();
     let options = LoadOptions {
         config,
         sink: Arc::new(logs.clone()),
+        // Offline, the plugin may do all it declares (nothing leaves the
+        // host), unthrottled.
+        grants: Grants {
+            rate_limit: RateLimit {
+                qps: 1e9,
+                burst: u32::MAX,
+            },
+            ..Grants::all_declared()
+        },
+        access: Some(ClusterAccess::new(api.clone())),
         ..LoadOptions::default()
     };
     let plugin = match LoadedPlugin::load(&engine, &bytes, options) {
@@ -239,6 +277,7 @@ fn replay(args: ReplayArgs) -> ExitCode {
         Ok(replayer) => replayer,
         Err(err) => return fail(format_args!("{}: {err}", args.file.display())),
     };
+    replayer.record_intents(api);
     let (mut ok, mut failed, mut skipped) = (0, 0, 0);
     for (index, event) in events.iter().enumerate() {
         let outcome = replayer.deliver(event);
@@ -280,6 +319,12 @@ fn replay(args: ReplayArgs) -> ExitCode {
                 line.message
             );
         }
+        for intent in &outcome.intents {
+            println!("  => {}", intent.summary());
+            if let Some(body) = intent.request.operation.body() {
+                println!("     {}", crate::text::escape_controls(body));
+            }
+        }
         if matches!(outcome.result, DeliveryResult::Failed(_)) && !args.keep_going {
             println!("stopped at the first failure (use --keep-going to deliver every event)");
             println!(
@@ -307,7 +352,11 @@ fn rbac(args: RbacArgs) -> ExitCode {
             Ok(bytes) => bytes,
             Err(code) => return code,
         };
-        match LoadedPlugin::load(&engine, &bytes, LoadOptions::default()) {
+        let options = LoadOptions {
+            grants: Grants::all_declared(),
+            ..LoadOptions::default()
+        };
+        match LoadedPlugin::load(&engine, &bytes, options) {
             Ok(plugin) => manifests.push(plugin.manifest().clone()),
             Err(err) => return fail(format_args!("{}: {err}", file.display())),
         }
@@ -333,7 +382,10 @@ fn rbac(args: RbacArgs) -> ExitCode {
         let resources = crate::rbac::watched_resources(&manifests, &resolver)
             .await
             .map_err(|e| e.to_string())?;
-        Ok::<_, String>(crate::rbac::cluster_role(&args.name, &resources))
+        let writes = crate::rbac::write_verbs(&manifests, &resolver)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok::<_, String>(crate::rbac::cluster_role(&args.name, &resources, &writes))
     });
     let role = match role {
         Ok(role) => role,
@@ -344,6 +396,12 @@ fn rbac(args: RbacArgs) -> ExitCode {
         "# Least-privilege ClusterRole for the plugins {}, generated by `herald plugin rbac`.",
         plugins.join(", ")
     );
+    if manifests.iter().any(|m| !m.writes.is_empty()) {
+        println!(
+            "# Write verbs are those the plugins declare (the operator's grants must cover them); \
+             Herald also checks each call's namespace against the declared rules."
+        );
+    }
     print!(
         "{}",
         serde_yaml::to_string(&role).expect("a ClusterRole serializes")
@@ -362,4 +420,11 @@ fn read_config(arg: &str) -> Result<String, String> {
     let value: serde_json::Value =
         serde_yaml::from_str(&text).map_err(|e| format!("{path}: not valid JSON or YAML: {e}"))?;
     Ok(value.to_string())
+}
+
+/// Reads and parses a `--responses` file.
+fn read_responses(path: &Path) -> Result<Vec<crate::replay::ScriptedResponse>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    parse_responses(&text).map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -155,7 +155,7 @@ async fn serve(config: Config) -> ExitCode {
     let compiler = super::daemon_compiler(&config);
     let service = match Service::start(
         Arc::new(config),
-        connection.client.clone(),
+        connection.clients(),
         Arc::new(TracingSink),
         listener,
         compiler,

@@ -145,7 +145,7 @@ pub async fn run(options: DemoOptions) -> Result<(), String> {
     let compiler = crate::cli::daemon_compiler(&config);
     let service = Service::start(
         Arc::new(config),
-        connection.client.clone(),
+        connection.clients(),
         Arc::new(DemoSink),
         listener,
         compiler,

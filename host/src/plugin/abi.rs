@@ -1,10 +1,10 @@
-//! The raw records of `wit/herald.wit`, as `bindgen!` generates them: what a
+//! The raw records of the newest plugin world (`wit/0.2.0/herald.wit`), as `bindgen!` generates them: what a
 //! plugin's `manifest` export returns before [`Manifest::from_guest`]
 //! validates it. Public so that tools outside the runtime (the fuzz targets,
 //! tests) can build a guest's manifest without a guest.
 //!
 //! [`Manifest::from_guest`]: super::Manifest::from_guest
 
-pub use super::bindings::herald::plugin::types::{
-    DeliveryMode, GroupVersionKind, Limits, Manifest, Subscription,
+pub use super::bindings::v0_2::herald::plugin::types::{
+    DeliveryMode, GroupVersionKind, Limits, Manifest, Subscription, Verb, WriteRule,
 };

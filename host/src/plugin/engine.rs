@@ -9,7 +9,7 @@ use super::host::HostState;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine};
 
 /// How often the epoch advances; call deadlines are enforced to this precision.
@@ -102,11 +102,7 @@ impl PluginEngine {
         let mut linker = Linker::<HostState>::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(|e| EngineError(e.to_string()))?;
-        super::bindings::Plugin::add_to_linker::<HostState, HasSelf<HostState>>(
-            &mut linker,
-            |state| state,
-        )
-        .map_err(|e| EngineError(e.to_string()))?;
+        super::bindings::add_to_linker(&mut linker).map_err(|e| EngineError(e.to_string()))?;
 
         let io = HostIo::new()
             .map_err(|e| EngineError(format!("cannot start the host I/O runtime: {e}")))?;
@@ -150,13 +146,13 @@ impl PluginEngine {
     pub(crate) fn pre_instantiate(
         &self,
         component: &Component,
-    ) -> Result<PluginPre<HostState>, LoadError> {
+    ) -> Result<PluginPre, LoadError> {
         let instance_pre = self
             .inner
             .linker
             .instantiate_pre(component)
             .map_err(|e| LoadError::WrongWorld(one_line(&e)))?;
-        PluginPre::new(instance_pre).map_err(|e| LoadError::WrongWorld(one_line(&e)))
+        PluginPre::new(instance_pre).map_err(LoadError::WrongWorld)
     }
 
     /// How many epoch ticks cover `deadline` (at least one, rounded up, plus

@@ -45,8 +45,11 @@ pub enum LoadError {
     /// The compiler process refused the file; its message says why.
     #[error("{0}")]
     Rejected(String),
-    /// The component does not implement the `herald:plugin@0.1.0` world.
-    #[error("component does not implement the herald:plugin/plugin@0.1.0 world: {0}")]
+    /// The component implements no version of the plugin world this host runs.
+    #[error(
+        "component does not implement a herald:plugin/plugin world this host runs ({versions}): {0}",
+        versions = super::bindings::WORLD_VERSIONS.join(", ")
+    )]
     WrongWorld(String),
     /// The component failed while being instantiated or asked for its manifest.
     #[error("plugin failed while starting: {0}")]

@@ -1,12 +1,14 @@
-//! The host side of the plugin's imports (`log`, `cache`, `config`) and the
-//! per-instance store data that backs them.
+//! The per-instance store data behind the plugin's imports, and the host
+//! side of the imports every world version shares (`log`, `cache`,
+//! `config`); the capabilities' imports are in [`capability`](crate::capability).
 
-use super::bindings::herald::plugin::{cache, config, log, types};
 use super::limits::InstanceLimiter;
 use super::logging::{LogLevel, LogSource, PluginLogger};
 use super::lookup::{CacheScope, LookupError};
 use super::stdio::LogStream;
+use crate::capability::Authority;
 use crate::gvk::Gvk;
+use std::time::Instant;
 use std::sync::Arc;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
@@ -21,6 +23,8 @@ pub struct PluginContext {
     pub cache: Arc<CacheScope>,
     /// The operator's configuration for the plugin, as JSON text.
     pub config: Option<String>,
+    /// What the operator granted it.
+    pub authority: Arc<Authority>,
 }
 
 /// Store data of one instance.
@@ -31,6 +35,9 @@ pub(crate) struct HostState {
     context: Arc<PluginContext>,
     stdout: LogStream,
     stderr: LogStream,
+    /// When the call under way must end: host calls that wait on I/O give
+    /// up in time for the plugin to see why.
+    pub(crate) deadline: Option<Instant>,
 }
 
 impl HostState {
@@ -54,7 +61,13 @@ impl HostState {
             context,
             stdout,
             stderr,
+            deadline: None,
         }
+    }
+
+    /// What the plugin may do beyond logging and the cache.
+    pub(crate) fn authority(&self) -> &Arc<Authority> {
+        &self.context.authority
     }
 
     /// Emits partial output lines left at the end of a call.
@@ -73,56 +86,42 @@ impl WasiView for HostState {
     }
 }
 
-impl types::Host for HostState {}
-
-impl log::Host for HostState {
-    fn log(&mut self, level: log::Level, message: String) {
-        let level = match level {
-            log::Level::Trace => LogLevel::Trace,
-            log::Level::Debug => LogLevel::Debug,
-            log::Level::Info => LogLevel::Info,
-            log::Level::Warn => LogLevel::Warn,
-            log::Level::Error => LogLevel::Error,
-        };
-        self.context.logger.log(level, LogSource::Api, &message);
+impl HostState {
+    /// Writes one log line from the plugin.
+    pub(crate) fn plugin_log(&self, level: LogLevel, message: &str) {
+        self.context.logger.log(level, LogSource::Api, message);
     }
-}
 
-impl cache::Host for HostState {
-    fn get(
+    /// A cache look-up of one object, its answer charged to the instance's
+    /// memory budget (a trap if it does not fit).
+    pub(crate) fn cache_get(
         &mut self,
-        kind: types::GroupVersionKind,
-        namespace: Option<String>,
-        name: String,
-    ) -> wasmtime::Result<Result<Option<String>, cache::CacheError>> {
-        let gvk = Gvk::new(kind.group, kind.version, kind.kind);
-        match self.context.cache.get(&gvk, namespace.as_deref(), &name) {
+        gvk: &Gvk,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> wasmtime::Result<Result<Option<String>, LookupError>> {
+        match self.context.cache.get(gvk, namespace, name) {
             Ok(Some(object)) => {
                 self.limiter.reserve_answer(object.json().len())?;
                 Ok(Ok(Some(object.json().to_owned())))
             }
             Ok(None) => Ok(Ok(None)),
-            Err(err) => Ok(Err(to_guest_error(err))),
+            Err(err) => Ok(Err(err)),
         }
     }
 
-    fn list(
+    /// A cache listing, bounded by the instance's memory budget before the
+    /// answer is built.
+    pub(crate) fn cache_list(
         &mut self,
-        kind: types::GroupVersionKind,
-        namespace: Option<String>,
-        label_selector: Option<String>,
-    ) -> wasmtime::Result<Result<Vec<String>, cache::CacheError>> {
-        let gvk = Gvk::new(kind.group, kind.version, kind.kind);
-        let objects =
-            match self
-                .context
-                .cache
-                .list(&gvk, namespace.as_deref(), label_selector.as_deref())
-            {
-                Ok(objects) => objects,
-                Err(err) => return Ok(Err(to_guest_error(err))),
-            };
-        // The answer is bounded by the instance's memory cap before it is built.
+        gvk: &Gvk,
+        namespace: Option<&str>,
+        label_selector: Option<&str>,
+    ) -> wasmtime::Result<Result<Vec<String>, LookupError>> {
+        let objects = match self.context.cache.list(gvk, namespace, label_selector) {
+            Ok(objects) => objects,
+            Err(err) => return Ok(Err(err)),
+        };
         let bytes = objects
             .iter()
             .map(|object| object.json().len() + std::mem::size_of::<String>())
@@ -133,23 +132,9 @@ impl cache::Host for HostState {
             .map(|object| object.json().to_owned())
             .collect()))
     }
-}
 
-fn to_guest_error(err: LookupError) -> cache::CacheError {
-    match err {
-        LookupError::NotSubscribed(gvk) => {
-            cache::CacheError::NotSubscribed(types::GroupVersionKind {
-                group: gvk.group,
-                version: gvk.version,
-                kind: gvk.kind,
-            })
-        }
-        LookupError::InvalidSelector(reason) => cache::CacheError::InvalidSelector(reason),
-    }
-}
-
-impl config::Host for HostState {
-    fn get(&mut self) -> Option<String> {
+    /// The operator's configuration for the plugin.
+    pub(crate) fn plugin_config(&self) -> Option<String> {
         self.context.config.clone()
     }
 }

@@ -96,19 +96,16 @@ impl PluginInstance {
         let deadline = self.plugin.limits().call_deadline;
         live.store
             .set_epoch_deadline(PluginEngine::deadline_ticks(deadline));
-        let outcome = run_until(
-            self.plugin.engine().io(),
-            Instant::now() + deadline,
-            async {
-                let handler = live.bindings.herald_plugin_handler();
-                let store = &mut live.store;
-                match call {
-                    Call::Add(obj) => handler.call_on_add(store, ctx, obj).await,
-                    Call::Update(old, new) => handler.call_on_update(store, ctx, old, new).await,
-                    Call::Delete(obj) => handler.call_on_delete(store, ctx, obj).await,
-                }
-            },
-        );
+        let ends = Instant::now() + deadline;
+        live.store.data_mut().deadline = Some(ends);
+        let outcome = run_until(self.plugin.engine().io(), ends, async {
+            let (plugin, store) = (&live.bindings, &mut live.store);
+            match call {
+                Call::Add(obj) => plugin.call_on_add(store, ctx, obj).await,
+                Call::Update(old, new) => plugin.call_on_update(store, ctx, old, new).await,
+                Call::Delete(obj) => plugin.call_on_delete(store, ctx, obj).await,
+            }
+        });
         live.store.data().finish_output();
         let trap = match outcome {
             Ok(Ok(Ok(()))) => return Ok(()),

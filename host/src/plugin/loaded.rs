@@ -12,15 +12,11 @@ use super::limits::{LimitError, LimitPolicy, Limits};
 use super::logging::{LogRate, LogSink, PluginLogger, TracingSink};
 use super::lookup::CacheScope;
 use super::manifest::{Manifest, ManifestError, RequestedLimits};
+use crate::capability::{Authority, ClusterAccess, Grants};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use std::time::Instant;
 use wasmtime::component::Component;
-
-/// Capabilities this host can grant. Version 0.1.0 of the world defines no
-/// import that acts on the cluster, so there are none yet; a plugin asking for
-/// any capability is refused with a message saying so.
-pub const KNOWN_CAPABILITIES: &[&str] = &[];
 
 /// What the operator decides about one plugin when it is loaded.
 #[derive(Clone)]
@@ -35,8 +31,11 @@ pub struct LoadOptions {
     pub policy: LimitPolicy,
     /// Operator overrides of its limits (within the maxima).
     pub overrides: RequestedLimits,
-    /// Capabilities the operator granted it.
-    pub grants: Vec<String>,
+    /// What the operator granted it: capabilities, write rules, mode, rate.
+    pub grants: Grants,
+    /// How its calls reach the cluster; `None` offline (every call then
+    /// answers `unavailable`).
+    pub access: Option<ClusterAccess>,
     /// If set, only files with one of these sha256 digests (lowercase hex) load.
     pub allowed_digests: Option<Arc<[String]>>,
 }
@@ -49,7 +48,8 @@ impl Default for LoadOptions {
             log_rate: LogRate::default(),
             policy: LimitPolicy::default(),
             overrides: RequestedLimits::default(),
-            grants: Vec::new(),
+            grants: Grants::default(),
+            access: None,
             allowed_digests: None,
         }
     }
@@ -75,7 +75,7 @@ pub struct LoadedPlugin {
 struct Inner {
     engine: PluginEngine,
     component: Component,
-    pre: PluginPre<HostState>,
+    pre: PluginPre,
     manifest: Manifest,
     limits: Limits,
     context: Arc<PluginContext>,
@@ -166,6 +166,16 @@ impl LoadedPlugin {
         Ok((identified, outcome))
     }
 
+    /// The world the plugin was built against, e.g. `herald:plugin/plugin@0.2.0`.
+    pub fn world(&self) -> String {
+        format!("herald:plugin/plugin@{}", self.inner.pre.version())
+    }
+
+    /// What the operator granted it.
+    pub fn authority(&self) -> &Arc<Authority> {
+        &self.inner.context.authority
+    }
+
     /// The validated manifest.
     pub fn manifest(&self) -> &Manifest {
         &self.inner.manifest
@@ -210,7 +220,7 @@ impl LoadedPlugin {
         &self.inner.engine
     }
 
-    pub(crate) fn pre(&self) -> &PluginPre<HostState> {
+    pub(crate) fn pre(&self) -> &PluginPre {
         &self.inner.pre
     }
 }
@@ -219,7 +229,7 @@ impl LoadedPlugin {
 /// handing it `config` (none while the plugin's identity is not yet known).
 fn read_manifest(
     engine: &PluginEngine,
-    pre: &PluginPre<HostState>,
+    pre: &PluginPre,
     options: &LoadOptions,
     config: Option<String>,
 ) -> Result<Manifest, LoadError> {
@@ -233,10 +243,12 @@ fn read_manifest(
         logger,
         cache: Arc::new(CacheScope::default()),
         config,
+        authority: Arc::new(Authority::none("(loading)")),
     });
     let limits = options.policy.default;
     let mut store = new_store_with(engine, context, limits);
     let deadline = Instant::now() + limits.call_deadline;
+    store.data_mut().deadline = Some(deadline);
     let outcome = run_until(engine.io(), deadline, async {
         let bindings = pre
             .instantiate_async(&mut store)
@@ -290,7 +302,7 @@ fn compile_cached(
 fn build(
     engine: PluginEngine,
     component: Component,
-    pre: PluginPre<HostState>,
+    pre: PluginPre,
     manifest: Manifest,
     digest: String,
     options: LoadOptions,
@@ -299,7 +311,14 @@ fn build(
         .policy
         .resolve(manifest.limits, options.overrides)
         .map_err(|e| limit_error(&manifest, e))?;
-    check_capabilities(&manifest, &options.grants)?;
+    let authority = Authority::grant(
+        &manifest.name,
+        &manifest.writes,
+        &manifest.capabilities,
+        &options.grants,
+        options.access.clone(),
+    )
+    .map_err(|e| LoadError::Manifest(ManifestError::NotGranted(e)))?;
     let logger = Arc::new(PluginLogger::new(
         manifest.name.as_str().into(),
         revision(&digest).into(),
@@ -310,6 +329,7 @@ fn build(
         logger,
         cache: Arc::new(CacheScope::default()),
         config: options.config,
+        authority: Arc::new(authority),
     });
     Ok(LoadedPlugin {
         inner: Arc::new(Inner {
@@ -329,7 +349,7 @@ fn build(
 pub struct Identified {
     engine: PluginEngine,
     component: Component,
-    pre: PluginPre<HostState>,
+    pre: PluginPre,
     manifest: Manifest,
     digest: String,
 }
@@ -406,23 +426,6 @@ fn limit_error(manifest: &Manifest, err: LimitError) -> LoadError {
     })
 }
 
-fn check_capabilities(manifest: &Manifest, grants: &[String]) -> Result<(), LoadError> {
-    for capability in &manifest.capabilities {
-        if !KNOWN_CAPABILITIES.contains(&capability.as_str()) {
-            return Err(LoadError::Manifest(ManifestError::UnknownCapability(
-                capability.clone(),
-            )));
-        }
-        if !grants.contains(capability) {
-            return Err(LoadError::Manifest(ManifestError::NotGranted {
-                plugin: manifest.name.clone(),
-                capability: capability.clone(),
-            }));
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -453,6 +456,7 @@ mod tests {
             )),
             cache: Arc::default(),
             config: None,
+            authority: Arc::new(Authority::none("two-memories")),
         });
         let limits = Limits {
             call_deadline: Duration::from_secs(5),

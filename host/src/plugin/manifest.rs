@@ -1,7 +1,9 @@
 //! A plugin's manifest, validated: what it watches, how, and what it asks for.
 
 use super::abi;
+use crate::capability::grant::{Verb, WriteRule};
 use crate::gvk::Gvk;
+use crate::text::is_dns_label;
 use crate::selector::{FieldSelector, LabelSelector};
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -80,6 +82,9 @@ pub struct Manifest {
     pub limits: RequestedLimits,
     /// Requested capabilities beyond logging and cache reads.
     pub capabilities: Vec<String>,
+    /// Kubernetes writes (and API reads) it will make.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub writes: Vec<WriteRule>,
 }
 
 /// What is wrong with a manifest.
@@ -175,19 +180,16 @@ pub enum ManifestError {
     },
     /// A capability this host does not know.
     #[error(
-        "requested capability {0:?} does not exist in this host (herald:plugin@0.1.0 defines none)"
+        "requested capability {0:?} does not exist in this host (it knows: {known})",
+        known = crate::capability::KNOWN_CAPABILITIES.join(", ")
     )]
     UnknownCapability(String),
-    /// A capability the operator did not grant.
-    #[error(
-        "plugin {plugin:?} requests capability {capability:?}, which the operator has not granted"
-    )]
-    NotGranted {
-        /// The plugin.
-        plugin: String,
-        /// The capability.
-        capability: String,
-    },
+    /// A write rule that cannot be used.
+    #[error("{0}")]
+    WriteRule(#[from] crate::capability::grant::RuleError),
+    /// The plugin asks for more than the operator granted.
+    #[error("{0}")]
+    NotGranted(String),
     /// A requested limit is zero.
     #[error("requested {0} of zero is invalid: leave it unset to take the default")]
     ZeroLimit(&'static str),
@@ -235,13 +237,49 @@ impl Manifest {
                 bytes => bytes,
             },
         };
+        for capability in &raw.capabilities {
+            if !crate::capability::KNOWN_CAPABILITIES.contains(&capability.as_str()) {
+                return Err(ManifestError::UnknownCapability(capability.clone()));
+            }
+        }
+        let writes = raw
+            .writes
+            .into_iter()
+            .map(write_rule)
+            .collect::<Vec<_>>();
+        for (index, rule) in writes.iter().enumerate() {
+            rule.validate(index)?;
+        }
         Ok(Manifest {
             name: raw.name,
             version: raw.version,
             subscriptions,
             limits,
             capabilities: raw.capabilities,
+            writes,
         })
+    }
+}
+
+/// A declared write rule, host-side.
+fn write_rule(raw: abi::WriteRule) -> WriteRule {
+    WriteRule {
+        verbs: raw
+            .verbs
+            .into_iter()
+            .map(|verb| match verb {
+                abi::Verb::Get => Verb::Get,
+                abi::Verb::Create => Verb::Create,
+                abi::Verb::Update => Verb::Update,
+                abi::Verb::Patch => Verb::Patch,
+                abi::Verb::Apply => Verb::Apply,
+                abi::Verb::Delete => Verb::Delete,
+            })
+            .collect(),
+        group: raw.group,
+        kind: raw.kind,
+        subresource: non_empty(raw.subresource),
+        namespaces: raw.namespaces.into_iter().collect(),
     }
 }
 
@@ -374,17 +412,6 @@ pub fn is_plugin_name(name: &str) -> bool {
     is_dns_label(name)
 }
 
-/// An RFC 1123 label: 1–63 lowercase alphanumerics or '-', alphanumeric at both ends.
-pub(crate) fn is_dns_label(value: &str) -> bool {
-    let bytes = value.as_bytes();
-    !bytes.is_empty()
-        && bytes.len() <= 63
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
-        && bytes[0] != b'-'
-        && bytes[bytes.len() - 1] != b'-'
-}
 
 mod opt_millis {
     use serde::Serializer;
@@ -430,6 +457,7 @@ mod tests {
                 memory_bytes: None,
             },
             capabilities: vec![],
+            writes: vec![],
         }
     }
 

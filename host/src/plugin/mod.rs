@@ -13,12 +13,12 @@
 
 pub mod abi;
 mod artifacts;
-mod bindings;
+pub(crate) mod bindings;
 mod compiler;
 mod deadline;
 mod engine;
 mod error;
-mod host;
+pub(crate) mod host;
 mod instance;
 mod limits;
 mod loaded;
@@ -28,7 +28,7 @@ mod manifest;
 mod stdio;
 
 pub use artifacts::{ArtifactCache, ArtifactCacheError, CompileOutcome};
-pub use bindings::{EventContext, GroupVersionKind};
+pub use bindings::{EventContext, GroupVersionKind, WORLD_VERSIONS};
 pub use compiler::{Compiler, DEFAULT_COMPILE_TIMEOUT, compile_artifact};
 pub use engine::{
     DEFAULT_MAX_FILE_BYTES, EPOCH_TICK, EngineError, EngineSettings, PluginEngine, check_header,
@@ -40,7 +40,7 @@ pub use limits::{
     DEFAULT_CALL_DEADLINE, DEFAULT_MEMORY_BYTES, LimitError, LimitPolicy, Limits,
     MemoryLimitExceeded,
 };
-pub use loaded::{Identified, KNOWN_CAPABILITIES, LoadOptions, LoadedPlugin, digest, revision};
+pub use loaded::{Identified, LoadOptions, LoadedPlugin, digest, revision};
 pub use logging::{
     LogLevel, LogLine, LogRate, LogSink, LogSource, MAX_LINE_BYTES, MemorySink, OwnedLogLine,
     PluginLogger, TracingSink,

@@ -117,6 +117,14 @@ pub fn lookup(group: &str, version: &str, kind: &str) -> Option<&'static Builtin
         .find(|k| k.group == group && k.version == version && k.kind == kind)
 }
 
+/// The built-in kind `group`/`kind` at any version (write rules name no
+/// version; every version of a kind shares its resource name).
+pub fn lookup_kind(group: &str, kind: &str) -> Option<&'static BuiltinKind> {
+    BUILTIN_KINDS
+        .iter()
+        .find(|k| k.group == group && k.kind == kind)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

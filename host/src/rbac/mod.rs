@@ -114,6 +114,79 @@ pub async fn watched_resources<'a>(
     Ok(resources)
 }
 
+/// The RBAC verbs plugins need on each resource (`plural`, or
+/// `plural/status`) for the writes they declare (which the operator's grant
+/// covers: a plugin declaring more is not loaded) and the Events they
+/// publish.
+pub type WriteVerbs = BTreeMap<WatchedResource, BTreeSet<&'static str>>;
+
+/// The verbs plugins need for their declared writes and Events. A rule's
+/// kind is resolved at the version the plugin subscribes to it, if it does,
+/// else as a built-in kind.
+pub async fn write_verbs<'a>(
+    manifests: impl IntoIterator<Item = &'a Manifest>,
+    resolver: &KindResolver,
+) -> Result<WriteVerbs, RbacError> {
+    let mut verbs = WriteVerbs::new();
+    for manifest in manifests {
+        for rule in &manifest.writes {
+            let subscribed = manifest
+                .subscriptions
+                .iter()
+                .find(|s| s.kind.group == rule.group && s.kind.kind == rule.kind)
+                .map(|s| s.kind.clone());
+            let gvk = match subscribed {
+                Some(gvk) => gvk,
+                None => match builtin::lookup_kind(&rule.group, &rule.kind) {
+                    Some(kind) => Gvk::new(kind.group, kind.version, kind.kind),
+                    None => {
+                        return Err(RbacError::UnknownKind {
+                            plugin: manifest.name.clone(),
+                            gvk: Gvk::new(&rule.group, "?", &rule.kind),
+                        });
+                    }
+                },
+            };
+            let mut resource = resolver.resolve(&manifest.name, &gvk).await?;
+            if let Some(sub) = &rule.subresource {
+                resource.resource = format!("{}/{sub}", resource.resource);
+            }
+            let entry = verbs.entry(resource).or_default();
+            for verb in &rule.verbs {
+                entry.extend(verb.rbac_verbs());
+            }
+        }
+        if manifest
+            .capabilities
+            .iter()
+            .any(|c| c == crate::capability::events::CAPABILITY)
+        {
+            verbs
+                .entry(WatchedResource {
+                    group: "events.k8s.io".into(),
+                    resource: "events".into(),
+                })
+                .or_default()
+                .extend(["create", "patch"]);
+        }
+    }
+    Ok(verbs)
+}
+
+/// The rules of the ClusterRole: list and watch on every watched resource
+/// (one rule per API group), discovery, then the write verbs, one rule per
+/// resource.
+pub fn rules_with_writes(resources: &BTreeSet<WatchedResource>, writes: &WriteVerbs) -> Vec<PolicyRule> {
+    let mut rules = rules(resources);
+    rules.extend(writes.iter().map(|(resource, verbs)| PolicyRule {
+        api_groups: Some(vec![resource.group.clone()]),
+        resources: Some(vec![resource.resource.clone()]),
+        verbs: verbs.iter().map(|v| (*v).to_owned()).collect(),
+        ..PolicyRule::default()
+    }));
+    rules
+}
+
 /// The rules: `list`/`watch` on the resources, one rule per API group
 /// (groups and resources sorted), then `get` on the discovery endpoints.
 pub fn rules(resources: &BTreeSet<WatchedResource>) -> Vec<PolicyRule> {
@@ -143,13 +216,17 @@ pub fn rules(resources: &BTreeSet<WatchedResource>) -> Vec<PolicyRule> {
 }
 
 /// The ClusterRole `name` granting [`rules`].
-pub fn cluster_role(name: &str, resources: &BTreeSet<WatchedResource>) -> ClusterRole {
+pub fn cluster_role(
+    name: &str,
+    resources: &BTreeSet<WatchedResource>,
+    writes: &WriteVerbs,
+) -> ClusterRole {
     ClusterRole {
         metadata: ObjectMeta {
             name: Some(name.to_owned()),
             ..ObjectMeta::default()
         },
-        rules: Some(rules(resources)),
+        rules: Some(rules_with_writes(resources, writes)),
         ..ClusterRole::default()
     }
 }

@@ -30,6 +30,7 @@ mod reconcile;
 pub use settle::SettleTiming;
 pub use status::{FileState, FileStatus, FileStatuses};
 
+use crate::capability::ClusterAccess;
 use crate::config::Config;
 use crate::daemon::Daemon;
 use crate::metrics::LoaderStats;
@@ -69,6 +70,9 @@ pub struct ReloadSetup {
     pub timing: SettleTiming,
     /// Period of the safety-net rescan.
     pub rescan_interval: Duration,
+    /// How plugins' API calls reach the cluster; `None` leaves them
+    /// answering `unavailable`.
+    pub access: Option<ClusterAccess>,
 }
 
 impl std::fmt::Debug for ReloadSetup {

@@ -29,7 +29,7 @@ use super::ReloadSetup;
 use super::scan::{self, Found, sidecar_of};
 use super::status::FileState;
 use crate::config::Sidecar;
-use crate::plugin::{CompileOutcome, LoadedPlugin, digest, revision};
+use crate::plugin::{CompileOutcome, LoadOptions, LoadedPlugin, digest, revision};
 use std::collections::{BTreeMap, HashSet};
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -210,6 +210,7 @@ impl Reconciler {
         let setup = &self.setup;
         let (config, sink) = (setup.config.clone(), setup.sink.clone());
         let (engine, cache) = (setup.engine.clone(), setup.cache.clone());
+        let access = setup.access.clone();
         let loaded = tokio::task::spawn_blocking(move || {
             let anonymous = config.anonymous_load_options(sink.clone());
             let (identified, outcome) =
@@ -220,7 +221,10 @@ impl Reconciler {
                 return Ok(None);
             }
             config.check_identity(&name, identified.digest(), sidecar.as_ref())?;
-            let options = config.load_options(&name, sidecar.as_ref(), sink);
+            let options = LoadOptions {
+                access,
+                ..config.load_options(&name, sidecar.as_ref(), sink)
+            };
             let plugin = identified.configure(options).map_err(|e| e.to_string())?;
             Ok(Some((plugin, outcome)))
         })

@@ -2,8 +2,10 @@
 //! would deliver them, and report each result with what the plugin logged.
 
 mod events;
+mod intents;
 
 pub use events::{EventParseError, EventType, RecordedEvent, parse_events};
+pub use intents::{Intent, ReplayApi, ScriptedResponse, parse_responses};
 
 use crate::gvk::Gvk;
 use crate::plugin::{
@@ -28,6 +30,8 @@ pub struct ReplayOutcome {
     pub result: DeliveryResult,
     /// What the plugin logged during the call.
     pub logs: Vec<OwnedLogLine>,
+    /// The API calls (writes, reads, Events) it made during the call.
+    pub intents: Vec<Intent>,
 }
 
 /// What happened to one replayed event.
@@ -51,6 +55,7 @@ pub struct Replayer {
     instance: PluginInstance,
     logs: MemorySink,
     stores: Vec<(Gvk, Option<String>, Arc<Store>)>,
+    api: Option<Arc<ReplayApi>>,
 }
 
 impl std::fmt::Debug for Replayer {
@@ -87,7 +92,21 @@ impl Replayer {
             instance,
             logs,
             stores,
+            api: None,
         })
+    }
+
+    /// Records the plugin's API calls into each outcome, answering reads
+    /// from the replay's cache: `api` must be the backend the plugin was
+    /// loaded with (see [`ReplayApi`]).
+    pub fn record_intents(&mut self, api: Arc<ReplayApi>) {
+        api.bind(
+            self.stores
+                .iter()
+                .map(|(gvk, _, store)| (gvk.clone(), store.clone()))
+                .collect(),
+        );
+        self.api = Some(api);
     }
 
     /// Delivers one event, after applying it to the cache as the informer would.
@@ -119,6 +138,7 @@ impl Replayer {
                     key: String::new(),
                     result: DeliveryResult::BadObject(err.to_string()),
                     logs: Vec::new(),
+                    intents: Vec::new(),
                 };
                 return outcome;
             }
@@ -131,6 +151,7 @@ impl Replayer {
             key: key.clone(),
             result,
             logs,
+            intents: Vec::new(),
         };
         let store = self
             .stores
@@ -176,7 +197,10 @@ impl Replayer {
             Ok(()) => DeliveryResult::Ok,
             Err(err) => DeliveryResult::Failed(err),
         };
-        outcome(result, self.logs.take())
+        ReplayOutcome {
+            intents: self.api.as_ref().map(|api| api.take()).unwrap_or_default(),
+            ..outcome(result, self.logs.take())
+        }
     }
 }
 

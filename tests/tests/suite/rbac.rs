@@ -29,7 +29,7 @@ async fn the_deploy_cluster_role_is_what_plugin_rbac_generates_for_the_shipped_p
         .expect("the shipped plugins watch built-in kinds");
     let deployed: ClusterRole = one();
     let name = deployed.metadata.name.clone().unwrap();
-    let generated = cluster_role(&name, &resources);
+    let generated = cluster_role(&name, &resources, &Default::default());
     assert_eq!(
         deployed.rules, generated.rules,
         "deploy/10-rbac.yaml's ClusterRole differs from `herald plugin rbac` for the shipped plugins: regenerate it"

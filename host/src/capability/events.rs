@@ -1,0 +1,425 @@
+//! The `events` capability: plugins record Kubernetes Events
+//! (`events.k8s.io/v1`) about objects, reported as `herald.dev/<plugin>`.
+//!
+//! As client-go's event recorder does:
+//!
+//! - **Series.** An Event identical to one recorded less than
+//!   [`SERIES_WINDOW`] ago (same regarding and related objects, type,
+//!   reason and action; the note may differ, as in client-go's `getKey`) is
+//!   not recorded again: the first Event's `series` is patched with the new
+//!   count and `lastObservedTime`.
+//! - **Flood limit.** Events about one object (and reason) pass a token
+//!   bucket of [`SPAM_BURST`] refilled one per [`SPAM_REFILL`] (client-go's
+//!   `EventSourceObjectSpamFilter`); the rest are dropped and counted.
+//!
+//! Events go through the plugin's rate limit and deadline like any API call,
+//! and in dry-run mode are sent with `dryRun=All` (nothing persists, and no
+//! series is kept).
+
+use super::Authority;
+use super::authority::Mode;
+use super::kube::{ApiRequest, KubeError, Operation, PatchType, Target};
+use super::rate::{RateLimit, TokenBucket};
+use crate::gvk::Gvk;
+use crate::plugin::bindings::v0_2::herald::plugin::events as wit;
+use crate::plugin::bindings::v0_2::herald::plugin::kube as wit_kube;
+use crate::plugin::host::HostState;
+use serde_json::json;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime};
+
+/// The capability's name in manifests and grants.
+pub const CAPABILITY: &str = "events";
+/// How long a series stays open after its last occurrence (client-go: 6 min).
+pub const SERIES_WINDOW: Duration = Duration::from_secs(6 * 60);
+/// Events about one object allowed at once (client-go: 25).
+pub const SPAM_BURST: u32 = 25;
+/// One more Event about that object is allowed per this (client-go: 5 min).
+pub const SPAM_REFILL: Duration = Duration::from_secs(5 * 60);
+/// Longest reason or action (Kubernetes' validation: 128).
+const MAX_WORD: usize = 128;
+/// Longest note kept (Kubernetes' validation: 1 KiB); longer ones are cut.
+const MAX_NOTE: usize = 1024;
+/// Most series and flood buckets remembered per plugin; the oldest go first.
+const MAX_TRACKED: usize = 4096;
+
+/// A plugin's Event state: open series and flood buckets.
+#[derive(Debug, Default)]
+pub struct Recorder {
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    series: HashMap<String, Series>,
+    floods: HashMap<String, TokenBucket>,
+}
+
+#[derive(Debug, Clone)]
+struct Series {
+    /// The stored Event's namespace and name.
+    namespace: String,
+    name: String,
+    count: u32,
+    last: Instant,
+}
+
+/// What became of one published Event (the `outcome` of its metric).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Published {
+    /// A new Event was written.
+    Created,
+    /// An open series' count was raised.
+    Series,
+    /// The flood limit dropped it.
+    Dropped,
+}
+
+impl Published {
+    fn label(self) -> &'static str {
+        match self {
+            Published::Created => "created",
+            Published::Series => "series",
+            Published::Dropped => "dropped",
+        }
+    }
+}
+
+/// One Event, host-side.
+#[derive(Debug, Clone)]
+pub struct EventRecord {
+    /// What it is about.
+    pub regarding: ObjectRef,
+    /// A second object, if any.
+    pub related: Option<ObjectRef>,
+    /// `Normal` or `Warning`.
+    pub event_type: &'static str,
+    /// Why.
+    pub reason: String,
+    /// What was done.
+    pub action: String,
+    /// Description.
+    pub note: String,
+}
+
+/// A reference to an object.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ObjectRef {
+    /// Its kind.
+    pub gvk: Gvk,
+    /// Its namespace.
+    pub namespace: Option<String>,
+    /// Its name.
+    pub name: String,
+    /// Its UID.
+    pub uid: Option<String>,
+    /// Its resourceVersion.
+    pub resource_version: Option<String>,
+}
+
+impl ObjectRef {
+    fn to_json(&self) -> serde_json::Value {
+        let mut value = json!({
+            "apiVersion": self.gvk.api_version(),
+            "kind": self.gvk.kind,
+            "name": self.name,
+        });
+        if let Some(ns) = &self.namespace {
+            value["namespace"] = json!(ns);
+        }
+        if let Some(uid) = &self.uid {
+            value["uid"] = json!(uid);
+        }
+        if let Some(rv) = &self.resource_version {
+            value["resourceVersion"] = json!(rv);
+        }
+        value
+    }
+
+    /// The identity of the object, not of its version.
+    fn key(&self) -> String {
+        format!(
+            "{}|{}|{}|{}",
+            self.gvk,
+            self.namespace.as_deref().unwrap_or(""),
+            self.name,
+            self.uid.as_deref().unwrap_or("")
+        )
+    }
+}
+
+impl EventRecord {
+    fn check(&self) -> Result<(), KubeError> {
+        let invalid = |field: &str, message: String| KubeError::Invalid {
+            message: format!("event {field}: {message}"),
+            causes: vec![super::kube::Cause {
+                reason: "FieldValueInvalid".into(),
+                message,
+                field: field.into(),
+            }],
+        };
+        for (field, value) in [("reason", &self.reason), ("action", &self.action)] {
+            if value.is_empty() || value.len() > MAX_WORD {
+                return Err(invalid(field, format!("must be 1 to {MAX_WORD} characters")));
+            }
+        }
+        if self.regarding.name.is_empty() || self.regarding.gvk.kind.is_empty() {
+            return Err(invalid("regarding", "needs a kind and a name".into()));
+        }
+        Ok(())
+    }
+
+    /// client-go's series key: everything but the note.
+    fn series_key(&self) -> String {
+        format!(
+            "{}#{}#{}#{}#{}",
+            self.regarding.key(),
+            self.related.as_ref().map(ObjectRef::key).unwrap_or_default(),
+            self.event_type,
+            self.reason,
+            self.action
+        )
+    }
+
+    fn flood_key(&self) -> String {
+        format!("{}#{}", self.regarding.key(), self.reason)
+    }
+}
+
+impl Authority {
+    /// Publishes `event` for the plugin: granted, flood-limited, merged into
+    /// an open series, sent within `deadline`.
+    pub async fn publish(
+        &self,
+        mut event: EventRecord,
+        deadline: Option<Instant>,
+    ) -> Result<Published, KubeError> {
+        let outcome = self.publish_checked(&mut event, deadline).await;
+        if let Some(stats) = self.stats() {
+            let label = match &outcome {
+                Ok(published) => published.label(),
+                Err(error) => error.outcome(),
+            };
+            stats.event(self.plugin(), label);
+        }
+        outcome
+    }
+
+    async fn publish_checked(
+        &self,
+        event: &mut EventRecord,
+        deadline: Option<Instant>,
+    ) -> Result<Published, KubeError> {
+        if !self.has(CAPABILITY) {
+            return Err(KubeError::NotGranted(format!(
+                "plugin {:?} was not granted the {CAPABILITY:?} capability: declare it in the \
+                 manifest and have the operator grant it",
+                self.plugin()
+            )));
+        }
+        event.check()?;
+        if event.note.len() > MAX_NOTE {
+            let mut end = MAX_NOTE;
+            while !event.note.is_char_boundary(end) {
+                end -= 1;
+            }
+            event.note.truncate(end);
+        }
+        let now = Instant::now();
+        let open = {
+            let mut state = self.events.state.lock().unwrap_or_else(|e| e.into_inner());
+            let flood = state
+                .floods
+                .entry(event.flood_key())
+                .or_insert_with(|| {
+                    TokenBucket::new(RateLimit {
+                        qps: 1.0 / SPAM_REFILL.as_secs_f64(),
+                        burst: SPAM_BURST,
+                    })
+                });
+            if flood.reserve(now, Duration::ZERO).is_err() {
+                return Ok(Published::Dropped);
+            }
+            let open = state
+                .series
+                .get(&event.series_key())
+                .filter(|series| now.duration_since(series.last) < SERIES_WINDOW)
+                .cloned();
+            forget_oldest(&mut state, now);
+            open
+        };
+        if self.mode() == Mode::Enforce
+            && let Some(series) = open
+        {
+            match self.raise_series(&series, deadline).await {
+                Ok(()) => {
+                    self.remember(event, series.namespace, series.name, series.count + 1, now);
+                    return Ok(Published::Series);
+                }
+                // Gone (expired, or deleted by someone): start a new one.
+                Err(KubeError::NotFound(_)) => {}
+                Err(error) => return Err(error),
+            }
+        }
+        let (namespace, body) = self.new_event(event);
+        let name = body["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+        let request = self.event_request(&namespace, "", Operation::Create {
+            body: body.to_string(),
+        });
+        let sent = self.send(request.clone(), deadline).await;
+        self.audit_event(&request, &sent);
+        sent.map_err(|(error, _)| error)?;
+        if self.mode() == Mode::Enforce {
+            self.remember(event, namespace, name, 1, now);
+        }
+        Ok(Published::Created)
+    }
+
+    async fn raise_series(&self, series: &Series, deadline: Option<Instant>) -> Result<(), KubeError> {
+        let patch = json!({
+            "series": {
+                "count": series.count + 1,
+                "lastObservedTime": crate::time_serde::format_micros(SystemTime::now()),
+            }
+        });
+        let request = self.event_request(&series.namespace, &series.name, Operation::Patch {
+            patch_type: PatchType::Merge,
+            body: patch.to_string(),
+        });
+        let sent = self.send(request.clone(), deadline).await;
+        self.audit_event(&request, &sent);
+        sent.map(|_| ()).map_err(|(error, _)| error)
+    }
+
+    fn remember(&self, event: &EventRecord, namespace: String, name: String, count: u32, now: Instant) {
+        let mut state = self.events.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.series.insert(
+            event.series_key(),
+            Series {
+                namespace,
+                name,
+                count,
+                last: now,
+            },
+        );
+    }
+
+    /// The Event object for a first occurrence, and its namespace (the
+    /// regarding object's, or `default` for cluster-scoped ones, as
+    /// client-go does).
+    fn new_event(&self, event: &EventRecord) -> (String, serde_json::Value) {
+        let namespace = event
+            .regarding
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".into());
+        let now = SystemTime::now();
+        let nanos = now
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let mut body = json!({
+            "apiVersion": "events.k8s.io/v1",
+            "kind": "Event",
+            "metadata": {
+                "name": format!("{}.{nanos:x}", event.regarding.name),
+                "namespace": namespace,
+            },
+            "eventTime": crate::time_serde::format_micros(now),
+            "reportingController": format!("herald.dev/{}", self.plugin()),
+            "reportingInstance": reporting_instance(self.plugin()),
+            "action": event.action,
+            "reason": event.reason,
+            "note": event.note,
+            "type": event.event_type,
+            "regarding": event.regarding.to_json(),
+        });
+        if let Some(related) = &event.related {
+            body["related"] = related.to_json();
+        }
+        (namespace, body)
+    }
+
+    fn event_request(&self, namespace: &str, name: &str, operation: Operation) -> ApiRequest {
+        ApiRequest {
+            target: Target {
+                gvk: Gvk::new("events.k8s.io", "v1", "Event"),
+                namespace: Some(namespace.to_owned()),
+                name: name.to_owned(),
+                subresource: None,
+            },
+            operation,
+            dry_run: self.mode() == Mode::DryRun,
+            field_manager: self.field_manager(),
+        }
+    }
+
+    fn audit_event(&self, request: &ApiRequest, sent: &Result<String, (KubeError, bool)>) {
+        if let Some(stats) = self.stats() {
+            let (outcome, detail) = match sent {
+                Ok(_) => ("ok", String::new()),
+                Err((error, _)) => (error.outcome(), error.to_string()),
+            };
+            stats.record(self.plugin(), request, outcome, None, &detail);
+        }
+    }
+}
+
+/// Drops the state of series closed long ago, and the oldest entries when
+/// there are too many, so a plugin cannot grow the host's memory through it.
+fn forget_oldest(state: &mut State, now: Instant) {
+    state
+        .series
+        .retain(|_, series| now.duration_since(series.last) < SERIES_WINDOW);
+    if state.series.len() > MAX_TRACKED {
+        state.series.clear();
+    }
+    if state.floods.len() > MAX_TRACKED {
+        state.floods.clear();
+    }
+}
+
+/// `reportingInstance`: the plugin on this host (the pod's name in a cluster).
+fn reporting_instance(plugin: &str) -> String {
+    let host = std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "herald".into());
+    let instance = format!("{plugin}-{host}");
+    instance.chars().take(128).collect()
+}
+
+impl From<wit::ObjectReference> for ObjectRef {
+    fn from(r: wit::ObjectReference) -> Self {
+        ObjectRef {
+            gvk: Gvk::new(r.kind.group, r.kind.version, r.kind.kind),
+            namespace: r.namespace,
+            name: r.name,
+            uid: r.uid,
+            resource_version: r.resource_version,
+        }
+    }
+}
+
+impl wit::Host for HostState {
+    async fn publish(&mut self, event: wit::Event) -> Result<(), wit_kube::KubeError> {
+        let record = EventRecord {
+            regarding: event.regarding.into(),
+            related: event.related.map(Into::into),
+            event_type: match event.event_type {
+                wit::EventType::Normal => "Normal",
+                wit::EventType::Warning => "Warning",
+            },
+            reason: event.reason,
+            action: event.action,
+            note: event.note,
+        };
+        let authority = self.authority().clone();
+        authority
+            .publish(record, self.deadline)
+            .await
+            .map(|_| ())
+            .map_err(Into::into)
+    }
+}
