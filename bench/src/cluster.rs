@@ -51,6 +51,11 @@ impl Cluster {
         cluster
     }
 
+    /// The server's URL.
+    pub fn url(&self) -> String {
+        self.server.url()
+    }
+
     /// A new client (its own connections) for the server.
     pub fn client(&self) -> kube::Client {
         let config = kube::Config::new(self.server.url().parse().expect("server URL"));

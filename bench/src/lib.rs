@@ -9,7 +9,7 @@
 //! repository root explains the method and reports the figures.
 //!
 //! One module per measurement ([`b1_throughput`] … [`b7_startup`], and
-//! [`b9_deadline`]); the
+//! [`b9_deadline`], [`b10_patch`]); the
 //! rest is what they share: [`data`] (Pod variations), [`fixtures`] (plugin
 //! components), [`native`] (the same handlers compiled natively),
 //! [`cluster`] (the embedded API server), [`latency`] (write-to-entry
@@ -17,6 +17,7 @@
 //! (the report).
 
 pub mod alloc;
+pub mod b10_patch;
 pub mod b1_throughput;
 pub mod b2_fanout;
 pub mod b3_cache_memory;
@@ -70,6 +71,9 @@ pub fn run(settings: &Settings) -> Vec<Row> {
     }
     if settings.selected("B9") {
         rows.extend(b9_deadline::run(settings, &fixtures));
+    }
+    if settings.selected("B10") {
+        rows.extend(b10_patch::run(settings, &fixtures, &runtime));
     }
     rows
 }

@@ -277,6 +277,11 @@ impl MemorySink {
     pub fn take(&self) -> Vec<OwnedLogLine> {
         std::mem::take(&mut *self.lines.lock().unwrap_or_else(|e| e.into_inner()))
     }
+
+    /// A copy of every line received so far (leaving them there).
+    pub fn lines(&self) -> Vec<OwnedLogLine> {
+        self.lines.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
 }
 
 impl LogSink for MemorySink {

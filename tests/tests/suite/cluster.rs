@@ -11,6 +11,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub struct TestCluster {
     /// The client (real kube-rs, real HTTP).
     pub client: kube::Client,
+    /// A client that never retries on its own, as plugins' calls use.
+    pub writer: kube::Client,
     /// The embedded server, when not on a real cluster.
     pub server: Option<herald_apiserver::ApiServer>,
     /// This test's namespace.
@@ -21,26 +23,26 @@ impl TestCluster {
     /// Connects and creates a fresh namespace.
     pub async fn start() -> TestCluster {
         static NEXT: AtomicU64 = AtomicU64::new(0);
-        let (client, server) = match std::env::var_os("HERALD_TEST_KUBECONFIG") {
+        let (config, server) = match std::env::var_os("HERALD_TEST_KUBECONFIG") {
             Some(path) => {
                 let kubeconfig = kube::config::Kubeconfig::read_from(path)
                     .expect("reading HERALD_TEST_KUBECONFIG");
                 let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
                     .await
                     .expect("kubeconfig");
-                (kube::Client::try_from(config).expect("client"), None)
+                (config, None)
             }
             None => {
                 let server = herald_apiserver::start(herald_apiserver::ApiServerConfig::default())
                     .await
                     .expect("embedded API server");
                 let config = kube::Config::new(server.url().parse().expect("server URL"));
-                (
-                    kube::Client::try_from(config).expect("client"),
-                    Some(server),
-                )
+                (config, Some(server))
             }
         };
+        let writer = herald::capability::kube::writer_config(config.clone());
+        let writer = kube::Client::try_from(writer).expect("client");
+        let client = kube::Client::try_from(config).expect("client");
         let namespace = format!(
             "herald-test-{}-{}",
             std::process::id(),
@@ -56,6 +58,7 @@ impl TestCluster {
             .expect("creating the test namespace");
         TestCluster {
             client,
+            writer,
             server,
             namespace,
         }

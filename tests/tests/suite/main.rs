@@ -1,5 +1,6 @@
 //! Herald's integration suite: one binary, one module per area.
 
+mod acting;
 mod api_faults;
 mod bad_files;
 mod bad_manifests;
