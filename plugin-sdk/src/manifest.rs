@@ -227,8 +227,9 @@ impl FromStr for Verb {
 
 /// Writes a plugin will make: verbs on one kind (or its status), in some
 /// namespaces. Start from [`WriteRule::new`] (a `k8s-openapi` type) or
-/// [`WriteRule::for_kind`] (any kind), then add verbs and namespaces; a rule
-/// without namespaces covers every namespace.
+/// [`WriteRule::for_kind`] (any kind), then add verbs and namespaces (at
+/// least one: the host refuses to load a plugin with a rule that names no
+/// namespace, rather than guess).
 ///
 /// ```
 /// use herald_sdk::k8s_openapi::api::core::v1::Pod;
@@ -250,7 +251,7 @@ pub struct WriteRule {
     /// subresource (a separate grant, as in Kubernetes RBAC).
     pub subresource: Option<String>,
     /// The namespaces; `*` means every namespace and cluster-scoped objects.
-    /// Left empty, the manifest sends `*`.
+    /// At least one: nothing is assumed.
     pub namespaces: Vec<String>,
 }
 
@@ -311,17 +312,12 @@ impl WriteRule {
     }
 
     fn into_wit(self) -> wit::WriteRule {
-        let namespaces = if self.namespaces.is_empty() {
-            vec!["*".to_owned()]
-        } else {
-            self.namespaces
-        };
         wit::WriteRule {
             verbs: self.verbs.into_iter().map(Verb::to_wit).collect(),
             group: self.group,
             kind: self.kind,
             subresource: self.subresource,
-            namespaces,
+            namespaces: self.namespaces,
         }
     }
 }
@@ -590,11 +586,7 @@ mod tests {
         );
         assert_eq!(deployments.subresource.as_deref(), Some("status"));
         assert_eq!(deployments.namespaces, ["a", "b"]);
-        assert_eq!(
-            pods.namespaces,
-            ["*"],
-            "no namespaces means every namespace"
-        );
+        assert!(pods.namespaces.is_empty(), "no namespace is assumed");
     }
 
     #[test]
