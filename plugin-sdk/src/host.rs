@@ -10,8 +10,10 @@ pub(crate) use crate::testing::host::*;
 #[cfg(target_arch = "wasm32")]
 mod wasm {
     use crate::GroupVersionKind;
-    use crate::bindings::herald::plugin::{cache, config, log};
+    use crate::bindings::herald::plugin::{cache, config, events, kube, log};
     use crate::cache::CacheError;
+    use crate::events::EventRecord;
+    use crate::kube::{DeleteParams, KubeError, PatchType, Target};
     use crate::log::Level;
 
     pub(crate) fn log(level: Level, message: &str) {
@@ -43,5 +45,50 @@ mod wasm {
 
     pub(crate) fn config() -> Option<String> {
         config::get()
+    }
+
+    pub(crate) fn kube_get(target: &Target) -> Result<String, KubeError> {
+        kube::get(&target.to_wit()).map_err(KubeError::from_wit)
+    }
+
+    pub(crate) fn kube_create(
+        kind: &GroupVersionKind,
+        namespace: Option<&str>,
+        object: &str,
+    ) -> Result<String, KubeError> {
+        kube::create(&kind.to_wit(), namespace, object).map_err(KubeError::from_wit)
+    }
+
+    pub(crate) fn kube_replace(target: &Target, object: &str) -> Result<String, KubeError> {
+        kube::replace(&target.to_wit(), object).map_err(KubeError::from_wit)
+    }
+
+    pub(crate) fn kube_patch(
+        target: &Target,
+        patch_type: PatchType,
+        patch: &str,
+    ) -> Result<String, KubeError> {
+        kube::patch(&target.to_wit(), patch_type.to_wit(), patch).map_err(KubeError::from_wit)
+    }
+
+    pub(crate) fn kube_apply(
+        target: &Target,
+        object: &str,
+        force: bool,
+    ) -> Result<String, KubeError> {
+        kube::apply(&target.to_wit(), object, force).map_err(KubeError::from_wit)
+    }
+
+    pub(crate) fn kube_delete(target: &Target, params: &DeleteParams) -> Result<(), KubeError> {
+        let options = kube::DeleteOptions {
+            uid: params.uid.clone(),
+            resource_version: params.resource_version.clone(),
+            propagation: params.propagation.map(|propagation| propagation.to_wit()),
+        };
+        kube::delete(&target.to_wit(), &options).map_err(KubeError::from_wit)
+    }
+
+    pub(crate) fn events_publish(event: &EventRecord) -> Result<(), KubeError> {
+        events::publish(&event.to_wit()).map_err(KubeError::from_wit)
     }
 }

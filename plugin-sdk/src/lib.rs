@@ -3,9 +3,11 @@
 //! A Herald plugin is a WebAssembly component that the Herald daemon loads
 //! and feeds with the notifications of Kubernetes shared informers: every
 //! add, update and delete of the objects it subscribed to. This crate turns
-//! the raw ABI (`wit/herald.wit`, world `herald:plugin/plugin@0.1.0`) into
-//! one trait, [`Handler`], plus typed access to the objects, logging, cache
-//! look-ups and configuration.
+//! the raw ABI (`wit/0.2.0/herald.wit`, world `herald:plugin/plugin@0.2.0`)
+//! into one trait, [`Handler`], plus typed access to the objects, logging,
+//! cache look-ups, configuration, granted Kubernetes writes and Events.
+//! (The host still runs components built against the released 0.1.0 world,
+//! `wit/0.1.0/herald.wit`; this SDK builds 0.2.0 components.)
 //!
 //! # A plugin in one file
 //!
@@ -105,6 +107,15 @@
 //!   [`GroupVersionKind`].
 //! - **[`config`]**: the operator's configuration for this plugin,
 //!   `config::get::<MySettings>()`.
+//! - **[`kube`]**: reads and writes through the API server, typed
+//!   (`kube::Api::<Deployment>::namespaced("shop").patch(...)`, `apply`,
+//!   `delete`, the `status` subresource) or untyped for any kind
+//!   ([`kube::DynamicApi`]); failures are a [`kube::KubeError`] a handler
+//!   can act on. Every call must be declared in the manifest with
+//!   [`Manifest::write`] and a [`WriteRule`], and granted by the operator.
+//! - **[`events`]**: Kubernetes Events about objects,
+//!   `events::warning(&pod, "DisallowedImage", note)`; needs the `events`
+//!   capability.
 //!
 //! # The sandbox
 //!
@@ -117,10 +128,12 @@
 //!
 //! # Testing plugins natively
 //!
-//! The crate also compiles for the host target. There, the log, cache and
-//! config calls reach an in-process stand-in, [`testing`], so handler logic
-//! can be unit-tested with `cargo test --target x86_64-unknown-linux-gnu`
-//! (or whatever the native target is).
+//! The crate also compiles for the host target. There, the log, cache,
+//! config, kube and events calls reach an in-process stand-in, [`testing`],
+//! which records every write and Event and answers with scripted responses,
+//! so handler logic can be unit-tested with
+//! `cargo test --target x86_64-unknown-linux-gnu` (or whatever the native
+//! target is).
 
 #[doc(hidden)]
 // wit-bindgen's generated code is the ABI boundary: raw pointers into linear
@@ -133,9 +146,11 @@ pub mod cache;
 pub mod config;
 mod error;
 mod event;
+pub mod events;
 mod handler;
 mod host;
 mod kind;
+pub mod kube;
 pub mod log;
 mod manifest;
 #[cfg(not(target_arch = "wasm32"))]
@@ -147,7 +162,7 @@ pub use handler::Handler;
 #[doc(hidden)]
 pub use handler::export as __private;
 pub use kind::GroupVersionKind;
-pub use manifest::{Delivery, Limits, Manifest, Subscription};
+pub use manifest::{Delivery, Limits, Manifest, Subscription, UnknownVerb, Verb, WriteRule};
 
 /// The `k8s-openapi` crate the SDK decodes objects with (feature `latest`),
 /// re-exported so plugins use the same version: `herald_sdk::k8s_openapi::api::core::v1::Pod`.

@@ -1,5 +1,7 @@
 //! The manifest builder: what a plugin watches and what it asks for.
 
+use std::fmt;
+use std::str::FromStr;
 use std::time::Duration;
 
 use k8s_openapi::Resource;
@@ -23,6 +25,23 @@ use crate::bindings::herald::plugin::types as wit;
 ///     .capability("example-capability");
 /// assert_eq!(manifest.subscriptions.len(), 3);
 /// ```
+///
+/// A plugin that acts declares its writes (and API reads) and the `events`
+/// capability; the operator must grant at least as much:
+///
+/// ```
+/// use herald_sdk::k8s_openapi::api::{apps::v1::Deployment, networking::v1::NetworkPolicy};
+/// use herald_sdk::{Manifest, Subscription, Verb, WriteRule};
+///
+/// let manifest = Manifest::new("netpol-defaults", "0.1.0")
+///     .subscribe(Subscription::to::<NetworkPolicy>())
+///     .write(WriteRule::new::<NetworkPolicy>().verbs([Verb::Get, Verb::Apply]).all_namespaces())
+///     .write(WriteRule::new::<Deployment>().verbs([Verb::Patch]).namespaces(["shop"]).status())
+///     .write(WriteRule::for_kind("example.com", "Widget").verbs([Verb::Create]).all_namespaces())
+///     .capability("events");
+/// assert_eq!(manifest.writes.len(), 3);
+/// assert_eq!(manifest.writes[1].subresource.as_deref(), Some("status"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Manifest {
     /// Unique plugin name: lowercase letters, digits and `-`.
@@ -34,12 +53,18 @@ pub struct Manifest {
     /// Limits requested; unset ones take the operator's defaults.
     pub limits: Limits,
     /// Host capabilities beyond logging and cache reads; each must be
-    /// granted by the operator or the plugin is not loaded.
+    /// granted by the operator or the plugin is not loaded. `events` lets it
+    /// publish Kubernetes Events ([`events`](crate::events)).
     pub capabilities: Vec<String>,
+    /// The Kubernetes writes (and API reads) the plugin will make through
+    /// [`kube`](crate::kube); each must be covered by the operator's grant or
+    /// the plugin is not loaded, and every call is checked against them.
+    pub writes: Vec<WriteRule>,
 }
 
 impl Manifest {
-    /// A manifest with no subscriptions, default limits and no capabilities.
+    /// A manifest with no subscriptions, default limits, no capabilities and
+    /// no writes.
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -47,6 +72,7 @@ impl Manifest {
             subscriptions: Vec::new(),
             limits: Limits::default(),
             capabilities: Vec::new(),
+            writes: Vec::new(),
         }
     }
 
@@ -75,9 +101,17 @@ impl Manifest {
         self
     }
 
-    /// Asks for a host capability.
+    /// Asks for a host capability, e.g. `events` to publish Kubernetes
+    /// Events.
     pub fn capability(mut self, capability: impl Into<String>) -> Self {
         self.capabilities.push(capability.into());
+        self
+    }
+
+    /// Declares writes (or API reads) the plugin will make through
+    /// [`kube`](crate::kube).
+    pub fn write(mut self, rule: WriteRule) -> Self {
+        self.writes.push(rule);
         self
     }
 
@@ -92,6 +126,198 @@ impl Manifest {
                 .collect(),
             limits: self.limits.into_wit(),
             capabilities: self.capabilities,
+            writes: self.writes.into_iter().map(WriteRule::into_wit).collect(),
+        }
+    }
+}
+
+/// A Kubernetes API verb a plugin may use through [`kube`](crate::kube).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Verb {
+    /// Read one object from the API server (not the cache).
+    Get,
+    /// Create an object.
+    Create,
+    /// Replace an object; Kubernetes calls it `update`.
+    Update,
+    /// Patch an object: merge, JSON or strategic merge patch.
+    Patch,
+    /// Server-side apply (on the wire a patch that may create).
+    Apply,
+    /// Delete an object.
+    Delete,
+}
+
+impl Verb {
+    /// Every verb, in declaration order.
+    pub const ALL: [Verb; 6] = [
+        Verb::Get,
+        Verb::Create,
+        Verb::Update,
+        Verb::Patch,
+        Verb::Apply,
+        Verb::Delete,
+    ];
+
+    /// The lowercase name the WIT and the host's configuration use: `get`,
+    /// `create`, `update`, `patch`, `apply`, `delete`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Get => "get",
+            Self::Create => "create",
+            Self::Update => "update",
+            Self::Patch => "patch",
+            Self::Apply => "apply",
+            Self::Delete => "delete",
+        }
+    }
+
+    pub(crate) fn to_wit(self) -> wit::Verb {
+        match self {
+            Self::Get => wit::Verb::Get,
+            Self::Create => wit::Verb::Create,
+            Self::Update => wit::Verb::Update,
+            Self::Patch => wit::Verb::Patch,
+            Self::Apply => wit::Verb::Apply,
+            Self::Delete => wit::Verb::Delete,
+        }
+    }
+}
+
+/// Formats as [`Verb::as_str`].
+impl fmt::Display for Verb {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A verb name that is none of Herald's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownVerb(pub String);
+
+impl fmt::Display for UnknownVerb {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown verb {:?} (expected get, create, update, patch, apply or delete)",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for UnknownVerb {}
+
+/// Parses [`Verb::as_str`]'s names, case-insensitively; `replace` is taken
+/// as `update`, the name of the same verb in the `kube` API.
+impl FromStr for Verb {
+    type Err = UnknownVerb;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        match name.to_ascii_lowercase().as_str() {
+            "get" => Ok(Self::Get),
+            "create" => Ok(Self::Create),
+            "update" | "replace" => Ok(Self::Update),
+            "patch" => Ok(Self::Patch),
+            "apply" => Ok(Self::Apply),
+            "delete" => Ok(Self::Delete),
+            _ => Err(UnknownVerb(name.to_owned())),
+        }
+    }
+}
+
+/// Writes a plugin will make: verbs on one kind (or its status), in some
+/// namespaces. Start from [`WriteRule::new`] (a `k8s-openapi` type) or
+/// [`WriteRule::for_kind`] (any kind), then add verbs and namespaces (at
+/// least one: the host refuses to load a plugin with a rule that names no
+/// namespace, rather than guess).
+///
+/// ```
+/// use herald_sdk::k8s_openapi::api::core::v1::Pod;
+/// use herald_sdk::{Verb, WriteRule};
+///
+/// let rule = WriteRule::new::<Pod>().verbs([Verb::Patch]).namespaces(["shop", "blog"]);
+/// assert_eq!((rule.group.as_str(), rule.kind.as_str()), ("", "Pod"));
+/// assert_eq!(rule.namespaces, ["shop", "blog"]);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteRule {
+    /// The verbs; duplicates are dropped.
+    pub verbs: Vec<Verb>,
+    /// The kind's API group; empty for the core group.
+    pub group: String,
+    /// The kind, e.g. `NetworkPolicy`.
+    pub kind: String,
+    /// `None` for the object itself, `Some("status")` for its status
+    /// subresource (a separate grant, as in Kubernetes RBAC).
+    pub subresource: Option<String>,
+    /// The namespaces; `*` means every namespace and cluster-scoped objects.
+    /// At least one: nothing is assumed.
+    pub namespaces: Vec<String>,
+}
+
+impl WriteRule {
+    /// A rule about the `k8s-openapi` type `K`, with no verbs yet.
+    pub fn new<K: Resource>() -> Self {
+        Self::for_kind(K::GROUP, K::KIND)
+    }
+
+    /// A rule about a kind named by strings (a CRD, say), with no verbs yet.
+    pub fn for_kind(group: impl Into<String>, kind: impl Into<String>) -> Self {
+        Self {
+            verbs: Vec::new(),
+            group: group.into(),
+            kind: kind.into(),
+            subresource: None,
+            namespaces: Vec::new(),
+        }
+    }
+
+    /// Adds verbs.
+    pub fn verbs(mut self, verbs: impl IntoIterator<Item = Verb>) -> Self {
+        for verb in verbs {
+            if !self.verbs.contains(&verb) {
+                self.verbs.push(verb);
+            }
+        }
+        self
+    }
+
+    /// Adds one verb.
+    pub fn verb(self, verb: Verb) -> Self {
+        self.verbs([verb])
+    }
+
+    /// Adds namespaces the writes happen in.
+    pub fn namespaces<S: Into<String>>(mut self, namespaces: impl IntoIterator<Item = S>) -> Self {
+        self.namespaces
+            .extend(namespaces.into_iter().map(Into::into));
+        self
+    }
+
+    /// Every namespace, and cluster-scoped objects: `*`.
+    pub fn all_namespaces(self) -> Self {
+        self.namespaces(["*"])
+    }
+
+    /// The rule is about the status subresource, not the object itself.
+    pub fn status(self) -> Self {
+        self.subresource("status")
+    }
+
+    /// The rule is about this subresource (Herald's `kube` interface knows
+    /// `status`).
+    pub fn subresource(mut self, subresource: impl Into<String>) -> Self {
+        self.subresource = Some(subresource.into());
+        self
+    }
+
+    fn into_wit(self) -> wit::WriteRule {
+        wit::WriteRule {
+            verbs: self.verbs.into_iter().map(Verb::to_wit).collect(),
+            group: self.group,
+            kind: self.kind,
+            subresource: self.subresource,
+            namespaces: self.namespaces,
         }
     }
 }
@@ -321,6 +547,60 @@ mod tests {
         assert_eq!(subscription.kind.kind, "Pod");
         assert_eq!(manifest.limits.call_deadline_ms, Some(2000));
         assert_eq!(manifest.limits.memory_bytes, Some(4096));
+    }
+
+    #[test]
+    fn write_rules_convert_to_the_abi() {
+        use k8s_openapi::api::networking::v1::NetworkPolicy;
+
+        let manifest = Manifest::new("acting", "1")
+            .write(
+                WriteRule::new::<NetworkPolicy>()
+                    .verbs([Verb::Get, Verb::Apply, Verb::Get])
+                    .all_namespaces(),
+            )
+            .write(
+                WriteRule::for_kind("apps", "Deployment")
+                    .verb(Verb::Patch)
+                    .namespaces(["a", "b"])
+                    .status(),
+            )
+            .write(WriteRule::new::<Pod>().verb(Verb::Delete))
+            .capability("events")
+            .into_wit();
+        assert_eq!(manifest.capabilities, ["events"]);
+        let [policies, deployments, pods] = &manifest.writes[..] else {
+            panic!("three rules expected");
+        };
+        assert_eq!(
+            (policies.group.as_str(), policies.kind.as_str()),
+            ("networking.k8s.io", "NetworkPolicy")
+        );
+        assert!(matches!(
+            policies.verbs[..],
+            [wit::Verb::Get, wit::Verb::Apply]
+        ));
+        assert_eq!(
+            (policies.subresource.as_deref(), &policies.namespaces[..]),
+            (None, &["*".to_owned()][..])
+        );
+        assert_eq!(deployments.subresource.as_deref(), Some("status"));
+        assert_eq!(deployments.namespaces, ["a", "b"]);
+        assert!(pods.namespaces.is_empty(), "no namespace is assumed");
+    }
+
+    #[test]
+    fn verbs_parse_and_print_their_wire_names() {
+        for verb in Verb::ALL {
+            assert_eq!(verb.as_str().parse::<Verb>(), Ok(verb));
+            assert_eq!(verb.to_string(), verb.as_str());
+        }
+        assert_eq!("Replace".parse::<Verb>(), Ok(Verb::Update));
+        assert!(
+            "list"
+                .parse::<Verb>()
+                .is_err_and(|error| error.to_string().contains("\"list\""))
+        );
     }
 
     #[test]

@@ -1,6 +1,21 @@
 //! An in-process stand-in for the host, for unit-testing plugins on the
-//! native target (`cargo test`). Off wasm, the SDK's log, cache and config
-//! calls land here instead of in the host.
+//! native target (`cargo test`). Off wasm, the SDK's log, cache, config,
+//! [`kube`](crate::kube) and [`events`](crate::events) calls land here
+//! instead of in the host.
+//!
+//! Every `kube` call (reads included) is recorded as a [`KubeCall`]
+//! ([`writes`], [`take_writes`]) and every published Event as an
+//! [`EventRecord`] ([`events`], [`take_events`]). Calls are answered by
+//! the responses scripted with [`respond`] and [`respond_once`]; an
+//! unscripted call gets a plain default, never a simulated API server:
+//!
+//! | call | default answer |
+//! |---|---|
+//! | get | `NotFound` |
+//! | create, replace, apply | the body sent, echoed back (with the `apiVersion`, `kind` and metadata the SDK filled in) |
+//! | patch | `{}` (the patch is not applied to anything) |
+//! | delete | `Ok(())` |
+//! | Event publish | `Ok(())` ([`respond_events`] scripts a failure) |
 //!
 //! State is per thread (each `#[test]` runs on its own thread); call
 //! [`reset`] at the start of a test that reuses a thread.
@@ -31,6 +46,34 @@
 //! counter.on_add(&testing::added(&pod)).unwrap();
 //! assert_eq!(testing::take_messages(), ["counted key=shop/web-0 total=1"]);
 //! ```
+//!
+//! Scripting the API server and checking what a handler wrote:
+//!
+//! ```
+//! use herald_sdk::k8s_openapi::api::core::v1::ConfigMap;
+//! use herald_sdk::kube::{Api, KubeError, Patch, Verb};
+//! use herald_sdk::serde_json::json;
+//! use herald_sdk::testing;
+//!
+//! testing::reset();
+//! testing::respond(Verb::Get, "shop/settings", Ok(json!({
+//!     "apiVersion": "v1", "kind": "ConfigMap",
+//!     "metadata": {"name": "settings", "namespace": "shop", "resourceVersion": "7"},
+//! })));
+//! testing::respond_once(Verb::Patch, "ConfigMap shop/*", Err(KubeError::Conflict("stale".into())));
+//!
+//! let config_maps = Api::<ConfigMap>::namespaced("shop");
+//! assert_eq!(config_maps.get("settings").unwrap().metadata.resource_version.as_deref(), Some("7"));
+//! assert!(config_maps.get("other").unwrap_err().is_not_found());
+//! let patch = Patch::Merge(json!({"data": {"a": "1"}}));
+//! assert!(config_maps.patch("settings", &patch).unwrap_err().is_conflict());
+//! assert!(config_maps.patch("settings", &patch).is_ok(), "the conflict was scripted once");
+//!
+//! let calls = testing::take_writes();
+//! assert_eq!(calls.len(), 4);
+//! assert_eq!((calls[3].verb, calls[3].target.key()), (Verb::Patch, "shop/settings".to_owned()));
+//! assert_eq!(calls[3].body, Some(json!({"data": {"a": "1"}})));
+//! ```
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -39,6 +82,8 @@ use k8s_openapi::Resource;
 use serde::Serialize;
 use serde_json::Value;
 
+pub use crate::events::EventRecord;
+use crate::kube::{DeleteParams, KubeError, PatchType, Target, Verb};
 use crate::log::Level;
 use crate::{Context, Event, GroupVersionKind, Update};
 
@@ -60,6 +105,134 @@ struct TestHost {
     logs: Vec<LogLine>,
     subscribed: BTreeSet<GroupVersionKind>,
     cache: BTreeMap<GroupVersionKind, Objects>,
+    calls: Vec<KubeCall>,
+    events: Vec<EventRecord>,
+    /// Persistent responses; the last added that matches wins.
+    responses: Vec<(Verb, Matcher, Result<Value, KubeError>)>,
+    /// One-shot responses, consumed in the order added; checked first.
+    once: Vec<(Verb, Matcher, Result<Value, KubeError>)>,
+    publish: Option<Result<(), KubeError>>,
+}
+
+/// One call a plugin made through [`kube`](crate::kube), as the test host
+/// recorded it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KubeCall {
+    /// The verb: `Get`, `Create`, `Update` (a replace), `Patch`, `Apply` or
+    /// `Delete`.
+    pub verb: Verb,
+    /// What it was about. For a create: the kind and namespace given, and
+    /// the body's `metadata.name` (empty when it only has `generateName`).
+    pub target: Target,
+    /// The object sent (create, replace, apply) or the patch document
+    /// (patch), as JSON; `None` for get and delete.
+    pub body: Option<Value>,
+    /// A patch's type.
+    pub patch_type: Option<PatchType>,
+    /// An apply's `force`; `false` for other verbs.
+    pub force: bool,
+    /// A delete's options.
+    pub delete: Option<DeleteParams>,
+}
+
+/// Which calls a scripted response answers: by key, optionally by kind and
+/// subresource. From a string: `*` (any object), `shop/web` (a key: the
+/// object's `namespace/name`, or `name` if cluster-scoped), `shop/*` (`*`
+/// matches any run of characters), optionally after a kind name and a space,
+/// `NetworkPolicy shop/*`. A string matcher ignores subresources; narrow it
+/// with [`Matcher::status`] or [`Matcher::object`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Matcher {
+    kind: Option<String>,
+    key: String,
+    subresource: Option<Option<String>>,
+}
+
+impl Matcher {
+    /// Every call.
+    pub fn any() -> Self {
+        Self {
+            kind: None,
+            key: "*".to_owned(),
+            subresource: None,
+        }
+    }
+
+    /// Only calls about this kind (its `kind` name, e.g. `ConfigMap`).
+    pub fn kind(mut self, kind: impl Into<String>) -> Self {
+        self.kind = Some(kind.into());
+        self
+    }
+
+    /// Only calls about the `k8s-openapi` type `K`'s kind.
+    pub fn of<K: Resource>(self) -> Self {
+        self.kind(K::KIND)
+    }
+
+    /// Only calls whose key matches `pattern` (`*` matches any run of
+    /// characters).
+    pub fn key(mut self, pattern: impl Into<String>) -> Self {
+        self.key = pattern.into();
+        self
+    }
+
+    /// Only calls on the status subresource.
+    pub fn status(mut self) -> Self {
+        self.subresource = Some(Some("status".to_owned()));
+        self
+    }
+
+    /// Only calls on the object itself, not a subresource.
+    pub fn object(mut self) -> Self {
+        self.subresource = Some(None);
+        self
+    }
+
+    fn matches(&self, target: &Target) -> bool {
+        self.kind
+            .as_ref()
+            .is_none_or(|kind| *kind == target.kind.kind)
+            && self
+                .subresource
+                .as_ref()
+                .is_none_or(|subresource| *subresource == target.subresource)
+            && glob(&self.key, &target.key())
+    }
+}
+
+impl From<&str> for Matcher {
+    fn from(pattern: &str) -> Self {
+        match pattern.trim().split_once(' ') {
+            Some((kind, key)) => Self::any().kind(kind).key(key.trim()),
+            None => Self::any().key(pattern.trim()),
+        }
+    }
+}
+
+impl From<String> for Matcher {
+    fn from(pattern: String) -> Self {
+        Self::from(pattern.as_str())
+    }
+}
+
+/// Whether `text` matches `pattern`, where `*` matches any run of characters.
+fn glob(pattern: &str, text: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or_default();
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else {
+        return rest.is_empty();
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.ends_with(last)
 }
 
 thread_local! {
@@ -70,9 +243,50 @@ fn with_host<R>(f: impl FnOnce(&mut TestHost) -> R) -> R {
     HOST.with(|host| f(&mut host.borrow_mut()))
 }
 
-/// Forgets this thread's configuration, logs and cache.
+/// Forgets this thread's configuration, logs, cache, recorded calls and
+/// Events, and scripted responses.
 pub fn reset() {
     with_host(|host| *host = TestHost::default());
+}
+
+/// Answers every later `verb` call matching `matcher` with `response` (for
+/// a delete, any `Ok` means `Ok(())`). When several responses match, the one
+/// added last wins; [`respond_once`] responses come first.
+pub fn respond(verb: Verb, matcher: impl Into<Matcher>, response: Result<Value, KubeError>) {
+    with_host(|host| host.responses.push((verb, matcher.into(), response)));
+}
+
+/// Answers the next `verb` call matching `matcher` with `response`, once.
+/// One-shot responses are used in the order they were added, before any
+/// [`respond`] response: script a conflict, then a success.
+pub fn respond_once(verb: Verb, matcher: impl Into<Matcher>, response: Result<Value, KubeError>) {
+    with_host(|host| host.once.push((verb, matcher.into(), response)));
+}
+
+/// Answers every later Event publish with `result` (by default `Ok(())`).
+pub fn respond_events(result: Result<(), KubeError>) {
+    with_host(|host| host.publish = Some(result));
+}
+
+/// Every `kube` call made since the last [`take_writes`] (reads included),
+/// in order, kept.
+pub fn writes() -> Vec<KubeCall> {
+    with_host(|host| host.calls.clone())
+}
+
+/// Every `kube` call made since the last take (reads included), removed.
+pub fn take_writes() -> Vec<KubeCall> {
+    with_host(|host| std::mem::take(&mut host.calls))
+}
+
+/// Every Event published since the last [`take_events`], in order, kept.
+pub fn events() -> Vec<EventRecord> {
+    with_host(|host| host.events.clone())
+}
+
+/// Every Event published since the last take, removed.
+pub fn take_events() -> Vec<EventRecord> {
+    with_host(|host| std::mem::take(&mut host.events))
 }
 
 /// Sets the configuration `config::get` returns (JSON text).
@@ -346,6 +560,122 @@ pub(crate) mod host {
         with_host(|host| host.config.clone())
     }
 
+    /// Records `call` and answers it: a scripted response, or `default`.
+    fn answer(call: KubeCall, default: Result<Value, KubeError>) -> Result<String, KubeError> {
+        with_host(|host| {
+            let matches = |(verb, matcher, _): &(Verb, Matcher, _)| {
+                *verb == call.verb && matcher.matches(&call.target)
+            };
+            let response = if let Some(at) = host.once.iter().position(matches) {
+                host.once.remove(at).2
+            } else {
+                host.responses
+                    .iter()
+                    .rev()
+                    .find(|response| matches(response))
+                    .map_or(default, |(_, _, response)| response.clone())
+            };
+            host.calls.push(call);
+            response.map(|value| value.to_string())
+        })
+    }
+
+    fn call(verb: Verb, target: &Target) -> KubeCall {
+        KubeCall {
+            verb,
+            target: target.clone(),
+            body: None,
+            patch_type: None,
+            force: false,
+            delete: None,
+        }
+    }
+
+    fn json(text: &str) -> Value {
+        serde_json::from_str(text).expect("the SDK sends JSON")
+    }
+
+    pub(crate) fn kube_get(target: &Target) -> Result<String, KubeError> {
+        let not_found = Err(KubeError::NotFound(format!(
+            "{target} not found (no scripted response)"
+        )));
+        answer(call(Verb::Get, target), not_found)
+    }
+
+    pub(crate) fn kube_create(
+        kind: &GroupVersionKind,
+        namespace: Option<&str>,
+        object: &str,
+    ) -> Result<String, KubeError> {
+        let body = json(object);
+        let target = Target {
+            kind: kind.clone(),
+            namespace: namespace.map(str::to_owned),
+            name: body
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            subresource: None,
+        };
+        let call = KubeCall {
+            body: Some(body.clone()),
+            ..call(Verb::Create, &target)
+        };
+        answer(call, Ok(body))
+    }
+
+    pub(crate) fn kube_replace(target: &Target, object: &str) -> Result<String, KubeError> {
+        let body = json(object);
+        let call = KubeCall {
+            body: Some(body.clone()),
+            ..call(Verb::Update, target)
+        };
+        answer(call, Ok(body))
+    }
+
+    pub(crate) fn kube_patch(
+        target: &Target,
+        patch_type: PatchType,
+        patch: &str,
+    ) -> Result<String, KubeError> {
+        let call = KubeCall {
+            body: Some(json(patch)),
+            patch_type: Some(patch_type),
+            ..call(Verb::Patch, target)
+        };
+        answer(call, Ok(Value::Object(serde_json::Map::new())))
+    }
+
+    pub(crate) fn kube_apply(
+        target: &Target,
+        object: &str,
+        force: bool,
+    ) -> Result<String, KubeError> {
+        let body = json(object);
+        let call = KubeCall {
+            body: Some(body.clone()),
+            force,
+            ..call(Verb::Apply, target)
+        };
+        answer(call, Ok(body))
+    }
+
+    pub(crate) fn kube_delete(target: &Target, params: &DeleteParams) -> Result<(), KubeError> {
+        let call = KubeCall {
+            delete: Some(params.clone()),
+            ..call(Verb::Delete, target)
+        };
+        answer(call, Ok(Value::Null)).map(drop)
+    }
+
+    pub(crate) fn events_publish(event: &EventRecord) -> Result<(), KubeError> {
+        with_host(|host| {
+            host.events.push(event.clone());
+            host.publish.clone().unwrap_or(Ok(()))
+        })
+    }
+
     fn visible(host: &TestHost, kind: &GroupVersionKind) -> Result<(), CacheError> {
         if host.subscribed.contains(kind) {
             Ok(())
@@ -425,6 +755,45 @@ mod tests {
         assert!(parse_selector("a=b=c").is_err());
         assert!(parse_selector("a in x").is_err());
         assert!(parse_selector("a in (x").is_err());
+    }
+
+    #[test]
+    fn globs_match_runs_of_characters() {
+        assert!(glob("*", ""));
+        assert!(glob("*", "shop/web"));
+        assert!(glob("shop/*", "shop/web"));
+        assert!(!glob("shop/*", "blog/web"));
+        assert!(glob("*/web", "shop/web"));
+        assert!(glob("s*p/w*b", "shop/web"));
+        assert!(!glob("shop/web", "shop/web-0"));
+        assert!(glob("shop/web", "shop/web"));
+        assert!(!glob("a*b*c", "acb"));
+    }
+
+    #[test]
+    fn matchers_parse_an_optional_kind() {
+        let target = |kind: &str, subresource: Option<&str>| Target {
+            kind: GroupVersionKind::new("", "v1", kind),
+            namespace: Some("shop".into()),
+            name: "web".into(),
+            subresource: subresource.map(str::to_owned),
+        };
+        let pod = target("Pod", None);
+        assert!(Matcher::from("*").matches(&pod));
+        assert!(Matcher::from("Pod shop/*").matches(&pod));
+        assert!(!Matcher::from("Service shop/*").matches(&pod));
+        assert!(Matcher::from("shop/web").matches(&target("Pod", Some("status"))));
+        assert!(
+            !Matcher::from("shop/web")
+                .object()
+                .matches(&target("Pod", Some("status")))
+        );
+        assert!(
+            Matcher::any()
+                .status()
+                .matches(&target("Pod", Some("status")))
+        );
+        assert!(!Matcher::any().status().matches(&pod));
     }
 
     #[test]
