@@ -38,6 +38,7 @@ test('subscribes to ConfigMaps, in one namespace if configured', () => {
     ],
     limits: { callDeadlineMs: undefined, memoryBytes: undefined },
     capabilities: [],
+    writes: [],
   });
   testing.setConfig({ namespace: 'shop' });
   assert.equal(testing.manifestOf(ConfigMapDiff).subscriptions[0].namespace, 'shop');

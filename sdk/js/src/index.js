@@ -3,7 +3,7 @@
  *
  * A plugin module default-exports a class extending {@link Handler} (a
  * `manifest()` plus `onAdd`, `onUpdate`, `onDelete`); `herald-build` turns it
- * into a WebAssembly component for the world `herald:plugin/plugin@0.1.0`.
+ * into a WebAssembly component for the world `herald:plugin/plugin@0.2.0`.
  * Logging, cache look-ups and configuration are the `log`, `cache` and
  * `config` namespaces; `@herald/sdk/testing` is a fake host for unit tests.
  *

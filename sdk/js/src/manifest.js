@@ -312,6 +312,7 @@ export class Manifest {
       subscriptions: this.#subscriptions.map((subscription) => subscription.toRecord()),
       limits: this.#limits.toRecord(),
       capabilities: [...this.#capabilities],
+      writes: [],
     };
   }
 }

@@ -39,6 +39,7 @@ test('the builder fills every field of the manifest record', () => {
     ],
     limits: { callDeadlineMs: 250, memoryBytes: 16_777_216n },
     capabilities: ['net'],
+    writes: [],
   });
 });
 

@@ -1,9 +1,10 @@
 // Hand-written declarations of the SDK surface (src/index.js). The records
-// of the contract are generated from wit/herald.wit into ./wit/ by
+// of the contract are generated from wit/herald.wit (a copy of the
+// repository's wit/0.2.0/herald.wit) into ./wit/ by
 // scripts/wit-types.js.
 /// <reference path="./wit/plugin.d.ts" />
 
-import type * as Wit from 'herald:plugin/types@0.1.0';
+import type * as Wit from 'herald:plugin/types@0.2.0';
 
 /** The contract's `group-version-kind` record. */
 export type GroupVersionKindRecord = Wit.GroupVersionKind;

@@ -59,7 +59,7 @@ def test_manifest_becomes_the_generated_record(bindings):
                                None, types.DeliveryMode.EVERY_EVENT),
         ],
         limits=types.Limits(call_deadline_ms=2000, memory_bytes=4096),
-        capabilities=["net"])
+        capabilities=["net"], writes=[])
     assert manifest_to_wit(manifest, types) == expected
     with pytest.raises(TypeError, match="must return a herald_sdk.Manifest"):
         manifest_to_wit({"name": "x"}, types)

@@ -3,7 +3,7 @@
 A Herald plugin is a WebAssembly component that the Herald daemon loads and
 feeds with the notifications of Kubernetes shared informers: every add,
 update and delete of the objects it subscribed to. This package turns the
-ABI (``wit/herald.wit``, world ``herald:plugin/plugin@0.1.0``) into one base
+ABI (``wit/0.2.0/herald.wit``, world ``herald:plugin/plugin@0.2.0``) into one base
 class, :class:`Handler`, plus objects as dicts, logging, cache look-ups and
 configuration; ``python -m herald_sdk build app.py -o plugin.wasm`` compiles
 a module into a component with componentize-py.
@@ -40,7 +40,7 @@ from herald_sdk.manifest import Delivery, Limits, Manifest, Subscription
 #: The SDK's version.
 __version__ = "0.1.0"
 #: The WIT package this SDK targets.
-WIT_PACKAGE = "herald:plugin@0.1.0"
+WIT_PACKAGE = "herald:plugin@0.2.0"
 
 __all__ = [
     "cache", "config", "kinds", "log", "CacheError", "HandlerError", "InvalidSelector",

@@ -53,6 +53,7 @@ def manifest_to_wit(manifest: Manifest, wit_types: Any) -> Any:
         subscriptions=subscriptions,
         limits=wit_types.Limits(call_deadline_ms=limits.call_deadline_ms, memory_bytes=limits.memory_bytes_max),
         capabilities=list(manifest.capabilities),
+        writes=[],
     )
 
 
