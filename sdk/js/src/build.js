@@ -49,9 +49,30 @@ function connectHostSource() {
   return `import { log } from 'herald:plugin/log@0.2.0';
 import { get as cacheGet, list as cacheList } from 'herald:plugin/cache@0.2.0';
 import { get as configGet } from 'herald:plugin/config@0.2.0';
+import {
+  get as kubeGet,
+  create as kubeCreate,
+  replace as kubeReplace,
+  patch as kubePatch,
+  apply as kubeApply,
+  delete as kubeDelete,
+} from 'herald:plugin/kube@0.2.0';
+import { publish as eventsPublish } from 'herald:plugin/events@0.2.0';
 import { installHost } from ${sdk};
 
-installHost({ log, cacheGet, cacheList, configGet });
+installHost({
+  log,
+  cacheGet,
+  cacheList,
+  configGet,
+  kubeGet,
+  kubeCreate,
+  kubeReplace,
+  kubePatch,
+  kubeApply,
+  kubeDelete,
+  eventsPublish,
+});
 `;
 }
 
