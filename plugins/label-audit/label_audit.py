@@ -5,8 +5,10 @@ Configuration (``config`` in the host configuration or the sidecar file)::
     required: [app, team]                  # label keys every object must carry (non-empty)
     kinds: [v1/Pod, apps/v1/Deployment]     # apiVersion/Kind of the kinds to audit
     namespace: shop                        # optional: audit one namespace only
+    warnEvents: true                       # optional: also record a Warning Event per offending object
 
-Without configuration it audits Pods and Deployments for ``app`` and ``team``.
+Without configuration it audits Pods and Deployments for ``app`` and ``team``
+and only logs.
 
 What it logs:
 
@@ -17,6 +19,13 @@ What it logs:
 - ``info initial list audited objects=N missing=M`` once, at the first live
   notification after the initial list (the ABI has no end-of-list signal, so
   the summary waits for the next live event).
+
+With ``warnEvents: true`` it also records a Kubernetes Warning Event
+(reason ``MissingRequiredLabels``) on each object whenever it logs the
+``missing required labels`` warning, so ``kubectl describe`` and
+``kubectl get events`` show it beside the object. The manifest then asks for
+the ``events`` capability, which the operator must grant; without the option
+it asks for nothing beyond logging and cache reads.
 """
 
 from __future__ import annotations
@@ -24,10 +33,12 @@ from __future__ import annotations
 from typing import Dict, List, Tuple
 
 import herald_sdk
-from herald_sdk import Event, GroupVersionKind, Handler, Manifest, Subscription, Update, config, log
+from herald_sdk import EVENTS, Event, GroupVersionKind, Handler, KubeError, Manifest, Subscription, Update, config, events, log
 
 DEFAULT_REQUIRED = ["app", "team"]
 DEFAULT_KINDS = ["v1/Pod", "apps/v1/Deployment"]
+#: The reason of the Warning Events recorded with ``warnEvents``.
+EVENT_REASON = "MissingRequiredLabels"
 
 
 def parse_kind(text: str) -> GroupVersionKind:
@@ -45,7 +56,7 @@ class Settings:
         raw = {} if raw is None else raw
         if not isinstance(raw, dict):
             raise ValueError(f"the configuration must be a map, got {type(raw).__name__}")
-        unknown = set(raw) - {"required", "kinds", "namespace"}
+        unknown = set(raw) - {"required", "kinds", "namespace", "warnEvents"}
         if unknown:
             raise ValueError(f"unknown configuration keys: {', '.join(sorted(unknown))}")
         required = raw.get("required", DEFAULT_REQUIRED)
@@ -57,12 +68,17 @@ class Settings:
         namespace = raw.get("namespace")
         if namespace is not None and not isinstance(namespace, str):
             raise ValueError("namespace: expected a string")
+        warn_events = raw.get("warnEvents", False)
+        if not isinstance(warn_events, bool):
+            raise ValueError("warnEvents: expected true or false")
         #: The label keys every object must carry.
         self.required: List[str] = required
         #: The kinds audited.
         self.kinds: List[GroupVersionKind] = [parse_kind(kind) for kind in kinds]
         #: The one namespace audited, or ``None`` for all.
         self.namespace = namespace
+        #: Whether to record a Warning Event per offending object.
+        self.warn_events: bool = warn_events
 
     @classmethod
     def load(cls) -> "Settings":
@@ -82,6 +98,8 @@ class LabelAudit(Handler):
             if settings.namespace:
                 subscription = subscription.namespace(settings.namespace)
             manifest.subscribe(subscription)
+        if settings.warn_events:
+            manifest.capability(EVENTS)
         return manifest
 
     def __init__(self) -> None:
@@ -103,9 +121,10 @@ class LabelAudit(Handler):
             self.summary_logged = True
             log.info("initial list audited", objects=self.listed, missing=self.listed_missing)
 
-    def record(self, event, labels: Dict[str, str]) -> Tuple[str, ...]:
-        """Warns if the object misses labels it did not miss before; logs a
-        fix; remembers the current state. Returns what is missing."""
+    def record(self, event, obj: Dict, labels: Dict[str, str]) -> Tuple[str, ...]:
+        """Warns if the object misses labels it did not miss before (and
+        records a Warning Event if configured); logs a fix; remembers the
+        current state. Returns what is missing."""
         slot = (event.kind.kind, event.key)
         missing = self.missing(labels)
         before = self.offending.get(slot)
@@ -114,21 +133,35 @@ class LabelAudit(Handler):
             if missing != before:
                 log.warn("missing required labels", kind=event.kind.kind, key=event.key,
                          missing=",".join(missing))
+                if self.settings.warn_events:
+                    self.publish_warning(event, obj, missing)
         elif before is not None:
             del self.offending[slot]
             log.info("required labels now present", kind=event.kind.kind, key=event.key)
         return missing
 
+    def publish_warning(self, event, obj: Dict, missing: Tuple[str, ...]) -> None:
+        """Records the Warning Event for an offending object. A refusal
+        (throttled, API server unavailable, ...) is logged, not raised: the
+        finding is in the log already, and failing the call would make the
+        host retry the whole notification for the sake of an Event."""
+        note = f"missing required labels: {', '.join(missing)}"
+        try:
+            events.warning(obj, EVENT_REASON, note, kind=event.kind)
+        except KubeError as error:
+            log.error("could not record the event", kind=event.kind.kind, key=event.key,
+                      error=f"{type(error).__name__}: {error}")
+
     def on_add(self, event: Event) -> None:
         self.summarize_initial_list(event)
-        missing = self.record(event, event.object.labels)
+        missing = self.record(event, event.object, event.object.labels)
         if event.is_initial_list:
             self.listed += 1
             self.listed_missing += bool(missing)
 
     def on_update(self, event: Update) -> None:
         self.summarize_initial_list(event)
-        self.record(event, event.new.labels)
+        self.record(event, event.new, event.new.labels)
 
     def on_delete(self, event: Event) -> None:
         self.summarize_initial_list(event)

@@ -13,16 +13,22 @@
  * at debug level only.
  *
  * Configuration (all optional): `{"namespace": "shop", "maxValueLength": 40,
- * "maxEntries": 20}`.
+ * "maxEntries": 20, "recordEvents": false}`.
+ *
+ * With `recordEvents: true` each logged change is also recorded as a
+ * Kubernetes Normal Event on the ConfigMap (reason `DataChanged`, the diff
+ * as the note), so `kubectl describe configmap` shows recent changes. The
+ * manifest then asks for the `events` capability, which the operator must
+ * grant; without the option it asks for nothing.
  */
 
-import { Handler, HeraldError, Manifest, Subscription, config, log } from '@herald/sdk';
+import { EVENTS, Handler, HeraldError, KubeError, Manifest, Subscription, config, events, log } from '@herald/sdk';
 import { DEFAULT_OPTIONS, changes, keyCount, render } from './diff.js';
 
 /**
  * The plugin's configuration with defaults filled in.
  *
- * @returns {{namespace: string | undefined} & import('./diff.js').DiffOptions}
+ * @returns {{namespace: string | undefined, recordEvents: boolean} & import('./diff.js').DiffOptions}
  */
 export function settings() {
   const given = config.get() ?? {};
@@ -39,12 +45,19 @@ export function settings() {
   if (given.namespace !== undefined && typeof given.namespace !== 'string') {
     throw new HeraldError('configuration namespace must be a string');
   }
+  if (given.recordEvents !== undefined && typeof given.recordEvents !== 'boolean') {
+    throw new HeraldError('configuration recordEvents must be true or false');
+  }
   return {
     namespace: given.namespace,
+    recordEvents: given.recordEvents ?? false,
     maxValueLength: positive('maxValueLength', DEFAULT_OPTIONS.maxValueLength),
     maxEntries: positive('maxEntries', DEFAULT_OPTIONS.maxEntries),
   };
 }
+
+/** The reason of the Events recorded with `recordEvents`. */
+export const EVENT_REASON = 'DataChanged';
 
 /** Logs what changed in each ConfigMap. */
 export default class ConfigMapDiff extends Handler {
@@ -56,7 +69,8 @@ export default class ConfigMapDiff extends Handler {
     if (this.#settings.namespace !== undefined) {
       configMaps.namespace(this.#settings.namespace);
     }
-    return new Manifest('configmap-diff', '0.1.0').subscribe(configMaps);
+    const manifest = new Manifest('configmap-diff', '0.1.0').subscribe(configMaps);
+    return this.#settings.recordEvents ? manifest.capability(EVENTS) : manifest;
   }
 
   /** @param {import('@herald/sdk').Event} event */
@@ -75,7 +89,31 @@ export default class ConfigMapDiff extends Handler {
     }
     const found = changes(update.old, update.new);
     if (found.length > 0) {
-      log.info(`changed configmap=${update.key} ${render(found, this.#settings)}`);
+      const diff = render(found, this.#settings);
+      log.info(`changed configmap=${update.key} ${diff}`);
+      if (this.#settings.recordEvents) {
+        this.#record(update, diff);
+      }
+    }
+  }
+
+  /**
+   * Records the diff as a Normal Event on the ConfigMap. A refusal
+   * (throttled, API server unavailable, ...) is logged, not thrown: the diff
+   * is in the log already, and failing the call would make the host retry
+   * the notification for the sake of an Event.
+   *
+   * @param {import('@herald/sdk').Update} update
+   * @param {string} diff
+   */
+  #record(update, diff) {
+    try {
+      events.normal(update.new, EVENT_REASON, `data changed: ${diff}`, { kind: update.kind });
+    } catch (error) {
+      if (!(error instanceof KubeError)) {
+        throw error;
+      }
+      log.error(`could not record the event configmap=${update.key} error=${error.message}`);
     }
   }
 

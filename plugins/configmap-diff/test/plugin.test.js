@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { KubeError } from '@herald/sdk';
 import * as testing from '@herald/sdk/testing';
 import ConfigMapDiff from '../src/plugin.js';
 
@@ -38,9 +39,50 @@ test('subscribes to ConfigMaps, in one namespace if configured', () => {
     ],
     limits: { callDeadlineMs: undefined, memoryBytes: undefined },
     capabilities: [],
+    writes: [],
   });
   testing.setConfig({ namespace: 'shop' });
   assert.equal(testing.manifestOf(ConfigMapDiff).subscriptions[0].namespace, 'shop');
+  testing.setConfig({ recordEvents: true });
+  assert.deepEqual(testing.manifestOf(ConfigMapDiff).capabilities, ['events'], 'recordEvents asks for the events capability');
+  assert.deepEqual(testing.manifestOf(ConfigMapDiff).writes, []);
+});
+
+test('without recordEvents no event is recorded', () => {
+  const plugin = start();
+  testing.enforce(ConfigMapDiff);
+  plugin.onUpdate(testing.updated(configMap({ a: '1' }), configMap({ a: '2' })));
+  assert.deepEqual(testing.takeEvents(), []);
+});
+
+test('recordEvents records each logged change as a Normal Event on the ConfigMap', () => {
+  const plugin = start({ recordEvents: true });
+  testing.enforce(ConfigMapDiff);
+  plugin.onUpdate(testing.updated(configMap({ LEVEL: 'info' }), configMap({ LEVEL: 'debug' }, { resourceVersion: '2' })));
+  plugin.onUpdate(testing.resynced(configMap({ LEVEL: 'debug' })));
+  plugin.onUpdate(testing.updated(configMap({ a: '1' }), configMap({ a: '1' }, { labels: { team: 'web' } })));
+  assert.deepEqual(testing.takeEvents(), [
+    {
+      regarding: { kind: { group: '', version: 'v1', kind: 'ConfigMap' }, namespace: 'shop', name: 'web', uid: undefined, resourceVersion: '2' },
+      related: undefined,
+      eventType: 'normal',
+      reason: 'DataChanged',
+      action: 'DataChanged',
+      note: 'data changed: ~LEVEL="info"→"debug"',
+    },
+  ]);
+  assert.deepEqual(testing.takeKubeCalls(), []);
+});
+
+test('an event the host refuses is logged and the call still succeeds', async () => {
+  start({ recordEvents: true });
+  testing.scriptEvents({ throws: new KubeError('too-many-requests', 'event rate limit'), times: 1 });
+  const result = await testing.dispatch(ConfigMapDiff, testing.updated(configMap({ a: '1' }), configMap({ a: '2' })));
+  assert.deepEqual(result, { tag: 'ok', val: undefined });
+  assert.deepEqual(testing.takeLogs(), [
+    { level: 'info', message: 'changed configmap=shop/web ~a="1"→"2"' },
+    { level: 'error', message: 'could not record the event configmap=shop/web error=too-many-requests: event rate limit' },
+  ]);
 });
 
 test('a change logs added, changed and removed keys on one line', () => {
@@ -101,6 +143,11 @@ test('a bad configuration fails each call with a message saying what is wrong', 
   assert.deepEqual(await testing.dispatch(ConfigMapDiff, testing.added(configMap({}))), {
     tag: 'err',
     val: 'configuration maxValueLength must be a positive whole number, got 0',
+  });
+  testing.setConfig({ recordEvents: 'yes' });
+  assert.deepEqual(await testing.dispatch(ConfigMapDiff, testing.added(configMap({}))), {
+    tag: 'err',
+    val: 'configuration recordEvents must be true or false',
   });
   testing.setConfig(['not', 'an', 'object']);
   assert.deepEqual(await testing.dispatch(ConfigMapDiff, testing.added(configMap({}))), {

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from herald_sdk import GroupVersionKind, HandlerError, testing
+from herald_sdk import GroupVersionKind, HandlerError, kube, testing
+from herald_sdk.events import ObjectReference
 from herald_sdk.kinds import Deployment, Pod
 from label_audit import LabelAudit
 
@@ -24,6 +25,14 @@ def test_manifest_follows_the_configuration():
     assert [(s.kind, s.namespace_name) for s in scoped.subscriptions] == [
         (GroupVersionKind("batch", "v1", "Job"), "ci")]
     assert scoped.problems() == []
+    assert default.capabilities == [] and scoped.capabilities == [] and default.write_rules == []
+
+
+def test_warn_events_asks_for_the_events_capability_and_nothing_else():
+    testing.set_config({"warnEvents": True})
+    manifest = LabelAudit.manifest()
+    assert manifest.capabilities == ["events"]
+    assert manifest.write_rules == []
 
 
 @pytest.mark.parametrize("config, complaint", [
@@ -31,6 +40,7 @@ def test_manifest_follows_the_configuration():
     ({"kinds": ["Pod"]}, "'Pod' is not apiVersion/Kind"),
     ({"requird": ["app"]}, "unknown configuration keys: requird"),
     (["app"], "must be a map, got list"),
+    ({"warnEvents": "yes"}, "warnEvents: expected true or false"),
 ])
 def test_bad_configuration_is_refused_with_the_reason(config, complaint):
     testing.set_config(config)
@@ -100,3 +110,42 @@ def test_the_recorded_events_replay_natively_as_the_host_replays_them():
         "missing required labels kind=Pod key=payments/debug-shell missing=team",
         "deleted while missing labels kind=Pod key=payments/debug-shell missing=team",
     ]
+
+
+def test_without_warn_events_no_event_is_recorded():
+    testing.enforce(LabelAudit)
+    audit = LabelAudit()
+    audit.on_add(testing.added(pod("bad")))
+    assert testing.take_events() == []
+
+
+def test_warn_events_records_one_warning_per_new_finding():
+    testing.set_config({"required": ["app", "team"], "warnEvents": True})
+    testing.enforce(LabelAudit)
+    audit = LabelAudit()
+    bad = pod("web-0", app="web")
+    bad["metadata"]["uid"] = "u-1"
+    audit.on_add(testing.added(bad))
+    audit.on_update(testing.resynced(bad))
+    audit.on_update(testing.updated(bad, pod("web-0")))
+    audit.on_update(testing.updated(pod("web-0"), pod("web-0", app="web", team="shop")))
+    recorded = testing.take_events()
+    assert [(e.type, e.reason, e.action, e.note) for e in recorded] == [
+        ("Warning", "MissingRequiredLabels", "MissingRequiredLabels", "missing required labels: team"),
+        ("Warning", "MissingRequiredLabels", "MissingRequiredLabels", "missing required labels: app, team"),
+    ]
+    assert recorded[0].regarding == ObjectReference(Pod.KIND, "shop", "web-0", "u-1", None)
+    assert testing.take_kube_calls() == []
+
+
+def test_an_event_the_host_refuses_is_logged_and_the_call_still_succeeds():
+    testing.set_config({"warnEvents": True})
+    testing.script_events(kube.TooManyRequests("event rate limit", retry_after_ms=1000), times=1)
+    audit = LabelAudit()
+    assert testing.deliver(audit, ("add", testing.added(pod("bad")))) is None
+    assert [(str(line.level), line.message) for line in testing.take_logs()] == [
+        ("warn", "missing required labels kind=Pod key=shop/bad missing=app,team"),
+        ("error", 'could not record the event kind=Pod key=shop/bad error="TooManyRequests: event rate limit"'),
+    ]
+    audit.on_add(testing.added(pod("worse")))
+    assert [e.regarding.name for e in testing.take_events()] == ["bad", "worse"]

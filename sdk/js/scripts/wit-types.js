@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Generates the TypeScript declarations of the contract (types/wit/) from the
-// vendored wit/herald.wit with jco's guest type generator, or with --check
+// vendored wit/herald.wit (a copy of the repository's wit/0.2.0/herald.wit) with jco's guest type generator, or with --check
 // says whether the committed ones are up to date.
 //
 // `jco guest-types <path>` (jco 1.35.0) cannot read a WIT path: its bundled

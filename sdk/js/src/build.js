@@ -1,7 +1,7 @@
 /**
  * Building a plugin module into a WebAssembly component: bundle the module
  * with the SDK (rolldown; TypeScript is accepted), then componentize the
- * bundle against the vendored `herald:plugin@0.1.0` WIT (ComponentizeJS).
+ * bundle against the vendored `herald:plugin@0.2.0` WIT (ComponentizeJS).
  * `herald-build` is the command-line face of {@link build}.
  *
  * @module
@@ -14,7 +14,8 @@ import { fileURLToPath } from 'node:url';
 
 const SDK_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** The vendored copy of the contract (`wit/herald.wit`), byte-identical to the repository's. */
+/** The vendored copy of the contract (`wit/herald.wit`), byte-identical to the repository's
+ * `wit/0.2.0/herald.wit`. */
 export const WIT_DIR = join(SDK_ROOT, 'wit');
 
 /** The world every plugin targets. */
@@ -45,12 +46,33 @@ export const handler = bound.handler;
 
 function connectHostSource() {
   const sdk = JSON.stringify(join(SDK_ROOT, 'src', 'host.js'));
-  return `import { log } from 'herald:plugin/log@0.1.0';
-import { get as cacheGet, list as cacheList } from 'herald:plugin/cache@0.1.0';
-import { get as configGet } from 'herald:plugin/config@0.1.0';
+  return `import { log } from 'herald:plugin/log@0.2.0';
+import { get as cacheGet, list as cacheList } from 'herald:plugin/cache@0.2.0';
+import { get as configGet } from 'herald:plugin/config@0.2.0';
+import {
+  get as kubeGet,
+  create as kubeCreate,
+  replace as kubeReplace,
+  patch as kubePatch,
+  apply as kubeApply,
+  delete as kubeDelete,
+} from 'herald:plugin/kube@0.2.0';
+import { publish as eventsPublish } from 'herald:plugin/events@0.2.0';
 import { installHost } from ${sdk};
 
-installHost({ log, cacheGet, cacheList, configGet });
+installHost({
+  log,
+  cacheGet,
+  cacheList,
+  configGet,
+  kubeGet,
+  kubeCreate,
+  kubeReplace,
+  kubePatch,
+  kubeApply,
+  kubeDelete,
+  eventsPublish,
+});
 `;
 }
 

@@ -1,5 +1,5 @@
 /**
- * Where the SDK's log, cache and config calls go: the real host's imports
+ * Where the SDK's log, cache, config, kube and events calls go: the real host's imports
  * inside a component (installed by the entry `herald-build` generates), or
  * the fake host of `@herald/sdk/testing` under `node --test`. Not a public
  * API.
@@ -10,7 +10,7 @@
 
 /**
  * The host imports the SDK needs, in the shapes the component bindings give
- * them (`herald:plugin/log`, `cache` and `config`).
+ * them (`herald:plugin/log`, `cache`, `config`, `kube` and `events`).
  *
  * @typedef {object} HostImports
  * @property {(level: string, message: string) => void} log
@@ -19,27 +19,46 @@
  * @property {(kind: {group: string, version: string, kind: string}, namespace: string | undefined, labelSelector: string | undefined) => string[]} cacheList
  *   Throws `{payload: {tag, val}}` for a cache error.
  * @property {() => string | undefined} configGet
+ * @property {(target: object) => string} kubeGet
+ *   Each kube and events call throws `{payload: {tag, val}}` for a `kube-error`.
+ * @property {(kind: object, namespace: string | undefined, object: string) => string} kubeCreate
+ * @property {(target: object, object: string) => string} kubeReplace
+ * @property {(target: object, patchType: string, patch: string) => string} kubePatch
+ * @property {(target: object, object: string, force: boolean) => string} kubeApply
+ * @property {(target: object, options: object) => void} kubeDelete
+ * @property {(event: object) => void} eventsPublish
  */
+
+/** The functions a host must provide. */
+const IMPORTS = Object.freeze([
+  'log',
+  'cacheGet',
+  'cacheList',
+  'configGet',
+  'kubeGet',
+  'kubeCreate',
+  'kubeReplace',
+  'kubePatch',
+  'kubeApply',
+  'kubeDelete',
+  'eventsPublish',
+]);
 
 const NO_HOST_MESSAGE =
   'no Herald host: inside a component `herald-build` connects the real one; ' +
   "in tests, import '@herald/sdk/testing' to use the fake host";
 
 /** @type {HostImports} */
-const UNBOUND = {
-  log() {
-    throw new Error(NO_HOST_MESSAGE);
-  },
-  cacheGet() {
-    throw new Error(NO_HOST_MESSAGE);
-  },
-  cacheList() {
-    throw new Error(NO_HOST_MESSAGE);
-  },
-  configGet() {
-    throw new Error(NO_HOST_MESSAGE);
-  },
-};
+const UNBOUND = /** @type {any} */ (
+  Object.fromEntries(
+    IMPORTS.map((name) => [
+      name,
+      () => {
+        throw new Error(NO_HOST_MESSAGE);
+      },
+    ]),
+  )
+);
 
 let current = UNBOUND;
 
@@ -49,7 +68,7 @@ let current = UNBOUND;
  * @param {HostImports} imports
  */
 export function installHost(imports) {
-  for (const name of ['log', 'cacheGet', 'cacheList', 'configGet']) {
+  for (const name of IMPORTS) {
     if (typeof imports?.[name] !== 'function') {
       throw new TypeError(`installHost: ${name} must be a function`);
     }

@@ -3,19 +3,21 @@
  *
  * A plugin module default-exports a class extending {@link Handler} (a
  * `manifest()` plus `onAdd`, `onUpdate`, `onDelete`); `herald-build` turns it
- * into a WebAssembly component for the world `herald:plugin/plugin@0.1.0`.
+ * into a WebAssembly component for the world `herald:plugin/plugin@0.2.0`.
  * Logging, cache look-ups and configuration are the `log`, `cache` and
- * `config` namespaces; `@herald/sdk/testing` is a fake host for unit tests.
+ * `config` namespaces; Kubernetes API calls and Events are `kube` and
+ * `events`; `@herald/sdk/testing` is a fake host for unit tests.
  *
  * @module
  */
 
 export { HeraldError } from './errors.js';
 export { GroupVersionKind } from './kind.js';
-export { Delivery, Limits, Manifest, Subscription } from './manifest.js';
+export { Delivery, EVENTS, Limits, Manifest, Subscription, Verb, WriteRule } from './manifest.js';
 export { Context, Event, Update } from './event.js';
 export { Handler } from './handler.js';
 export { CacheError } from './cache.js';
+export { KubeError } from './kube.js';
 
 /** Logging into the host's log: `log.info(...)`, `log.warn(...)`, ... */
 export * as log from './log.js';
@@ -23,5 +25,9 @@ export * as log from './log.js';
 export * as cache from './cache.js';
 /** The operator's configuration for this plugin. */
 export * as config from './config.js';
+/** Reads and writes through the Kubernetes API server: `new kube.Api(...)`. */
+export * as kube from './kube.js';
+/** Kubernetes Events about objects: `events.warning(...)`, `events.normal(...)`. */
+export * as events from './events.js';
 /** Helpers for Kubernetes objects as parsed JSON. */
 export * as objects from './objects.js';

@@ -3,7 +3,11 @@
  *
  * Builders are written with chained calls and read back with `toRecord()`,
  * which gives the plain record the contract carries (`herald:plugin/types`
- * `manifest`, `subscription`, `limits`).
+ * `manifest`, `subscription`, `limits`, `write-rule`).
+ *
+ * Write rules and capabilities are what the operator must grant: a plugin
+ * declaring more than its grant is not loaded, and every `kube` call is
+ * checked against the rules before it leaves the host.
  *
  * @module
  */
@@ -24,6 +28,35 @@ export const Delivery = Object.freeze({
    * waits: for level-triggered plugins that only need the latest state. */
   Coalesced: 'coalesced',
 });
+
+/**
+ * The capability `events` (Kubernetes Events through the `events` namespace)
+ * needs: `manifest.capability(EVENTS)`.
+ */
+export const EVENTS = 'events';
+
+/**
+ * A Kubernetes API verb a plugin may use through `kube` (the WIT `verb`).
+ *
+ * @readonly
+ * @enum {string}
+ */
+export const Verb = Object.freeze({
+  /** Read one object from the API server (`Api.get`). */
+  Get: 'get',
+  /** Create an object (`Api.create`). */
+  Create: 'create',
+  /** Replace an object (`Api.replace`); Kubernetes calls it update. */
+  Update: 'update',
+  /** Patch an object: merge, JSON or strategic merge patch (`Api.patch`). */
+  Patch: 'patch',
+  /** Server-side apply (`Api.apply`). */
+  Apply: 'apply',
+  /** Delete an object (`Api.delete`). */
+  Delete: 'delete',
+});
+
+const VERBS = Object.values(Verb);
 
 const U32_MAX = 0xffff_ffff;
 const U64_MAX = (1n << 64n) - 1n;
@@ -174,6 +207,120 @@ export class Subscription {
 }
 
 /**
+ * The Kubernetes calls a plugin will make on one kind: verbs, in some
+ * namespaces, on the object itself or its `status` subresource. The host
+ * refuses a rule without verbs or namespaces.
+ *
+ * ```js
+ * WriteRule.to('networking.k8s.io', 'NetworkPolicy').verbs(Verb.Get, Verb.Apply).namespaces('shop', 'web');
+ * WriteRule.to('apps', 'Deployment').verbs('patch').status().allNamespaces();
+ * ```
+ */
+export class WriteRule {
+  #group;
+  #kind;
+  #verbs = [];
+  #subresource = undefined;
+  #namespaces = [];
+
+  /**
+   * A rule on `kind` (its version is not part of the rule), with no verbs
+   * and no namespaces yet.
+   *
+   * @param {GroupVersionKind | {group: string, kind: string}} kind
+   */
+  constructor(kind) {
+    if (kind === null || typeof kind !== 'object') {
+      throw new TypeError('WriteRule takes a kind ({group, kind}); or use WriteRule.to(group, kind)');
+    }
+    this.#group = requireString(kind.group, 'write rule group');
+    this.#kind = requireString(kind.kind, 'write rule kind');
+  }
+
+  /**
+   * A rule on the kind named by its group (`''` for the core group) and kind.
+   *
+   * @param {string} group
+   * @param {string} kind
+   * @returns {WriteRule}
+   */
+  static to(group, kind) {
+    return new WriteRule({ group, kind });
+  }
+
+  /**
+   * Adds verbs: {@link Verb} values or their names (`'patch'`).
+   *
+   * @param {...Verb} verbs
+   * @returns {this}
+   */
+  verbs(...verbs) {
+    for (const verb of verbs) {
+      if (!VERBS.includes(verb)) {
+        throw new TypeError(`unknown verb ${String(verb)}: one of ${VERBS.join(', ')}`);
+      }
+      if (!this.#verbs.includes(verb)) {
+        this.#verbs.push(verb);
+      }
+    }
+    return this;
+  }
+
+  /**
+   * Adds namespaces the plugin will write in.
+   *
+   * @param {...string} namespaces
+   * @returns {this}
+   */
+  namespaces(...namespaces) {
+    for (const namespace of namespaces) {
+      if (requireString(namespace, 'namespace') === '') {
+        throw new TypeError('a namespace must not be empty');
+      }
+      if (!this.#namespaces.includes(namespace)) {
+        this.#namespaces.push(namespace);
+      }
+    }
+    return this;
+  }
+
+  /**
+   * Every namespace, and cluster-scoped objects (`*`).
+   *
+   * @returns {this}
+   */
+  allNamespaces() {
+    return this.namespaces('*');
+  }
+
+  /**
+   * The rule is for the `status` subresource, not the object (a separate
+   * grant, as in Kubernetes RBAC).
+   *
+   * @returns {this}
+   */
+  status() {
+    this.#subresource = 'status';
+    return this;
+  }
+
+  /**
+   * The contract's `write-rule` record.
+   *
+   * @returns {import('../types/index.js').WriteRuleRecord}
+   */
+  toRecord() {
+    return {
+      verbs: [...this.#verbs],
+      group: this.#group,
+      kind: this.#kind,
+      subresource: this.#subresource,
+      namespaces: [...this.#namespaces],
+    };
+  }
+}
+
+/**
  * Limits a plugin asks for; the operator's configuration caps them, and
  * unset ones take the operator's defaults (`limits.default` in the host
  * configuration: 1 s per call, 64 MiB).
@@ -224,13 +371,15 @@ export class Limits {
  *   .subscribe(Subscription.to('', 'v1', 'Pod').namespace('web').labelSelector('app=web'))
  *   .subscribe(Subscription.to('apps', 'v1', 'Deployment').resyncPeriodMs(300_000).coalesced())
  *   .limits(new Limits().callDeadlineMs(500))
- *   .capability('example-capability');
+ *   .write(WriteRule.to('apps', 'Deployment').verbs(Verb.Get, Verb.Patch).namespaces('web'))
+ *   .capability(EVENTS);
  * ```
  */
 export class Manifest {
   #subscriptions = [];
   #limits = new Limits();
   #capabilities = [];
+  #writes = [];
 
   /**
    * A manifest with no subscriptions (the host requires at least one),
@@ -288,14 +437,32 @@ export class Manifest {
   }
 
   /**
-   * Asks for a host capability; the operator must grant it or the plugin is
-   * not loaded.
+   * Asks for a host capability, e.g. {@link EVENTS} (`'events'`); the
+   * operator must grant it or the plugin is not loaded. Asking twice is
+   * asking once.
    *
    * @param {string} capability
    * @returns {this}
    */
   capability(capability) {
-    this.#capabilities.push(requireString(capability, 'capability'));
+    if (!this.#capabilities.includes(requireString(capability, 'capability'))) {
+      this.#capabilities.push(capability);
+    }
+    return this;
+  }
+
+  /**
+   * Declares Kubernetes calls the plugin will make (see {@link WriteRule});
+   * the operator's grant must cover them or the plugin is not loaded.
+   *
+   * @param {WriteRule} rule
+   * @returns {this}
+   */
+  write(rule) {
+    if (!(rule instanceof WriteRule)) {
+      throw new TypeError("write() takes a WriteRule, e.g. WriteRule.to('apps', 'Deployment').verbs('patch').namespaces('shop')");
+    }
+    this.#writes.push(rule);
     return this;
   }
 
@@ -312,6 +479,7 @@ export class Manifest {
       subscriptions: this.#subscriptions.map((subscription) => subscription.toRecord()),
       limits: this.#limits.toRecord(),
       capabilities: [...this.#capabilities],
+      writes: this.#writes.map((rule) => rule.toRecord()),
     };
   }
 }

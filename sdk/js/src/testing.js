@@ -1,7 +1,16 @@
 /**
  * A fake host for unit-testing plugins under `node --test`, without wasm:
- * importing this module routes the SDK's log, cache and config calls here.
- * Mirrors the Rust SDK's `testing` module.
+ * importing this module routes the SDK's log, cache, config, kube and events
+ * calls here. Mirrors the Rust SDK's `testing` module.
+ *
+ * Kubernetes calls and events are recorded ({@link takeKubeCalls},
+ * {@link takeEvents}) and answered from scripts ({@link scriptKube},
+ * {@link scriptEvents}); unscripted, a `get` throws a `not-found`
+ * `KubeError`, a create, replace, merge or strategic patch, or apply returns
+ * the body it was sent (a JSON patch: the object's identity only), a delete
+ * and a publish succeed. {@link enforce} makes the fake host refuse, as the
+ * host does, calls outside the manifest's write rules and events without the
+ * `events` capability.
  *
  * ```js
  * import { test } from 'node:test';
@@ -26,6 +35,8 @@ import { bindPlugin } from './component.js';
 import { Context, Event, Update } from './event.js';
 import { installHost } from './host.js';
 import { GroupVersionKind } from './kind.js';
+import { KubeError } from './kube.js';
+import { Manifest } from './manifest.js';
 import * as objects from './objects.js';
 
 /**
@@ -36,14 +47,42 @@ import * as objects from './objects.js';
  * @property {string} message Its text.
  */
 
-/** @type {{config: string | undefined, logs: LogLine[], subscribed: Set<string>, cache: Map<string, Map<string, string>>}} */
+/**
+ * One call a plugin made through `kube`, as the host received it.
+ *
+ * @typedef {object} KubeCall
+ * @property {'get' | 'create' | 'update' | 'patch' | 'apply' | 'delete'} verb The verb grants are checked against (`update` is a replace).
+ * @property {GroupVersionKind} kind
+ * @property {string | undefined} namespace
+ * @property {string} name For a create: the body's `metadata.name`, or `''`.
+ * @property {string} key `namespace/name`, or `name`.
+ * @property {'status' | undefined} subresource
+ * @property {string | undefined} body The JSON text sent: the object, or the patch.
+ * @property {any} object The body, parsed.
+ * @property {'merge' | 'json' | 'strategic' | undefined} patchType
+ * @property {boolean} force An apply's `force`.
+ * @property {string | undefined} uid A delete's precondition.
+ * @property {string | undefined} resourceVersion A delete's precondition.
+ * @property {'orphan' | 'background' | 'foreground' | undefined} propagation
+ */
+
 let state = freshState();
 
 function freshState() {
-  return { config: undefined, logs: [], subscribed: new Set(), cache: new Map() };
+  return {
+    /** @type {string | undefined} */ config: undefined,
+    /** @type {LogLine[]} */ logs: [],
+    /** @type {Set<string>} */ subscribed: new Set(),
+    /** @type {Map<string, Map<string, string>>} */ cache: new Map(),
+    /** @type {KubeCall[]} */ kubeCalls: [],
+    /** @type {any[]} */ kubeScripts: [],
+    /** @type {any[]} */ events: [],
+    /** @type {any[]} */ eventFailures: [],
+    /** @type {any} */ manifest: undefined,
+  };
 }
 
-/** Forgets the configuration, logs, subscriptions and cache. */
+/** Forgets the configuration, logs, subscriptions, cache, kube calls, events, scripts and {@link enforce}. */
 export function reset() {
   state = freshState();
 }
@@ -93,6 +132,100 @@ export function takeLogs() {
  */
 export function takeMessages() {
   return takeLogs().map((line) => line.message);
+}
+
+/**
+ * Every `kube` call since the last take, in order, removed; refused and
+ * failed calls included.
+ *
+ * @returns {KubeCall[]}
+ */
+export function takeKubeCalls() {
+  const calls = state.kubeCalls;
+  state.kubeCalls = [];
+  return calls;
+}
+
+/**
+ * Scripts the answer to the kube calls matching `verb` (`get`, `create`,
+ * `update`, `patch`, `apply`, `delete`), `kind`, `namespace`, `name` and
+ * `subresource` (each left out matches anything): return `returns` (an
+ * object, or JSON text) or throw `throws` (a `KubeError`), `times` times
+ * (left out: every time). Scripts are tried in the order given; the first
+ * that matches answers; one with neither `returns` nor `throws` gives the
+ * unscripted answer.
+ *
+ * ```js
+ * testing.scriptKube({ verb: 'get', kind: DEPLOYMENT, name: 'web', returns: web });
+ * testing.scriptKube({ verb: 'update', throws: new KubeError('conflict', 'the object has been modified'), times: 1 });
+ * ```
+ *
+ * @param {{verb?: string, kind?: GroupVersionKind | {group: string, version: string, kind: string}, namespace?: string, name?: string, subresource?: string, returns?: unknown, throws?: KubeError, times?: number}} script
+ */
+export function scriptKube(script) {
+  const { verb, kind, namespace, name, subresource, returns, throws, times } = script ?? {};
+  if (returns !== undefined && throws !== undefined) {
+    throw new TypeError('scriptKube takes returns or throws, not both');
+  }
+  if (throws !== undefined && !(throws instanceof KubeError)) {
+    throw new TypeError("throws must be a KubeError, e.g. new KubeError('conflict', 'stale')");
+  }
+  if (times !== undefined && !(Number.isInteger(times) && times >= 1)) {
+    throw new TypeError('times must be a whole number of at least 1 (or left out for every time)');
+  }
+  state.kubeScripts.push({
+    verb,
+    kind: kind === undefined ? undefined : GroupVersionKind.from(kind),
+    namespace,
+    name,
+    subresource,
+    returns: returns === undefined || typeof returns === 'string' ? returns : JSON.stringify(returns),
+    throws,
+    times,
+  });
+}
+
+/**
+ * Every event published since the last take (the contract's `event`
+ * records: `regarding`, `related`, `eventType`, `reason`, `action`,
+ * `note`), in order, removed; refused ones included.
+ *
+ * @returns {import('../types/index.js').EventRecord[]}
+ */
+export function takeEvents() {
+  const published = state.events;
+  state.events = [];
+  return published;
+}
+
+/**
+ * Makes the next `times` publishes (left out: all) throw `throws`.
+ *
+ * @param {{throws: KubeError, times?: number}} script
+ */
+export function scriptEvents({ throws, times } = /** @type {any} */ ({})) {
+  if (!(throws instanceof KubeError)) {
+    throw new TypeError('throws must be a KubeError');
+  }
+  state.eventFailures.push({ throws, times });
+}
+
+/**
+ * Refuses, as the host does, kube calls outside the manifest's write rules
+ * and events without its `events` capability, with a `not-granted`
+ * `KubeError` (the call is still recorded). Takes a `Manifest`, a plugin (a
+ * class or object whose `manifest()` is called), or `undefined` to stop.
+ *
+ * @param {unknown} manifestOrPlugin
+ */
+export function enforce(manifestOrPlugin) {
+  if (manifestOrPlugin === undefined) {
+    state.manifest = undefined;
+  } else if (manifestOrPlugin instanceof Manifest) {
+    state.manifest = manifestOrPlugin.toRecord();
+  } else {
+    state.manifest = manifestOf(manifestOrPlugin);
+  }
 }
 
 /**
@@ -374,7 +507,121 @@ function visible(kind) {
   }
 }
 
+function notGranted(call) {
+  const manifest = state.manifest;
+  if (manifest === undefined) {
+    return undefined;
+  }
+  const allowed = manifest.writes.some(
+    (rule) =>
+      rule.group === call.kind.group &&
+      rule.kind === call.kind.kind &&
+      rule.verbs.includes(call.verb) &&
+      rule.subresource === call.subresource &&
+      (rule.namespaces.includes('*') || rule.namespaces.includes(call.namespace ?? '*')),
+  );
+  if (allowed) {
+    return undefined;
+  }
+  const where = call.namespace === undefined ? 'cluster scope' : `namespace ${call.namespace}`;
+  const subresource = call.subresource === undefined ? '' : ` subresource ${call.subresource}`;
+  return `no write rule allows ${call.verb} on ${call.kind.group || 'core'}/${call.kind.kind}${subresource} in ${where}`;
+}
+
+/** Uses up one use of `script` in `list`. */
+function spend(list, script) {
+  if (script.times !== undefined) {
+    script.times -= 1;
+    if (script.times === 0) {
+      list.splice(list.indexOf(script), 1);
+    }
+  }
+}
+
+/** Records `call` and answers it: not-granted, a script, or `fallback()`. */
+function answer(fields, fallback) {
+  const kind = GroupVersionKind.from(fields.kind);
+  const call = {
+    verb: fields.verb,
+    kind,
+    namespace: fields.namespace ?? undefined,
+    name: fields.name,
+    key: fields.namespace ? `${fields.namespace}/${fields.name}` : fields.name,
+    subresource: fields.subresource ?? undefined,
+    body: fields.body,
+    object: fields.body === undefined ? undefined : JSON.parse(fields.body),
+    patchType: fields.patchType,
+    force: fields.force ?? false,
+    uid: fields.uid,
+    resourceVersion: fields.resourceVersion,
+    propagation: fields.propagation,
+  };
+  state.kubeCalls.push(call);
+  const refusal = notGranted(call);
+  if (refusal !== undefined) {
+    throw { payload: { tag: 'not-granted', val: refusal } };
+  }
+  const script = state.kubeScripts.find(
+    (candidate) =>
+      (candidate.verb === undefined || candidate.verb === call.verb) &&
+      (candidate.kind === undefined || candidate.kind.equals(kind)) &&
+      (candidate.namespace === undefined || candidate.namespace === call.namespace) &&
+      (candidate.name === undefined || candidate.name === call.name) &&
+      (candidate.subresource === undefined || candidate.subresource === call.subresource),
+  );
+  if (script !== undefined) {
+    spend(state.kubeScripts, script);
+    if (script.throws !== undefined) {
+      throw { payload: script.throws.toRecord() };
+    }
+    if (script.returns !== undefined) {
+      return script.returns;
+    }
+  }
+  return fallback(call);
+}
+
+function identity(call) {
+  const metadata = call.namespace === undefined ? { name: call.name } : { name: call.name, namespace: call.namespace };
+  return JSON.stringify({ apiVersion: call.kind.apiVersion(), kind: call.kind.kind, metadata });
+}
+
+function notFound(call) {
+  const group = call.kind.group === '' ? '' : `.${call.kind.group}`;
+  throw { payload: { tag: 'not-found', val: `${resourceOf(call.kind.kind)}${group} "${call.name}" not found` } };
+}
+
 installHost({
+  kubeGet(target) {
+    return answer({ verb: 'get', ...target }, notFound);
+  },
+  kubeCreate(kind, namespace, body) {
+    const name = JSON.parse(body)?.metadata?.name ?? '';
+    return answer({ verb: 'create', kind, namespace, name, body }, () => body);
+  },
+  kubeReplace(target, body) {
+    return answer({ verb: 'update', ...target, body }, () => body);
+  },
+  kubePatch(target, patchType, body) {
+    return answer({ verb: 'patch', ...target, body, patchType }, (call) => (patchType === 'json' ? identity(call) : body));
+  },
+  kubeApply(target, body, force) {
+    return answer({ verb: 'apply', ...target, body, force }, () => body);
+  },
+  kubeDelete(target, options) {
+    answer({ verb: 'delete', ...target, ...options }, () => undefined);
+  },
+  eventsPublish(event) {
+    state.events.push(event);
+    if (state.manifest !== undefined && !state.manifest.capabilities.includes('events')) {
+      throw { payload: { tag: 'not-granted', val: 'the events capability is not declared in the manifest' } };
+    }
+    const failure = state.eventFailures[0];
+    if (failure !== undefined) {
+      spend(state.eventFailures, failure);
+      throw { payload: failure.throws.toRecord() };
+    }
+  },
   log(level, message) {
     state.logs.push({ level, message });
   },

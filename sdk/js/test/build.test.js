@@ -28,7 +28,13 @@ export default class Hello extends Handler {
   );
   const code = await bundle(path);
   const imports = [...code.matchAll(/^import .* from ["']([^"']+)["'];?$/gm)].map((match) => match[1]).sort();
-  assert.deepEqual(imports, ['herald:plugin/cache@0.1.0', 'herald:plugin/config@0.1.0', 'herald:plugin/log@0.1.0']);
+  assert.deepEqual(imports, [
+    'herald:plugin/cache@0.2.0',
+    'herald:plugin/config@0.2.0',
+    'herald:plugin/events@0.2.0',
+    'herald:plugin/kube@0.2.0',
+    'herald:plugin/log@0.2.0',
+  ]);
   assert.match(code, /export \{[^}]*\bhandler\b[^}]*\}/);
   assert.match(code, /export \{[^}]*\bmanifest\b[^}]*\}/);
   assert.doesNotMatch(code, /: Event/, 'types are stripped');

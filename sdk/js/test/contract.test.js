@@ -1,5 +1,5 @@
 // The vendored contract and the declarations generated from it stay in step
-// with the repository's wit/herald.wit.
+// with the repository's wit/0.2.0/herald.wit, the version this SDK targets.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -8,12 +8,12 @@ import { fileURLToPath } from 'node:url';
 
 const sdk = (path) => fileURLToPath(new URL(`../${path}`, import.meta.url));
 
-test('wit/herald.wit is byte-identical to the repository contract', async () => {
+test('wit/herald.wit is byte-identical to the repository contract (wit/0.2.0/herald.wit)', async () => {
   const vendored = await readFile(sdk('wit/herald.wit'));
-  const contract = await readFile(sdk('../../wit/herald.wit'));
+  const contract = await readFile(sdk('../../wit/0.2.0/herald.wit'));
   assert.ok(
     vendored.equals(contract),
-    'sdk/js/wit/herald.wit differs from wit/herald.wit: copy it (cp wit/herald.wit sdk/js/wit/) and regenerate the types (node sdk/js/scripts/wit-types.js)',
+    'sdk/js/wit/herald.wit differs from wit/0.2.0/herald.wit: copy it (cp wit/0.2.0/herald.wit sdk/js/wit/herald.wit) and regenerate the types (node sdk/js/scripts/wit-types.js)',
   );
 });
 

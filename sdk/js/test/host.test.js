@@ -3,7 +3,7 @@
 // the real host's imports return and throw.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CacheError, cache, config, log } from '../src/index.js';
+import { CacheError, KubeError, cache, config, events, kube, log } from '../src/index.js';
 import { installHost } from '../src/host.js';
 
 test('without a host every call says how to get one', () => {
@@ -11,9 +11,18 @@ test('without a host every call says how to get one', () => {
   assert.throws(() => config.get(), /no Herald host/);
 });
 
+/** A host whose kube and events imports fail the test if called. */
+const UNUSED = Object.fromEntries(
+  ['kubeGet', 'kubeCreate', 'kubeReplace', 'kubePatch', 'kubeApply', 'kubeDelete', 'eventsPublish'].map((name) => [
+    name,
+    () => assert.fail(`${name} called`),
+  ]),
+);
+
 test("the host's cache errors and undecodable objects become CacheErrors", () => {
   const calls = [];
   installHost({
+    ...UNUSED,
     log: (level, message) => calls.push([level, message]),
     configGet: () => null,
     cacheGet: (kind, namespace, name) => {
@@ -47,4 +56,78 @@ test("the host's cache errors and undecodable objects become CacheErrors", () =>
 
 test('a host missing an import is refused', () => {
   assert.throws(() => installHost({ log() {} }), /installHost: cacheGet must be a function/);
+  assert.throws(
+    () => installHost({ log() {}, cacheGet() {}, cacheList() {}, configGet() {} }),
+    /installHost: kubeGet must be a function/,
+  );
+});
+
+test("the kube and events imports get the contract's records, and every kube-error case becomes a KubeError", () => {
+  const calls = [];
+  let refusal;
+  const answer = (name) => (...args) => {
+    calls.push([name, ...args]);
+    if (refusal !== undefined) {
+      throw { payload: refusal };
+    }
+    return name === 'kubeDelete' || name === 'eventsPublish' ? undefined : '{"kind":"Pod"}';
+  };
+  installHost({
+    log() {},
+    cacheGet() {},
+    cacheList() {},
+    configGet() {},
+    ...Object.fromEntries(Object.keys(UNUSED).map((name) => [name, answer(name)])),
+  });
+  const pods = new kube.Api({ group: '', version: 'v1', kind: 'Pod' }, { namespace: 'shop' });
+  const pod = { group: '', version: 'v1', kind: 'Pod' };
+  assert.deepEqual(pods.patchStatus('web-0', '{}', { type: 'strategic' }), { kind: 'Pod' });
+  pods.delete('web-0', { uid: 'u', propagation: 'orphan' });
+  new kube.Api('', 'v1', 'Namespace').create({ metadata: { name: 'team-a' } });
+  events.warning({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'shop' } }, 'Bad', 'note');
+  assert.deepEqual(calls, [
+    ['kubePatch', { kind: pod, namespace: 'shop', name: 'web-0', subresource: 'status' }, 'strategic', '{}'],
+    ['kubeDelete', { kind: pod, namespace: 'shop', name: 'web-0', subresource: undefined }, { uid: 'u', resourceVersion: undefined, propagation: 'orphan' }],
+    ['kubeCreate', { group: '', version: 'v1', kind: 'Namespace' }, undefined, '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team-a"}}'],
+    [
+      'eventsPublish',
+      {
+        regarding: { kind: pod, namespace: 'shop', name: 'p', uid: undefined, resourceVersion: undefined },
+        related: undefined,
+        eventType: 'warning',
+        reason: 'Bad',
+        action: 'Bad',
+        note: 'note',
+      },
+    ],
+  ]);
+  const cases = [
+    [{ tag: 'not-granted', val: 'no rule' }, { kind: 'not-granted', detail: 'no rule', retryable: false }],
+    [{ tag: 'not-found', val: 'gone' }, { kind: 'not-found', detail: 'gone' }],
+    [{ tag: 'already-exists', val: 'there' }, { kind: 'already-exists' }],
+    [{ tag: 'conflict', val: 'stale' }, { kind: 'conflict', retryable: false }],
+    [
+      { tag: 'invalid', val: { message: 'bad', causes: [{ reason: 'R', message: 'M', field: 'spec.x' }] } },
+      { kind: 'invalid', detail: 'bad', causes: [{ reason: 'R', message: 'M', field: 'spec.x' }] },
+    ],
+    [{ tag: 'forbidden', val: 'rbac' }, { kind: 'forbidden' }],
+    [{ tag: 'too-many-requests', val: { message: 'slow', retryAfterMs: 250n } }, { kind: 'too-many-requests', retryAfterMs: 250, retryable: true }],
+    [{ tag: 'too-many-requests', val: { message: 'slow', retryAfterMs: undefined } }, { retryAfterMs: undefined }],
+    [{ tag: 'timeout', val: 'late' }, { kind: 'timeout', retryable: true }],
+    [{ tag: 'unavailable', val: 'down' }, { kind: 'unavailable', retryable: true }],
+    [{ tag: 'failed', val: { code: 415, reason: 'UnsupportedMediaType', message: 'no' } }, { kind: 'failed', code: 415, reason: 'UnsupportedMediaType', message: 'failed: no' }],
+  ];
+  for (const [payload, expected] of cases) {
+    refusal = payload;
+    for (const attempt of [() => pods.get('web-0'), () => events.normal({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } }, 'Ok', 'x')]) {
+      assert.throws(attempt, (error) => {
+        assert.ok(error instanceof KubeError, `${payload.tag}: ${error}`);
+        for (const [field, value] of Object.entries(expected)) {
+          assert.deepEqual(error[field], value, `${payload.tag}.${field}`);
+        }
+        return true;
+      });
+    }
+  }
+  refusal = undefined;
 });

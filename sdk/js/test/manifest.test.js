@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Delivery, GroupVersionKind, Limits, Manifest, Subscription } from '../src/index.js';
+import { Delivery, EVENTS, GroupVersionKind, Limits, Manifest, Subscription, Verb, WriteRule } from '../src/index.js';
 
 test('the builder fills every field of the manifest record', () => {
   const record = new Manifest('watcher', '0.3.0')
@@ -39,6 +39,7 @@ test('the builder fills every field of the manifest record', () => {
     ],
     limits: { callDeadlineMs: 250, memoryBytes: 16_777_216n },
     capabilities: ['net'],
+    writes: [],
   });
 });
 
@@ -86,4 +87,25 @@ test('kinds format, compare and come from objects', () => {
   });
   assert.throws(() => GroupVersionKind.ofObject({ kind: 'Pod' }), /no string apiVersion and kind/);
   assert.ok(Object.isFrozen(deployment));
+});
+
+test('write rules and capabilities go into the record', () => {
+  const record = new Manifest('scaler', '1')
+    .subscribe(Subscription.to('apps', 'v1', 'Deployment'))
+    .write(WriteRule.to('apps', 'Deployment').verbs(Verb.Get, 'patch', 'patch').namespaces('shop', 'web', 'shop'))
+    .write(new WriteRule({ group: '', version: 'v1', kind: 'Namespace' }).verbs('apply').allNamespaces())
+    .write(WriteRule.to('apps', 'Deployment').verbs('update').status().namespaces('shop'))
+    .capability(EVENTS)
+    .capability('events')
+    .toRecord();
+  assert.deepEqual(record.writes, [
+    { verbs: ['get', 'patch'], group: 'apps', kind: 'Deployment', subresource: undefined, namespaces: ['shop', 'web'] },
+    { verbs: ['apply'], group: '', kind: 'Namespace', subresource: undefined, namespaces: ['*'] },
+    { verbs: ['update'], group: 'apps', kind: 'Deployment', subresource: 'status', namespaces: ['shop'] },
+  ]);
+  assert.deepEqual(record.capabilities, ['events'], 'asking twice is asking once');
+  assert.throws(() => WriteRule.to('', 'Pod').verbs('list'), /unknown verb list: one of get, create, update, patch, apply, delete/);
+  assert.throws(() => WriteRule.to('', 'Pod').namespaces(''), /a namespace must not be empty/);
+  assert.throws(() => WriteRule.to('', 3), /write rule kind must be a string/);
+  assert.throws(() => new Manifest('a', '1').write({}), /write\(\) takes a WriteRule/);
 });

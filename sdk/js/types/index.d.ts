@@ -1,9 +1,12 @@
 // Hand-written declarations of the SDK surface (src/index.js). The records
-// of the contract are generated from wit/herald.wit into ./wit/ by
+// of the contract are generated from wit/herald.wit (a copy of the
+// repository's wit/0.2.0/herald.wit) into ./wit/ by
 // scripts/wit-types.js.
 /// <reference path="./wit/plugin.d.ts" />
 
-import type * as Wit from 'herald:plugin/types@0.1.0';
+import type * as Wit from 'herald:plugin/types@0.2.0';
+import type * as WitKube from 'herald:plugin/kube@0.2.0';
+import type * as WitEvents from 'herald:plugin/events@0.2.0';
 
 /** The contract's `group-version-kind` record. */
 export type GroupVersionKindRecord = Wit.GroupVersionKind;
@@ -13,6 +16,14 @@ export type SubscriptionRecord = Wit.Subscription;
 export type LimitsRecord = Wit.Limits;
 /** The contract's `manifest` record (what the component's `manifest` export returns). */
 export type ManifestRecord = Wit.Manifest;
+/** The contract's `write-rule` record (what `WriteRule.toRecord()` gives). */
+export type WriteRuleRecord = Wit.WriteRule;
+/** The contract's `object-reference` record of an event. */
+export type ObjectReferenceRecord = WitEvents.ObjectReference;
+/** The contract's `event` record (what `events.event()` builds and the fake host records). */
+export type EventRecord = WitEvents.Event;
+/** The contract's `kube-error` variant, as a host import throws it (`{payload}`). */
+export type KubeErrorRecord = WitKube.KubeError;
 /** The contract's `event-context` record, as the host sends it. */
 export type EventContextRecord = Wit.EventContext;
 
@@ -110,6 +121,38 @@ export class Subscription {
   toRecord(): SubscriptionRecord;
 }
 
+/** The capability `events` needs: `manifest.capability(EVENTS)`. */
+export declare const EVENTS: 'events';
+
+/** A Kubernetes API verb a plugin may use through `kube`. */
+export declare const Verb: {
+  readonly Get: 'get';
+  readonly Create: 'create';
+  readonly Update: 'update';
+  readonly Patch: 'patch';
+  readonly Apply: 'apply';
+  readonly Delete: 'delete';
+};
+/** A verb: `'get'`, `'create'`, `'update'`, `'patch'`, `'apply'` or `'delete'`. */
+export type Verb = Wit.Verb;
+
+/** The Kubernetes calls a plugin will make on one kind; the operator must grant them. */
+export class WriteRule {
+  constructor(kind: { group: string; kind: string });
+  /** A rule on a kind named by group (`''` for core) and kind. */
+  static to(group: string, kind: string): WriteRule;
+  /** Adds verbs. */
+  verbs(...verbs: Verb[]): this;
+  /** Adds namespaces (`'*'` for all and cluster-scoped objects). */
+  namespaces(...namespaces: string[]): this;
+  /** Every namespace, and cluster-scoped objects. */
+  allNamespaces(): this;
+  /** The rule is for the `status` subresource. */
+  status(): this;
+  /** The contract's record. */
+  toRecord(): WriteRuleRecord;
+}
+
 /** Limits a plugin asks for, capped by the operator's maxima. */
 export class Limits {
   /** Deadline per handler call, in milliseconds. */
@@ -132,8 +175,10 @@ export class Manifest {
   subscribeKind(group: string, version: string, kind: string): this;
   /** Sets the limits requested. */
   limits(limits: Limits): this;
-  /** Asks for a host capability. */
+  /** Asks for a host capability, e.g. `EVENTS`. */
   capability(capability: string): this;
+  /** Declares Kubernetes calls the plugin will make. */
+  write(rule: WriteRule): this;
   /** The contract's record. */
   toRecord(): ManifestRecord;
 }
@@ -215,6 +260,101 @@ export class CacheError extends HeraldError {
   readonly reason: 'not-subscribed' | 'invalid-selector' | 'decode';
   readonly kind: GroupVersionKind;
   readonly detail: string | undefined;
+}
+
+/** The cases of the contract's `kube-error`. */
+export type KubeErrorKind = KubeErrorRecord['tag'];
+
+/** Why a `kube` call or an event publish failed; `kind` says which case. */
+export class KubeError extends HeraldError {
+  constructor(
+    kind: KubeErrorKind,
+    message: string,
+    details?: { causes?: KubeCause[]; retryAfterMs?: number; code?: number; reason?: string },
+  );
+  readonly kind: KubeErrorKind;
+  /** The host's or the API server's own message (`message` is `kind: detail`). */
+  readonly detail: string;
+  /** Whether the same call may succeed later unchanged (too-many-requests, timeout, unavailable). */
+  readonly retryable: boolean;
+  /** `invalid` only: the fields at fault. */
+  readonly causes?: KubeCause[];
+  /** `too-many-requests` only: how long to wait, when known. */
+  readonly retryAfterMs?: number;
+  /** `failed` only: the HTTP status code. */
+  readonly code?: number;
+  /** `failed` only: the Status reason. */
+  readonly reason?: string;
+  /** The error for what a host import threw; anything else unchanged. */
+  static fromHost(thrown: unknown): unknown;
+  /** The contract's `kube-error` value. */
+  toRecord(): KubeErrorRecord;
+}
+
+/** One reason the API server gave for refusing an object as invalid. */
+export type KubeCause = WitKube.Cause;
+
+/** Reads and writes through the Kubernetes API server. */
+export declare namespace kube {
+  type PatchType = WitKube.PatchType;
+  type Propagation = WitKube.Propagation;
+  const PATCH_TYPES: readonly PatchType[];
+  const PROPAGATIONS: readonly Propagation[];
+  /** One kind, in one namespace (or cluster-scoped). `T` is the objects' shape. */
+  class Api<T = KubeObject> {
+    constructor(group: string, version: string, kind: string, options?: { namespace?: string });
+    constructor(kind: KindLike, options?: { namespace?: string });
+    readonly kind: GroupVersionKind;
+    readonly namespace: string | undefined;
+    /** The object from the API server (not the cache); throws `not-found`. */
+    get(name: string): T;
+    /** The object read through its `status` subresource. */
+    getStatus(name: string): T;
+    /** Creates the object; returns it as stored. */
+    create(object: Partial<T> | KubeObject | string): T;
+    /** Replaces the object (verb `update`). */
+    replace(name: string, object: Partial<T> | KubeObject | string): T;
+    /** Patches the object (`merge` by default). */
+    patch(name: string, patch: object | string, options?: { type?: PatchType }): T;
+    /** Server-side applies the object as `herald.<plugin-name>`. */
+    apply(name: string, object: Partial<T> | KubeObject | string, options?: { force?: boolean }): T;
+    /** Deletes the object, with preconditions and propagation. */
+    delete(name: string, options?: { uid?: string; resourceVersion?: string; propagation?: Propagation }): void;
+    replaceStatus(name: string, object: Partial<T> | KubeObject | string): T;
+    patchStatus(name: string, patch: object | string, options?: { type?: PatchType }): T;
+    applyStatus(name: string, object: Partial<T> | KubeObject | string, options?: { force?: boolean }): T;
+  }
+  /** The same class as the top-level `KubeError`. */
+  const KubeError: typeof KubeErrorClass;
+  type KubeError = KubeErrorClass;
+}
+type KubeErrorClass = KubeError;
+declare const KubeErrorClass: typeof KubeError;
+
+/** Options of an event. */
+export interface EventOptions {
+  /** What the plugin did, UpperCamelCase; defaults to the reason. */
+  action?: string;
+  /** A second object involved. */
+  related?: KubeObject;
+  /** The kind of an object without `apiVersion` and `kind`. */
+  kind?: KindLike;
+}
+
+/** Kubernetes Events about objects; needs the `events` capability. */
+export declare namespace events {
+  const CAPABILITY: 'events';
+  const MAX_REASON: 128;
+  const MAX_NOTE_BYTES: 1024;
+  /** The reference to an object, from its `apiVersion`, `kind` and metadata. */
+  function referenceTo(object: KubeObject, kind?: KindLike): ObjectReferenceRecord;
+  /** The event `publish` would send. */
+  function event(object: KubeObject, type: WitEvents.EventType, reason: string, note: string, options?: EventOptions): EventRecord;
+  function publish(object: KubeObject, type: WitEvents.EventType, reason: string, note: string, options?: EventOptions): void;
+  /** A Warning event about `object`. */
+  function warning(object: KubeObject, reason: string, note: string, options?: EventOptions): void;
+  /** A Normal event about `object`. */
+  function normal(object: KubeObject, reason: string, note: string, options?: EventOptions): void;
 }
 
 /** Logging into the host's log, tagged with the plugin's name. */

@@ -1,5 +1,19 @@
 // Declarations of the fake host (src/testing.js).
-import type { Context, Event, GroupVersionKind, KindLike, KubeObject, ManifestRecord, Update, log } from './index.js';
+import type {
+  Context,
+  Event,
+  EventRecord,
+  GroupVersionKind,
+  KindLike,
+  KubeError,
+  KubeObject,
+  Manifest,
+  ManifestRecord,
+  Update,
+  Verb,
+  kube,
+  log,
+} from './index.js';
 
 /** One line a plugin logged. */
 export interface LogLine {
@@ -10,7 +24,48 @@ export interface LogLine {
 /** What the component answers the host: ok, or the error message. */
 export type CallResult = { tag: 'ok'; val?: undefined } | { tag: 'err'; val: string };
 
-/** Forgets the configuration, logs, subscriptions and cache. */
+/** One call a plugin made through `kube`, as the host received it. */
+export interface KubeCall {
+  /** The verb grants are checked against (`update` is a replace). */
+  verb: Verb;
+  kind: GroupVersionKind;
+  namespace: string | undefined;
+  name: string;
+  /** `namespace/name`, or `name`. */
+  key: string;
+  subresource: string | undefined;
+  /** The JSON text sent: the object, or the patch. */
+  body: string | undefined;
+  /** The body, parsed. */
+  object: any;
+  patchType: kube.PatchType | undefined;
+  force: boolean;
+  uid: string | undefined;
+  resourceVersion: string | undefined;
+  propagation: kube.Propagation | undefined;
+}
+
+/** Every kube call since the last take, removed. */
+export function takeKubeCalls(): KubeCall[];
+/** Scripts the answer to matching kube calls (first match wins; `times` left out: every time). */
+export function scriptKube(script: {
+  verb?: Verb;
+  kind?: KindLike;
+  namespace?: string;
+  name?: string;
+  subresource?: string;
+  returns?: unknown;
+  throws?: KubeError;
+  times?: number;
+}): void;
+/** Every event published since the last take, removed. */
+export function takeEvents(): EventRecord[];
+/** Makes the next `times` publishes (left out: all) throw. */
+export function scriptEvents(script: { throws: KubeError; times?: number }): void;
+/** Refuses calls outside the manifest's write rules and events without its capability; `undefined` stops. */
+export function enforce(manifestOrPlugin: Manifest | unknown): void;
+
+/** Forgets the configuration, logs, subscriptions, cache, kube calls, events, scripts and enforcement. */
 export function reset(): void;
 /** Sets the configuration, as a value (passed as JSON). */
 export function setConfig(value: unknown): void;

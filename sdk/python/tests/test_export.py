@@ -9,7 +9,7 @@ import sys
 import pytest
 
 import herald_sdk
-from herald_sdk import Handler, HandlerError, Limits, Manifest, Subscription, log, testing
+from herald_sdk import Handler, HandlerError, Limits, Manifest, Subscription, Verb, WriteRule, events, kube, log, testing
 from herald_sdk import handler as handler_module
 from herald_sdk._export import (Dispatcher, context_from_wit, logged_manifest, manifest_to_wit,
                                 require_exported_plugin)
@@ -49,6 +49,8 @@ def test_manifest_becomes_the_generated_record(bindings):
                            .field_selector("spec.nodeName=n").resync(seconds=1.5).coalesced())
                 .subscribe_kind("example.com", "v1", "Widget")
                 .limits(Limits().call_deadline(seconds=2).memory_bytes(4096))
+                .write(WriteRule.to(Pod).verbs(Verb.GET, Verb.DELETE).namespaces("web"))
+                .write(WriteRule.to("apps", "Deployment").verbs("patch", "apply").status().all_namespaces())
                 .capability("net"))
     expected = types.Manifest(
         name="watcher", version="1.0.0",
@@ -59,7 +61,11 @@ def test_manifest_becomes_the_generated_record(bindings):
                                None, types.DeliveryMode.EVERY_EVENT),
         ],
         limits=types.Limits(call_deadline_ms=2000, memory_bytes=4096),
-        capabilities=["net"])
+        capabilities=["net"],
+        writes=[
+            types.WriteRule([types.Verb.GET, types.Verb.DELETE], "", "Pod", None, ["web"]),
+            types.WriteRule([types.Verb.PATCH, types.Verb.APPLY], "apps", "Deployment", "status", ["*"]),
+        ])
     assert manifest_to_wit(manifest, types) == expected
     with pytest.raises(TypeError, match="must return a herald_sdk.Manifest"):
         manifest_to_wit({"name": "x"}, types)
@@ -176,5 +182,70 @@ def test_host_imports_are_wrapped_and_cache_errors_mapped(bindings, monkeypatch)
 
         monkeypatch.setattr(wit_cache, "get", lambda kind, namespace, name: f"{kind.kind} {namespace}/{name}")
         assert wasm_host.cache_get(Pod.KIND, "shop", "web-0") == "Pod shop/web-0"
+    finally:
+        del sys.modules["herald_sdk._wasm_host"]
+
+
+def test_kube_and_events_imports_are_wrapped_and_errors_mapped(bindings, monkeypatch):
+    """``_wasm_host``'s kube and events calls against the generated modules,
+    their functions replaced: the records sent, and every kube-error case
+    raised as its KubeError subclass."""
+    types, runtime = bindings
+    wasm_host = importlib.import_module("herald_sdk._wasm_host")
+    try:
+        wit_kube, wit_events = wasm_host.wit_kube, wasm_host.wit_events
+        sent = []
+        monkeypatch.setattr(wit_kube, "patch", lambda target, patch_type, patch: sent.append(
+            (target, patch_type, patch)) or '{"kind": "Pod"}')
+        monkeypatch.setattr(wit_kube, "delete", lambda target, options: sent.append((target, options)))
+        monkeypatch.setattr(wit_kube, "create", lambda kind, namespace, body: sent.append((kind, namespace)) or body)
+        monkeypatch.setattr(wit_events, "publish", lambda event: sent.append(event))
+        pod_gvk = types.GroupVersionKind("", "v1", "Pod")
+        target = kube.Target(Pod.KIND, "shop", "web-0", "status")
+        assert wasm_host.kube_patch(target, "strategic", "{}") == '{"kind": "Pod"}'
+        wasm_host.kube_delete(kube.Target(Pod.KIND, None, "n"), "u", "9", "orphan")
+        assert wasm_host.kube_create(Pod.KIND, "shop", "{}") == "{}"
+        wasm_host.events_publish(events.event({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}},
+                                              "Warning", "Bad", "note", related={"apiVersion": "v1", "kind": "Node",
+                                                                                 "metadata": {"name": "n"}}))
+        assert sent[0] == (wit_kube.Target(pod_gvk, "shop", "web-0", "status"), wit_kube.PatchType.STRATEGIC, "{}")
+        assert sent[1] == (wit_kube.Target(pod_gvk, None, "n", None),
+                           wit_kube.DeleteOptions("u", "9", wit_kube.Propagation.ORPHAN))
+        assert sent[2] == (pod_gvk, "shop")
+        assert sent[3] == wit_events.Event(
+            regarding=wit_events.ObjectReference(pod_gvk, None, "p", None, None),
+            related=wit_events.ObjectReference(types.GroupVersionKind("", "v1", "Node"), None, "n", None, None),
+            event_type=wit_events.EventType.WARNING, reason="Bad", action="Bad", note="note")
+
+        cases = [
+            (wit_kube.KubeError_NotGranted("no rule"), kube.NotGranted("no rule")),
+            (wit_kube.KubeError_NotFound("gone"), kube.NotFound("gone")),
+            (wit_kube.KubeError_AlreadyExists("there"), kube.AlreadyExists("there")),
+            (wit_kube.KubeError_Conflict("stale"), kube.Conflict("stale")),
+            (wit_kube.KubeError_Invalid(wit_kube.InvalidError("bad", [wit_kube.Cause("R", "M", "spec.x")])),
+             kube.Invalid("bad", [kube.Cause("R", "M", "spec.x")])),
+            (wit_kube.KubeError_Forbidden("rbac"), kube.Forbidden("rbac")),
+            (wit_kube.KubeError_TooManyRequests(wit_kube.Throttled("slow", 250)), kube.TooManyRequests("slow", 250)),
+            (wit_kube.KubeError_Timeout("late"), kube.Timeout("late")),
+            (wit_kube.KubeError_Unavailable("down"), kube.Unavailable("down")),
+            (wit_kube.KubeError_Failed(wit_kube.ApiStatus(415, "UnsupportedMediaType", "no")),
+             kube.Failed("no", 415, "UnsupportedMediaType")),
+        ]
+        for wit_error, expected in cases:
+            def refuse(target, error=wit_error):
+                raise runtime.Err(error)
+
+            monkeypatch.setattr(wit_kube, "get", refuse)
+            with pytest.raises(kube.KubeError) as raised:
+                wasm_host.kube_get(target)
+            assert raised.value == expected
+
+        def refuse_event(event):
+            raise runtime.Err(wit_kube.KubeError_NotGranted("events capability not granted"))
+
+        monkeypatch.setattr(wit_events, "publish", refuse_event)
+        with pytest.raises(kube.NotGranted, match="events capability"):
+            wasm_host.events_publish(events.event({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}},
+                                                  "Normal", "Ok", "fine"))
     finally:
         del sys.modules["herald_sdk._wasm_host"]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from herald_sdk import Delivery, GroupVersionKind, Limits, Manifest, Subscription
+from herald_sdk import EVENTS, Delivery, GroupVersionKind, Limits, Manifest, Subscription, Verb, WriteRule
 from herald_sdk.kinds import Deployment, Pod, ReplicaSet
 
 
@@ -64,3 +64,37 @@ def test_problems_name_what_the_host_refuses():
         "resync period of v1/Pod is 500 ms, under one second",
     ]
     assert Manifest("ok", "1").problems() == ["no subscription: subscribe to at least one kind"]
+
+
+def test_write_rules_and_capabilities():
+    manifest = (Manifest("scaler", "1").subscribe(Subscription.to(Deployment))
+                .write(WriteRule.to(Deployment).verbs(Verb.GET, "patch", "patch").namespaces("shop", "web"))
+                .write(WriteRule.to("", "Namespace").verbs("apply").all_namespaces())
+                .write(WriteRule.to(GroupVersionKind("apps", "v1", "Deployment")).verbs("update").status()
+                       .namespaces("shop"))
+                .capability(EVENTS).capability("events"))
+    get_patch, namespaces, status = manifest.write_rules
+    assert (get_patch.group, get_patch.kind, get_patch.verb_list, get_patch.namespace_list,
+            get_patch.subresource_name) == ("apps", "Deployment", [Verb.GET, Verb.PATCH], ["shop", "web"], None)
+    assert (namespaces.group, namespaces.kind, namespaces.namespace_list) == ("", "Namespace", ["*"])
+    assert status.subresource_name == "status"
+    assert manifest.capabilities == ["events"], "asking twice is asking once"
+    assert manifest.problems() == []
+
+
+def test_write_rules_are_copied_and_their_problems_reported():
+    base = WriteRule.to(Pod)
+    assert base.verbs("get").verb_list == [Verb.GET] and base.verb_list == []
+    manifest = (Manifest("a", "1").subscribe(Subscription.to(Pod))
+                .write(base).write(WriteRule.to(Pod).verbs("get").namespaces("x").subresource("scale")))
+    assert manifest.problems() == [
+        "write rule on core/Pod has no verbs",
+        "write rule on core/Pod has no namespaces (use .namespaces(...) or .all_namespaces())",
+        "write rule on core/Pod: subresource 'scale' is not 'status'",
+    ]
+    with pytest.raises(ValueError, match="unknown verb 'list': one of get, create, update, patch, apply, delete"):
+        WriteRule.to(Pod).verbs("list")
+    with pytest.raises(TypeError, match="two strings"):
+        WriteRule.to("", 3)
+    with pytest.raises(TypeError, match="takes a WriteRule"):
+        Manifest("a", "1").write(Pod)

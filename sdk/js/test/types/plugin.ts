@@ -1,7 +1,24 @@
 // A TypeScript plugin that must type-check against types/*.d.ts (run by
 // test/types.test.js with tsc --noEmit). The lines marked @ts-expect-error
 // must fail to type-check: they prove the declarations are not `any`.
-import { Handler, Limits, Manifest, Subscription, cache, config, log, objects, type Event, type Update } from '@herald/sdk';
+import {
+  EVENTS,
+  Handler,
+  KubeError,
+  Limits,
+  Manifest,
+  Subscription,
+  Verb,
+  WriteRule,
+  cache,
+  config,
+  events,
+  kube,
+  log,
+  objects,
+  type Event,
+  type Update,
+} from '@herald/sdk';
 import * as testing from '@herald/sdk/testing';
 
 interface Pod {
@@ -23,7 +40,8 @@ export default class Typed extends Handler {
     return new Manifest('typed', '0.1.0')
       .subscribe(pods)
       .limits(new Limits().callDeadlineMs(500).memoryBytes(64n * 1024n * 1024n))
-      .capability('none');
+      .write(WriteRule.to('', 'Pod').verbs(Verb.Patch, 'get').namespaces('shop').status())
+      .capability(EVENTS);
   }
 
   override onAdd(event: Event): void {
@@ -31,6 +49,23 @@ export default class Typed extends Handler {
     const pod = event.object as unknown as Pod;
     const sets = cache.list({ group: 'apps', version: 'v1', kind: 'ReplicaSet' }, event.namespace, 'app=web');
     log.info(`added pod=${event.key} node=${pod.spec?.nodeName ?? '-'} replicaSets=${sets.length} name=${objects.name(sets[0])}`);
+  }
+
+  override onDelete(event: Event): void {
+    const pods = new kube.Api<Pod>('', 'v1', 'Pod', { namespace: event.namespace });
+    try {
+      const pod: Pod = pods.get(event.name);
+      pods.patch(pod.metadata.name, { metadata: { labels: { seen: 'yes' } } }, { type: 'merge' });
+      pods.delete(event.name, { propagation: 'background' });
+    } catch (error) {
+      if (error instanceof KubeError && error.kind === 'too-many-requests') {
+        const wait: number | undefined = error.retryAfterMs;
+        void wait;
+      } else if (!(error instanceof kube.KubeError)) {
+        throw error;
+      }
+    }
+    events.warning(event.object, 'Deleted', 'it went', { action: 'Observe' });
   }
 
   override async onUpdate(update: Update): Promise<void> {
@@ -55,6 +90,16 @@ Subscription.to('', 'v1', 'Pod').namespace(3);
 new Limits().callDeadlineMs('1s');
 // @ts-expect-error: there is no log.notice.
 log.notice('x');
+// @ts-expect-error: there is no verb 'list'.
+WriteRule.to('', 'Pod').verbs('list');
+// @ts-expect-error: the patch type is merge, json or strategic.
+new kube.Api('', 'v1', 'Pod').patch('p', {}, { type: 'yaml' });
+// @ts-expect-error: a KubeError kind is a case of the contract's variant.
+new KubeError('gone', 'x');
+const reason: string = testing.takeEvents()[0]!.reason;
+const verb: 'get' | 'create' | 'update' | 'patch' | 'apply' | 'delete' = testing.takeKubeCalls()[0]!.verb;
+testing.scriptKube({ verb: 'get', throws: new KubeError('not-found', 'x'), times: 1 });
+void [reason, verb];
 // @ts-expect-error: takeMessages gives strings.
 const wrong: number[] = testing.takeMessages();
 void wrong;

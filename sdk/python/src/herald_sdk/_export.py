@@ -53,6 +53,16 @@ def manifest_to_wit(manifest: Manifest, wit_types: Any) -> Any:
         subscriptions=subscriptions,
         limits=wit_types.Limits(call_deadline_ms=limits.call_deadline_ms, memory_bytes=limits.memory_bytes_max),
         capabilities=list(manifest.capabilities),
+        writes=[
+            wit_types.WriteRule(
+                verbs=[getattr(wit_types.Verb, verb.name) for verb in rule.verb_list],
+                group=rule.group,
+                kind=rule.kind,
+                subresource=rule.subresource_name,
+                namespaces=list(rule.namespace_list),
+            )
+            for rule in manifest.write_rules
+        ],
     )
 
 

@@ -1,4 +1,4 @@
-"""Where the SDK's log, cache and config calls go: the real host's imports
+"""Where the SDK's log, cache, config, kube and events calls go: the real host's imports
 inside the component (``sys.platform == "wasi"``), the in-process stand-in
 of :mod:`herald_sdk.testing` everywhere else. Not a public API."""
 
@@ -7,8 +7,11 @@ from __future__ import annotations
 import sys
 
 if sys.platform == "wasi":  # inside the component built by componentize-py
-    from herald_sdk._wasm_host import cache_get, cache_list, config, log
+    from herald_sdk._wasm_host import (cache_get, cache_list, config, events_publish, kube_apply, kube_create,
+                                       kube_delete, kube_get, kube_patch, kube_replace, log)
 else:
-    from herald_sdk._fake_host import cache_get, cache_list, config, log
+    from herald_sdk._fake_host import (cache_get, cache_list, config, events_publish, kube_apply, kube_create,
+                                       kube_delete, kube_get, kube_patch, kube_replace, log)
 
-__all__ = ["cache_get", "cache_list", "config", "log"]
+__all__ = ["cache_get", "cache_list", "config", "log", "kube_get", "kube_create", "kube_replace",
+           "kube_patch", "kube_apply", "kube_delete", "events_publish"]

@@ -5,7 +5,7 @@ The build checks the module natively first (it imports it, finds the class
 named with :func:`herald_sdk.export_plugin`, calls its ``manifest()`` and
 checks what the host would refuse), then runs componentize-py against the
 WIT world vendored in this package (``herald_sdk/wit/herald.wit``, a copy of
-the repository's ``wit/herald.wit`` kept byte-identical by a test) with a
+the repository's ``wit/0.2.0/herald.wit`` kept byte-identical by a test) with a
 generated entry module that imports the app and exposes the SDK's exports.
 """
 

@@ -2,7 +2,7 @@
 
 .. code-block:: python
 
-    from herald_sdk import Limits, Manifest, Subscription
+    from herald_sdk import EVENTS, Limits, Manifest, Subscription, Verb, WriteRule
     from herald_sdk.kinds import Deployment, Pod
 
     manifest = (
@@ -11,8 +11,14 @@
         .subscribe(Subscription.to(Deployment).resync(seconds=300).coalesced())
         .subscribe_kind("example.com", "v1", "Widget")
         .limits(Limits().call_deadline(milliseconds=500))
-        .capability("example-capability")
+        .write(WriteRule.to(Deployment).verbs(Verb.GET, Verb.PATCH).namespaces("web"))
+        .write(WriteRule.to(Deployment).verbs("patch").status().namespaces("web"))
+        .capability(EVENTS)
     )
+
+Write rules and capabilities are what the operator must grant: a plugin
+declaring more than its grant is not loaded, and every ``kube`` call is
+checked against the rules before it leaves the host.
 """
 
 from __future__ import annotations
@@ -23,6 +29,9 @@ import re
 from typing import Any, List, Optional
 
 from herald_sdk.kinds import GroupVersionKind, as_kind
+
+#: The capability :mod:`herald_sdk.events` needs.
+EVENTS = "events"
 
 #: What the host accepts as a plugin name.
 _NAME = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
@@ -113,6 +122,130 @@ class Subscription:
         return f"Subscription({fields})"
 
 
+class Verb(enum.Enum):
+    """A Kubernetes API verb a plugin may use through :mod:`herald_sdk.kube`."""
+
+    #: Read one object from the API server (``Api.get``).
+    GET = "get"
+    #: Create an object (``Api.create``).
+    CREATE = "create"
+    #: Replace an object (``Api.replace``); Kubernetes calls it update.
+    UPDATE = "update"
+    #: Patch an object: merge, JSON or strategic merge patch (``Api.patch``).
+    PATCH = "patch"
+    #: Server-side apply (``Api.apply``).
+    APPLY = "apply"
+    #: Delete an object (``Api.delete``).
+    DELETE = "delete"
+
+
+#: The subresource a write rule may name besides the object itself.
+STATUS = "status"
+
+
+def _union(first: List[Any], more: Any) -> List[Any]:
+    """``first`` followed by the items of ``more`` not seen yet, in order."""
+    result = list(first)
+    for item in more:
+        if item not in result:
+            result.append(item)
+    return result
+
+
+class WriteRule:
+    """The Kubernetes calls a plugin will make on one kind: verbs, in some
+    namespaces, on the object itself or its ``status`` subresource. Start
+    from :meth:`to`; every other method returns a changed copy::
+
+        WriteRule.to(NetworkPolicy).verbs(Verb.GET, Verb.APPLY).namespaces("shop", "web")
+        WriteRule.to("apps", "Deployment").verbs("patch").status().all_namespaces()
+
+    The host refuses a rule without verbs or namespaces (:meth:`Manifest.problems`
+    says so before the build)."""
+
+    def __init__(self, group: str, kind: str) -> None:
+        #: The kind's API group; ``""`` for the core group.
+        self.group = group
+        #: The kind, e.g. ``NetworkPolicy``.
+        self.kind = kind
+        #: The verbs the plugin will use.
+        self.verb_list: List[Verb] = []
+        #: ``None`` for the object itself, ``"status"`` for its status subresource.
+        self.subresource_name: Optional[str] = None
+        #: The namespaces it will write in; ``"*"`` means all (and cluster-scoped objects).
+        self.namespace_list: List[str] = []
+
+    @classmethod
+    def to(cls, kind_or_group: Any, kind: Optional[str] = None) -> "WriteRule":
+        """A rule on a kind: a typed view (``WriteRule.to(Deployment)``), a
+        :class:`GroupVersionKind` (its version is not part of the rule), or
+        two strings, group and kind (``WriteRule.to("", "ConfigMap")``)."""
+        if kind is None:
+            gvk = as_kind(kind_or_group)
+            return cls(gvk.group, gvk.kind)
+        if not (isinstance(kind_or_group, str) and isinstance(kind, str)):
+            raise TypeError("WriteRule.to takes a kind, or two strings: group, kind")
+        return cls(kind_or_group, kind)
+
+    def _with(self, **changes: Any) -> "WriteRule":
+        changed = copy.copy(self)
+        for name, value in changes.items():
+            setattr(changed, name, value)
+        return changed
+
+    def verbs(self, *verbs: Any) -> "WriteRule":
+        """Adds verbs, given as :class:`Verb` or their names (``"patch"``)."""
+        parsed = []
+        for verb in verbs:
+            try:
+                parsed.append(verb if isinstance(verb, Verb) else Verb(verb))
+            except ValueError:
+                names = ", ".join(v.value for v in Verb)
+                raise ValueError(f"unknown verb {verb!r}: one of {names}") from None
+        return self._with(verb_list=_union(self.verb_list, parsed))
+
+    def namespaces(self, *namespaces: str) -> "WriteRule":
+        """Adds namespaces the plugin will write in."""
+        for namespace in namespaces:
+            if not isinstance(namespace, str) or not namespace:
+                raise TypeError(f"a namespace is a non-empty string, got {namespace!r}")
+        return self._with(namespace_list=_union(self.namespace_list, namespaces))
+
+    def all_namespaces(self) -> "WriteRule":
+        """Every namespace, and cluster-scoped objects (``*``)."""
+        return self.namespaces("*")
+
+    def status(self) -> "WriteRule":
+        """The rule is for the ``status`` subresource, not the object
+        (a separate grant, as in Kubernetes RBAC)."""
+        return self.subresource(STATUS)
+
+    def subresource(self, name: Optional[str]) -> "WriteRule":
+        """Sets the subresource (``"status"``), or ``None`` for the object."""
+        return self._with(subresource_name=name)
+
+    def problems(self) -> List[str]:
+        """What the host would refuse in this rule."""
+        what = f"write rule on {self.group or 'core'}/{self.kind}"
+        found = []
+        if not self.kind:
+            found.append("a write rule names no kind")
+        if not self.verb_list:
+            found.append(f"{what} has no verbs")
+        if not self.namespace_list:
+            found.append(f"{what} has no namespaces (use .namespaces(...) or .all_namespaces())")
+        if self.subresource_name not in (None, STATUS):
+            found.append(f"{what}: subresource {self.subresource_name!r} is not 'status'")
+        return found
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, WriteRule) and vars(self) == vars(other)
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={value!r}" for name, value in vars(self).items())
+        return f"WriteRule({fields})"
+
+
 class Limits:
     """Limits a plugin asks for; the operator's configuration caps them,
     and unset ones take the operator's defaults."""
@@ -159,6 +292,9 @@ class Manifest:
         #: Host capabilities beyond logging and cache reads; each must be
         #: granted by the operator or the plugin is not loaded.
         self.capabilities: List[str] = []
+        #: The Kubernetes calls the plugin will make through :mod:`herald_sdk.kube`;
+        #: each must be covered by the operator's grant.
+        self.write_rules: List[WriteRule] = []
 
     def subscribe(self, subscription: Subscription) -> "Manifest":
         """Adds a subscription."""
@@ -178,15 +314,27 @@ class Manifest:
         return self
 
     def capability(self, capability: str) -> "Manifest":
-        """Asks for a host capability."""
-        self.capabilities.append(capability)
+        """Asks for a host capability, e.g. :data:`EVENTS` (``"events"``) for
+        :mod:`herald_sdk.events`. Asking twice is the same as once."""
+        if not isinstance(capability, str) or not capability:
+            raise TypeError(f"a capability is a non-empty string, got {capability!r}")
+        if capability not in self.capabilities:
+            self.capabilities.append(capability)
+        return self
+
+    def write(self, rule: WriteRule) -> "Manifest":
+        """Declares Kubernetes calls the plugin will make (see :class:`WriteRule`)."""
+        if not isinstance(rule, WriteRule):
+            raise TypeError(f"write takes a WriteRule, got {rule!r}")
+        self.write_rules.append(rule)
         return self
 
     def problems(self) -> List[str]:
         """What the host would refuse in this manifest (empty when it looks
         loadable): a name that is not lowercase letters, digits and ``-``,
-        no subscription, a resync period under one second. The build
-        command checks this before compiling."""
+        no subscription, a resync period under one second, a write rule
+        without verbs or namespaces. The build command checks this before
+        compiling."""
         found = []
         if not _NAME.match(self.name):
             found.append(f"name {self.name!r} must be lowercase letters, digits and '-'")
@@ -196,9 +344,11 @@ class Manifest:
             period = subscription.resync_period_ms
             if period is not None and period < 1000:
                 found.append(f"resync period of {subscription.kind} is {period} ms, under one second")
+        for rule in self.write_rules:
+            found.extend(rule.problems())
         return found
 
     def __repr__(self) -> str:
         return (f"Manifest(name={self.name!r}, version={self.version!r}, "
                 f"subscriptions={self.subscriptions!r}, limits={self.requested_limits!r}, "
-                f"capabilities={self.capabilities!r})")
+                f"capabilities={self.capabilities!r}, writes={self.write_rules!r})")

@@ -1,6 +1,16 @@
 """An in-process stand-in for the host, for unit-testing plugins with
-pytest, no wasm involved. Off wasm, the SDK's log, cache and config calls
-land here instead of in the host.
+pytest, no wasm involved. Off wasm, the SDK's log, cache, config, kube and
+events calls land here instead of in the host.
+
+Kubernetes calls and events are recorded (:func:`take_kube_calls`,
+:func:`take_events`) and answered from scripts (:func:`script_kube`,
+:func:`script_events`); unscripted, a ``get`` raises
+:class:`~herald_sdk.kube.NotFound`, a create, replace, merge or strategic
+patch, or apply returns the body it was sent (a JSON patch: the object's
+``apiVersion``, ``kind`` and ``metadata`` name and namespace only), a delete
+and a publish succeed.
+:func:`enforce` makes the stand-in refuse, as the host does, calls outside
+the manifest's write rules and events without the ``events`` capability.
 
 State is module-wide: call :func:`reset` at the start of each test (an
 autouse fixture in ``conftest.py`` does it for a whole suite)::
@@ -29,21 +39,24 @@ import json
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
 from herald_sdk import _fake_host
-from herald_sdk._fake_host import LogLine
-from herald_sdk.errors import failure_message
+from herald_sdk._fake_host import KubeCall, LogLine, Script
+from herald_sdk.errors import KubeError, failure_message
 from herald_sdk.event import Context, Event, Update
 from herald_sdk.handler import Handler
+from herald_sdk.manifest import Manifest
 from herald_sdk.kinds import GroupVersionKind, as_kind, resource_of
 
 __all__ = [
     "LogLine", "reset", "set_config", "set_config_json", "clear_config", "take_logs",
     "take_messages", "subscribe", "cache_insert", "cache_remove", "context_for", "added",
     "updated", "deleted", "listed", "resynced", "vanished", "read_events", "deliver",
+    "KubeCall", "take_kube_calls", "script_kube", "take_events", "script_events", "enforce",
 ]
 
 
 def reset() -> None:
-    """Forgets the configuration, the logs, the subscriptions and the cache."""
+    """Forgets the configuration, the logs, the subscriptions, the cache,
+    the recorded kube calls and events, the scripts and :func:`enforce`."""
     _fake_host.reset()
 
 
@@ -73,6 +86,71 @@ def take_logs() -> List[LogLine]:
 def take_messages() -> List[str]:
     """The text of every line logged since the last take, removed."""
     return [line.message for line in take_logs()]
+
+
+def take_kube_calls() -> List[KubeCall]:
+    """Every :mod:`herald_sdk.kube` call since the last take, in order,
+    removed; refused and failed calls included."""
+    calls, _fake_host.STATE.kube_calls = _fake_host.STATE.kube_calls, []
+    return calls
+
+
+def script_kube(verb: Optional[str] = None, kind: Any = None, name: Optional[str] = None,
+                namespace: Optional[str] = None, subresource: Optional[str] = None, *,
+                returns: Any = None, raises: Optional[KubeError] = None,
+                times: Optional[int] = None) -> None:
+    """Scripts the answer to the kube calls matching ``verb`` (``get``,
+    ``create``, ``update``, ``patch``, ``apply``, ``delete``), ``kind``,
+    ``name``, ``namespace`` and ``subresource`` (each ``None`` matches
+    anything): return ``returns`` (a dict, or JSON text) or raise ``raises``
+    (a :class:`~herald_sdk.kube.KubeError`), ``times`` times (``None``:
+    every time). Scripts are tried in the order given; the first that
+    matches answers. A script with neither ``returns`` nor ``raises`` gives
+    the unscripted answer::
+
+        testing.script_kube("get", Deployment, "web", returns=web)
+        testing.script_kube("update", raises=kube.Conflict("the object has been modified"), times=1)
+    """
+    if returns is not None and raises is not None:
+        raise ValueError("script_kube takes returns or raises, not both")
+    if raises is not None and not isinstance(raises, KubeError):
+        raise TypeError(f"raises must be a KubeError (e.g. kube.Conflict('...')), got {raises!r}")
+    if times is not None and times < 1:
+        raise ValueError("times must be at least 1 (or None for every time)")
+    text = returns if returns is None or isinstance(returns, str) else json.dumps(returns)
+    _fake_host.STATE.kube_scripts.append(Script(
+        verb, None if kind is None else as_kind(kind), namespace, name, subresource, text, raises, times))
+
+
+def take_events() -> list:
+    """Every event published since the last take
+    (:class:`herald_sdk.events.KubeEvent`), in order, removed; refused ones
+    included."""
+    published, _fake_host.STATE.events = _fake_host.STATE.events, []
+    return published
+
+
+def script_events(raises: KubeError, times: Optional[int] = None) -> None:
+    """Makes the next ``times`` publishes (``None``: all) raise ``raises``,
+    e.g. ``kube.TooManyRequests("event rate limit", retry_after_ms=1000)``."""
+    if not isinstance(raises, KubeError):
+        raise TypeError(f"raises must be a KubeError, got {raises!r}")
+    _fake_host.STATE.event_failures.append(Script(None, None, None, None, None, None, raises, times))
+
+
+def enforce(manifest: Union[Manifest, type, None]) -> None:
+    """Refuses, as the host does, kube calls outside ``manifest``'s write
+    rules and events without its ``events`` capability, with
+    :class:`~herald_sdk.kube.NotGranted` (the call is still recorded).
+    ``manifest`` is a :class:`~herald_sdk.Manifest` or a handler class (its
+    ``manifest()`` is called); ``None`` stops enforcing. (The operator's
+    grant is assumed to cover the manifest; the host refuses to load a
+    plugin whose manifest asks for more.)"""
+    if isinstance(manifest, type):
+        manifest = manifest.manifest()
+    if manifest is not None and not isinstance(manifest, Manifest):
+        raise TypeError(f"enforce takes a Manifest, a handler class or None, got {manifest!r}")
+    _fake_host.STATE.manifest = manifest
 
 
 def subscribe(kind: Any) -> None:

@@ -1,5 +1,5 @@
 /// <reference path="./herald-plugin-types.d.ts" />
-declare module 'herald:plugin/cache@0.1.0' {
+declare module 'herald:plugin/cache@0.2.0' {
   /**
    * The cached object `namespace/name` (namespace `none` for
    * cluster-scoped kinds) as JSON text, or `none` if it is not cached.
@@ -10,7 +10,7 @@ declare module 'herald:plugin/cache@0.1.0' {
    * those matching `label-selector`, as JSON texts.
    */
   export function list(kind: GroupVersionKind, namespace: string | undefined, labelSelector: string | undefined): Array<string>;
-  export type GroupVersionKind = import('herald:plugin/types@0.1.0').GroupVersionKind;
+  export type GroupVersionKind = import('herald:plugin/types@0.2.0').GroupVersionKind;
   /**
    * Why a look-up could not be answered.
    */

@@ -1,5 +1,5 @@
 /// <reference path="./herald-plugin-types.d.ts" />
-declare module 'herald:plugin/handler@0.1.0' {
+declare module 'herald:plugin/handler@0.2.0' {
   /**
    * An object was first seen (or replayed on join: `is-initial-list`).
    */
@@ -12,5 +12,5 @@ declare module 'herald:plugin/handler@0.1.0' {
    * An object was deleted; `obj` is its last known state.
    */
   export function onDelete(ctx: EventContext, obj: string): void;
-  export type EventContext = import('herald:plugin/types@0.1.0').EventContext;
+  export type EventContext = import('herald:plugin/types@0.2.0').EventContext;
 }

@@ -1,4 +1,4 @@
-declare module 'herald:plugin/log@0.1.0' {
+declare module 'herald:plugin/log@0.2.0' {
   /**
    * Write one log line. The host may rate-limit a plugin that floods.
    */

@@ -1,4 +1,4 @@
-declare module 'herald:plugin/types@0.1.0' {
+declare module 'herald:plugin/types@0.2.0' {
   /**
    * A Kubernetes group, version and kind, e.g. `apps`/`v1`/`Deployment`.
    * The core group is the empty string.
@@ -69,6 +69,59 @@ declare module 'herald:plugin/types@0.1.0' {
     memoryBytes?: bigint,
   }
   /**
+   * A Kubernetes API verb a plugin may use through the `kube` interface.
+   * # Variants
+   * 
+   * ## `"get"`
+   * 
+   * Read one object from the API server (`kube.get`).
+   * ## `"create"`
+   * 
+   * Create an object (`kube.create`).
+   * ## `"update"`
+   * 
+   * Replace an object (`kube.replace`); Kubernetes calls it update.
+   * ## `"patch"`
+   * 
+   * Patch an object: merge, JSON or strategic merge patch (`kube.patch`).
+   * ## `"apply"`
+   * 
+   * Server-side apply (`kube.apply`): on the wire a patch that may
+   * create, so Kubernetes RBAC needs both `patch` and `create` for it.
+   * ## `"delete"`
+   * 
+   * Delete an object (`kube.delete`).
+   */
+  export type Verb = 'get' | 'create' | 'update' | 'patch' | 'apply' | 'delete';
+  /**
+   * Writes a plugin will make: verbs on one kind, in some namespaces.
+   * Declared in the manifest; the operator must grant at least as much.
+   */
+  export interface WriteRule {
+    /**
+     * The verbs it will use.
+     */
+    verbs: Array<Verb>,
+    /**
+     * The kind's API group; the core group is the empty string.
+     */
+    group: string,
+    /**
+     * The kind, e.g. `NetworkPolicy`.
+     */
+    kind: string,
+    /**
+     * `none` for the object itself, `some("status")` for its status
+     * subresource (a separate grant, as in Kubernetes RBAC).
+     */
+    subresource?: string,
+    /**
+     * The namespaces it will write in; `*` means every namespace and
+     * cluster-scoped objects. At least one.
+     */
+    namespaces: Array<string>,
+  }
+  /**
    * What a plugin is and what it needs. Returned by `manifest`, read once
    * when the plugin is loaded.
    */
@@ -91,10 +144,16 @@ declare module 'herald:plugin/types@0.1.0' {
     limits: Limits,
     /**
      * Host capabilities beyond logging and cache reads that the plugin
-     * needs. Each must be granted by the operator or the plugin is not
-     * loaded. Denied by default.
+     * needs (e.g. `events`). Each must be granted by the operator or the
+     * plugin is not loaded. Denied by default.
      */
     capabilities: Array<string>,
+    /**
+     * The Kubernetes writes (and API reads) the plugin will make through
+     * `kube`. Each must be covered by the operator's grant or the plugin
+     * is not loaded; every call is checked against them. Empty: none.
+     */
+    writes: Array<WriteRule>,
   }
   /**
    * Facts about the notification being delivered.
