@@ -15,8 +15,8 @@ use herald::capability::kube::{ClusterApi, writer_config};
 use herald::capability::rate::RateLimit;
 use herald::capability::{ClusterAccess, Grants};
 use herald::plugin::{LoadOptions, LoadedPlugin, PluginInstance, RequestedLimits};
-use kube::api::{Api, Patch, PatchParams, PostParams};
 use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -59,7 +59,11 @@ pub fn run(
     let params = PatchParams::default();
     let (mut native, mut plugin) = (Samples::new(), Samples::new());
     for rep in 0..settings.repetitions {
-        crate::progress(format!("B10 repetition {}/{}", rep + 1, settings.repetitions));
+        crate::progress(format!(
+            "B10 repetition {}/{}",
+            rep + 1,
+            settings.repetitions
+        ));
         let started = Instant::now();
         runtime.block_on(async {
             for _ in 0..patches {
@@ -98,7 +102,8 @@ fn load_actor(
     fixtures: &crate::fixtures::Fixtures,
     runtime: &tokio::runtime::Runtime,
 ) -> LoadedPlugin {
-    let rule = json!({"verbs": ["patch"], "group": "", "kind": "ConfigMap", "namespaces": [NAMESPACE]});
+    let rule =
+        json!({"verbs": ["patch"], "group": "", "kind": "ConfigMap", "namespaces": [NAMESPACE]});
     let writer = {
         let _entered = runtime.enter();
         kube::Client::try_from(writer_config(kube::Config::new(

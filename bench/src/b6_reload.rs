@@ -76,6 +76,7 @@ pub fn run(settings: &Settings, fixtures: &Fixtures, runtime: &Runtime) -> Vec<R
             stats: stats.clone(),
             timing: SettleTiming::default(),
             rescan_interval: DEFAULT_RESCAN_INTERVAL,
+            access: None,
         })
         .await
         .expect("following the plugin directory");

@@ -175,7 +175,9 @@ impl Source {
 }
 
 fn client(config: kube::Config, description: String) -> Result<Connection, SourceError> {
-    let make = |config| kube::Client::try_from(config).map_err(|e: kube::Error| SourceError::Client(e.to_string()));
+    let make = |config| {
+        kube::Client::try_from(config).map_err(|e: kube::Error| SourceError::Client(e.to_string()))
+    };
     let writer = make(crate::capability::kube::writer_config(config.clone()))?;
     let client = make(config)?;
     Ok(Connection {

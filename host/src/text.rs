@@ -40,4 +40,3 @@ mod tests {
         assert_eq!(escape_controls("plain"), "plain");
     }
 }
-

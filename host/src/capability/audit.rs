@@ -93,7 +93,11 @@ impl ActionStats {
 
     /// Records a call the rate limit refused (its wait would pass the deadline).
     pub fn refused(&self, plugin: &str) {
-        self.counts().throttling.entry(plugin.to_owned()).or_default().2 += 1;
+        self.counts()
+            .throttling
+            .entry(plugin.to_owned())
+            .or_default()
+            .2 += 1;
     }
 
     /// Records what became of one published Event.
@@ -208,7 +212,10 @@ impl Collector for ActionStatsCollector {
             .iter()
             .map(|((plugin, outcome), n)| {
                 (
-                    vec![("plugin", plugin.clone()), ("outcome", (*outcome).to_owned())],
+                    vec![
+                        ("plugin", plugin.clone()),
+                        ("outcome", (*outcome).to_owned()),
+                    ],
                     *n as f64,
                 )
             })

@@ -204,7 +204,11 @@ impl Authority {
 
     /// In dry-run, the object as it is before a write, to say what the write
     /// would change (best effort: a failed read just omits the diff).
-    async fn before_state(&self, request: &ApiRequest, deadline: Option<Instant>) -> Option<String> {
+    async fn before_state(
+        &self,
+        request: &ApiRequest,
+        deadline: Option<Instant>,
+    ) -> Option<String> {
         if matches!(request.operation, Operation::Create { .. }) {
             return None;
         }
@@ -271,7 +275,12 @@ impl Authority {
         }
     }
 
-    fn audit(&self, request: &ApiRequest, answer: &Result<String, KubeError>, latency: Option<Duration>) {
+    fn audit(
+        &self,
+        request: &ApiRequest,
+        answer: &Result<String, KubeError>,
+        latency: Option<Duration>,
+    ) {
         let (outcome, detail) = match answer {
             Ok(_) => ("ok", String::new()),
             Err(error) => (error.outcome(), error.to_string()),

@@ -161,7 +161,10 @@ impl EventRecord {
         };
         for (field, value) in [("reason", &self.reason), ("action", &self.action)] {
             if value.is_empty() || value.len() > MAX_WORD {
-                return Err(invalid(field, format!("must be 1 to {MAX_WORD} characters")));
+                return Err(invalid(
+                    field,
+                    format!("must be 1 to {MAX_WORD} characters"),
+                ));
             }
         }
         if self.regarding.name.is_empty() || self.regarding.gvk.kind.is_empty() {
@@ -175,7 +178,10 @@ impl EventRecord {
         format!(
             "{}#{}#{}#{}#{}",
             self.regarding.key(),
-            self.related.as_ref().map(ObjectRef::key).unwrap_or_default(),
+            self.related
+                .as_ref()
+                .map(ObjectRef::key)
+                .unwrap_or_default(),
             self.event_type,
             self.reason,
             self.action
@@ -229,15 +235,12 @@ impl Authority {
         let now = Instant::now();
         let open = {
             let mut state = self.events.state.lock().unwrap_or_else(|e| e.into_inner());
-            let flood = state
-                .floods
-                .entry(event.flood_key())
-                .or_insert_with(|| {
-                    TokenBucket::new(RateLimit {
-                        qps: 1.0 / SPAM_REFILL.as_secs_f64(),
-                        burst: SPAM_BURST,
-                    })
-                });
+            let flood = state.floods.entry(event.flood_key()).or_insert_with(|| {
+                TokenBucket::new(RateLimit {
+                    qps: 1.0 / SPAM_REFILL.as_secs_f64(),
+                    burst: SPAM_BURST,
+                })
+            });
             if flood.reserve(now, Duration::ZERO).is_err() {
                 return Ok(Published::Dropped);
             }
@@ -263,10 +266,17 @@ impl Authority {
             }
         }
         let (namespace, body) = self.new_event(event);
-        let name = body["metadata"]["name"].as_str().unwrap_or_default().to_owned();
-        let request = self.event_request(&namespace, "", Operation::Create {
-            body: body.to_string(),
-        });
+        let name = body["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let request = self.event_request(
+            &namespace,
+            "",
+            Operation::Create {
+                body: body.to_string(),
+            },
+        );
         let sent = self.send(request.clone(), deadline).await;
         self.audit_event(&request, &sent);
         sent.map_err(|(error, _)| error)?;
@@ -276,23 +286,38 @@ impl Authority {
         Ok(Published::Created)
     }
 
-    async fn raise_series(&self, series: &Series, deadline: Option<Instant>) -> Result<(), KubeError> {
+    async fn raise_series(
+        &self,
+        series: &Series,
+        deadline: Option<Instant>,
+    ) -> Result<(), KubeError> {
         let patch = json!({
             "series": {
                 "count": series.count + 1,
                 "lastObservedTime": crate::time_serde::format_micros(SystemTime::now()),
             }
         });
-        let request = self.event_request(&series.namespace, &series.name, Operation::Patch {
-            patch_type: PatchType::Merge,
-            body: patch.to_string(),
-        });
+        let request = self.event_request(
+            &series.namespace,
+            &series.name,
+            Operation::Patch {
+                patch_type: PatchType::Merge,
+                body: patch.to_string(),
+            },
+        );
         let sent = self.send(request.clone(), deadline).await;
         self.audit_event(&request, &sent);
         sent.map(|_| ()).map_err(|(error, _)| error)
     }
 
-    fn remember(&self, event: &EventRecord, namespace: String, name: String, count: u32, now: Instant) {
+    fn remember(
+        &self,
+        event: &EventRecord,
+        namespace: String,
+        name: String,
+        count: u32,
+        now: Instant,
+    ) {
         let mut state = self.events.state.lock().unwrap_or_else(|e| e.into_inner());
         state.series.insert(
             event.series_key(),

@@ -100,7 +100,9 @@ pub struct WriteRule {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RuleError {
     /// No verbs.
-    #[error("write rule for {0}: no verbs: list at least one of get, create, update, patch, apply, delete")]
+    #[error(
+        "write rule for {0}: no verbs: list at least one of get, create, update, patch, apply, delete"
+    )]
     NoVerbs(String),
     /// No kind.
     #[error("write rule #{0}: no kind")]
@@ -117,7 +119,9 @@ pub enum RuleError {
         namespace: String,
     },
     /// A subresource other than `status`.
-    #[error("write rule for {rule}: subresource {subresource:?} is not supported (only \"status\")")]
+    #[error(
+        "write rule for {rule}: subresource {subresource:?} is not supported (only \"status\")"
+    )]
     Subresource {
         /// The rule's kind.
         rule: String,
@@ -247,10 +251,7 @@ pub fn missing_grant(declared: &[WriteRule], granted: &[WriteRule]) -> Option<St
                     } else {
                         format!("in namespace {namespace:?}")
                     };
-                    return Some(format!(
-                        "{verb} {} {where_}",
-                        rule.resource_name()
-                    ));
+                    return Some(format!("{verb} {} {where_}", rule.resource_name()));
                 }
             }
         }
@@ -290,11 +291,26 @@ mod tests {
             "NetworkPolicy",
             &["team-a"],
         )];
-        assert!(permits(&rules, &access(Verb::Apply, "NetworkPolicy", Some("team-a"))));
-        assert!(!permits(&rules, &access(Verb::Delete, "NetworkPolicy", Some("team-a"))));
-        assert!(!permits(&rules, &access(Verb::Apply, "NetworkPolicy", Some("team-b"))));
-        assert!(!permits(&rules, &access(Verb::Apply, "NetworkPolicy", None)));
-        assert!(!permits(&rules, &access(Verb::Apply, "Ingress", Some("team-a"))));
+        assert!(permits(
+            &rules,
+            &access(Verb::Apply, "NetworkPolicy", Some("team-a"))
+        ));
+        assert!(!permits(
+            &rules,
+            &access(Verb::Delete, "NetworkPolicy", Some("team-a"))
+        ));
+        assert!(!permits(
+            &rules,
+            &access(Verb::Apply, "NetworkPolicy", Some("team-b"))
+        ));
+        assert!(!permits(
+            &rules,
+            &access(Verb::Apply, "NetworkPolicy", None)
+        ));
+        assert!(!permits(
+            &rules,
+            &access(Verb::Apply, "Ingress", Some("team-a"))
+        ));
         let status = Access {
             subresource: Some(STATUS),
             ..access(Verb::Apply, "NetworkPolicy", Some("team-a"))
@@ -326,14 +342,24 @@ mod tests {
             missing_grant(&declared, &narrow).as_deref(),
             Some("get networking.k8s.io/NetworkPolicy in every namespace (\"*\")")
         );
-        let read_only = [rule(&[Verb::Get], "networking.k8s.io", "NetworkPolicy", &["*"])];
+        let read_only = [rule(
+            &[Verb::Get],
+            "networking.k8s.io",
+            "NetworkPolicy",
+            &["*"],
+        )];
         assert_eq!(
             missing_grant(&declared, &read_only).as_deref(),
             Some("apply networking.k8s.io/NetworkPolicy in every namespace (\"*\")")
         );
         let split = [
             rule(&[Verb::Get], "networking.k8s.io", "NetworkPolicy", &["*"]),
-            rule(&[Verb::Apply, Verb::Delete], "networking.k8s.io", "NetworkPolicy", &["*"]),
+            rule(
+                &[Verb::Apply, Verb::Delete],
+                "networking.k8s.io",
+                "NetworkPolicy",
+                &["*"],
+            ),
         ];
         assert_eq!(missing_grant(&declared, &split), None);
         assert_eq!(missing_grant(&[], &[]), None);
@@ -344,14 +370,23 @@ mod tests {
         let mut bad = rule(&[Verb::Get], "", "Pod", &["default"]);
         assert_eq!(bad.validate(0), Ok(()));
         bad.namespaces.insert("Not_A_Namespace".into());
-        assert!(matches!(bad.validate(0), Err(RuleError::BadNamespace { .. })));
+        assert!(matches!(
+            bad.validate(0),
+            Err(RuleError::BadNamespace { .. })
+        ));
         let mut bad = rule(&[], "", "Pod", &["*"]);
         assert!(matches!(bad.validate(0), Err(RuleError::NoVerbs(_))));
         bad.verbs.insert(Verb::Patch);
         bad.subresource = Some("scale".into());
-        assert!(matches!(bad.validate(0), Err(RuleError::Subresource { .. })));
+        assert!(matches!(
+            bad.validate(0),
+            Err(RuleError::Subresource { .. })
+        ));
         let unnamespaced = rule(&[Verb::Get], "", "Pod", &[]);
-        assert!(matches!(unnamespaced.validate(0), Err(RuleError::NoNamespaces(_))));
+        assert!(matches!(
+            unnamespaced.validate(0),
+            Err(RuleError::NoNamespaces(_))
+        ));
     }
 
     #[test]

@@ -38,7 +38,10 @@ impl RateLimit {
     /// Checks the limit can admit anything.
     pub fn validate(&self) -> Result<(), String> {
         if !(self.qps.is_finite() && self.qps > 0.0) {
-            return Err(format!("rateLimit.qps must be a positive number, not {}", self.qps));
+            return Err(format!(
+                "rateLimit.qps must be a positive number, not {}",
+                self.qps
+            ));
         }
         if self.burst == 0 {
             return Err("rateLimit.burst must be at least 1".into());
@@ -148,7 +151,14 @@ mod tests {
     #[test]
     fn limits_that_admit_nothing_are_refused() {
         assert!(RateLimit { qps: 0.0, burst: 1 }.validate().is_err());
-        assert!(RateLimit { qps: f64::NAN, burst: 1 }.validate().is_err());
+        assert!(
+            RateLimit {
+                qps: f64::NAN,
+                burst: 1
+            }
+            .validate()
+            .is_err()
+        );
         assert!(RateLimit { qps: 1.0, burst: 0 }.validate().is_err());
         assert!(RateLimit::default().validate().is_ok());
     }

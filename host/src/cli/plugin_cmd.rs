@@ -1,12 +1,12 @@
 //! `herald plugin check`, `herald plugin replay` and `herald plugin rbac`.
 
 use super::fail;
+use crate::capability::ClusterAccess;
 use crate::capability::Grants;
+use crate::capability::rate::RateLimit;
 use crate::plugin::{
     EngineSettings, LoadOptions, LoadedPlugin, Manifest, MemorySink, PluginEngine,
 };
-use crate::capability::ClusterAccess;
-use crate::capability::rate::RateLimit;
 use crate::replay::{DeliveryResult, ReplayApi, Replayer, parse_events, parse_responses};
 use clap::{Args, Subcommand, ValueEnum};
 use serde::Serialize;

@@ -143,10 +143,7 @@ impl PluginEngine {
 
     /// Links a compiled component against the host's imports and checks it
     /// exports the plugin world.
-    pub(crate) fn pre_instantiate(
-        &self,
-        component: &Component,
-    ) -> Result<PluginPre, LoadError> {
+    pub(crate) fn pre_instantiate(&self, component: &Component) -> Result<PluginPre, LoadError> {
         let instance_pre = self
             .inner
             .linker

@@ -8,8 +8,8 @@ use super::lookup::{CacheScope, LookupError};
 use super::stdio::LogStream;
 use crate::capability::Authority;
 use crate::gvk::Gvk;
-use std::time::Instant;
 use std::sync::Arc;
+use std::time::Instant;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 

@@ -3,8 +3,8 @@
 use super::abi;
 use crate::capability::grant::{Verb, WriteRule};
 use crate::gvk::Gvk;
-use crate::text::is_dns_label;
 use crate::selector::{FieldSelector, LabelSelector};
+use crate::text::is_dns_label;
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -242,11 +242,7 @@ impl Manifest {
                 return Err(ManifestError::UnknownCapability(capability.clone()));
             }
         }
-        let writes = raw
-            .writes
-            .into_iter()
-            .map(write_rule)
-            .collect::<Vec<_>>();
+        let writes = raw.writes.into_iter().map(write_rule).collect::<Vec<_>>();
         for (index, rule) in writes.iter().enumerate() {
             rule.validate(index)?;
         }
@@ -411,7 +407,6 @@ fn non_empty(value: Option<String>) -> Option<String> {
 pub fn is_plugin_name(name: &str) -> bool {
     is_dns_label(name)
 }
-
 
 mod opt_millis {
     use serde::Serializer;

@@ -176,7 +176,10 @@ pub async fn write_verbs<'a>(
 /// The rules of the ClusterRole: list and watch on every watched resource
 /// (one rule per API group), discovery, then the write verbs, one rule per
 /// resource.
-pub fn rules_with_writes(resources: &BTreeSet<WatchedResource>, writes: &WriteVerbs) -> Vec<PolicyRule> {
+pub fn rules_with_writes(
+    resources: &BTreeSet<WatchedResource>,
+    writes: &WriteVerbs,
+) -> Vec<PolicyRule> {
     let mut rules = rules(resources);
     rules.extend(writes.iter().map(|(resource, verbs)| PolicyRule {
         api_groups: Some(vec![resource.group.clone()]),

@@ -47,9 +47,10 @@ impl Intent {
         let mut line = format!("{} {}", request.operation.verb(), request.target);
         match &request.operation {
             Operation::Apply { force: true, .. } => line.push_str(" (force)"),
-            Operation::Patch { patch_type, .. } => {
-                line.push_str(&format!(" ({} patch)", serde_json::json!(patch_type).as_str().unwrap_or("")))
-            }
+            Operation::Patch { patch_type, .. } => line.push_str(&format!(
+                " ({} patch)",
+                serde_json::json!(patch_type).as_str().unwrap_or("")
+            )),
             _ => {}
         }
         if request.dry_run {
@@ -131,8 +132,7 @@ impl ScriptedResponse {
 
 /// Parses a responses file.
 pub fn parse_responses(text: &str) -> Result<Vec<ScriptedResponse>, String> {
-    let responses: Vec<ScriptedResponse> =
-        serde_yaml::from_str(text).map_err(|e| e.to_string())?;
+    let responses: Vec<ScriptedResponse> = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
     for (index, response) in responses.iter().enumerate() {
         match (&response.object, &response.error) {
             (Some(_), Some(_)) | (None, None) => {

@@ -27,7 +27,7 @@ fn each_example_plugin_passes_and_prints_its_manifest() {
         assert!(json.status.success(), "{name}: {json:?}");
         let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
         assert_eq!(report["manifest"]["name"], name);
-        assert_eq!(report["world"], "herald:plugin/plugin@0.1.0");
+        assert_eq!(report["world"], "herald:plugin/plugin@0.2.0");
         let subscribed: Vec<&str> = report["manifest"]["subscriptions"]
             .as_array()
             .unwrap()
@@ -45,7 +45,7 @@ fn the_manifest_also_prints_for_people_and_as_yaml() {
     assert!(text.status.success(), "{text:?}");
     let stdout = String::from_utf8(text.stdout).unwrap();
     assert!(
-        stdout.contains("ok, implements herald:plugin/plugin@0.1.0"),
+        stdout.contains("ok, implements herald:plugin/plugin@0.2.0"),
         "{stdout}"
     );
     assert!(stdout.contains("plugin         pod-lifecycle "), "{stdout}");
@@ -85,7 +85,7 @@ fn broken_files_get_one_line_errors_naming_the_file_and_the_problem() {
         (
             "wrong-world.wasm",
             artifacts::bytes(artifacts::WRONG_WORLD),
-            "does not implement the herald:plugin/plugin@0.1.0 world",
+            "does not implement a herald:plugin/plugin world this host runs",
             vec![],
         ),
         (
@@ -126,5 +126,5 @@ fn version_names_the_plugin_world() {
         stdout.starts_with(&format!("herald {} ", env!("CARGO_PKG_VERSION"))),
         "{stdout}"
     );
-    assert!(stdout.contains("herald:plugin/plugin@0.1.0"), "{stdout}");
+    assert!(stdout.contains("herald:plugin/plugin@0.2.0"), "{stdout}");
 }

@@ -125,7 +125,10 @@ impl Actor {
                 .filter(|m| m.starts_with(&prefix))
                 .collect()
         };
-        eventually(&format!("{calls} calls of {name}"), || mine().len() >= calls).await;
+        eventually(&format!("{calls} calls of {name}"), || {
+            mine().len() >= calls
+        })
+        .await;
         mine()
     }
 
@@ -183,7 +186,10 @@ async fn every_verb_reaches_the_api_server_as_the_plugin_asked() {
     };
 
     let create = actor
-        .run(command(&made, json!({"verb": "create", "body": body(json!({"a": "1"}))})))
+        .run(command(
+            &made,
+            json!({"verb": "create", "body": body(json!({"a": "1"}))}),
+        ))
         .await;
     assert_eq!(outcome(&create[0]), "ok", "{create:?}");
     let get = actor.run(command(&made, json!({"verb": "get"}))).await;
@@ -191,27 +197,42 @@ async fn every_verb_reaches_the_api_server_as_the_plugin_asked() {
 
     let merge = json!({"metadata": {"labels": {"merged": "yes"}}}).to_string();
     let patched = actor
-        .run(command(&made, json!({"verb": "patch", "patchType": "merge", "body": merge})))
+        .run(command(
+            &made,
+            json!({"verb": "patch", "patchType": "merge", "body": merge}),
+        ))
         .await;
     assert_eq!(outcome(&patched[0]), "ok", "{patched:?}");
     let json_patch = json!([{"op": "add", "path": "/data/b", "value": "2"}]).to_string();
     let patched = actor
-        .run(command(&made, json!({"verb": "patch", "patchType": "json", "body": json_patch})))
+        .run(command(
+            &made,
+            json!({"verb": "patch", "patchType": "json", "body": json_patch}),
+        ))
         .await;
     assert_eq!(outcome(&patched[0]), "ok", "{patched:?}");
     let strategic = json!({"data": {"c": "3"}}).to_string();
     let patched = actor
-        .run(command(&made, json!({"verb": "patch", "patchType": "strategic", "body": strategic})))
+        .run(command(
+            &made,
+            json!({"verb": "patch", "patchType": "strategic", "body": strategic}),
+        ))
         .await;
     assert_eq!(outcome(&patched[0]), "ok", "{patched:?}");
     let stored = actor.config_map("made").await.expect("made exists");
     assert_eq!(stored.metadata.labels.unwrap()["merged"], "yes");
     let data = stored.data.unwrap();
-    assert_eq!((data["a"].as_str(), data["b"].as_str(), data["c"].as_str()), ("1", "2", "3"));
+    assert_eq!(
+        (data["a"].as_str(), data["b"].as_str(), data["c"].as_str()),
+        ("1", "2", "3")
+    );
 
     // Server-side apply: the plugin's field manager owns what it applied.
     let applied = actor
-        .run(command(&made, json!({"verb": "apply", "force": "true", "body": body(json!({"applied": "yes"}))})))
+        .run(command(
+            &made,
+            json!({"verb": "apply", "force": "true", "body": body(json!({"applied": "yes"}))}),
+        ))
         .await;
     assert_eq!(outcome(&applied[0]), "ok", "{applied:?}");
     let stored = actor.config_map("made").await.unwrap();
@@ -223,14 +244,20 @@ async fn every_verb_reaches_the_api_server_as_the_plugin_asked() {
         .into_iter()
         .filter_map(|m| m.manager)
         .collect();
-    assert!(managers.contains(&"herald.kube-actor".to_owned()), "{managers:?}");
+    assert!(
+        managers.contains(&"herald.kube-actor".to_owned()),
+        "{managers:?}"
+    );
 
     // Replace, conditional on the current resourceVersion.
     let version = stored.metadata.resource_version.unwrap();
     let mut replacement: Value = serde_json::from_str(&body(json!({"replaced": "yes"}))).unwrap();
     replacement["metadata"]["resourceVersion"] = json!(version);
     let replaced = actor
-        .run(command(&made, json!({"verb": "replace", "body": replacement.to_string()})))
+        .run(command(
+            &made,
+            json!({"verb": "replace", "body": replacement.to_string()}),
+        ))
         .await;
     assert_eq!(outcome(&replaced[0]), "ok", "{replaced:?}");
     assert_eq!(
@@ -239,13 +266,25 @@ async fn every_verb_reaches_the_api_server_as_the_plugin_asked() {
     );
 
     // Delete with a UID precondition: a wrong UID is a conflict, the right one deletes.
-    let uid = actor.config_map("made").await.unwrap().metadata.uid.unwrap();
+    let uid = actor
+        .config_map("made")
+        .await
+        .unwrap()
+        .metadata
+        .uid
+        .unwrap();
     let refused = actor
-        .run(command(&made, json!({"verb": "delete", "uid": "not-its-uid"})))
+        .run(command(
+            &made,
+            json!({"verb": "delete", "uid": "not-its-uid"}),
+        ))
         .await;
     assert_eq!(outcome(&refused[0]), "conflict", "{refused:?}");
     let deleted = actor
-        .run(command(&made, json!({"verb": "delete", "uid": uid, "propagation": "background"})))
+        .run(command(
+            &made,
+            json!({"verb": "delete", "uid": uid, "propagation": "background"}),
+        ))
         .await;
     assert_eq!(outcome(&deleted[0]), "ok", "{deleted:?}");
     assert!(actor.config_map("made").await.is_none());
@@ -255,7 +294,12 @@ async fn every_verb_reaches_the_api_server_as_the_plugin_asked() {
 async fn the_status_subresource_is_a_grant_of_its_own() {
     let status_rule = json!({"verbs": ["patch"], "group": "", "kind": "Pod",
                              "subresource": "status", "namespaces": ["*"]});
-    let actor = Actor::start(std::slice::from_ref(&status_rule), &[], grants(&[&status_rule])).await;
+    let actor = Actor::start(
+        std::slice::from_ref(&status_rule),
+        &[],
+        grants(&[&status_rule]),
+    )
+    .await;
     let ns = actor.namespace().to_owned();
     let pod: Pod = serde_json::from_value(json!({
         "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
@@ -267,7 +311,10 @@ async fn the_status_subresource_is_a_grant_of_its_own() {
     let pod_target = json!({"kind": "Pod", "namespace": ns, "name": "p"});
     let phase = json!({"status": {"phase": "Running"}}).to_string();
     let status = actor
-        .run(command(&pod_target, json!({"verb": "patch", "subresource": "status", "body": phase})))
+        .run(command(
+            &pod_target,
+            json!({"verb": "patch", "subresource": "status", "body": phase}),
+        ))
         .await;
     assert_eq!(outcome(&status[0]), "ok", "{status:?}");
     let stored = pods.get("p").await.unwrap();
@@ -303,29 +350,37 @@ async fn each_error_is_the_typed_variant_the_server_means() {
     let mut stale = body("twice");
     stale["metadata"]["resourceVersion"] = json!("1");
     let conflict = actor
-        .run(command(&twice, json!({"verb": "replace", "body": stale.to_string()})))
+        .run(command(
+            &twice,
+            json!({"verb": "replace", "body": stale.to_string()}),
+        ))
         .await;
     assert_eq!(outcome(&conflict[0]), "conflict", "{conflict:?}");
 
     // An object the server refuses, with the field at fault.
     let bad = target(&ns, "Not_A_Name");
     let invalid = actor
-        .run(command(&bad, json!({"verb": "create", "body": body("Not_A_Name").to_string()})))
+        .run(command(
+            &bad,
+            json!({"verb": "create", "body": body("Not_A_Name").to_string()}),
+        ))
         .await;
     assert_eq!(outcome(&invalid[0]), "invalid", "{invalid:?}");
     assert!(invalid[0].contains("metadata.name"), "{invalid:?}");
 
     // Outside the rules: refused before any request leaves the host.
     let before = actor.sent.load(Ordering::SeqCst);
-    let denied = actor
-        .run(command(&twice, json!({"verb": "delete"})))
-        .await;
+    let denied = actor.run(command(&twice, json!({"verb": "delete"}))).await;
     assert_eq!(outcome(&denied[0]), "not-granted", "{denied:?}");
     assert!(denied[0].contains("delete ConfigMap"), "{denied:?}");
     let secret = json!({"kind": "Secret", "namespace": ns, "name": "s"});
     let denied = actor.run(command(&secret, json!({"verb": "get"}))).await;
     assert_eq!(outcome(&denied[0]), "not-granted", "{denied:?}");
-    assert_eq!(actor.sent.load(Ordering::SeqCst), before, "no request was sent");
+    assert_eq!(
+        actor.sent.load(Ordering::SeqCst),
+        before,
+        "no request was sent"
+    );
     let stats = &actor.access.stats;
     assert_eq!(stats.requests("kube-actor", "delete", "not-granted"), 1);
     assert_eq!(stats.requests("kube-actor", "create", "already-exists"), 1);
@@ -360,7 +415,10 @@ fn a_plugin_declaring_more_than_its_grant_is_not_loaded() {
     );
     let enough = Grants {
         capabilities: vec!["events".into()],
-        writes: vec![granted(&config_map_rule(&["get", "apply", "delete"], &["*"]))],
+        writes: vec![granted(&config_map_rule(
+            &["get", "apply", "delete"],
+            &["*"],
+        ))],
         ..Grants::default()
     };
     let plugin = load(enough).expect("a grant covering the declaration loads");
@@ -393,9 +451,16 @@ async fn dry_run_sends_every_write_and_persists_nothing() {
         .to_string()
     };
     let created = actor
-        .run(command(&target(&ns, "shadow"), json!({"verb": "create", "body": body("shadow")})))
+        .run(command(
+            &target(&ns, "shadow"),
+            json!({"verb": "create", "body": body("shadow")}),
+        ))
         .await;
-    assert_eq!(outcome(&created[0]), "ok", "the server admitted it: {created:?}");
+    assert_eq!(
+        outcome(&created[0]),
+        "ok",
+        "the server admitted it: {created:?}"
+    );
     let kept = target(&ns, "kept");
     for data in [
         json!({"verb": "apply", "force": "true", "body": body("kept")}),
@@ -405,9 +470,19 @@ async fn dry_run_sends_every_write_and_persists_nothing() {
         let lines = actor.run(command(&kept, data)).await;
         assert_eq!(outcome(&lines[0]), "ok", "{lines:?}");
     }
-    assert!(actor.config_map("shadow").await.is_none(), "the create persisted nothing");
-    let kept = actor.config_map("kept").await.expect("the delete persisted nothing");
-    assert_eq!(kept.data.unwrap()["a"], "1", "the apply and patch persisted nothing");
+    assert!(
+        actor.config_map("shadow").await.is_none(),
+        "the create persisted nothing"
+    );
+    let kept = actor
+        .config_map("kept")
+        .await
+        .expect("the delete persisted nothing");
+    assert_eq!(
+        kept.data.unwrap()["a"],
+        "1",
+        "the apply and patch persisted nothing"
+    );
     assert_eq!(actor.access.stats.requests("kube-actor", "apply", "ok"), 1);
 }
 
@@ -424,7 +499,10 @@ async fn the_rate_limit_paces_calls_and_refuses_what_cannot_wait() {
     // once, the next waits for the bucket, and calls whose wait would
     // outlast the call's deadline are refused at once.
     let lines = actor
-        .run(command(&target(&ns, "missing"), json!({"verb": "get", "repeat": "6"})))
+        .run(command(
+            &target(&ns, "missing"),
+            json!({"verb": "get", "repeat": "6"}),
+        ))
         .await;
     let outcomes: Vec<&str> = lines.iter().map(|l| outcome(l)).collect();
     assert_eq!(&outcomes[..2], ["not-found", "not-found"], "{lines:?}");
@@ -442,27 +520,44 @@ async fn the_rate_limit_paces_calls_and_refuses_what_cannot_wait() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn repeated_events_merge_into_one_series() {
-    let actor = Actor::start(&[], &["events"], Grants {
-        capabilities: vec!["events".into()],
-        ..Grants::default()
-    })
+    let actor = Actor::start(
+        &[],
+        &["events"],
+        Grants {
+            capabilities: vec!["events".into()],
+            ..Grants::default()
+        },
+    )
     .await;
     let ns = actor.namespace().to_owned();
     let about = target(&ns, "subject");
     let lines = actor
-        .run(command(&about, json!({"verb": "event", "type": "Warning", "reason": "Flapping",
-                                    "action": "Observed", "note": "it flapped", "repeat": "3"})))
+        .run(command(
+            &about,
+            json!({"verb": "event", "type": "Warning", "reason": "Flapping",
+                                    "action": "Observed", "note": "it flapped", "repeat": "3"}),
+        ))
         .await;
     assert!(lines.iter().all(|l| outcome(l) == "ok"), "{lines:?}");
     let events: Api<k8s_openapi::api::events::v1::Event> =
         Api::namespaced(actor.cluster.client.clone(), &ns);
     let listed = events.list(&ListParams::default()).await.unwrap().items;
-    assert_eq!(listed.len(), 1, "one Event for three occurrences: {listed:?}");
+    assert_eq!(
+        listed.len(),
+        1,
+        "one Event for three occurrences: {listed:?}"
+    );
     let event = &listed[0];
     assert_eq!(event.reason.as_deref(), Some("Flapping"));
     assert_eq!(event.type_.as_deref(), Some("Warning"));
-    assert_eq!(event.reporting_controller.as_deref(), Some("herald.dev/kube-actor"));
-    assert_eq!(event.regarding.as_ref().unwrap().name.as_deref(), Some("subject"));
+    assert_eq!(
+        event.reporting_controller.as_deref(),
+        Some("herald.dev/kube-actor")
+    );
+    assert_eq!(
+        event.regarding.as_ref().unwrap().name.as_deref(),
+        Some("subject")
+    );
     assert_eq!(event.series.as_ref().map(|s| s.count), Some(3));
     assert_eq!(actor.access.stats.events("kube-actor", "series"), 2);
 
@@ -470,7 +565,10 @@ async fn repeated_events_merge_into_one_series() {
     let rule = config_map_rule(&["get"], &["*"]);
     let denied = Actor::start(std::slice::from_ref(&rule), &[], grants(&[&rule])).await;
     let lines = denied
-        .run(command(&target(denied.namespace(), "x"), json!({"verb": "event", "reason": "R"})))
+        .run(command(
+            &target(denied.namespace(), "x"),
+            json!({"verb": "event", "reason": "R"}),
+        ))
         .await;
     assert_eq!(outcome(&lines[0]), "not-granted", "{lines:?}");
 }

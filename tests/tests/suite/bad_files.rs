@@ -56,7 +56,8 @@ fn a_component_of_another_world_is_refused() {
     let err = load_bytes(&artifacts::bytes(artifacts::WRONG_WORLD));
     assert!(matches!(err, LoadError::WrongWorld(_)), "{err}");
     assert!(
-        err.to_string().contains("herald:plugin/plugin@0.1.0"),
+        err.to_string()
+            .contains("a herald:plugin/plugin world this host runs (0.2.0, 0.1.0)"),
         "{err}"
     );
 }

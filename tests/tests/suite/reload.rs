@@ -185,6 +185,7 @@ impl Rig {
             stats: self.stats.clone(),
             timing: SettleTiming::default(),
             rescan_interval: self.rescan_interval,
+            access: None,
         })
         .await
         .expect("following the plugin directory");

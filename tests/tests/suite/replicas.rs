@@ -56,7 +56,10 @@ async fn replica(cluster: &TestCluster, identity: &str) -> (Service, MemorySink,
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let service = Service::start(
         Arc::new(config),
-        cluster.client.clone(),
+        herald::service::Clients {
+            client: cluster.client.clone(),
+            writer: cluster.writer.clone(),
+        },
         Arc::new(sink.clone()),
         listener,
         herald::plugin::Compiler::InProcess,

@@ -58,14 +58,14 @@ impl ApiBackend for ClusterApi {
 
 impl Inner {
     async fn send(&self, request: ApiRequest) -> Result<String, KubeError> {
-        let resource = self
-            .resolver
-            .resolve(&request.target.gvk)
-            .await
-            .map_err(|err| match err {
-                ResolveError::UnknownKind(_) => KubeError::NotFound(err.to_string()),
-                ResolveError::Discovery { .. } => KubeError::Unavailable(err.to_string()),
-            })?;
+        let resource =
+            self.resolver
+                .resolve(&request.target.gvk)
+                .await
+                .map_err(|err| match err {
+                    ResolveError::UnknownKind(_) => KubeError::NotFound(err.to_string()),
+                    ResolveError::Discovery { .. } => KubeError::Unavailable(err.to_string()),
+                })?;
         let target = &request.target;
         if resource.namespaced != target.namespace.is_some() {
             return Err(KubeError::Failed {
@@ -87,12 +87,11 @@ impl Inner {
                 path.push_str(sub);
             }
         }
-        let http_request = build(&request, path)
-            .map_err(|e| KubeError::Failed {
-                code: 400,
-                reason: "BadRequest".into(),
-                message: e.to_string(),
-            })?;
+        let http_request = build(&request, path).map_err(|e| KubeError::Failed {
+            code: 400,
+            reason: "BadRequest".into(),
+            message: e.to_string(),
+        })?;
         let response = self
             .client
             .send(http_request)
@@ -121,7 +120,10 @@ impl Inner {
 }
 
 /// The HTTP request for `request` at `path`.
-fn build(request: &ApiRequest, path: String) -> Result<http::Request<kube::client::Body>, http::Error> {
+fn build(
+    request: &ApiRequest,
+    path: String,
+) -> Result<http::Request<kube::client::Body>, http::Error> {
     let mut query = String::new();
     let mut param = |key: &str, value: &str| {
         query.push(if query.is_empty() { '?' } else { '&' });
@@ -132,7 +134,10 @@ fn build(request: &ApiRequest, path: String) -> Result<http::Request<kube::clien
     }
     if matches!(
         request.operation,
-        Operation::Create { .. } | Operation::Replace { .. } | Operation::Patch { .. } | Operation::Apply { .. }
+        Operation::Create { .. }
+            | Operation::Replace { .. }
+            | Operation::Patch { .. }
+            | Operation::Apply { .. }
     ) {
         param("fieldManager", &request.field_manager);
     }
@@ -145,11 +150,15 @@ fn build(request: &ApiRequest, path: String) -> Result<http::Request<kube::clien
     let (builder, body) = match &request.operation {
         Operation::Get => (builder.method(http::Method::GET), Vec::new()),
         Operation::Create { body } => (
-            builder.method(http::Method::POST).header(http::header::CONTENT_TYPE, json),
+            builder
+                .method(http::Method::POST)
+                .header(http::header::CONTENT_TYPE, json),
             body.clone().into_bytes(),
         ),
         Operation::Replace { body } => (
-            builder.method(http::Method::PUT).header(http::header::CONTENT_TYPE, json),
+            builder
+                .method(http::Method::PUT)
+                .header(http::header::CONTENT_TYPE, json),
             body.clone().into_bytes(),
         ),
         Operation::Patch { patch_type, body } => (
@@ -186,7 +195,9 @@ fn build(request: &ApiRequest, path: String) -> Result<http::Request<kube::clien
                 delete["dryRun"] = serde_json::json!(["All"]);
             }
             (
-                builder.method(http::Method::DELETE).header(http::header::CONTENT_TYPE, json),
+                builder
+                    .method(http::Method::DELETE)
+                    .header(http::header::CONTENT_TYPE, json),
                 delete.to_string().into_bytes(),
             )
         }
@@ -199,9 +210,8 @@ fn build(request: &ApiRequest, path: String) -> Result<http::Request<kube::clien
 /// Sorts a refusal into the error a handler acts on, by HTTP status and the
 /// `Status` reason (client-go's `apierrors.Is…` rules).
 pub fn classify(code: u16, body: &str, retry_after: Option<Duration>) -> KubeError {
-    let status: kube::core::Status = serde_json::from_str(body).unwrap_or_else(|_| {
-        kube::core::Status::failure(body.trim(), "").with_code(code)
-    });
+    let status: kube::core::Status = serde_json::from_str(body)
+        .unwrap_or_else(|_| kube::core::Status::failure(body.trim(), "").with_code(code));
     let message = if status.message.is_empty() {
         format!("HTTP {code}")
     } else {
@@ -259,9 +269,14 @@ mod tests {
     #[test]
     fn statuses_become_the_errors_client_go_would_name() {
         let conflict = r#"{"kind":"Status","apiVersion":"v1","status":"Failure","message":"the object has been modified","reason":"Conflict","code":409}"#;
-        assert!(matches!(classify(409, conflict, None), KubeError::Conflict(m) if m.contains("modified")));
+        assert!(
+            matches!(classify(409, conflict, None), KubeError::Conflict(m) if m.contains("modified"))
+        );
         let exists = r#"{"kind":"Status","status":"Failure","message":"configmaps \"a\" already exists","reason":"AlreadyExists","code":409}"#;
-        assert!(matches!(classify(409, exists, None), KubeError::AlreadyExists(_)));
+        assert!(matches!(
+            classify(409, exists, None),
+            KubeError::AlreadyExists(_)
+        ));
         let invalid = r#"{"kind":"Status","status":"Failure","message":"bad","reason":"Invalid","code":422,
             "details":{"causes":[{"reason":"FieldValueRequired","message":"Required value","field":"spec.containers"}]}}"#;
         match classify(422, invalid, None) {
@@ -276,10 +291,15 @@ mod tests {
                 retry_after: Some(Duration::from_secs(3)),
             }
         );
-        assert!(matches!(classify(503, "upstream down", None), KubeError::Unavailable(m) if m == "upstream down"));
+        assert!(
+            matches!(classify(503, "upstream down", None), KubeError::Unavailable(m) if m == "upstream down")
+        );
         assert!(matches!(classify(404, "", None), KubeError::NotFound(_)));
         assert!(matches!(classify(403, "{}", None), KubeError::Forbidden(_)));
         assert!(matches!(classify(504, "{}", None), KubeError::Timeout(_)));
-        assert!(matches!(classify(415, "{}", None), KubeError::Failed { code: 415, .. }));
+        assert!(matches!(
+            classify(415, "{}", None),
+            KubeError::Failed { code: 415, .. }
+        ));
     }
 }

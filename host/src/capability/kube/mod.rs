@@ -141,8 +141,14 @@ impl wit::Host for HostState {
     }
 
     async fn apply(&mut self, target: wit::Target, object: String, force: bool) -> Answer<String> {
-        self.kube_call(target.into(), Operation::Apply { body: object, force })
-            .await
+        self.kube_call(
+            target.into(),
+            Operation::Apply {
+                body: object,
+                force,
+            },
+        )
+        .await
     }
 
     async fn delete(&mut self, target: wit::Target, options: wit::DeleteOptions) -> Answer<()> {

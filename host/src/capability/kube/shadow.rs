@@ -26,7 +26,9 @@ pub fn log_shadow(plugin: &str, request: &ApiRequest, before: Option<&str>, afte
     let would = match (&request.operation, before) {
         (Operation::Create { .. }, _) => "would create".to_owned(),
         (Operation::Delete(_), _) => "would delete".to_owned(),
-        (_, None) => "would write (the object could not be read first, or did not exist)".to_owned(),
+        (_, None) => {
+            "would write (the object could not be read first, or did not exist)".to_owned()
+        }
         (_, Some(before)) => {
             let changed = changes(before, after);
             if changed.is_empty() {

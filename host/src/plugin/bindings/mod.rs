@@ -105,9 +105,17 @@ impl Plugin {
         match self {
             Plugin::V0_1(plugin) => {
                 let ctx = v0_1::event_context(ctx);
-                plugin.herald_plugin_handler().call_on_add(store, &ctx, obj).await
+                plugin
+                    .herald_plugin_handler()
+                    .call_on_add(store, &ctx, obj)
+                    .await
             }
-            Plugin::V0_2(plugin) => plugin.herald_plugin_handler().call_on_add(store, ctx, obj).await,
+            Plugin::V0_2(plugin) => {
+                plugin
+                    .herald_plugin_handler()
+                    .call_on_add(store, ctx, obj)
+                    .await
+            }
         }
     }
 
@@ -142,10 +150,16 @@ impl Plugin {
         match self {
             Plugin::V0_1(plugin) => {
                 let ctx = v0_1::event_context(ctx);
-                plugin.herald_plugin_handler().call_on_delete(store, &ctx, obj).await
+                plugin
+                    .herald_plugin_handler()
+                    .call_on_delete(store, &ctx, obj)
+                    .await
             }
             Plugin::V0_2(plugin) => {
-                plugin.herald_plugin_handler().call_on_delete(store, ctx, obj).await
+                plugin
+                    .herald_plugin_handler()
+                    .call_on_delete(store, ctx, obj)
+                    .await
             }
         }
     }
