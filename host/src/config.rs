@@ -256,9 +256,10 @@ pub struct PluginFilesConfig {
     #[serde(with = "crate::duration_serde")]
     pub compile_timeout: Duration,
     /// Whether a plugin's sidecar may grant it capabilities and writes (for
-    /// what its `plugins.<name>` entry leaves unset). On by default: the
-    /// plugin directory is the operator's to fill. Turn it off when others
-    /// can write there, so grants come from this file alone.
+    /// what its `plugins.<name>` entry leaves unset). Off by default, so
+    /// whoever can write the plugin directory cannot grant authority; turn
+    /// it on when the directory is the operator's alone (e.g. a ConfigMap
+    /// the operator manages).
     pub sidecar_grants: bool,
 }
 
@@ -311,7 +312,7 @@ impl Default for PluginFilesConfig {
             allowed_sha256: None,
             artifact_cache: ArtifactCacheConfig::default(),
             compile_timeout: crate::plugin::DEFAULT_COMPILE_TIMEOUT,
-            sidecar_grants: true,
+            sidecar_grants: false,
         }
     }
 }

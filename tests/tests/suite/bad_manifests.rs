@@ -96,6 +96,11 @@ fn zero_limits_are_refused_with_advice() {
 fn capabilities_that_do_not_exist_or_were_not_granted_are_refused() {
     let message = refused_by_default(serde_json::json!({"capabilities": ["cluster:write"]}));
     assert_says(&message, &["capability \"cluster:write\" does not exist"]);
+    let message = refused_by_default(serde_json::json!({"capabilities": ["events"]}));
+    assert_says(
+        &message,
+        &["requests capability \"events\", which the operator has not granted"],
+    );
 }
 
 #[test]
