@@ -78,6 +78,14 @@ impl ObjectReference {
         }
     }
 
+    /// `namespace/name`, or `name` when cluster-scoped.
+    pub fn key(&self) -> String {
+        match &self.namespace {
+            Some(namespace) => format!("{namespace}/{}", self.name),
+            None => self.name.clone(),
+        }
+    }
+
     /// Sets the UID.
     pub fn uid(mut self, uid: impl Into<String>) -> Self {
         self.uid = Some(uid.into());
@@ -337,6 +345,7 @@ mod tests {
         let mut node = Node::default();
         node.metadata.name = Some("node-1".into());
         let reference = ObjectReference::of(&node).unwrap();
+        assert_eq!(reference.key(), "node-1");
         assert_eq!((reference.namespace, reference.uid), (None, None));
         let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
                                 "metadata": {"name": "web", "namespace": "shop"}});

@@ -7,13 +7,17 @@ use serde::Deserialize;
 use crate::reference::{DEFAULT_REGISTRY, ImageReference};
 
 /// The plugin's configuration, e.g.
-/// `{"allowedRegistries": ["docker.io", "ghcr.io"]}`.
+/// `{"allowedRegistries": ["docker.io", "ghcr.io"], "enforce": true}`.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Settings {
     /// Registries images may come from (hosts, with port if any; `docker.io`
     /// covers Docker Hub). `None` allows every registry.
     pub allowed_registries: Option<Vec<String>>,
+    /// Act on violations: a Warning Event on the Pod and the label
+    /// `herald.dev/image-policy=violation` (default `false`: only log).
+    #[serde(default)]
+    pub enforce: bool,
 }
 
 impl Settings {
@@ -39,6 +43,20 @@ pub enum Reason {
     RegistryNotAllowed(String),
     /// The reference does not parse.
     InvalidReference,
+}
+
+impl Reason {
+    /// The reason in words, completing "image <image> …" in an Event's note.
+    pub fn explain(&self) -> String {
+        match self {
+            Self::NoTag => "has neither tag nor digest".to_owned(),
+            Self::LatestTag => "is tagged :latest without a digest".to_owned(),
+            Self::RegistryNotAllowed(registry) => {
+                format!("comes from registry {registry}, which is not allowed")
+            }
+            Self::InvalidReference => "is not a valid image reference".to_owned(),
+        }
+    }
 }
 
 /// Formats as the log line's `reason=...` value (plus `registry=...`).
@@ -82,6 +100,7 @@ mod tests {
     fn allowing(registries: &[&str]) -> Settings {
         Settings {
             allowed_registries: Some(registries.iter().map(|host| (*host).to_owned()).collect()),
+            enforce: false,
         }
     }
 
@@ -136,6 +155,11 @@ mod tests {
         assert_eq!(
             herald_sdk::serde_json::from_str::<Settings>("{}").unwrap(),
             Settings::default()
+        );
+        assert!(
+            herald_sdk::serde_json::from_str::<Settings>(r#"{"enforce":true}"#)
+                .unwrap()
+                .enforce
         );
     }
 
