@@ -31,6 +31,8 @@ pub fn run(
     runtime: &tokio::runtime::Runtime,
 ) -> Vec<Row> {
     let patches: usize = if settings.quick { 5 } else { 200 };
+    // Clients spawn their connection tasks on the runtime they are made in.
+    let _entered = runtime.enter();
     let cluster = runtime.block_on(Cluster::start());
     let client = cluster.client();
     let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), NAMESPACE);

@@ -131,3 +131,47 @@ fn a_malformed_event_file_is_refused_naming_the_line() {
     assert!(stderr.contains("upsert"), "{stderr}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn replay_prints_each_write_a_plugin_would_make_and_scripts_api_answers() {
+    let events = repo().join("plugins/namespace-defaults/replay/new-namespace.jsonl");
+    let args = [
+        "plugin",
+        "replay",
+        artifacts::NAMESPACE_DEFAULTS,
+        "--events",
+        events.to_str().unwrap(),
+    ];
+    let output = run(&args);
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    let intents: Vec<&str> = stdout
+        .lines()
+        .filter_map(|line| line.trim_start().strip_prefix("=> "))
+        .collect();
+    assert!(
+        intents.iter().any(|i| i.starts_with("apply networking.k8s.io/v1 NetworkPolicy team-a/herald-default-deny (force)")),
+        "{stdout}"
+    );
+    assert!(
+        intents.iter().all(|i| !i.contains("kube-system")),
+        "excluded namespaces get nothing: {stdout}"
+    );
+
+    // A scripted refusal reaches the plugin as the typed error.
+    let dir = temp_dir("replay-responses");
+    let responses = dir.join("responses.yaml");
+    std::fs::write(
+        &responses,
+        "- verb: apply\n  kind: NetworkPolicy\n  error: {type: forbidden, message: scripted refusal}\n",
+    )
+    .unwrap();
+    let mut scripted = args.to_vec();
+    scripted.extend(["--responses", responses.to_str().unwrap(), "--keep-going"]);
+    let output = run(&scripted);
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        stdout.contains("NetworkPolicy team-a/herald-default-deny (force) → forbidden: scripted refusal"),
+        "{stdout}"
+    );
+}

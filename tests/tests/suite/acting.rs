@@ -592,3 +592,79 @@ async fn a_plugin_built_against_0_1_0_still_runs() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn namespace_defaults_gives_a_new_namespace_its_objects_and_repairs_them() {
+    use k8s_openapi::api::core::v1::ResourceQuota;
+    use k8s_openapi::api::networking::v1::NetworkPolicy;
+    let cluster = TestCluster::start().await;
+    let selector = format!("{}-defaults", cluster.namespace);
+    let config = json!({"namespaceSelector": selector});
+    let rules = [
+        json!({"verbs": ["get", "apply"], "group": "networking.k8s.io", "kind": "NetworkPolicy", "namespaces": ["*"]}),
+        json!({"verbs": ["get", "apply"], "group": "", "kind": "ResourceQuota", "namespaces": ["*"]}),
+    ];
+    let access = ClusterAccess::new(Arc::new(ClusterApi::new(cluster.writer.clone())));
+    let (plugin, _logs) = load_with(
+        artifacts::NAMESPACE_DEFAULTS,
+        LoadOptions {
+            config: Some(config.to_string()),
+            grants: Grants {
+                writes: rules.iter().map(granted).collect(),
+                ..Grants::default()
+            },
+            access: Some(access.clone()),
+            ..LoadOptions::default()
+        },
+    );
+    let daemon = Daemon::new(
+        Arc::new(informers(cluster.client.clone())),
+        RetryPolicy::default(),
+    );
+    daemon.start(plugin).await.expect("namespace-defaults starts");
+
+    // A namespace made by kubectl, then labelled so the plugin selects it.
+    let work = std::env::temp_dir().join(format!("herald-defaults-{}", std::process::id()));
+    std::fs::create_dir_all(&work).unwrap();
+    let kubeconfig = match &cluster.server {
+        Some(server) => {
+            let path = work.join("kubeconfig");
+            server.write_kubeconfig(&path).unwrap();
+            path
+        }
+        None => std::env::var_os("HERALD_TEST_KUBECONFIG").unwrap().into(),
+    };
+    let team = format!("{}-team", cluster.namespace);
+    let kubeconfig = kubeconfig.as_path();
+    super::kubectl::kubectl(kubeconfig, &["create", "namespace", &team]);
+    super::kubectl::kubectl(kubeconfig, &["label", "namespace", &team, &format!("{selector}=yes")]);
+
+    let policies: Api<NetworkPolicy> = Api::namespaced(cluster.client.clone(), &team);
+    let quotas: Api<ResourceQuota> = Api::namespaced(cluster.client.clone(), &team);
+    let both_exist = || async {
+        policies.get_opt("herald-default-deny").await.unwrap().is_some()
+            && quotas.get_opt("herald-default-quota").await.unwrap().is_some()
+    };
+    let deadline = std::time::Instant::now() + super::recording::PATIENCE;
+    while !both_exist().await {
+        assert!(std::time::Instant::now() < deadline, "the defaults never appeared in {team}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let policy = policies.get("herald-default-deny").await.unwrap();
+    let spec = policy.spec.unwrap();
+    assert_eq!(spec.policy_types.unwrap(), ["Ingress", "Egress"]);
+
+    // Deleted by someone: it comes back.
+    super::kubectl::kubectl(kubeconfig, &["-n", &team, "delete", "networkpolicy", "herald-default-deny"]);
+    let deadline = std::time::Instant::now() + super::recording::PATIENCE;
+    loop {
+        if let Some(back) = policies.get_opt("herald-default-deny").await.unwrap()
+            && back.metadata.uid != policy.metadata.uid
+        {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the deleted NetworkPolicy never came back");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(access.stats.requests("namespace-defaults", "apply", "ok") >= 3);
+}

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Runs kubectl with `kubeconfig` and `args`, failing the test unless it succeeds.
-fn kubectl(kubeconfig: &Path, args: &[&str]) {
+pub(super) fn kubectl(kubeconfig: &Path, args: &[&str]) {
     let output = Command::new("kubectl")
         .arg("--kubeconfig")
         .arg(kubeconfig)
