@@ -77,6 +77,45 @@
 //! a component, `target/wasm32-wasip2/release/pod_logger.wasm`, ready for
 //! the host.
 //!
+//! # A plugin that acts
+//!
+//! Writes are declared in the manifest (the operator grants at least as
+//! much, or the plugin is not loaded) and made through [`kube`]; Events
+//! need the `events` capability:
+//!
+//! ```no_run
+//! use herald_sdk::k8s_openapi::api::core::v1::Pod;
+//! use herald_sdk::kube::{Api, Patch};
+//! use herald_sdk::serde_json::json;
+//! use herald_sdk::{Error, Event, Handler, Manifest, Subscription, Verb, WriteRule, events};
+//!
+//! #[derive(Default)]
+//! struct Labeller;
+//!
+//! impl Handler for Labeller {
+//!     fn manifest() -> Manifest {
+//!         Manifest::new("labeller", "0.1.0")
+//!             .subscribe(Subscription::to::<Pod>().namespace("shop"))
+//!             .write(WriteRule::new::<Pod>().verbs([Verb::Patch]).namespaces(["shop"]))
+//!             .capability("events")
+//!     }
+//!
+//!     fn on_add(&mut self, event: &Event) -> Result<(), Error> {
+//!         let pod: Pod = event.object()?;
+//!         let patch = Patch::Merge(json!({"metadata": {"labels": {"seen": "true"}}}));
+//!         match Api::<Pod>::namespaced("shop").patch(event.name(), &patch) {
+//!             Ok(_) => events::normal(&pod, "Seen", "labelled seen=true")?,
+//!             Err(error) if error.is_not_found() => {} // gone already
+//!             Err(error) => return Err(error.into()),  // the host retries
+//!         }
+//!         Ok(())
+//!     }
+//! }
+//!
+//! herald_sdk::export_plugin!(Labeller);
+//! # fn main() {}
+//! ```
+//!
 //! # The pieces
 //!
 //! - **[`Handler`]**: the manifest plus `on_add`, `on_update` and
