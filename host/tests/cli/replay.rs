@@ -150,7 +150,9 @@ fn replay_prints_each_write_a_plugin_would_make_and_scripts_api_answers() {
         .filter_map(|line| line.trim_start().strip_prefix("=> "))
         .collect();
     assert!(
-        intents.iter().any(|i| i.starts_with("apply networking.k8s.io/v1 NetworkPolicy team-a/herald-default-deny (force)")),
+        intents.iter().any(|i| i.starts_with(
+            "apply networking.k8s.io/v1 NetworkPolicy team-a/herald-default-deny (force)"
+        )),
         "{stdout}"
     );
     assert!(
@@ -171,7 +173,9 @@ fn replay_prints_each_write_a_plugin_would_make_and_scripts_api_answers() {
     let output = run(&scripted);
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert!(
-        stdout.contains("NetworkPolicy team-a/herald-default-deny (force) → forbidden: scripted refusal"),
+        stdout.contains(
+            "NetworkPolicy team-a/herald-default-deny (force) → forbidden: scripted refusal"
+        ),
         "{stdout}"
     );
 }

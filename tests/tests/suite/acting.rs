@@ -621,7 +621,10 @@ async fn namespace_defaults_gives_a_new_namespace_its_objects_and_repairs_them()
         Arc::new(informers(cluster.client.clone())),
         RetryPolicy::default(),
     );
-    daemon.start(plugin).await.expect("namespace-defaults starts");
+    daemon
+        .start(plugin)
+        .await
+        .expect("namespace-defaults starts");
 
     // A namespace made by kubectl, then labelled so the plugin selects it.
     let work = std::env::temp_dir().join(format!("herald-defaults-{}", std::process::id()));
@@ -637,17 +640,31 @@ async fn namespace_defaults_gives_a_new_namespace_its_objects_and_repairs_them()
     let team = format!("{}-team", cluster.namespace);
     let kubeconfig = kubeconfig.as_path();
     super::kubectl::kubectl(kubeconfig, &["create", "namespace", &team]);
-    super::kubectl::kubectl(kubeconfig, &["label", "namespace", &team, &format!("{selector}=yes")]);
+    super::kubectl::kubectl(
+        kubeconfig,
+        &["label", "namespace", &team, &format!("{selector}=yes")],
+    );
 
     let policies: Api<NetworkPolicy> = Api::namespaced(cluster.client.clone(), &team);
     let quotas: Api<ResourceQuota> = Api::namespaced(cluster.client.clone(), &team);
     let both_exist = || async {
-        policies.get_opt("herald-default-deny").await.unwrap().is_some()
-            && quotas.get_opt("herald-default-quota").await.unwrap().is_some()
+        policies
+            .get_opt("herald-default-deny")
+            .await
+            .unwrap()
+            .is_some()
+            && quotas
+                .get_opt("herald-default-quota")
+                .await
+                .unwrap()
+                .is_some()
     };
     let deadline = std::time::Instant::now() + super::recording::PATIENCE;
     while !both_exist().await {
-        assert!(std::time::Instant::now() < deadline, "the defaults never appeared in {team}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the defaults never appeared in {team}"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     let policy = policies.get("herald-default-deny").await.unwrap();
@@ -655,7 +672,16 @@ async fn namespace_defaults_gives_a_new_namespace_its_objects_and_repairs_them()
     assert_eq!(spec.policy_types.unwrap(), ["Ingress", "Egress"]);
 
     // Deleted by someone: it comes back.
-    super::kubectl::kubectl(kubeconfig, &["-n", &team, "delete", "networkpolicy", "herald-default-deny"]);
+    super::kubectl::kubectl(
+        kubeconfig,
+        &[
+            "-n",
+            &team,
+            "delete",
+            "networkpolicy",
+            "herald-default-deny",
+        ],
+    );
     let deadline = std::time::Instant::now() + super::recording::PATIENCE;
     loop {
         if let Some(back) = policies.get_opt("herald-default-deny").await.unwrap()
@@ -663,7 +689,10 @@ async fn namespace_defaults_gives_a_new_namespace_its_objects_and_repairs_them()
         {
             break;
         }
-        assert!(std::time::Instant::now() < deadline, "the deleted NetworkPolicy never came back");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the deleted NetworkPolicy never came back"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     assert!(access.stats.requests("namespace-defaults", "apply", "ok") >= 3);
