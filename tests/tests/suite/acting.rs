@@ -510,7 +510,7 @@ async fn the_rate_limit_paces_calls_and_refuses_what_cannot_wait() {
     let (waits, refused) = actor.access.stats.throttling("kube-actor");
     assert!(refused >= 1, "refusals are counted");
     let sent = actor.sent.load(Ordering::SeqCst);
-    assert!(sent >= 2 && sent < 6, "{sent} requests reached the server");
+    assert!((2..6).contains(&sent), "{sent} requests reached the server");
     assert_eq!(
         sent,
         2 + waits,
