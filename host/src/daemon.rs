@@ -14,7 +14,7 @@
 //! nothing more is delivered once the call in flight ends. Starting,
 //! swapping and stopping plugins work the same in both modes.
 
-use crate::dispatch::{LastError, Listener, PluginWorker, RetryPolicy, STOP_MARGIN, Stopped};
+use crate::dispatch::{Feed, LastError, Listener, PluginWorker, RetryPolicy, STOP_MARGIN, Stopped};
 use crate::informer::{InformerKey, Informers, ResolveError, SharedInformer};
 use crate::plugin::{LoadedPlugin, ObjectReader, Subscription};
 use serde::Serialize;
@@ -124,6 +124,9 @@ pub struct SubscriptionStatus {
     pub failed: u64,
     /// Given up on.
     pub skipped: u64,
+    /// Time spent in handler calls (every attempt: `delivered + failed`
+    /// calls), in microseconds.
+    pub call_micros: u64,
 }
 
 /// A plugin worker that did not come back in time when it was stopped
@@ -149,6 +152,7 @@ pub struct Daemon {
     retry: RetryPolicy,
     state: Mutex<State>,
     abandoned: Arc<Mutex<Abandoned>>,
+    feed: Option<Arc<Feed>>,
 }
 
 /// The workers abandoned so far.
@@ -187,7 +191,20 @@ impl Daemon {
                 dispatching,
             }),
             abandoned: Arc::default(),
+            feed: None,
         }
+    }
+
+    /// This daemon, its plugins' workers publishing every finished delivery
+    /// to `feed` (workers started from now on).
+    pub fn with_feed(mut self, feed: Arc<Feed>) -> Self {
+        self.feed = Some(feed);
+        self
+    }
+
+    /// The feed of finished deliveries, if the daemon has one.
+    pub fn feed(&self) -> Option<&Arc<Feed>> {
+        self.feed.as_ref()
     }
 
     /// The shared informers.
@@ -421,7 +438,7 @@ impl Daemon {
     /// An idle worker for `plugin` with one listener per subscription,
     /// attached to the worker but registered with no informer.
     fn idle(&self, plugin: &LoadedPlugin, subscribed: &[Subscribed]) -> Active {
-        let worker = PluginWorker::new(plugin.clone(), self.retry);
+        let worker = PluginWorker::with_feed(plugin.clone(), self.retry, self.feed.clone());
         let listeners: Vec<Arc<Listener>> = subscribed
             .iter()
             .map(|s| {
@@ -495,6 +512,7 @@ impl Daemon {
                             delivered: count(|l| l.stats.delivered.load(Ordering::Relaxed)),
                             failed: count(|l| l.stats.failed.load(Ordering::Relaxed)),
                             skipped: count(|l| l.stats.skipped.load(Ordering::Relaxed)),
+                            call_micros: count(|l| l.stats.call_micros.load(Ordering::Relaxed)),
                         }
                     })
                     .collect();

@@ -25,6 +25,9 @@ pub struct ListenerStats {
     pub faults: [AtomicU64; 5],
     /// Duration of handler calls, in seconds.
     pub duration: prometheus_client::metrics::histogram::Histogram,
+    /// Time spent in handler calls, in microseconds (the histogram's sum,
+    /// readable outside a scrape).
+    pub call_micros: AtomicU64,
 }
 
 impl Default for ListenerStats {
@@ -37,6 +40,7 @@ impl Default for ListenerStats {
             skipped: AtomicU64::new(0),
             faults: Default::default(),
             duration: crate::metrics::handler_histogram(),
+            call_micros: AtomicU64::new(0),
         }
     }
 }
@@ -131,6 +135,16 @@ impl Listener {
     /// The plugin's name.
     pub fn plugin(&self) -> &str {
         &self.plugin
+    }
+
+    /// The plugin's name, shared.
+    pub fn plugin_name(&self) -> &Arc<str> {
+        &self.plugin
+    }
+
+    /// The plural resource name, shared.
+    pub fn resource_name(&self) -> &Arc<str> {
+        &self.resource
     }
 
     /// The subscription.

@@ -1,12 +1,17 @@
-//! Dispatch: listeners (a buffer per plugin subscription) and the plugin
-//! workers that drain them into wasm calls.
+//! Dispatch: listeners (a buffer per plugin subscription), the plugin
+//! workers that drain them into wasm calls, and the feed of finished
+//! deliveries they publish to.
 
+mod feed;
 mod listener;
 mod notification;
 mod queue;
 mod signal;
 mod worker;
 
+pub use feed::{
+    FEED_BUFFER, Feed, FeedEvent, MAX_WATCHERS, Outcome, Received, TooManyWatchers, Watcher,
+};
 pub use listener::{Listener, ListenerStats};
 pub use notification::Notification;
 pub use queue::{CoalescedQueue, Item, Queue};

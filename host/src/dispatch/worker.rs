@@ -19,7 +19,10 @@
 //!   [`PluginWorker::stop`] waits for the thread only until a given instant,
 //!   after which the thread is abandoned (detached, and reported by the
 //!   caller) and everything else goes on.
+//! - A worker given a [`Feed`] publishes one event per notification it is
+//!   done with (handled or skipped), without waiting (see [`Feed::publish`]).
 
+use super::feed::{Feed, FeedEvent, Outcome};
 use super::listener::Listener;
 use super::notification::Notification;
 use super::queue::Item;
@@ -93,6 +96,8 @@ struct Shared {
     exited: Signal,
     /// Set (before `exited` is raised) once the thread is done.
     has_exited: std::sync::atomic::AtomicBool,
+    /// Where finished deliveries are announced, if anywhere.
+    feed: Option<Arc<Feed>>,
 }
 
 /// The worker of one loaded plugin. Created idle ([`PluginWorker::new`]), so
@@ -114,6 +119,11 @@ impl std::fmt::Debug for PluginWorker {
 impl PluginWorker {
     /// An idle worker for `plugin`: no thread and no call until [`start`](Self::start).
     pub fn new(plugin: LoadedPlugin, retry: RetryPolicy) -> Self {
+        Self::with_feed(plugin, retry, None)
+    }
+
+    /// [`new`](Self::new), publishing each finished delivery to `feed`.
+    pub fn with_feed(plugin: LoadedPlugin, retry: RetryPolicy, feed: Option<Arc<Feed>>) -> Self {
         PluginWorker {
             shared: Arc::new(Shared {
                 plugin,
@@ -125,6 +135,7 @@ impl PluginWorker {
                 last_error: Mutex::new(None),
                 exited: Signal::default(),
                 has_exited: std::sync::atomic::AtomicBool::new(false),
+                feed,
             }),
             thread: None,
         }
@@ -436,13 +447,16 @@ fn deliver(
             }
             Notification::Delete { object, .. } => instance.on_delete(ctx, object.json()),
         };
+        let took = started.elapsed();
+        listener.stats.duration.observe(took.as_secs_f64());
         listener
             .stats
-            .duration
-            .observe(started.elapsed().as_secs_f64());
+            .call_micros
+            .fetch_add(FeedEvent::micros(took), Ordering::Relaxed);
         let err = match result {
             Ok(()) => {
                 listener.stats.delivered.fetch_add(1, Ordering::Relaxed);
+                announce(shared, listener, notification, ctx, attempt, took, None);
                 return Delivered::Ok;
             }
             Err(err) => err,
@@ -463,6 +477,15 @@ fn deliver(
         );
         if give_up {
             listener.stats.skipped.fetch_add(1, Ordering::Relaxed);
+            announce(
+                shared,
+                listener,
+                notification,
+                ctx,
+                attempt,
+                took,
+                Some(&err),
+            );
             if ctx.is_initial_list {
                 listener.mark_degraded(format!(
                     "skipped {} {} of its initial list after {} failed attempts: {err}",
@@ -479,6 +502,37 @@ fn deliver(
             return Delivered::Stopped;
         }
     }
+}
+
+/// Publishes a finished delivery to the feed, if the worker has one (and
+/// it has watchers: otherwise nothing is built).
+fn announce(
+    shared: &Shared,
+    listener: &Listener,
+    notification: &Notification,
+    ctx: &EventContext,
+    attempt: u32,
+    took: Duration,
+    error: Option<&CallError>,
+) {
+    let Some(feed) = &shared.feed else {
+        return;
+    };
+    feed.publish(|| FeedEvent {
+        at_ms: FeedEvent::epoch_ms(SystemTime::now()),
+        plugin: listener.plugin_name().clone(),
+        resource: listener.resource_name().clone(),
+        event: notification.kind(),
+        key: ctx.key.clone(),
+        initial: ctx.is_initial_list,
+        outcome: match error {
+            None => Outcome::Delivered,
+            Some(_) => Outcome::Skipped,
+        },
+        attempts: attempt + 1,
+        micros: FeedEvent::micros(took),
+        error: error.map(ToString::to_string),
+    });
 }
 
 fn record_failure(
