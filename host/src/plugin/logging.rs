@@ -1,5 +1,6 @@
 //! Plugin log lines: from the `log` import and from stdout/stderr, rate-limited
-//! per plugin and handed to a [`LogSink`] (the host's tracing by default).
+//! per plugin and handed to a [`LogSink`] (the host's tracing by default);
+//! [`RecentLogs`] keeps the last few lines of each plugin for the dashboard.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -236,10 +237,15 @@ impl std::fmt::Debug for PluginLogger {
 }
 
 fn truncate(message: &str) -> std::borrow::Cow<'_, str> {
-    if message.len() <= MAX_LINE_BYTES {
+    cut(message, MAX_LINE_BYTES)
+}
+
+/// `message` cut to at most `max` bytes (on a char boundary) and marked.
+fn cut(message: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if message.len() <= max {
         return message.into();
     }
-    let mut end = MAX_LINE_BYTES;
+    let mut end = max;
     while !message.is_char_boundary(end) {
         end -= 1;
     }
@@ -299,9 +305,171 @@ impl LogSink for MemorySink {
     }
 }
 
+/// Lines kept per plugin by [`RecentLogs`].
+pub const RECENT_LINES: usize = 50;
+
+/// Plugins [`RecentLogs`] keeps lines of; past that, the plugin that logged
+/// least recently is forgotten first.
+pub const RECENT_PLUGINS: usize = 128;
+
+/// Longest message [`RecentLogs`] keeps; longer ones are cut and marked (the
+/// sink it passes lines on to gets them whole).
+pub const RECENT_LINE_BYTES: usize = 1024;
+
+/// A sink that passes every line on to another and keeps the last
+/// [`RECENT_LINES`] of each plugin, for the dashboard. Memory is bounded:
+/// at most [`RECENT_PLUGINS`] plugins × [`RECENT_LINES`] lines ×
+/// [`RECENT_LINE_BYTES`] bytes of text.
+pub struct RecentLogs {
+    inner: Arc<dyn LogSink>,
+    plugins: Mutex<std::collections::HashMap<String, Recent>>,
+    /// Ticks on every line, so the least recently logging plugin is known.
+    clock: AtomicU64,
+}
+
+struct Recent {
+    lines: std::collections::VecDeque<RecentLine>,
+    last: u64,
+}
+
+/// One kept line.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecentLine {
+    /// When it was logged, in milliseconds since the Unix epoch.
+    pub at_ms: u64,
+    /// The plugin's revision (see [`LogLine::revision`]).
+    pub revision: String,
+    /// Severity: `trace` … `error`.
+    pub level: &'static str,
+    /// Origin: `log`, `stdout` or `stderr`.
+    pub source: &'static str,
+    /// The text, cut at [`RECENT_LINE_BYTES`].
+    pub message: String,
+}
+
+impl std::fmt::Debug for RecentLogs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecentLogs").finish_non_exhaustive()
+    }
+}
+
+impl RecentLogs {
+    /// Keeps lines, passing each on to `inner`.
+    pub fn new(inner: Arc<dyn LogSink>) -> Self {
+        RecentLogs {
+            inner,
+            plugins: Mutex::default(),
+            clock: AtomicU64::new(0),
+        }
+    }
+
+    /// The last lines of `plugin`, oldest first.
+    pub fn lines(&self, plugin: &str) -> Vec<RecentLine> {
+        self.lock()
+            .get(plugin)
+            .map(|recent| recent.lines.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, Recent>> {
+        self.plugins.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl LogSink for RecentLogs {
+    fn write(&self, line: &LogLine<'_>) {
+        self.inner.write(line);
+        let kept = RecentLine {
+            at_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
+            revision: line.revision.to_owned(),
+            level: line.level.as_str(),
+            source: line.source.as_str(),
+            message: cut(line.message, RECENT_LINE_BYTES).into_owned(),
+        };
+        let now = self.clock.fetch_add(1, Ordering::Relaxed);
+        let mut plugins = self.lock();
+        if !plugins.contains_key(line.plugin) && plugins.len() >= RECENT_PLUGINS {
+            let quietest = plugins
+                .iter()
+                .min_by_key(|(_, recent)| recent.last)
+                .map(|(name, _)| name.clone());
+            if let Some(name) = quietest {
+                plugins.remove(&name);
+            }
+        }
+        let recent = plugins
+            .entry(line.plugin.to_owned())
+            .or_insert_with(|| Recent {
+                lines: std::collections::VecDeque::with_capacity(RECENT_LINES),
+                last: now,
+            });
+        if recent.lines.len() == RECENT_LINES {
+            recent.lines.pop_front();
+        }
+        recent.lines.push_back(kept);
+        recent.last = now;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn recent_logs_keep_the_last_lines_of_each_plugin_and_pass_every_line_on() {
+        let inner = MemorySink::default();
+        let recent = RecentLogs::new(Arc::new(inner.clone()));
+        let write = |plugin: &str, message: &str| {
+            recent.write(&LogLine {
+                plugin,
+                revision: "0123456789ab",
+                level: LogLevel::Info,
+                source: LogSource::Api,
+                message,
+            })
+        };
+        for i in 0..RECENT_LINES + 7 {
+            write("a", &format!("a{i}"));
+        }
+        write("b", &"x".repeat(RECENT_LINE_BYTES * 2));
+        assert_eq!(
+            inner.lines().len(),
+            RECENT_LINES + 8,
+            "every line passed on"
+        );
+        let kept: Vec<String> = recent.lines("a").into_iter().map(|l| l.message).collect();
+        assert_eq!(kept.len(), RECENT_LINES);
+        assert_eq!(kept[0], "a7", "the oldest went first");
+        assert_eq!(kept[RECENT_LINES - 1], format!("a{}", RECENT_LINES + 6));
+        let long = &recent.lines("b")[0].message;
+        assert!(long.len() < RECENT_LINE_BYTES + 40 && long.ends_with("bytes]"));
+        assert!(recent.lines("c").is_empty());
+    }
+
+    #[test]
+    fn recent_logs_forget_the_quietest_plugin_first() {
+        let recent = RecentLogs::new(Arc::new(MemorySink::default()));
+        let write = |plugin: &str| {
+            recent.write(&LogLine {
+                plugin,
+                revision: "r",
+                level: LogLevel::Info,
+                source: LogSource::Stdout,
+                message: "m",
+            })
+        };
+        for n in 0..RECENT_PLUGINS {
+            write(&format!("p{n}"));
+        }
+        write("p0"); // p1 is now the quietest
+        write("new");
+        assert!(!recent.lines("p0").is_empty());
+        assert!(recent.lines("p1").is_empty(), "the quietest was forgotten");
+        assert!(!recent.lines("new").is_empty());
+    }
 
     #[test]
     fn a_flood_is_cut_to_the_burst_and_counted() {

@@ -43,7 +43,8 @@ pub use limits::{
 pub use loaded::{Identified, LoadOptions, LoadedPlugin, digest, revision};
 pub use logging::{
     LogLevel, LogLine, LogRate, LogSink, LogSource, MAX_LINE_BYTES, MemorySink, OwnedLogLine,
-    PluginLogger, TracingSink,
+    PluginLogger, RECENT_LINE_BYTES, RECENT_LINES, RECENT_PLUGINS, RecentLine, RecentLogs,
+    TracingSink,
 };
 pub use lookup::{CacheScope, LookupError, ObjectReader};
 pub use manifest::{
