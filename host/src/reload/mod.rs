@@ -28,7 +28,7 @@ pub mod status;
 mod reconcile;
 
 pub use settle::SettleTiming;
-pub use status::{FileState, FileStatus, FileStatuses};
+pub use status::{FileState, FileStatus, FileStatuses, RELOAD_HISTORY, ReloadAction, ReloadRecord};
 
 use crate::capability::ClusterAccess;
 use crate::config::Config;

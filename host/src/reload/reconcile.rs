@@ -27,7 +27,7 @@
 
 use super::ReloadSetup;
 use super::scan::{self, Found, sidecar_of};
-use super::status::FileState;
+use super::status::{FileState, ReloadAction, ReloadRecord};
 use crate::config::Sidecar;
 use crate::plugin::{CompileOutcome, LoadOptions, LoadedPlugin, digest, revision};
 use std::collections::{BTreeMap, HashSet};
@@ -292,16 +292,27 @@ impl Reconciler {
                 took.as_millis()
             ),
         };
+        let mut record = ReloadRecord {
+            plugin: Some(name.clone()),
+            revision: Some(plugin.revision().to_owned()),
+            ..ReloadRecord::new(ReloadAction::Loaded, path)
+        };
         match &previous {
-            Some(running) if running.name == name => tracing::info!(
-                plugin = %name, file = %path.display(), from = revision(&running.digest), to = plugin.revision(),
-                "plugin swapped to a new version; {how}"
-            ),
+            Some(running) if running.name == name => {
+                tracing::info!(
+                    plugin = %name, file = %path.display(), from = revision(&running.digest), to = plugin.revision(),
+                    "plugin swapped to a new version; {how}"
+                );
+                record.action = ReloadAction::Swapped;
+                record.from = Some(revision(&running.digest).to_owned());
+            }
             _ => tracing::info!(
                 plugin = %name, file = %path.display(), revision = plugin.revision(),
                 version = %plugin.manifest().version, "plugin loaded; {how}"
             ),
         }
+        record.detail = Some(how);
+        self.setup.files.record(record);
         self.setup.stats.reloads.fetch_add(1, Ordering::Relaxed);
         self.setup
             .files
@@ -337,6 +348,15 @@ impl Reconciler {
             ),
             None => tracing::error!(file = %path.display(), "plugin file not loaded: {error}"),
         }
+        self.setup.files.record(ReloadRecord {
+            plugin: known.running.as_ref().map(|r| r.name.clone()),
+            revision: known
+                .running
+                .as_ref()
+                .map(|r| revision(&r.digest).to_owned()),
+            detail: Some(error.clone()),
+            ..ReloadRecord::new(ReloadAction::Refused, path)
+        });
         known.seen = Some(found);
         known.content = content;
         known.blocked_by = None;
@@ -354,6 +374,11 @@ impl Reconciler {
         }
         if self.known.get(path).and_then(|k| k.state) != Some(FileState::Disabled) {
             tracing::info!(file = %path.display(), "plugin disabled by configuration (plugins.<name>.disabled or its sidecar)");
+            self.setup.files.record(ReloadRecord {
+                plugin: previous.as_ref().map(|r| r.name.clone()),
+                revision: previous.as_ref().map(|r| revision(&r.digest).to_owned()),
+                ..ReloadRecord::new(ReloadAction::Disabled, path)
+            });
         }
         self.known.insert(
             path.to_owned(),
@@ -376,6 +401,11 @@ impl Reconciler {
             self.stop_running(path, running).await;
             tracing::info!(plugin = %running.name, file = %path.display(), "plugin unloaded: its file was removed");
             self.setup.stats.unloads.fetch_add(1, Ordering::Relaxed);
+            self.setup.files.record(ReloadRecord {
+                plugin: Some(running.name.clone()),
+                revision: Some(revision(&running.digest).to_owned()),
+                ..ReloadRecord::new(ReloadAction::Unloaded, path)
+            });
         }
         self.setup.files.removed(path);
     }

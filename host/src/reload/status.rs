@@ -1,11 +1,12 @@
 //! What the reloader knows of each plugin file: which plugin and version it
-//! runs, since when, how it was compiled, and its last error. Read by the
-//! `/plugins` endpoint; every change is announced, so a caller can wait for
-//! a state instead of polling.
+//! runs, since when, how it was compiled, and its last error; and a bounded
+//! history of what it did (loads, swaps, refusals, unloads). Read by the
+//! `/plugins` endpoint and the dashboard; every change of state is
+//! announced, so a caller can wait for a state instead of polling.
 
 use crate::plugin::CompileOutcome;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
@@ -64,11 +65,68 @@ impl FileStatus {
     }
 }
 
+/// What the reloader did with a plugin file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReloadAction {
+    /// A plugin started from it.
+    Loaded,
+    /// A new version replaced the one running from it.
+    Swapped,
+    /// Its content was refused; what ran from it, if anything, still runs.
+    Refused,
+    /// It was disabled; what ran from it stopped.
+    Disabled,
+    /// It was removed; what ran from it stopped.
+    Unloaded,
+}
+
+/// One entry of the reload history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReloadRecord {
+    /// When.
+    #[serde(with = "crate::time_serde")]
+    pub at: SystemTime,
+    /// What.
+    pub action: ReloadAction,
+    /// The plugin file.
+    pub file: PathBuf,
+    /// The plugin concerned, when known.
+    pub plugin: Option<String>,
+    /// Its revision (the first 12 hex digits of the file's sha256): the
+    /// version now running, or for a refusal or unload the one concerned.
+    pub revision: Option<String>,
+    /// For a swap, the revision replaced.
+    pub from: Option<String>,
+    /// How it was compiled, or why it was refused.
+    pub detail: Option<String>,
+}
+
+impl ReloadRecord {
+    /// A record of `action` on `file`, now, with nothing else known yet.
+    pub fn new(action: ReloadAction, file: &Path) -> Self {
+        ReloadRecord {
+            at: SystemTime::now(),
+            action,
+            file: file.to_owned(),
+            plugin: None,
+            revision: None,
+            from: None,
+            detail: None,
+        }
+    }
+}
+
+/// Entries the reload history keeps, the oldest going first.
+pub const RELOAD_HISTORY: usize = 100;
+
 /// The status of every plugin file.
 #[derive(Debug)]
 pub struct FileStatuses {
     files: Mutex<BTreeMap<PathBuf, FileStatus>>,
     changes: watch::Sender<u64>,
+    history: Mutex<VecDeque<ReloadRecord>>,
 }
 
 impl Default for FileStatuses {
@@ -76,6 +134,7 @@ impl Default for FileStatuses {
         FileStatuses {
             files: Mutex::new(BTreeMap::new()),
             changes: watch::Sender::new(0),
+            history: Mutex::new(VecDeque::with_capacity(RELOAD_HISTORY)),
         }
     }
 }
@@ -144,6 +203,25 @@ impl FileStatuses {
     /// Every file's status, by path.
     pub fn snapshot(&self) -> BTreeMap<PathBuf, FileStatus> {
         self.lock().clone()
+    }
+
+    /// Adds to the reload history, forgetting its oldest entry when full.
+    pub fn record(&self, record: ReloadRecord) {
+        let mut history = self.history.lock().unwrap_or_else(|e| e.into_inner());
+        if history.len() == RELOAD_HISTORY {
+            history.pop_front();
+        }
+        history.push_back(record);
+    }
+
+    /// The reload history, oldest first.
+    pub fn history(&self) -> Vec<ReloadRecord> {
+        self.history
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .cloned()
+            .collect()
     }
 
     /// A receiver that sees a new value after every change.
@@ -224,6 +302,24 @@ mod tests {
         assert_eq!(
             (status.state, status.last_error, status.compile.as_deref()),
             (FileState::Loaded, None, Some("cache hit"))
+        );
+    }
+
+    #[test]
+    fn the_history_keeps_the_last_entries_in_order() {
+        let statuses = FileStatuses::default();
+        for n in 0..RELOAD_HISTORY + 3 {
+            statuses.record(ReloadRecord {
+                detail: Some(n.to_string()),
+                ..ReloadRecord::new(ReloadAction::Refused, Path::new("/d/p.wasm"))
+            });
+        }
+        let history = statuses.history();
+        assert_eq!(history.len(), RELOAD_HISTORY);
+        assert_eq!(history[0].detail.as_deref(), Some("3"));
+        assert_eq!(
+            history[RELOAD_HISTORY - 1].detail,
+            Some((RELOAD_HISTORY + 2).to_string())
         );
     }
 
