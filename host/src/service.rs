@@ -7,11 +7,15 @@ use crate::capability::kube::ClusterApi;
 use crate::capability::{ActionStatsCollector, ClusterAccess};
 use crate::config::Config;
 use crate::daemon::Daemon;
+use crate::dispatch::Feed;
 use crate::informer::{Informers, ReflectorConfig};
 use crate::leader::{Election, LeaderElector, LeaderError};
 use crate::metrics::LoaderStats;
+use crate::ops::dashboard::Replica;
 use crate::ops::{self, OpsState};
-use crate::plugin::{ArtifactCache, Compiler, EngineError, EngineSettings, LogSink, PluginEngine};
+use crate::plugin::{
+    ArtifactCache, Compiler, EngineError, EngineSettings, LogSink, PluginEngine, RecentLogs,
+};
 use crate::reload::{
     DEFAULT_RESCAN_INTERVAL, FileStatuses, PluginDirectory, ReloadError, ReloadSetup, SettleTiming,
 };
@@ -112,14 +116,26 @@ impl Service {
         };
         let informers = Arc::new(Informers::new(client.clone(), reflector));
         let elected = config.leader_election.enabled;
-        let daemon = Arc::new(if elected {
-            // Followers keep warm caches and dispatch nothing.
-            Daemon::standby(informers, config.retry_policy())
-        } else {
-            Daemon::new(informers, config.retry_policy())
-        });
+        let daemon = Arc::new(
+            if elected {
+                // Followers keep warm caches and dispatch nothing.
+                Daemon::standby(informers, config.retry_policy())
+            } else {
+                Daemon::new(informers, config.retry_policy())
+            }
+            .with_feed(Arc::new(Feed::default())),
+        );
+        let mut replica = Replica {
+            identity: config
+                .leader_election
+                .lease_settings()
+                .ok()
+                .map(|settings| settings.identity),
+            lease: None,
+        };
         let leadership = if elected {
             let settings = config.leader_election.lease_settings()?;
+            replica.lease = Some(settings.lease_key());
             tracing::info!(lease = %settings.lease_key(), identity = %settings.identity, "leader election on: dispatching only while holding the Lease");
             let election = LeaderElector::new(client, settings)?.spawn();
             let follower = tokio::spawn(follow_leadership(election.leadership(), daemon.clone()));
@@ -127,6 +143,9 @@ impl Service {
         } else {
             None
         };
+        // Plugins' lines go where they went, and their last few are kept
+        // for the dashboard.
+        let logs = Arc::new(RecentLogs::new(sink));
         let stats = Arc::new(LoaderStats::default());
         let files = Arc::new(FileStatuses::default());
         let ops = Arc::new(OpsState {
@@ -139,16 +158,20 @@ impl Service {
             files: files.clone(),
             loaded: AtomicBool::new(false),
             shutting_down: AtomicBool::new(false),
+            logs: Some(logs.clone()),
+            replica,
         });
         let address = listener.local_addr().map_err(ServiceError::Listen)?;
         let endpoints = tokio::spawn(ops::serve(listener, ops.clone()));
-        tracing::info!("endpoints: http://{address}/metrics /healthz /readyz /plugins");
+        tracing::info!(
+            "endpoints: http://{address}/metrics /healthz /readyz /plugins; dashboard: http://{address}/"
+        );
         let directory = PluginDirectory::start(ReloadSetup {
             dir: config.plugin_dir.clone(),
             cache: open_artifact_cache(&config, &engine),
             config,
             engine,
-            sink,
+            sink: logs,
             daemon: daemon.clone(),
             files,
             stats,

@@ -176,6 +176,7 @@ pub async fn run(options: DemoOptions) -> Result<(), String> {
         "  try           kubectl --kubeconfig {} delete pod -n shop <name>",
         kubeconfig.display()
     );
+    println!("  dashboard     http://{address}/");
     println!("  endpoints     http://{address}/metrics  /readyz  /plugins");
     println!("  stop          Ctrl-C");
     println!();

@@ -1,13 +1,21 @@
 //! The operations endpoints on one listen address: `/metrics` (Prometheus
 //! text), `/healthz` (the process serves), `/readyz` (informers synced and
-//! every plugin through its initial list; false while shutting down) and
-//! `/plugins` (status JSON).
+//! every plugin through its initial list; false while shutting down),
+//! `/plugins` (status JSON), and the live [dashboard] at `/` with its
+//! snapshot (`/api/dashboard`) and event stream (`/events/stream`). Every
+//! endpoint is read-only: methods other than GET and HEAD are refused.
+
+pub mod dashboard;
 
 use crate::daemon::{AbandonedWorker, Daemon, PluginStatus};
+use crate::plugin::RecentLogs;
 use crate::reload::{FileStatus, FileStatuses};
 use bytes::Bytes;
-use http_body_util::Full;
-use hyper::{Request, Response, StatusCode};
+use dashboard::Replica;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::body::Frame;
+use hyper::{Method, Request, Response, StatusCode};
 use prometheus_client::registry::Registry;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -29,7 +37,14 @@ pub struct OpsState {
     pub loaded: AtomicBool,
     /// Set first on shutdown, so readiness drops before anything stops.
     pub shutting_down: AtomicBool,
+    /// Plugins' recent log lines, for the dashboard.
+    pub logs: Option<Arc<RecentLogs>>,
+    /// Who this replica is, for the dashboard.
+    pub replica: Replica,
 }
+
+/// A response body: whole, or streamed.
+pub type Body = BoxBody<Bytes, Infallible>;
 
 impl std::fmt::Debug for OpsState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -59,15 +74,48 @@ impl OpsState {
             && self.daemon.ready()
     }
 
-    fn respond(&self, path: &str) -> Response<Full<Bytes>> {
+    fn respond(&self, method: &Method, path: &str) -> Response<Body> {
         let text = |status: StatusCode, body: String, content_type: &'static str| {
             Response::builder()
                 .status(status)
                 .header("content-type", content_type)
-                .body(Full::new(Bytes::from(body)))
+                .body(Full::new(Bytes::from(body)).boxed())
                 .expect("valid response")
         };
+        let asset = |body: &'static str, content_type: &'static str| {
+            Response::builder()
+                .header("content-type", content_type)
+                .header("cache-control", "no-cache")
+                .header("x-content-type-options", "nosniff")
+                .header(
+                    "content-security-policy",
+                    dashboard::CONTENT_SECURITY_POLICY,
+                )
+                .body(Full::new(Bytes::from_static(body.as_bytes())).boxed())
+                .expect("valid response")
+        };
+        if method != Method::GET && method != Method::HEAD {
+            let mut response = text(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "read-only: only GET and HEAD\n".into(),
+                "text/plain",
+            );
+            response.headers_mut().insert(
+                "allow",
+                hyper::header::HeaderValue::from_static("GET, HEAD"),
+            );
+            return response;
+        }
         match path {
+            "/" | "/index.html" => asset(dashboard::INDEX_HTML, "text/html; charset=utf-8"),
+            "/dashboard.js" => asset(dashboard::DASHBOARD_JS, "text/javascript; charset=utf-8"),
+            "/dashboard.css" => asset(dashboard::DASHBOARD_CSS, "text/css; charset=utf-8"),
+            "/api/dashboard" => text(
+                StatusCode::OK,
+                serde_json::to_string(&self.snapshot()).expect("the snapshot serializes"),
+                "application/json",
+            ),
+            "/events/stream" => self.event_stream(),
             "/metrics" => text(
                 StatusCode::OK,
                 crate::metrics::encode(&self.registry),
@@ -112,10 +160,42 @@ impl OpsState {
             }
             _ => text(
                 StatusCode::NOT_FOUND,
-                "not found: try /metrics, /healthz, /readyz or /plugins\n".into(),
+                "not found: try / (the dashboard), /metrics, /healthz, /readyz or /plugins\n"
+                    .into(),
                 "text/plain",
             ),
         }
+    }
+}
+
+impl OpsState {
+    /// `/events/stream`: the delivery feed as server-sent events, or 503
+    /// when the feed has all the watchers it takes.
+    fn event_stream(&self) -> Response<Body> {
+        let refuse = |why: String| {
+            Response::builder()
+                .status(StatusCode::SERVICE_UNAVAILABLE)
+                .header("content-type", "text/plain")
+                .header("retry-after", "10")
+                .body(Full::new(Bytes::from(why + "\n")).boxed())
+                .expect("valid response")
+        };
+        let Some(feed) = self.daemon.feed() else {
+            return refuse("this daemon has no delivery feed".into());
+        };
+        let watcher = match feed.watch() {
+            Ok(watcher) => watcher,
+            Err(err) => return refuse(err.to_string()),
+        };
+        let frames = futures::StreamExt::map(dashboard::event_stream(watcher), |bytes| {
+            Ok::<_, Infallible>(Frame::data(bytes))
+        });
+        Response::builder()
+            .header("content-type", "text/event-stream")
+            .header("cache-control", "no-cache")
+            .header("x-content-type-options", "nosniff")
+            .body(BodyExt::boxed(StreamBody::new(frames)))
+            .expect("valid response")
     }
 }
 
@@ -130,7 +210,9 @@ pub async fn serve(listener: tokio::net::TcpListener, state: Arc<OpsState>) {
             let service =
                 hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
                     let state = state.clone();
-                    async move { Ok::<_, Infallible>(state.respond(request.uri().path())) }
+                    async move {
+                        Ok::<_, Infallible>(state.respond(request.method(), request.uri().path()))
+                    }
                 });
             let io = hyper_util::rt::TokioIo::new(stream);
             let _ = hyper::server::conn::http1::Builder::new()

@@ -1,0 +1,258 @@
+// Herald's dashboard: polls api/dashboard, follows events/stream. Read-only,
+// no framework, no build step. Everything from the daemon (plugin output
+// included) reaches the page through textContent, never parsed as HTML.
+"use strict";
+
+const POLL_MS = 2000;
+const FEED_ROWS = 200;
+
+const $ = (id) => document.getElementById(id);
+
+// h("div", {class: "x", dataset: {plugin: "p"}}, "text", child, …)
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "dataset") Object.assign(el.dataset, value);
+    else if (key === "open") el.open = Boolean(value);
+    else el.setAttribute(key, value);
+  }
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue;
+    el.append(child instanceof Node ? child : String(child));
+  }
+  return el;
+}
+
+const badge = (text, tone) => h("span", { class: "badge " + (tone || "") }, text);
+
+function clock(ms) {
+  return new Date(ms).toLocaleTimeString([], { hour12: false });
+}
+
+function ago(iso) {
+  if (!iso) return "";
+  const seconds = Math.max(0, (Date.now() - Date.parse(iso)) / 1000);
+  if (seconds < 60) return Math.round(seconds) + " s ago";
+  if (seconds < 3600) return Math.round(seconds / 60) + " min ago";
+  if (seconds < 86400) return (seconds / 3600).toFixed(1) + " h ago";
+  return (seconds / 86400).toFixed(1) + " d ago";
+}
+
+function duration(micros) {
+  if (micros === null || micros === undefined || Number.isNaN(micros)) return "–";
+  if (micros < 1000) return Math.round(micros) + " µs";
+  if (micros < 1e6) return (micros / 1000).toFixed(micros < 1e4 ? 2 : 1) + " ms";
+  return (micros / 1e6).toFixed(2) + " s";
+}
+
+function rate(perSecond) {
+  if (perSecond === null || perSecond === undefined) return "–";
+  if (perSecond === 0) return "0";
+  return perSecond < 10 ? perSecond.toFixed(1) : Math.round(perSecond).toString();
+}
+
+// Sums of a plugin's counters over its subscriptions.
+function totals(plugin) {
+  const sum = { delivered: 0, failed: 0, skipped: 0, queueDepth: 0, callMicros: 0 };
+  for (const sub of plugin.subscriptions) for (const key in sum) sum[key] += sub[key];
+  return sum;
+}
+
+// Previous totals by plugin (and revision), for rates.
+let previous = new Map();
+const openLogs = new Set();
+
+function pluginState(plugin, dispatching) {
+  if (plugin.degraded) return ["degraded", "bad"];
+  if (!plugin.dispatching) return [dispatching ? "starting" : "standing by", ""];
+  if (!plugin.synced) return ["initial list", "warn"];
+  if (plugin.lastError && !plugin.lastError.skipped) return ["retrying", "warn"];
+  return ["running", "ok"];
+}
+
+function renderReplica(snapshot) {
+  const r = snapshot.replica;
+  $("version").textContent = "v" + snapshot.version;
+  $("replica").replaceChildren(
+    h("span", {}, "replica ", h("strong", {}, r.identity || "unknown")),
+    r.dispatching ? badge("dispatching", "ok") : badge("standing by (follower)", "warn"),
+    r.lease ? h("span", { class: "muted" }, "lease " + r.lease) : h("span", { class: "muted" }, "no leader election"),
+    r.shuttingDown ? badge("shutting down", "bad") : r.ready ? badge("ready", "ok") : badge("not ready", "warn"),
+  );
+}
+
+function renderPlugins(snapshot) {
+  const now = snapshot.nowMs;
+  const next = new Map();
+  const cards = snapshot.plugins.map((plugin) => {
+    const sum = totals(plugin);
+    const id = plugin.name + "@" + plugin.sha256;
+    const before = previous.get(id);
+    next.set(id, { at: now, ...sum });
+    const seconds = before ? (now - before.at) / 1000 : 0;
+    const per = (key) => (before && seconds > 0 ? Math.max(0, sum[key] - before[key]) / seconds : null);
+    const calls = sum.delivered + sum.failed;
+    const recentCalls = before ? calls - (before.delivered + before.failed) : 0;
+    const recentLatency = recentCalls > 0 ? (sum.callMicros - before.callMicros) / recentCalls : null;
+    const [state, tone] = pluginState(plugin, snapshot.replica.dispatching);
+    const stat = (label, value, total, bad) =>
+      h("div", { class: "stat" + (bad ? " bad" : "") },
+        h("div", { class: "value" }, value), h("div", { class: "label" }, label),
+        h("div", { class: "total" }, total));
+    const logs = plugin.logs || [];
+    const details = h("details", { open: openLogs.has(plugin.name), dataset: { logsOf: plugin.name } },
+      h("summary", {}, `recent log lines (${logs.length})`),
+      h("div", { class: "logs" },
+        logs.length === 0 ? h("div", { class: "empty" }, "nothing logged yet")
+          : logs.slice().reverse().map((line) => h("div", { class: line.level },
+            `${clock(line.atMs)} ${line.level.toUpperCase().padEnd(5)} ${line.message}`))));
+    details.addEventListener("toggle", () => {
+      if (details.open) openLogs.add(plugin.name); else openLogs.delete(plugin.name);
+    });
+    const error = plugin.lastError;
+    return h("article", { class: "card", dataset: { plugin: plugin.name } },
+      h("h3", {}, plugin.name, h("span", { class: "muted" }, plugin.version), badge(state, tone)),
+      h("div", { class: "meta" },
+        `revision ${plugin.sha256.slice(0, 12)} · loaded ${ago(plugin.since)} · owner `,
+        h("strong", {}, snapshot.replica.identity || "this replica"),
+        plugin.dispatching ? " (dispatching)" : " (standing by)"),
+      h("div", { class: "stats" },
+        stat("delivered/s", rate(per("delivered")), sum.delivered + " total"),
+        stat("failed/s", rate(per("failed")), sum.failed + " total", sum.failed > 0),
+        stat("skipped/s", rate(per("skipped")), sum.skipped + " total", sum.skipped > 0),
+        stat("latency", duration(recentLatency), "mean " + duration(calls ? sum.callMicros / calls : null)),
+      ),
+      h("ul", { class: "subs" }, plugin.subscriptions.map((sub) =>
+        h("li", {}, h("code", {}, sub.informer), " · queue ", h("strong", {}, sub.queueDepth),
+          sub.synced ? "" : " · initial list", sub.degraded ? " · degraded: " + sub.degraded : ""))),
+      error && h("div", { class: "error" },
+        h("strong", {}, error.skipped ? "last error (skipped): " : "last error (retried): "),
+        `${error.message} — ${error.notification}, ${ago(error.at)}`),
+      details);
+  });
+  previous = next;
+  $("plugin-count").textContent = "(" + snapshot.plugins.length + ")";
+  $("plugins").replaceChildren(...(cards.length ? cards
+    : [h("p", { class: "empty" }, "No plugin running: drop a .wasm file into the plugin directory.")]));
+  $("files").replaceChildren(...snapshot.files.map((file) =>
+    h("div", { class: "error", dataset: { file: file.file } },
+      h("strong", {}, `${file.file}: ${file.state}`),
+      file.plugin ? ` (the running version of ${file.plugin} stays)` : "",
+      file.lastError ? " — " + file.lastError : "")));
+}
+
+function renderInformers(snapshot) {
+  $("informers").replaceChildren(...snapshot.informers.map((informer) =>
+    h("tr", { dataset: { informer: informer.key } },
+      h("td", {}, h("code", {}, informer.key)),
+      h("td", { class: "num" }, informer.objects),
+      h("td", {}, informer.synced ? badge("synced", "ok") : badge("syncing", "warn")),
+      h("td", { class: "num" }, informer.watchRestarts),
+      h("td", { class: "num" }, informer.relists),
+      h("td", { class: "num" }, informer.errors),
+      h("td", { class: "num" }, informer.events),
+      h("td", { class: "num" }, informer.listeners))));
+}
+
+const ACTION_TONE = { loaded: "ok", swapped: "ok", refused: "bad", disabled: "warn", unloaded: "" };
+
+function renderReloads(snapshot) {
+  const rows = snapshot.reloads.map((record) =>
+    h("tr", {},
+      h("td", { title: record.at }, ago(record.at)),
+      h("td", {}, badge(record.action, ACTION_TONE[record.action])),
+      h("td", {}, record.plugin || "–"),
+      h("td", { class: "mono" }, record.from ? `${record.from} → ${record.revision}` : record.revision || ""),
+      h("td", { class: "mono", title: record.file }, record.file.split("/").pop()),
+      h("td", {}, record.detail || "")));
+  $("reloads").replaceChildren(...(rows.length ? rows
+    : [h("tr", {}, h("td", { colspan: 6, class: "empty" }, "nothing loaded yet"))]));
+}
+
+let feedMeta = { published: 0, at: 0 };
+
+function renderFeedMeta(snapshot) {
+  const feed = snapshot.feed;
+  if (feedMeta.at) {
+    const perSecond = (feed.published - feedMeta.published) / ((snapshot.nowMs - feedMeta.at) / 1000);
+    $("feed-rate").textContent = `(${rate(Math.max(0, perSecond))}/s)`;
+  }
+  feedMeta = { published: feed.published, at: snapshot.nowMs };
+  $("feed-dropped").textContent =
+    `${feed.watchers}/${feed.maxWatchers} watching · ${feed.dropped} dropped for slow watchers`;
+}
+
+async function poll() {
+  try {
+    const response = await fetch("api/dashboard", { cache: "no-store" });
+    if (!response.ok) throw new Error(response.status + " " + response.statusText);
+    const snapshot = await response.json();
+    renderReplica(snapshot);
+    renderPlugins(snapshot);
+    renderInformers(snapshot);
+    renderReloads(snapshot);
+    renderFeedMeta(snapshot);
+    $("updated").textContent = "updated " + clock(snapshot.nowMs);
+    document.body.dataset.polled = "yes";
+  } catch (error) {
+    $("updated").textContent = "cannot reach the daemon: " + error.message;
+  } finally {
+    setTimeout(poll, POLL_MS);
+  }
+}
+
+// The live feed: rows are added once per animation frame, newest on top.
+let pending = [];
+let lostByThisPage = 0;
+
+function feedRow(event) {
+  const tone = event.outcome === "delivered" ? (event.attempts > 1 ? "warn" : "ok") : "bad";
+  const outcome = event.outcome === "delivered" && event.attempts > 1
+    ? `delivered after ${event.attempts} attempts` : event.outcome;
+  return h("tr", { class: "fresh", dataset: { feedPlugin: event.plugin }, title: event.error || "" },
+    h("td", {}, clock(event.atMs)),
+    h("td", {}, event.plugin),
+    h("td", {}, event.event + (event.initial ? " (initial)" : "")),
+    h("td", { class: "mono" }, event.resource + " " + event.key),
+    h("td", {}, badge(outcome, tone)),
+    h("td", { class: "num" }, duration(event.micros)));
+}
+
+function flush() {
+  const body = $("feed");
+  if (pending.length && !$("feed-pause").checked) {
+    const rows = pending.slice(-FEED_ROWS).reverse().map(feedRow);
+    body.prepend(...rows);
+    while (body.rows.length > FEED_ROWS) body.deleteRow(-1);
+    pending = [];
+  }
+  requestAnimationFrame(flush);
+}
+
+function follow() {
+  const source = new EventSource("events/stream");
+  const state = $("stream-state");
+  source.onopen = () => {
+    document.body.dataset.stream = "live";
+    state.textContent = "feed: live";
+    state.className = "badge ok";
+  };
+  source.onerror = () => {
+    document.body.dataset.stream = "reconnecting";
+    state.textContent = "feed: reconnecting";
+    state.className = "badge warn";
+  };
+  source.addEventListener("delivery", (message) => {
+    pending.push(JSON.parse(message.data));
+    if (pending.length > FEED_ROWS) pending = pending.slice(-FEED_ROWS);
+  });
+  source.addEventListener("dropped", (message) => {
+    lostByThisPage += JSON.parse(message.data).dropped;
+    state.textContent = `feed: live (this page fell behind, ${lostByThisPage} lost)`;
+  });
+}
+
+poll();
+follow();
+requestAnimationFrame(flush);
