@@ -204,6 +204,7 @@ async function poll() {
 
 // The live feed: rows are added once per animation frame, newest on top.
 let pending = [];
+let received = 0;
 let lostByThisPage = 0;
 
 function feedRow(event) {
@@ -245,6 +246,7 @@ function follow() {
   };
   source.addEventListener("delivery", (message) => {
     pending.push(JSON.parse(message.data));
+    document.body.dataset.received = String(++received);
     if (pending.length > FEED_ROWS) pending = pending.slice(-FEED_ROWS);
   });
   source.addEventListener("dropped", (message) => {
