@@ -230,6 +230,67 @@ mod tests {
         assert_eq!(first.key, "ns/pod-100", "the oldest were the ones lost");
     }
 
+    /// What a worker pays per finished delivery for the feed, with nobody
+    /// watching and with one watcher reading on another thread. Figures
+    /// only mean something in a release build.
+    #[test]
+    #[ignore = "measurement: cargo test --release -p herald --lib publish_cost -- --ignored --nocapture"]
+    fn publish_cost() {
+        const N: usize = 2_000_000;
+        let feed = Arc::new(Feed::default());
+        let key = "payments/payments-api-c7d9f6b58-p8r3t".to_owned();
+        let (plugin, resource): (Arc<str>, Arc<str>) = ("pod-lifecycle".into(), "pods".into());
+        let publish = |feed: &Feed| {
+            feed.publish(|| FeedEvent {
+                at_ms: FeedEvent::epoch_ms(SystemTime::now()),
+                plugin: plugin.clone(),
+                resource: resource.clone(),
+                event: "update",
+                key: key.clone(),
+                initial: false,
+                outcome: Outcome::Delivered,
+                attempts: 1,
+                micros: 150,
+                error: None,
+            })
+        };
+        let started = std::time::Instant::now();
+        for _ in 0..N {
+            publish(std::hint::black_box(&feed));
+        }
+        let idle = started.elapsed().as_nanos() as f64 / N as f64;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut watcher = feed.watch().unwrap();
+        let reader = std::thread::spawn(move || {
+            runtime.block_on(async {
+                let (mut events, mut lost) = (0u64, 0u64);
+                while let Some(received) = watcher.recv().await {
+                    match received {
+                        Received::Event(_) => events += 1,
+                        Received::Dropped(n) => lost += n,
+                    }
+                    if events + lost == N as u64 {
+                        break;
+                    }
+                }
+                (events, lost)
+            })
+        });
+        let started = std::time::Instant::now();
+        for _ in 0..N {
+            publish(&feed);
+        }
+        let watched = started.elapsed().as_nanos() as f64 / N as f64;
+        let (events, lost) = reader.join().unwrap();
+        println!(
+            "publish: {idle:.1} ns with no watcher, {watched:.1} ns with one \
+             ({events} read, {lost} lost by the reader falling behind)"
+        );
+    }
+
     #[test]
     fn watchers_are_bounded_and_counted_until_dropped() {
         let feed = Feed::default();

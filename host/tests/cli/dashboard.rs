@@ -6,6 +6,9 @@
 //! Needs `chromium` and `chromedriver` on `PATH` (Debian: `apt-get install
 //! chromium chromium-driver`; `.ci/run` does). Without them the test is
 //! skipped, saying so, except where `CI` is set: there it fails.
+//!
+//! With `HERALD_DASHBOARD_SCREENSHOT=FILE.png` set, the test also saves a
+//! screenshot of the page once it is live (how `docs/dashboard.png` is made).
 
 use super::process::{PATIENCE, Running, temp_dir};
 use herald_test_artifacts as artifacts;
@@ -183,7 +186,7 @@ impl<'a> Session<'a> {
                         "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                         "--no-first-run", "--disable-background-networking",
                         "--disable-component-update", "--disable-sync",
-                        "--window-size=1400,1000",
+                        "--window-size=1500,1400", "--hide-scrollbars",
                         format!("--user-data-dir={}", profile.display()),
                     ],
                 },
@@ -194,6 +197,17 @@ impl<'a> Session<'a> {
             .unwrap_or_else(|| panic!("no session: {created}"))
             .to_owned();
         Session { driver, id }
+    }
+
+    /// A PNG of the window.
+    fn screenshot(&self) -> Vec<u8> {
+        use base64::Engine as _;
+        let png = self
+            .driver
+            .call("GET", &format!("/session/{}/screenshot", self.id), None);
+        base64::engine::general_purpose::STANDARD
+            .decode(png["value"].as_str().expect("a base64 PNG"))
+            .expect("a base64 PNG")
     }
 
     fn go(&self, url: &str) {
@@ -326,6 +340,14 @@ fn the_dashboard_lists_the_plugins_and_streams_live_deliveries_in_chromium() {
             "no new delivery reached the page"
         );
         std::thread::sleep(Duration::from_millis(100));
+    }
+    if let Some(file) = std::env::var_os("HERALD_DASHBOARD_SCREENSHOT") {
+        // One plugin's log lines shown, and a few polls more, so that rates
+        // and latencies have values.
+        session.run(r#"document.querySelector("[data-logs-of=pod-lifecycle]").open = true"#);
+        std::thread::sleep(Duration::from_secs(8));
+        std::fs::write(&file, session.screenshot()).unwrap();
+        eprintln!("screenshot saved to {}", PathBuf::from(file).display());
     }
     drop(session);
     drop(driver);
