@@ -21,8 +21,8 @@ pub struct DemoArgs {
     /// (default: examples/cluster of this checkout).
     #[arg(long)]
     pub seed: Option<PathBuf>,
-    /// Address of /metrics, /healthz, /readyz and /plugins (a free port is
-    /// taken if it is busy).
+    /// Address of the dashboard (/), /metrics, /healthz, /readyz and
+    /// /plugins (a free port is taken if it is busy).
     #[arg(long, default_value = "127.0.0.1:9090")]
     pub listen: SocketAddr,
     /// Time between two changes of the churn generator, e.g. 500ms.

@@ -42,7 +42,8 @@ pub struct RunArgs {
     /// With --embedded: write a kubeconfig for kubectl here [config: source.kubeconfigOut].
     #[arg(long, requires = "embedded")]
     pub kubeconfig_out: Option<PathBuf>,
-    /// Address of /metrics, /healthz, /readyz and /plugins [config: listen].
+    /// Address of the dashboard (/), /metrics, /healthz, /readyz and /plugins
+    /// [config: listen].
     #[arg(long)]
     pub listen: Option<SocketAddr>,
     /// Log format: human or json [config: log.format].
