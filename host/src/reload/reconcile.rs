@@ -292,27 +292,33 @@ impl Reconciler {
                 took.as_millis()
             ),
         };
-        let mut record = ReloadRecord {
+        // Recorded before it is logged: whoever reads the log line finds it
+        // in the history.
+        let swapped_from = previous
+            .as_ref()
+            .filter(|running| running.name == name)
+            .map(|running| revision(&running.digest).to_owned());
+        self.setup.files.record(ReloadRecord {
             plugin: Some(name.clone()),
             revision: Some(plugin.revision().to_owned()),
+            action: match swapped_from {
+                Some(_) => ReloadAction::Swapped,
+                None => ReloadAction::Loaded,
+            },
+            from: swapped_from.clone(),
+            detail: Some(how.clone()),
             ..ReloadRecord::new(ReloadAction::Loaded, path)
-        };
-        match &previous {
-            Some(running) if running.name == name => {
-                tracing::info!(
-                    plugin = %name, file = %path.display(), from = revision(&running.digest), to = plugin.revision(),
-                    "plugin swapped to a new version; {how}"
-                );
-                record.action = ReloadAction::Swapped;
-                record.from = Some(revision(&running.digest).to_owned());
-            }
-            _ => tracing::info!(
+        });
+        match swapped_from {
+            Some(from) => tracing::info!(
+                plugin = %name, file = %path.display(), from, to = plugin.revision(),
+                "plugin swapped to a new version; {how}"
+            ),
+            None => tracing::info!(
                 plugin = %name, file = %path.display(), revision = plugin.revision(),
                 version = %plugin.manifest().version, "plugin loaded; {how}"
             ),
         }
-        record.detail = Some(how);
-        self.setup.files.record(record);
         self.setup.stats.reloads.fetch_add(1, Ordering::Relaxed);
         self.setup
             .files
@@ -341,13 +347,6 @@ impl Reconciler {
         retry: bool,
     ) {
         let known = self.known.entry(path.to_owned()).or_default();
-        match &known.running {
-            Some(running) => tracing::error!(
-                file = %path.display(), plugin = %running.name, revision = revision(&running.digest),
-                "plugin file not loaded, the running version stays: {error}"
-            ),
-            None => tracing::error!(file = %path.display(), "plugin file not loaded: {error}"),
-        }
         self.setup.files.record(ReloadRecord {
             plugin: known.running.as_ref().map(|r| r.name.clone()),
             revision: known
@@ -357,6 +356,13 @@ impl Reconciler {
             detail: Some(error.clone()),
             ..ReloadRecord::new(ReloadAction::Refused, path)
         });
+        match &known.running {
+            Some(running) => tracing::error!(
+                file = %path.display(), plugin = %running.name, revision = revision(&running.digest),
+                "plugin file not loaded, the running version stays: {error}"
+            ),
+            None => tracing::error!(file = %path.display(), "plugin file not loaded: {error}"),
+        }
         known.seen = Some(found);
         known.content = content;
         known.blocked_by = None;
@@ -373,12 +379,12 @@ impl Reconciler {
             self.stop_running(path, running).await;
         }
         if self.known.get(path).and_then(|k| k.state) != Some(FileState::Disabled) {
-            tracing::info!(file = %path.display(), "plugin disabled by configuration (plugins.<name>.disabled or its sidecar)");
             self.setup.files.record(ReloadRecord {
                 plugin: previous.as_ref().map(|r| r.name.clone()),
                 revision: previous.as_ref().map(|r| revision(&r.digest).to_owned()),
                 ..ReloadRecord::new(ReloadAction::Disabled, path)
             });
+            tracing::info!(file = %path.display(), "plugin disabled by configuration (plugins.<name>.disabled or its sidecar)");
         }
         self.known.insert(
             path.to_owned(),
@@ -399,13 +405,13 @@ impl Reconciler {
         };
         if let Some(running) = &known.running {
             self.stop_running(path, running).await;
-            tracing::info!(plugin = %running.name, file = %path.display(), "plugin unloaded: its file was removed");
-            self.setup.stats.unloads.fetch_add(1, Ordering::Relaxed);
             self.setup.files.record(ReloadRecord {
                 plugin: Some(running.name.clone()),
                 revision: Some(revision(&running.digest).to_owned()),
                 ..ReloadRecord::new(ReloadAction::Unloaded, path)
             });
+            tracing::info!(plugin = %running.name, file = %path.display(), "plugin unloaded: its file was removed");
+            self.setup.stats.unloads.fetch_add(1, Ordering::Relaxed);
         }
         self.setup.files.removed(path);
     }

@@ -265,3 +265,166 @@ fn an_invalid_configuration_is_refused_at_start_naming_the_key() {
     }
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Sends `method path` to the endpoints and returns the response's status
+/// line.
+fn status_line(address: &str, method: &str, path: &str) -> String {
+    use std::io::{BufRead, Write};
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: {address}\r\nContent-Length: 0\r\n\r\n"
+    )
+    .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(stream)
+        .read_line(&mut line)
+        .unwrap();
+    line.trim_end().to_owned()
+}
+
+/// An open `/events/stream`, read line by line.
+fn open_stream(address: &str) -> std::io::Lines<std::io::BufReader<std::net::TcpStream>> {
+    use std::io::{BufRead, Write};
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(super::process::PATIENCE))
+        .unwrap();
+    write!(
+        stream,
+        "GET /events/stream HTTP/1.1\r\nHost: {address}\r\n\r\n"
+    )
+    .unwrap();
+    let mut lines = std::io::BufReader::new(stream).lines();
+    let status = lines.next().unwrap().unwrap();
+    assert!(status.contains(" 200 "), "{status}");
+    lines
+}
+
+#[test]
+fn the_dashboard_shows_deliveries_live_and_the_reload_history_and_nothing_can_be_changed_through_it()
+ {
+    let work = temp_dir("dashboard-api");
+    let plugins = work.join("plugins.d");
+    std::fs::create_dir_all(&plugins).unwrap();
+    std::fs::copy(artifacts::POD_LIFECYCLE, plugins.join("pod-lifecycle.wasm")).unwrap();
+    let kubeconfig = work.join("kubeconfig");
+    let mut herald = start(&plugins, "", &kubeconfig);
+    let address = herald.endpoints();
+    wait_for_status(&address, "/readyz", 200);
+    let snapshot = || -> serde_json::Value {
+        let (code, body) = get(&address, "/api/dashboard");
+        assert_eq!(code, 200, "{body}");
+        serde_json::from_str(&body).unwrap()
+    };
+
+    let (code, page) = get(&address, "/");
+    assert_eq!(code, 200);
+    assert!(page.contains("src=\"dashboard.js\""), "{page}");
+    for asset in ["/dashboard.js", "/dashboard.css"] {
+        assert_eq!(get(&address, asset).0, 200, "{asset}");
+    }
+    for (method, path) in [
+        ("POST", "/"),
+        ("PUT", "/plugins"),
+        ("DELETE", "/api/dashboard"),
+    ] {
+        assert!(
+            status_line(&address, method, path).contains(" 405 "),
+            "{method} {path} is refused"
+        );
+    }
+
+    let first = snapshot();
+    let plugin = &first["plugins"][0];
+    assert_eq!(plugin["name"], "pod-lifecycle");
+    assert_eq!(plugin["dispatching"], true);
+    assert_eq!(first["replica"]["dispatching"], true);
+    assert!(
+        plugin["logs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|line| line["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("listed pod=shop/")),
+        "its initial list's log lines are kept: {plugin:#}"
+    );
+    let pods = first["informers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|informer| informer["key"] == "pods")
+        .unwrap_or_else(|| panic!("no pods informer: {first:#}"));
+    assert_eq!(pods["synced"], true);
+    assert!(pods["objects"].as_u64().unwrap() >= 1, "{pods}");
+    assert_eq!(first["reloads"][0]["action"], "loaded");
+
+    // A deletion reaches an open stream as a delivery event.
+    let mut stream = open_stream(&address);
+    let deleted = delete_a_shop_pod(&kubeconfig);
+    let key = format!("\"key\":\"shop/{deleted}\"");
+    let event = stream
+        .by_ref()
+        .map(|line| line.expect("the stream stays open"))
+        .find(|line| line.starts_with("data: ") && line.contains(&key))
+        .unwrap();
+    for field in [
+        "\"plugin\":\"pod-lifecycle\"",
+        "\"event\":\"delete\"",
+        "\"outcome\":\"delivered\"",
+    ] {
+        assert!(event.contains(field), "{field} missing from {event}");
+    }
+    // Streams are bounded: this one and 15 more, then none.
+    let more: Vec<_> = (0..15).map(|_| open_stream(&address)).collect();
+    assert!(status_line(&address, "GET", "/events/stream").contains(" 503 "));
+    drop(more);
+
+    // A swap, a refusal and an unload, newest first in the history.
+    let v2 = artifacts::variant(&artifacts::bytes(artifacts::POD_LIFECYCLE), "v2");
+    std::fs::write(plugins.join("pod-lifecycle.wasm"), v2).unwrap();
+    herald.wait_for_log("plugin swapped to a new version");
+    std::fs::write(plugins.join("broken.wasm"), b"not a component").unwrap();
+    herald.wait_for_log("plugin file not loaded");
+    std::fs::remove_file(plugins.join("pod-lifecycle.wasm")).unwrap();
+    herald.wait_for_log("plugin unloaded");
+    let last = snapshot();
+    let actions: Vec<&str> = last["reloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|record| record["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        actions,
+        ["unloaded", "refused", "swapped", "loaded"],
+        "{last:#}"
+    );
+    let swapped = &last["reloads"][2];
+    assert_eq!(swapped["plugin"], "pod-lifecycle");
+    assert_ne!(swapped["from"], swapped["revision"]);
+    assert_eq!(
+        swapped["from"],
+        first["plugins"][0]["sha256"].as_str().unwrap()[..12]
+    );
+    assert!(
+        last["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(
+                |file| file["file"].as_str().unwrap().ends_with("broken.wasm")
+                    && file["state"] == "failed"
+            ),
+        "{last:#}"
+    );
+
+    // An open stream does not hold up a graceful shutdown.
+    herald.terminate();
+    let (code, _) = herald.wait();
+    assert_eq!(code, Some(0), "log:\n{}", herald.log.join("\n"));
+    drop(stream);
+    std::fs::remove_dir_all(work).unwrap();
+}
