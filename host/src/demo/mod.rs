@@ -18,7 +18,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The example plugins the demo builds and loads.
-pub const EXAMPLE_PLUGINS: &[&str] = &["pod-lifecycle", "image-policy", "rollout-watch"];
+pub const EXAMPLE_PLUGINS: &[&str] = &[
+    "pod-lifecycle",
+    "image-policy",
+    "rollout-watch",
+    "namespace-defaults",
+];
 
 /// Options of the demo.
 #[derive(Debug, Clone)]
@@ -102,6 +107,55 @@ pub fn build_examples(dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// The operator's settings of the demo's plugins: `image-policy` enforcing
+/// its policy in dry-run (every label and Event it would write is sent with
+/// `dryRun=All` and logged with what it would change), `namespace-defaults`
+/// granted its writes for real.
+pub fn demo_plugin_settings() -> Vec<(String, crate::config::PluginConfig)> {
+    use crate::capability::Mode;
+    use crate::config::{GrantConfig, PluginConfig};
+    let rule = |verbs: serde_json::Value, group: &str, kind: &str| {
+        serde_json::from_value(serde_json::json!({
+            "verbs": verbs, "group": group, "kind": kind, "namespaces": ["*"],
+        }))
+        .expect("a write rule")
+    };
+    vec![
+        (
+            "image-policy".into(),
+            PluginConfig {
+                config: Some(serde_json::json!({
+                    "allowedRegistries": ["docker.io", "ghcr.io", "quay.io"],
+                    "enforce": true,
+                })),
+                mode: Some(Mode::DryRun),
+                grants: GrantConfig {
+                    capabilities: vec!["events".into()],
+                    writes: vec![rule(serde_json::json!(["patch"]), "", "Pod")],
+                },
+                ..Default::default()
+            },
+        ),
+        (
+            "namespace-defaults".into(),
+            PluginConfig {
+                grants: GrantConfig {
+                    capabilities: Vec::new(),
+                    writes: vec![
+                        rule(
+                            serde_json::json!(["get", "apply"]),
+                            "networking.k8s.io",
+                            "NetworkPolicy",
+                        ),
+                        rule(serde_json::json!(["get", "apply"]), "", "ResourceQuota"),
+                    ],
+                },
+                ..Default::default()
+            },
+        ),
+    ]
+}
+
 /// Runs the demo until Ctrl-C or the duration ends.
 pub async fn run(options: DemoOptions) -> Result<(), String> {
     let work = std::env::temp_dir().join(format!("herald-demo-{}", std::process::id()));
@@ -129,15 +183,7 @@ pub async fn run(options: DemoOptions) -> Result<(), String> {
         listen: options.listen,
         ..Config::default()
     };
-    config.plugins.insert(
-        "image-policy".into(),
-        crate::config::PluginConfig {
-            config: Some(
-                serde_json::json!({"allowedRegistries": ["docker.io", "ghcr.io", "quay.io"]}),
-            ),
-            ..Default::default()
-        },
-    );
+    config.plugins.extend(demo_plugin_settings());
     let listener = match ops::bind(options.listen).await {
         Ok(listener) => listener,
         Err(_) => ops::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?,
@@ -175,6 +221,16 @@ pub async fn run(options: DemoOptions) -> Result<(), String> {
     println!(
         "  try           kubectl --kubeconfig {} delete pod -n shop <name>",
         kubeconfig.display()
+    );
+    println!(
+        "  acting        kubectl --kubeconfig {} create namespace team-a; then get netpol,quota -A \
+         (namespace-defaults applies them; delete one and it comes back)",
+        kubeconfig.display()
+    );
+    println!(
+        "  dry-run       image-policy labels and warns about bad images in dry-run: see the \
+         herald::audit \"would change\" lines; `kubectl get events -A` after setting \
+         plugins.image-policy.mode: enforce"
     );
     println!("  endpoints     http://{address}/metrics  /readyz  /plugins");
     println!("  stop          Ctrl-C");
