@@ -35,6 +35,8 @@ pub(crate) struct Shared {
     pub faults: Arc<FaultState>,
     /// Interval between watch bookmarks.
     pub bookmark_interval: Duration,
+    /// Whether streaming lists are served.
+    pub watch_list: bool,
     /// The address the server listens on.
     pub addr: SocketAddr,
 }
@@ -488,6 +490,15 @@ fn start_watch(
     table: Option<IncludeObject>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let send_initial_events = flag(query, "sendInitialEvents");
+    if send_initial_events && !shared.watch_list {
+        return Err(ApiError::invalid_kind(
+            "ListOptions",
+            "meta.k8s.io",
+            "",
+            "sendInitialEvents",
+            "Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
+        ));
+    }
     if send_initial_events && param(query, "resourceVersionMatch") != Some("NotOlderThan") {
         return Err(ApiError::invalid_kind(
             "ListOptions",

@@ -1,7 +1,21 @@
 //! The list/watch loop of one informer, on `kube::Client` over raw HTTP: it
 //! keeps each object's JSON bytes as received instead of re-serializing
-//! typed objects, lists in pages, watches with bookmarks, relists on 410 Gone
-//! and reconnects with backoff.
+//! typed objects, syncs with a streaming list (or lists in pages where the
+//! server refuses one), watches with bookmarks, relists on 410 Gone and
+//! reconnects with backoff.
+//!
+//! # Streaming lists
+//!
+//! As client-go does by default, the initial list (and every relist) is a
+//! watch with `sendInitialEvents=true`, `resourceVersionMatch=NotOlderThan`
+//! and bookmarks: the server streams the current objects as `ADDED` events
+//! from its watch cache, then a bookmark annotated
+//! `k8s.io/initial-events-end: "true"` whose resourceVersion the list is
+//! consistent at; the objects are then applied as one replace, exactly as a
+//! paginated list's. A server that refuses it (a 4xx answer: a version
+//! before 1.27, or the `WatchList` feature turned off, which answers 422)
+//! is asked with paginated lists from then on, for the life of the
+//! informer; any other failure is retried with backoff like a failed list.
 
 use super::backoff::Backoff;
 use super::processor::{Change, Processor};
@@ -28,6 +42,9 @@ pub struct ReflectorConfig {
     pub max_backoff: Duration,
     /// Object transform before caching.
     pub transform: Transform,
+    /// Sync with streaming lists (falling back to paginated lists where the
+    /// server refuses them).
+    pub watch_list: bool,
 }
 
 impl Default for ReflectorConfig {
@@ -38,6 +55,7 @@ impl Default for ReflectorConfig {
             initial_backoff: Duration::from_millis(200),
             max_backoff: Duration::from_secs(30),
             transform: Transform::default(),
+            watch_list: true,
         }
     }
 }
@@ -47,8 +65,10 @@ impl Default for ReflectorConfig {
 pub struct ReflectorStats {
     /// Watch events received, by type: added, modified, deleted, bookmark, error.
     pub events: [AtomicU64; 5],
-    /// Complete lists fetched.
+    /// Complete lists fetched (paginated or streamed).
     pub lists: AtomicU64,
+    /// Of those, lists streamed (`sendInitialEvents`).
+    pub streamed_lists: AtomicU64,
     /// Watch requests started after the first.
     pub watch_restarts: AtomicU64,
     /// Relists forced by 410 Gone / expired resource versions.
@@ -131,6 +151,43 @@ struct StatusObject {
     message: String,
 }
 
+/// Why a streaming list did not sync.
+#[derive(Debug)]
+enum ListError {
+    /// The server refused it: list in pages instead.
+    Refused(String),
+    /// It failed: retry with backoff.
+    Failed(String),
+}
+
+impl std::fmt::Display for ListError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ListError::Refused(reason) | ListError::Failed(reason) => f.write_str(reason),
+        }
+    }
+}
+
+/// A bookmark's metadata: its version and whether it ends the initial events.
+#[derive(Deserialize)]
+struct Bookmark {
+    metadata: BookmarkMeta,
+}
+
+#[derive(Deserialize)]
+struct BookmarkMeta {
+    #[serde(rename = "resourceVersion", default)]
+    resource_version: String,
+    #[serde(default)]
+    annotations: BookmarkAnnotations,
+}
+
+#[derive(Deserialize, Default)]
+struct BookmarkAnnotations {
+    #[serde(rename = "k8s.io/initial-events-end")]
+    initial_events_end: Option<String>,
+}
+
 /// The list/watch loop of one informer.
 pub struct Reflector {
     client: kube::Client,
@@ -169,8 +226,21 @@ impl Reflector {
     /// backoff before the next request.
     pub async fn run(self) {
         let mut backoff = Backoff::new(self.config.initial_backoff, self.config.max_backoff);
+        let mut streaming = self.config.watch_list;
         loop {
-            let mut version = match self.list().await {
+            let synced = if streaming {
+                match self.stream_list().await {
+                    Err(ListError::Refused(reason)) => {
+                        streaming = false;
+                        tracing::info!(informer = %self.key, "the API server refuses streaming lists ({reason}): listing in pages instead");
+                        self.list().await
+                    }
+                    other => other.map_err(|e| e.to_string()),
+                }
+            } else {
+                self.list().await
+            };
+            let mut version = match synced {
                 Ok(version) => {
                     backoff.reset();
                     version
@@ -259,6 +329,110 @@ impl Reflector {
         tracing::debug!(informer = %self.key, objects = objects.len(), %version, "listed");
         self.processor.apply(Change::Replace(objects));
         Ok(version)
+    }
+
+    /// Syncs with a streaming list: a watch sending the current objects, then
+    /// the `initial-events-end` bookmark; applies them as a replace and
+    /// returns the bookmark's resource version. The stream is closed there;
+    /// the ongoing watch resumes from that version.
+    async fn stream_list(&self) -> Result<String, ListError> {
+        let params = WatchParams {
+            label_selector: self.key.label_selector.clone(),
+            field_selector: self.key.field_selector.clone(),
+            timeout: Some(self.config.watch_timeout_secs),
+            ..WatchParams::streaming_lists()
+        };
+        let request = kube::core::Request::new(&self.url_path)
+            .watch(&params, "")
+            .map_err(|e| ListError::Failed(e.to_string()))?;
+        let stream = match self.client.request_stream(request).await {
+            Ok(stream) => stream,
+            Err(kube::Error::Api(status))
+                if (400..500).contains(&status.code) && status.code != 429 =>
+            {
+                return Err(ListError::Refused(format!(
+                    "{} {}",
+                    status.code, status.message
+                )));
+            }
+            Err(err) => {
+                return Err(ListError::Failed(format!(
+                    "starting a streaming list of {}: {err}",
+                    self.url_path
+                )));
+            }
+        };
+        let mut stream = Box::pin(stream);
+        let mut objects = Vec::new();
+        let mut line = Vec::with_capacity(16 * 1024);
+        let idle_limit = Duration::from_secs(u64::from(self.config.watch_timeout_secs) + 30);
+        loop {
+            line.clear();
+            let read = match tokio::time::timeout(idle_limit, stream.read_until(b'\n', &mut line))
+                .await
+            {
+                Err(_) => {
+                    return Err(ListError::Failed(format!(
+                        "streaming list: no data for {idle_limit:?}"
+                    )));
+                }
+                Ok(Err(err)) => {
+                    return Err(ListError::Failed(format!(
+                        "reading a streaming list: {err}"
+                    )));
+                }
+                Ok(Ok(0)) => {
+                    return Err(ListError::Failed(
+                        "the streaming list ended before its initial-events-end bookmark".into(),
+                    ));
+                }
+                Ok(Ok(read)) => read,
+            };
+            let text = match std::str::from_utf8(&line[..read]) {
+                Ok(text) if !text.trim().is_empty() => text,
+                Ok(_) => continue,
+                Err(err) => {
+                    return Err(ListError::Failed(format!(
+                        "streaming list is not UTF-8: {err}"
+                    )));
+                }
+            };
+            let event: WatchLine<'_> = serde_json::from_str(text)
+                .map_err(|e| ListError::Failed(format!("decoding a streaming list event: {e}")))?;
+            match event.kind {
+                "ADDED" => {
+                    self.stats.events[0].fetch_add(1, Ordering::Relaxed);
+                    if let Some(object) = self.parse(event.object.get()) {
+                        objects.push(Arc::new(object));
+                    }
+                }
+                "BOOKMARK" => {
+                    self.stats.events[3].fetch_add(1, Ordering::Relaxed);
+                    let bookmark: Bookmark = serde_json::from_str(event.object.get())
+                        .map_err(|e| ListError::Failed(format!("decoding a bookmark: {e}")))?;
+                    if bookmark.metadata.annotations.initial_events_end.as_deref() == Some("true") {
+                        let version = bookmark.metadata.resource_version;
+                        self.stats.lists.fetch_add(1, Ordering::Relaxed);
+                        self.stats.streamed_lists.fetch_add(1, Ordering::Relaxed);
+                        tracing::debug!(informer = %self.key, objects = objects.len(), %version, "listed (streamed)");
+                        self.processor.apply(Change::Replace(objects));
+                        return Ok(version);
+                    }
+                }
+                "ERROR" => {
+                    self.stats.events[4].fetch_add(1, Ordering::Relaxed);
+                    return Err(ListError::Failed(format!(
+                        "streaming list error: {}",
+                        event.object.get()
+                    )));
+                }
+                other => {
+                    return Err(ListError::Failed(format!(
+                        "unexpected {other:?} event in a streaming list"
+                    )));
+                }
+            }
+        }
     }
 
     /// Watches from `version`, applying each event and advancing `version`.
