@@ -72,6 +72,13 @@ pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Respo
     if shared.faults.take_failure() {
         return error_response(&ApiError::internal("injected failure"));
     }
+    if shared.faults.take_throttle(req.uri().path()) {
+        let mut response = error_response(&ApiError::too_many_requests(1));
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+        return response;
+    }
     let (parts, body) = req.into_parts();
     let body = match http_body_util::Limited::new(body, MAX_BODY).collect().await {
         Ok(c) => c.to_bytes(),
