@@ -25,6 +25,17 @@ pub const EXAMPLE_PLUGINS: &[&str] = &[
     "namespace-defaults",
 ];
 
+/// The example plugins written with the Python and JavaScript SDKs, built
+/// when their toolchains are installed: (name, language, what installs it).
+pub const SDK_EXAMPLES: &[(&str, &str, &str)] = &[
+    (
+        "label-audit",
+        "Python",
+        "python3 -m pip install -r sdk/python/requirements-build.txt",
+    ),
+    ("configmap-diff", "JavaScript", "npm ci"),
+];
+
 /// Options of the demo.
 #[derive(Debug, Clone)]
 pub struct DemoOptions {
@@ -104,13 +115,56 @@ pub fn build_examples(dir: &Path) -> Result<(), String> {
         let to = dir.join(format!("{name}.wasm"));
         std::fs::copy(&from, &to).map_err(|e| format!("copying {}: {e}", from.display()))?;
     }
+    for (name, language, install) in SDK_EXAMPLES {
+        eprintln!("building the {language} example plugin ({name})…");
+        if let Err(reason) = build_sdk_example(&root, name, &dir.join(format!("{name}.wasm"))) {
+            eprintln!(
+                "note: the demo runs without {name} ({language}): {reason}. `{install}` at the \
+                 repository root installs its toolchain."
+            );
+        }
+    }
     Ok(())
+}
+
+/// Builds one of [`SDK_EXAMPLES`] into `out` with its SDK's build command.
+fn build_sdk_example(root: &Path, name: &str, out: &Path) -> Result<(), String> {
+    let mut command = match name {
+        "label-audit" => {
+            let mut python = Command::new("python3");
+            python
+                .env("PYTHONPATH", root.join("sdk/python/src"))
+                .env("PYTHONDONTWRITEBYTECODE", "1")
+                .args(["-m", "herald_sdk", "build"])
+                .arg(root.join("plugins/label-audit/label_audit.py"));
+            python
+        }
+        "configmap-diff" => {
+            let mut node = Command::new(root.join("node_modules/.bin/herald-build"));
+            node.arg(root.join("plugins/configmap-diff/src/plugin.js"));
+            node
+        }
+        other => return Err(format!("no build command for {other}")),
+    };
+    let output = command
+        .arg("-o")
+        .arg(out)
+        .current_dir(root)
+        .output()
+        .map_err(|e| format!("cannot run its build command ({e})"))?;
+    if output.status.success() {
+        return Ok(());
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+    Err(format!("its build failed ({})", last.trim()))
 }
 
 /// The operator's settings of the demo's plugins: `image-policy` enforcing
 /// its policy in dry-run (every label and Event it would write is sent with
 /// `dryRun=All` and logged with what it would change), `namespace-defaults`
-/// granted its writes for real.
+/// granted its writes for real, `label-audit` requiring the recommended
+/// `app.kubernetes.io` labels the sample objects use.
 pub fn demo_plugin_settings() -> Vec<(String, crate::config::PluginConfig)> {
     use crate::capability::Mode;
     use crate::config::{GrantConfig, PluginConfig};
@@ -133,6 +187,15 @@ pub fn demo_plugin_settings() -> Vec<(String, crate::config::PluginConfig)> {
                     capabilities: vec!["events".into()],
                     writes: vec![rule(serde_json::json!(["patch"]), "", "Pod")],
                 },
+                ..Default::default()
+            },
+        ),
+        (
+            "label-audit".into(),
+            PluginConfig {
+                config: Some(serde_json::json!({
+                    "required": ["app.kubernetes.io/name", "app.kubernetes.io/part-of"],
+                })),
                 ..Default::default()
             },
         ),
