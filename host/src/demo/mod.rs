@@ -156,7 +156,11 @@ fn build_sdk_example(root: &Path, name: &str, out: &Path) -> Result<(), String> 
         return Ok(());
     }
     let stderr = String::from_utf8_lossy(&output.stderr);
-    let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let last = stderr
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
     Err(format!("its build failed ({})", last.trim()))
 }
 
