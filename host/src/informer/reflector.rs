@@ -12,7 +12,7 @@
 //! from its watch cache, then a bookmark annotated
 //! `k8s.io/initial-events-end: "true"` whose resourceVersion the list is
 //! consistent at; the objects are then applied as one replace, exactly as a
-//! paginated list's. A server that refuses it (a 4xx answer: a version
+//! paginated list's, and the same stream goes on as the watch. A server that refuses it (a 4xx answer: a version
 //! before 1.27, or the `WatchList` feature turned off, which answers 422)
 //! is asked with paginated lists from then on, for the life of the
 //! informer; any other failure is retried with backoff like a failed list.
@@ -151,6 +151,9 @@ struct StatusObject {
     message: String,
 }
 
+/// The lines of a watch response.
+type WatchStream = std::pin::Pin<Box<dyn AsyncBufRead + Send>>;
+
 /// Why a streaming list did not sync.
 #[derive(Debug)]
 enum ListError {
@@ -233,17 +236,19 @@ impl Reflector {
                     Err(ListError::Refused(reason)) => {
                         streaming = false;
                         tracing::info!(informer = %self.key, "the API server refuses streaming lists ({reason}): listing in pages instead");
-                        self.list().await
+                        self.list().await.map(|version| (version, None))
                     }
-                    other => other.map_err(|e| e.to_string()),
+                    other => other
+                        .map(|(version, stream)| (version, Some(stream)))
+                        .map_err(|e| e.to_string()),
                 }
             } else {
-                self.list().await
+                self.list().await.map(|version| (version, None))
             };
-            let mut version = match synced {
-                Ok(version) => {
+            let (mut version, mut streamed) = match synced {
+                Ok(synced) => {
                     backoff.reset();
-                    version
+                    synced
                 }
                 Err(err) => {
                     self.stats.errors.fetch_add(1, Ordering::Relaxed);
@@ -257,7 +262,12 @@ impl Reflector {
             loop {
                 let started = Instant::now();
                 let changes_before = self.stats.events_received();
-                match self.watch(&mut version, &mut backoff).await {
+                // After a streaming list, its stream goes on as the watch.
+                let end = match streamed.take() {
+                    Some(stream) => self.read_events(stream, &mut version, &mut backoff).await,
+                    None => self.watch(&mut version, &mut backoff).await,
+                };
+                match end {
                     WatchEnd::Closed
                         if started.elapsed() < VERY_SHORT_WATCH
                             && self.stats.events_received() == changes_before =>
@@ -333,9 +343,9 @@ impl Reflector {
 
     /// Syncs with a streaming list: a watch sending the current objects, then
     /// the `initial-events-end` bookmark; applies them as a replace and
-    /// returns the bookmark's resource version. The stream is closed there;
-    /// the ongoing watch resumes from that version.
-    async fn stream_list(&self) -> Result<String, ListError> {
+    /// returns the bookmark's resource version and the stream, which goes on
+    /// as the watch (one connection, as client-go keeps it).
+    async fn stream_list(&self) -> Result<(String, WatchStream), ListError> {
         let params = WatchParams {
             label_selector: self.key.label_selector.clone(),
             field_selector: self.key.field_selector.clone(),
@@ -362,7 +372,7 @@ impl Reflector {
                 )));
             }
         };
-        let mut stream = Box::pin(stream);
+        let mut stream: WatchStream = Box::pin(stream);
         let mut objects = Vec::new();
         let mut line = Vec::with_capacity(16 * 1024);
         let idle_limit = Duration::from_secs(u64::from(self.config.watch_timeout_secs) + 30);
@@ -416,7 +426,7 @@ impl Reflector {
                         self.stats.streamed_lists.fetch_add(1, Ordering::Relaxed);
                         tracing::debug!(informer = %self.key, objects = objects.len(), %version, "listed (streamed)");
                         self.processor.apply(Change::Replace(objects));
-                        return Ok(version);
+                        return Ok((version, stream));
                     }
                 }
                 "ERROR" => {
@@ -460,7 +470,7 @@ impl Reflector {
 
     async fn read_events(
         &self,
-        mut stream: std::pin::Pin<Box<dyn AsyncBufRead + Send>>,
+        mut stream: WatchStream,
         version: &mut String,
         backoff: &mut Backoff,
     ) -> WatchEnd {
