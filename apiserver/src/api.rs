@@ -35,6 +35,8 @@ pub(crate) struct Shared {
     pub faults: Arc<FaultState>,
     /// Interval between watch bookmarks.
     pub bookmark_interval: Duration,
+    /// Whether streaming lists are served.
+    pub watch_list: bool,
     /// The address the server listens on.
     pub addr: SocketAddr,
 }
@@ -69,6 +71,13 @@ pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Respo
     }
     if shared.faults.take_failure() {
         return error_response(&ApiError::internal("injected failure"));
+    }
+    if shared.faults.take_throttle(req.uri().path()) {
+        let mut response = error_response(&ApiError::too_many_requests(1));
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+        return response;
     }
     let (parts, body) = req.into_parts();
     let body = match http_body_util::Limited::new(body, MAX_BODY).collect().await {
@@ -488,6 +497,15 @@ fn start_watch(
     table: Option<IncludeObject>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let send_initial_events = flag(query, "sendInitialEvents");
+    if send_initial_events && !shared.watch_list {
+        return Err(ApiError::invalid_kind(
+            "ListOptions",
+            "meta.k8s.io",
+            "",
+            "sendInitialEvents",
+            "Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
+        ));
+    }
     if send_initial_events && param(query, "resourceVersionMatch") != Some("NotOlderThan") {
         return Err(ApiError::invalid_kind(
             "ListOptions",

@@ -13,6 +13,7 @@ use crate::storage::Store;
 pub(crate) struct FaultState {
     latency_micros: AtomicU64,
     fail_next: AtomicUsize,
+    throttle: std::sync::Mutex<Option<(String, usize)>>,
     fail_watches: AtomicBool,
     close_watches: AtomicBool,
     kill: watch::Sender<u64>,
@@ -24,6 +25,7 @@ impl FaultState {
         FaultState {
             latency_micros: AtomicU64::new(0),
             fail_next: AtomicUsize::new(0),
+            throttle: std::sync::Mutex::new(None),
             fail_watches: AtomicBool::new(false),
             close_watches: AtomicBool::new(false),
             kill: watch::Sender::new(0),
@@ -40,6 +42,19 @@ impl FaultState {
         self.fail_next
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
             .is_ok()
+    }
+
+    /// Whether a request for `path` should be throttled (consumes one of
+    /// the "throttle the next N to this path").
+    pub fn take_throttle(&self, path: &str) -> bool {
+        let mut throttle = self.throttle.lock().unwrap_or_else(|e| e.into_inner());
+        match &mut *throttle {
+            Some((suffix, left)) if *left > 0 && path.ends_with(suffix.as_str()) => {
+                *left -= 1;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Whether watch requests are being refused.
@@ -129,5 +144,16 @@ impl Faults {
     /// Answer the next `n` requests (of any kind) with 500 InternalError.
     pub fn fail_next_requests(&self, n: usize) {
         self.state.fail_next.store(n, Ordering::SeqCst);
+    }
+
+    /// Answer the next `n` requests whose path ends with `suffix` (e.g.
+    /// `/configmaps/web`) with 429 TooManyRequests and `Retry-After: 1`, as
+    /// API Priority and Fairness does when a client's flow is over its share.
+    pub fn throttle_requests_to(&self, suffix: &str, n: usize) {
+        *self
+            .state
+            .throttle
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some((suffix.to_owned(), n));
     }
 }

@@ -37,6 +37,11 @@ pub struct ApiServerConfig {
     pub history_window: usize,
     /// Interval between BOOKMARK events on watches that allow them. Default 1 s.
     pub bookmark_interval: Duration,
+    /// Serve streaming lists (`sendInitialEvents=true`), as Kubernetes does
+    /// with its `WatchList` feature on (the default since 1.34). Off, such a
+    /// watch is refused with 422, as a server with the feature off refuses
+    /// it. Default on.
+    pub watch_list: bool,
 }
 
 impl Default for ApiServerConfig {
@@ -47,6 +52,7 @@ impl Default for ApiServerConfig {
             persist_dir: None,
             history_window: 10_000,
             bookmark_interval: Duration::from_secs(1),
+            watch_list: true,
         }
     }
 }
@@ -126,6 +132,7 @@ async fn serve(
         store: store.clone(),
         faults: faults.clone(),
         bookmark_interval: config.bookmark_interval,
+        watch_list: config.watch_list,
         addr,
     });
     let (stop_serving, stop_rx) = watch::channel(false);

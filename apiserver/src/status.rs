@@ -242,6 +242,16 @@ impl ApiError {
         .with_details(json!({"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}], "retryAfterSeconds": 1}))
     }
 
+    /// `429 TooManyRequests`, retry after `seconds`.
+    pub fn too_many_requests(seconds: u32) -> Self {
+        Self::new(
+            429,
+            "TooManyRequests",
+            "Too many requests, please try again later.",
+        )
+        .with_details(json!({"retryAfterSeconds": seconds}))
+    }
+
     /// `500 InternalError`.
     pub fn internal(message: impl Into<String>) -> Self {
         let message = message.into();

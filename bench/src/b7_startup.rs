@@ -2,7 +2,8 @@
 //! listed them and 3 no-op plugins have handled their initial lists.
 //! Baseline: a bare kube-runtime reflector (`Store<Pod>`, no transform)
 //! with streaming lists, synced over the same objects from the same server.
-//! Context: the same reflector with its default paginated list.
+//! Context: the same reflector with its default paginated list. B7.streamed:
+//! Herald syncing by streaming list against Herald listing in pages.
 //!
 //! Plugins are compiled and loaded before the clock starts (restarts load
 //! compiled artifacts from the cache); each phase uses a new client, so new
@@ -42,6 +43,7 @@ pub fn run(settings: &Settings, fixtures: &Fixtures, runtime: &Runtime) -> Vec<R
         let mut streaming = Samples::new();
         let mut paginated = Samples::new();
         let mut herald = Samples::new();
+        let mut herald_paginated = Samples::new();
         for rep in 0..settings.repetitions {
             crate::progress(format!(
                 "B7 start-up repetition {}/{}",
@@ -49,8 +51,9 @@ pub fn run(settings: &Settings, fixtures: &Fixtures, runtime: &Runtime) -> Vec<R
                 settings.repetitions
             ));
             streaming.push(kube_reflector(&cluster, true).await);
-            herald.push(herald_ready(&cluster, &plugins).await);
+            herald.push(herald_ready(&cluster, &plugins, true).await);
             paginated.push(kube_reflector(&cluster, false).await);
+            herald_paginated.push(herald_ready(&cluster, &plugins, false).await);
         }
         cluster.shutdown().await;
         vec![
@@ -72,8 +75,18 @@ pub fn run(settings: &Settings, fixtures: &Fixtures, runtime: &Runtime) -> Vec<R
                 ),
                 Unit::Millis,
                 paginated,
-                herald,
+                herald.clone(),
                 Goal::None,
+            ),
+            Row::ratio_of(
+                "B7.streamed",
+                format!(
+                    "Herald's start-up to ready, {count} Pods, synced by a streaming list; baseline: Herald listing in pages (a server without watch-list)"
+                ),
+                Unit::Millis,
+                herald_paginated,
+                herald,
+                Goal::RatioAtMost(1.0),
             ),
         ]
     })
@@ -105,10 +118,15 @@ async fn kube_reflector(cluster: &Cluster, streaming: bool) -> f64 {
     took.as_secs_f64() * 1e3
 }
 
-/// Milliseconds until a new daemon with `plugins` is ready.
-async fn herald_ready(cluster: &Cluster, plugins: &[LoadedPlugin]) -> f64 {
+/// Milliseconds until a new daemon with `plugins` is ready, its informers
+/// syncing by streaming lists or by paginated lists.
+async fn herald_ready(cluster: &Cluster, plugins: &[LoadedPlugin], watch_list: bool) -> f64 {
     let started = Instant::now();
-    let informers = Arc::new(Informers::new(cluster.client(), ReflectorConfig::default()));
+    let config = ReflectorConfig {
+        watch_list,
+        ..ReflectorConfig::default()
+    };
+    let informers = Arc::new(Informers::new(cluster.client(), config));
     let daemon = Daemon::new(informers, RetryPolicy::default());
     for plugin in plugins {
         daemon

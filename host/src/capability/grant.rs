@@ -118,6 +118,16 @@ pub enum RuleError {
         /// The namespace as given.
         namespace: String,
     },
+    /// A verb a subresource does not have.
+    #[error(
+        "write rule for {rule}: a status subresource cannot be {verb}d: use get, update, patch or apply"
+    )]
+    SubresourceVerb {
+        /// The rule's kind and subresource.
+        rule: String,
+        /// The verb.
+        verb: Verb,
+    },
     /// A subresource other than `status`.
     #[error(
         "write rule for {rule}: subresource {subresource:?} is not supported (only \"status\")"
@@ -172,6 +182,17 @@ impl WriteRule {
             return Err(RuleError::Subresource {
                 rule: name,
                 subresource: sub.clone(),
+            });
+        }
+        if self.subresource.is_some()
+            && let Some(verb) = self
+                .verbs
+                .iter()
+                .find(|v| matches!(v, Verb::Create | Verb::Delete))
+        {
+            return Err(RuleError::SubresourceVerb {
+                rule: name,
+                verb: *verb,
             });
         }
         Ok(())
@@ -381,6 +402,16 @@ mod tests {
         assert!(matches!(
             bad.validate(0),
             Err(RuleError::Subresource { .. })
+        ));
+        bad.subresource = Some(STATUS.into());
+        assert_eq!(bad.validate(0), Ok(()));
+        bad.verbs.insert(Verb::Delete);
+        assert!(matches!(
+            bad.validate(0),
+            Err(RuleError::SubresourceVerb {
+                verb: Verb::Delete,
+                ..
+            })
         ));
         let unnamespaced = rule(&[Verb::Get], "", "Pod", &[]);
         assert!(matches!(

@@ -18,7 +18,23 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The example plugins the demo builds and loads.
-pub const EXAMPLE_PLUGINS: &[&str] = &["pod-lifecycle", "image-policy", "rollout-watch"];
+pub const EXAMPLE_PLUGINS: &[&str] = &[
+    "pod-lifecycle",
+    "image-policy",
+    "rollout-watch",
+    "namespace-defaults",
+];
+
+/// The example plugins written with the Python and JavaScript SDKs, built
+/// when their toolchains are installed: (name, language, what installs it).
+pub const SDK_EXAMPLES: &[(&str, &str, &str)] = &[
+    (
+        "label-audit",
+        "Python",
+        "python3 -m pip install -r sdk/python/requirements-build.txt",
+    ),
+    ("configmap-diff", "JavaScript", "npm ci"),
+];
 
 /// Options of the demo.
 #[derive(Debug, Clone)]
@@ -99,7 +115,112 @@ pub fn build_examples(dir: &Path) -> Result<(), String> {
         let to = dir.join(format!("{name}.wasm"));
         std::fs::copy(&from, &to).map_err(|e| format!("copying {}: {e}", from.display()))?;
     }
+    for (name, language, install) in SDK_EXAMPLES {
+        eprintln!("building the {language} example plugin ({name})…");
+        if let Err(reason) = build_sdk_example(&root, name, &dir.join(format!("{name}.wasm"))) {
+            eprintln!(
+                "note: the demo runs without {name} ({language}): {reason}. `{install}` at the \
+                 repository root installs its toolchain."
+            );
+        }
+    }
     Ok(())
+}
+
+/// Builds one of [`SDK_EXAMPLES`] into `out` with its SDK's build command.
+fn build_sdk_example(root: &Path, name: &str, out: &Path) -> Result<(), String> {
+    let mut command = match name {
+        "label-audit" => {
+            let mut python = Command::new("python3");
+            python
+                .env("PYTHONPATH", root.join("sdk/python/src"))
+                .env("PYTHONDONTWRITEBYTECODE", "1")
+                .args(["-m", "herald_sdk", "build"])
+                .arg(root.join("plugins/label-audit/label_audit.py"));
+            python
+        }
+        "configmap-diff" => {
+            let mut node = Command::new(root.join("node_modules/.bin/herald-build"));
+            node.arg(root.join("plugins/configmap-diff/src/plugin.js"));
+            node
+        }
+        other => return Err(format!("no build command for {other}")),
+    };
+    let output = command
+        .arg("-o")
+        .arg(out)
+        .current_dir(root)
+        .output()
+        .map_err(|e| format!("cannot run its build command ({e})"))?;
+    if output.status.success() {
+        return Ok(());
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let last = stderr
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    Err(format!("its build failed ({})", last.trim()))
+}
+
+/// The operator's settings of the demo's plugins: `image-policy` enforcing
+/// its policy in dry-run (every label and Event it would write is sent with
+/// `dryRun=All` and logged with what it would change), `namespace-defaults`
+/// granted its writes for real, `label-audit` requiring the recommended
+/// `app.kubernetes.io` labels the sample objects use.
+pub fn demo_plugin_settings() -> Vec<(String, crate::config::PluginConfig)> {
+    use crate::capability::Mode;
+    use crate::config::{GrantConfig, PluginConfig};
+    let rule = |verbs: serde_json::Value, group: &str, kind: &str| {
+        serde_json::from_value(serde_json::json!({
+            "verbs": verbs, "group": group, "kind": kind, "namespaces": ["*"],
+        }))
+        .expect("a write rule")
+    };
+    vec![
+        (
+            "image-policy".into(),
+            PluginConfig {
+                config: Some(serde_json::json!({
+                    "allowedRegistries": ["docker.io", "ghcr.io", "quay.io"],
+                    "enforce": true,
+                })),
+                mode: Some(Mode::DryRun),
+                grants: GrantConfig {
+                    capabilities: vec!["events".into()],
+                    writes: vec![rule(serde_json::json!(["patch"]), "", "Pod")],
+                },
+                ..Default::default()
+            },
+        ),
+        (
+            "label-audit".into(),
+            PluginConfig {
+                config: Some(serde_json::json!({
+                    "required": ["app.kubernetes.io/name", "app.kubernetes.io/part-of"],
+                })),
+                ..Default::default()
+            },
+        ),
+        (
+            "namespace-defaults".into(),
+            PluginConfig {
+                grants: GrantConfig {
+                    capabilities: Vec::new(),
+                    writes: vec![
+                        rule(
+                            serde_json::json!(["get", "apply"]),
+                            "networking.k8s.io",
+                            "NetworkPolicy",
+                        ),
+                        rule(serde_json::json!(["get", "apply"]), "", "ResourceQuota"),
+                    ],
+                },
+                ..Default::default()
+            },
+        ),
+    ]
 }
 
 /// Runs the demo until Ctrl-C or the duration ends.
@@ -129,15 +250,7 @@ pub async fn run(options: DemoOptions) -> Result<(), String> {
         listen: options.listen,
         ..Config::default()
     };
-    config.plugins.insert(
-        "image-policy".into(),
-        crate::config::PluginConfig {
-            config: Some(
-                serde_json::json!({"allowedRegistries": ["docker.io", "ghcr.io", "quay.io"]}),
-            ),
-            ..Default::default()
-        },
-    );
+    config.plugins.extend(demo_plugin_settings());
     let listener = match ops::bind(options.listen).await {
         Ok(listener) => listener,
         Err(_) => ops::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?,
@@ -175,6 +288,16 @@ pub async fn run(options: DemoOptions) -> Result<(), String> {
     println!(
         "  try           kubectl --kubeconfig {} delete pod -n shop <name>",
         kubeconfig.display()
+    );
+    println!(
+        "  acting        kubectl --kubeconfig {} create namespace team-a; then get netpol,quota -A \
+         (namespace-defaults applies them; delete one and it comes back)",
+        kubeconfig.display()
+    );
+    println!(
+        "  dry-run       image-policy labels and warns about bad images in dry-run: see the \
+         herald::audit \"would change\" lines; `kubectl get events -A` after setting \
+         plugins.image-policy.mode: enforce"
     );
     println!("  dashboard     http://{address}/");
     println!("  endpoints     http://{address}/metrics  /readyz  /plugins");

@@ -1,7 +1,21 @@
 //! The list/watch loop of one informer, on `kube::Client` over raw HTTP: it
 //! keeps each object's JSON bytes as received instead of re-serializing
-//! typed objects, lists in pages, watches with bookmarks, relists on 410 Gone
-//! and reconnects with backoff.
+//! typed objects, syncs with a streaming list (or lists in pages where the
+//! server refuses one), watches with bookmarks, relists on 410 Gone and
+//! reconnects with backoff.
+//!
+//! # Streaming lists
+//!
+//! As client-go does by default, the initial list (and every relist) is a
+//! watch with `sendInitialEvents=true`, `resourceVersionMatch=NotOlderThan`
+//! and bookmarks: the server streams the current objects as `ADDED` events
+//! from its watch cache, then a bookmark annotated
+//! `k8s.io/initial-events-end: "true"` whose resourceVersion the list is
+//! consistent at; the objects are then applied as one replace, exactly as a
+//! paginated list's, and the same stream goes on as the watch. A server that refuses it (a 4xx answer: a version
+//! before 1.27, or the `WatchList` feature turned off, which answers 422)
+//! is asked with paginated lists from then on, for the life of the
+//! informer; any other failure is retried with backoff like a failed list.
 
 use super::backoff::Backoff;
 use super::processor::{Change, Processor};
@@ -28,6 +42,9 @@ pub struct ReflectorConfig {
     pub max_backoff: Duration,
     /// Object transform before caching.
     pub transform: Transform,
+    /// Sync with streaming lists (falling back to paginated lists where the
+    /// server refuses them).
+    pub watch_list: bool,
 }
 
 impl Default for ReflectorConfig {
@@ -38,6 +55,7 @@ impl Default for ReflectorConfig {
             initial_backoff: Duration::from_millis(200),
             max_backoff: Duration::from_secs(30),
             transform: Transform::default(),
+            watch_list: true,
         }
     }
 }
@@ -47,8 +65,10 @@ impl Default for ReflectorConfig {
 pub struct ReflectorStats {
     /// Watch events received, by type: added, modified, deleted, bookmark, error.
     pub events: [AtomicU64; 5],
-    /// Complete lists fetched.
+    /// Complete lists fetched (paginated or streamed).
     pub lists: AtomicU64,
+    /// Of those, lists streamed (`sendInitialEvents`).
+    pub streamed_lists: AtomicU64,
     /// Watch requests started after the first.
     pub watch_restarts: AtomicU64,
     /// Relists forced by 410 Gone / expired resource versions.
@@ -131,6 +151,46 @@ struct StatusObject {
     message: String,
 }
 
+/// The lines of a watch response.
+type WatchStream = std::pin::Pin<Box<dyn AsyncBufRead + Send>>;
+
+/// Why a streaming list did not sync.
+#[derive(Debug)]
+enum ListError {
+    /// The server refused it: list in pages instead.
+    Refused(String),
+    /// It failed: retry with backoff.
+    Failed(String),
+}
+
+impl std::fmt::Display for ListError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ListError::Refused(reason) | ListError::Failed(reason) => f.write_str(reason),
+        }
+    }
+}
+
+/// A bookmark's metadata: its version and whether it ends the initial events.
+#[derive(Deserialize)]
+struct Bookmark {
+    metadata: BookmarkMeta,
+}
+
+#[derive(Deserialize)]
+struct BookmarkMeta {
+    #[serde(rename = "resourceVersion", default)]
+    resource_version: String,
+    #[serde(default)]
+    annotations: BookmarkAnnotations,
+}
+
+#[derive(Deserialize, Default)]
+struct BookmarkAnnotations {
+    #[serde(rename = "k8s.io/initial-events-end")]
+    initial_events_end: Option<String>,
+}
+
 /// The list/watch loop of one informer.
 pub struct Reflector {
     client: kube::Client,
@@ -169,11 +229,26 @@ impl Reflector {
     /// backoff before the next request.
     pub async fn run(self) {
         let mut backoff = Backoff::new(self.config.initial_backoff, self.config.max_backoff);
+        let mut streaming = self.config.watch_list;
         loop {
-            let mut version = match self.list().await {
-                Ok(version) => {
+            let synced = if streaming {
+                match self.stream_list().await {
+                    Err(ListError::Refused(reason)) => {
+                        streaming = false;
+                        tracing::info!(informer = %self.key, "the API server refuses streaming lists ({reason}): listing in pages instead");
+                        self.list().await.map(|version| (version, None))
+                    }
+                    other => other
+                        .map(|(version, stream)| (version, Some(stream)))
+                        .map_err(|e| e.to_string()),
+                }
+            } else {
+                self.list().await.map(|version| (version, None))
+            };
+            let (mut version, mut streamed) = match synced {
+                Ok(synced) => {
                     backoff.reset();
-                    version
+                    synced
                 }
                 Err(err) => {
                     self.stats.errors.fetch_add(1, Ordering::Relaxed);
@@ -187,7 +262,12 @@ impl Reflector {
             loop {
                 let started = Instant::now();
                 let changes_before = self.stats.events_received();
-                match self.watch(&mut version, &mut backoff).await {
+                // After a streaming list, its stream goes on as the watch.
+                let end = match streamed.take() {
+                    Some(stream) => self.read_events(stream, &mut version, &mut backoff).await,
+                    None => self.watch(&mut version, &mut backoff).await,
+                };
+                match end {
                     WatchEnd::Closed
                         if started.elapsed() < VERY_SHORT_WATCH
                             && self.stats.events_received() == changes_before =>
@@ -261,6 +341,110 @@ impl Reflector {
         Ok(version)
     }
 
+    /// Syncs with a streaming list: a watch sending the current objects, then
+    /// the `initial-events-end` bookmark; applies them as a replace and
+    /// returns the bookmark's resource version and the stream, which goes on
+    /// as the watch (one connection, as client-go keeps it).
+    async fn stream_list(&self) -> Result<(String, WatchStream), ListError> {
+        let params = WatchParams {
+            label_selector: self.key.label_selector.clone(),
+            field_selector: self.key.field_selector.clone(),
+            timeout: Some(self.config.watch_timeout_secs),
+            ..WatchParams::streaming_lists()
+        };
+        let request = kube::core::Request::new(&self.url_path)
+            .watch(&params, "")
+            .map_err(|e| ListError::Failed(e.to_string()))?;
+        let stream = match self.client.request_stream(request).await {
+            Ok(stream) => stream,
+            Err(kube::Error::Api(status))
+                if (400..500).contains(&status.code) && status.code != 429 =>
+            {
+                return Err(ListError::Refused(format!(
+                    "{} {}",
+                    status.code, status.message
+                )));
+            }
+            Err(err) => {
+                return Err(ListError::Failed(format!(
+                    "starting a streaming list of {}: {err}",
+                    self.url_path
+                )));
+            }
+        };
+        let mut stream: WatchStream = Box::pin(stream);
+        let mut objects = Vec::new();
+        let mut line = Vec::with_capacity(16 * 1024);
+        let idle_limit = Duration::from_secs(u64::from(self.config.watch_timeout_secs) + 30);
+        loop {
+            line.clear();
+            let read = match tokio::time::timeout(idle_limit, stream.read_until(b'\n', &mut line))
+                .await
+            {
+                Err(_) => {
+                    return Err(ListError::Failed(format!(
+                        "streaming list: no data for {idle_limit:?}"
+                    )));
+                }
+                Ok(Err(err)) => {
+                    return Err(ListError::Failed(format!(
+                        "reading a streaming list: {err}"
+                    )));
+                }
+                Ok(Ok(0)) => {
+                    return Err(ListError::Failed(
+                        "the streaming list ended before its initial-events-end bookmark".into(),
+                    ));
+                }
+                Ok(Ok(read)) => read,
+            };
+            let text = match std::str::from_utf8(&line[..read]) {
+                Ok(text) if !text.trim().is_empty() => text,
+                Ok(_) => continue,
+                Err(err) => {
+                    return Err(ListError::Failed(format!(
+                        "streaming list is not UTF-8: {err}"
+                    )));
+                }
+            };
+            let event: WatchLine<'_> = serde_json::from_str(text)
+                .map_err(|e| ListError::Failed(format!("decoding a streaming list event: {e}")))?;
+            match event.kind {
+                "ADDED" => {
+                    self.stats.events[0].fetch_add(1, Ordering::Relaxed);
+                    if let Some(object) = self.parse(event.object.get()) {
+                        objects.push(Arc::new(object));
+                    }
+                }
+                "BOOKMARK" => {
+                    self.stats.events[3].fetch_add(1, Ordering::Relaxed);
+                    let bookmark: Bookmark = serde_json::from_str(event.object.get())
+                        .map_err(|e| ListError::Failed(format!("decoding a bookmark: {e}")))?;
+                    if bookmark.metadata.annotations.initial_events_end.as_deref() == Some("true") {
+                        let version = bookmark.metadata.resource_version;
+                        self.stats.lists.fetch_add(1, Ordering::Relaxed);
+                        self.stats.streamed_lists.fetch_add(1, Ordering::Relaxed);
+                        tracing::debug!(informer = %self.key, objects = objects.len(), %version, "listed (streamed)");
+                        self.processor.apply(Change::Replace(objects));
+                        return Ok((version, stream));
+                    }
+                }
+                "ERROR" => {
+                    self.stats.events[4].fetch_add(1, Ordering::Relaxed);
+                    return Err(ListError::Failed(format!(
+                        "streaming list error: {}",
+                        event.object.get()
+                    )));
+                }
+                other => {
+                    return Err(ListError::Failed(format!(
+                        "unexpected {other:?} event in a streaming list"
+                    )));
+                }
+            }
+        }
+    }
+
     /// Watches from `version`, applying each event and advancing `version`.
     async fn watch(&self, version: &mut String, backoff: &mut Backoff) -> WatchEnd {
         let params = WatchParams {
@@ -286,7 +470,7 @@ impl Reflector {
 
     async fn read_events(
         &self,
-        mut stream: std::pin::Pin<Box<dyn AsyncBufRead + Send>>,
+        mut stream: WatchStream,
         version: &mut String,
         backoff: &mut Backoff,
     ) -> WatchEnd {

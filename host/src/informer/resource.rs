@@ -46,6 +46,8 @@ pub struct InformerKey {
 
 impl InformerKey {
     /// The key for `subscription` once its kind is resolved to `resource`.
+    /// Selectors are keyed by meaning (`app=web` and `app == web` are one
+    /// informer), in the canonical form the watch then sends.
     pub fn for_subscription(resource: ResolvedResource, subscription: &Subscription) -> Self {
         let namespace = subscription
             .namespace
@@ -54,8 +56,8 @@ impl InformerKey {
         InformerKey {
             resource,
             namespace,
-            label_selector: subscription.label_selector.clone(),
-            field_selector: subscription.field_selector.clone(),
+            label_selector: subscription.canonical_label_selector(),
+            field_selector: subscription.canonical_field_selector(),
         }
     }
 }
@@ -106,6 +108,39 @@ mod tests {
         assert_eq!(
             deployments.url_path(Some("a")),
             "/apis/apps/v1/namespaces/a/deployments"
+        );
+    }
+
+    #[test]
+    fn selectors_that_mean_the_same_share_one_informer() {
+        use crate::plugin::{Delivery, Subscription};
+        let pods = ResolvedResource {
+            gvk: Gvk::new("", "v1", "Pod"),
+            plural: "pods".into(),
+            namespaced: true,
+        };
+        let subscription = |labels: &str, fields: Option<&str>| Subscription {
+            kind: pods.gvk.clone(),
+            namespace: None,
+            label_selector: Some(labels.into()),
+            field_selector: fields.map(str::to_owned),
+            resync_period: None,
+            delivery: Delivery::EveryEvent,
+        };
+        let key = |labels: &str, fields: Option<&str>| {
+            InformerKey::for_subscription(pods.clone(), &subscription(labels, fields))
+        };
+        let one = key("app=web,tier in (b,a)", Some("spec.nodeName=n1"));
+        assert_eq!(
+            one,
+            key("tier in (a, b, a), app == web", Some("spec.nodeName==n1"))
+        );
+        assert_eq!(one.label_selector.as_deref(), Some("app=web,tier in (a,b)"));
+        assert_ne!(one, key("app=api,tier in (a,b)", Some("spec.nodeName=n1")));
+        assert_eq!(
+            key("", None).label_selector,
+            None,
+            "an empty selector selects all"
         );
     }
 }

@@ -348,6 +348,20 @@ impl Subscription {
         })
     }
 
+    /// The label selector in canonical form: its requirements sorted, values
+    /// sorted and deduplicated, `==` written `=`, spacing dropped; `None`
+    /// when it selects everything. Two selectors with the same meaning have
+    /// the same canonical form, so their subscriptions share an informer.
+    pub fn canonical_label_selector(&self) -> Option<String> {
+        canonical(label_requirements(self.label_selector.as_deref()))
+    }
+
+    /// The field selector in canonical form (see
+    /// [`canonical_label_selector`](Self::canonical_label_selector)).
+    pub fn canonical_field_selector(&self) -> Option<String> {
+        canonical(field_terms(self.field_selector.as_deref()))
+    }
+
     /// True when both watch exactly the same objects: same kind and scope,
     /// and selectors with the same requirements, however written (spacing,
     /// `==` for `=`, order, repeats).
@@ -380,6 +394,11 @@ fn label_requirements(selector: Option<&str>) -> BTreeSet<String> {
             .collect(),
         Err(_) => BTreeSet::from([text.to_owned()]),
     }
+}
+
+/// Sorted terms joined by `,`, or `None` for none.
+fn canonical(terms: BTreeSet<String>) -> Option<String> {
+    (!terms.is_empty()).then(|| terms.into_iter().collect::<Vec<_>>().join(","))
 }
 
 /// A field selector's terms in a form that compares by meaning (see

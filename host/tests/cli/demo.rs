@@ -1,5 +1,6 @@
 //! `herald demo`: the embedded cluster, the example plugins and the churn,
-//! every plugin with something to say, and a clean exit.
+//! every plugin with something to say, plugins acting on the cluster (one
+//! for real, one in dry-run), and a clean exit.
 
 use super::process::{herald, temp_dir};
 use herald_test_artifacts as artifacts;
@@ -11,6 +12,7 @@ fn the_demo_shows_every_example_plugin_reacting_and_exits_cleanly() {
         ("pod-lifecycle", artifacts::POD_LIFECYCLE),
         ("image-policy", artifacts::IMAGE_POLICY),
         ("rollout-watch", artifacts::ROLLOUT_WATCH),
+        ("namespace-defaults", artifacts::NAMESPACE_DEFAULTS),
     ] {
         std::fs::copy(path, plugins.join(format!("{name}.wasm"))).unwrap();
     }
@@ -35,12 +37,17 @@ fn the_demo_shows_every_example_plugin_reacting_and_exits_cleanly() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(
-        stdout.contains("Herald demo: 3 plugin(s) running"),
+        stdout.contains("Herald demo: 4 plugin(s) running"),
         "{stdout}"
     );
     assert!(stdout.contains("kubectl --kubeconfig "), "{stdout}");
     assert!(stdout.contains("/metrics"), "{stdout}");
-    for plugin in ["pod-lifecycle", "image-policy", "rollout-watch"] {
+    for plugin in [
+        "pod-lifecycle",
+        "image-policy",
+        "rollout-watch",
+        "namespace-defaults",
+    ] {
         assert!(
             stdout
                 .lines()
@@ -51,6 +58,18 @@ fn the_demo_shows_every_example_plugin_reacting_and_exits_cleanly() {
     assert!(
         stdout.contains("created pod="),
         "the churn creates pods and pod-lifecycle reports them:\n{stdout}"
+    );
+    assert!(
+        stdout.contains("applied kind=NetworkPolicy object=shop/herald-default-deny"),
+        "namespace-defaults applies its NetworkPolicy to the seeded namespaces:\n{stdout}"
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.lines().any(|l| l.contains("herald::audit")
+            && l.contains("image-policy")
+            && l.contains("dry-run")
+            && l.contains("would change")),
+        "image-policy's labels are sent in dry-run and reported:\n{stderr}"
     );
     std::fs::remove_dir_all(plugins).unwrap();
 }

@@ -697,3 +697,24 @@ async fn namespace_defaults_gives_a_new_namespace_its_objects_and_repairs_them()
     }
     assert!(access.stats.requests("namespace-defaults", "apply", "ok") >= 3);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_throttled_call_goes_back_to_the_plugin_and_is_never_retried_by_the_host() {
+    let rule = config_map_rule(&["get"], &["*"]);
+    let actor = Actor::start(std::slice::from_ref(&rule), &[], grants(&[&rule])).await;
+    let Some(faults) = actor.cluster.faults() else {
+        return; // a real cluster cannot be told to throttle
+    };
+    let ns = actor.namespace().to_owned();
+    // One 429: a client that retried it would get the second answer
+    // (not-found) instead.
+    faults.throttle_requests_to("/configmaps/missing", 1);
+    let lines = actor
+        .run(command(&target(&ns, "missing"), json!({"verb": "get"})))
+        .await;
+    assert_eq!(outcome(&lines[0]), "too-many-requests", "{lines:?}");
+    let after = actor
+        .run(command(&target(&ns, "missing"), json!({"verb": "get"})))
+        .await;
+    assert_eq!(outcome(&after[0]), "not-found", "{after:?}");
+}

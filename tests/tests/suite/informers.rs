@@ -303,3 +303,65 @@ async fn a_coalesced_listener_buffers_at_most_one_notification_per_object() {
     );
     cluster.cleanup().await;
 }
+
+/// Starts an informer on ConfigMaps of a namespace holding `count` of them,
+/// against a server that serves streaming lists or not; returns what the
+/// informer's listener saw of the initial list and the reflector's counts
+/// (lists, streamed lists).
+async fn initial_list_with(watch_list: bool, count: usize) -> (Vec<Seen>, u64, u64) {
+    use herald::informer::Informers;
+    use std::sync::atomic::Ordering;
+    let server = herald_apiserver::start(herald_apiserver::ApiServerConfig {
+        watch_list,
+        ..Default::default()
+    })
+    .await
+    .expect("embedded API server");
+    let client = kube::Client::try_from(kube::Config::new(server.url().parse().unwrap())).unwrap();
+    let configs: kube::Api<k8s_openapi::api::core::v1::ConfigMap> =
+        kube::Api::namespaced(client.clone(), "default");
+    for i in 0..count {
+        let cm = serde_json::from_value(serde_json::json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": format!("cm-{i}"), "labels": {"app": "web"}}, "data": {"i": i.to_string()}
+        }))
+        .unwrap();
+        configs.create(&Default::default(), &cm).await.unwrap();
+    }
+    let informers: Informers = informers(client);
+    let subscription = config_maps("default");
+    let (_key, informer) = informer(&informers, &subscription).await;
+    let recording = Recording::new(subscription);
+    informer.add_listener(recording.listener.clone());
+    let seen = recording.until(|seen| *seen == Seen::Synced);
+    let stats = informer.stats();
+    (
+        seen,
+        stats.lists.load(Ordering::Relaxed),
+        stats.streamed_lists.load(Ordering::Relaxed),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_initial_list_is_streamed_where_the_server_serves_watch_lists() {
+    let (seen, lists, streamed) = initial_list_with(true, 30).await;
+    assert_eq!(seen.len(), 31, "30 initial adds, then synced: {seen:?}");
+    assert!(seen[..30].iter().all(|s| matches!(s, Seen::Add { .. })));
+    assert_eq!((lists, streamed), (1, 1), "one list, streamed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_refusing_watch_lists_is_listed_in_pages_instead() {
+    let (seen, lists, streamed) = initial_list_with(false, 30).await;
+    assert_eq!(
+        seen.len(),
+        31,
+        "the same 30 initial adds, then synced: {seen:?}"
+    );
+    assert!(seen[..30].iter().all(|s| matches!(s, Seen::Add { .. })));
+    assert_eq!(
+        (lists, streamed),
+        (1, 0),
+        "one paginated list, none streamed"
+    );
+}

@@ -97,3 +97,51 @@ async fn a_custom_resource_resolves_through_discovery_and_not_without_it() {
     }
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn plugins_that_act_get_exactly_the_verbs_they_declare() {
+    use herald::capability::Grants;
+    use herald::plugin::LoadOptions;
+    use herald::rbac::{WatchedResource, write_verbs};
+    let declared = |path: &str, config: Option<serde_json::Value>| {
+        herald_tests::load_with(
+            path,
+            LoadOptions {
+                config: config.map(|c| c.to_string()),
+                grants: Grants::all_declared(),
+                ..LoadOptions::default()
+            },
+        )
+        .0
+        .manifest()
+        .clone()
+    };
+    let manifests = [
+        declared(artifacts::NAMESPACE_DEFAULTS, None),
+        declared(
+            artifacts::IMAGE_POLICY,
+            Some(serde_json::json!({"enforce": true})),
+        ),
+    ];
+    let verbs = write_verbs(&manifests, &KindResolver::Builtin)
+        .await
+        .expect("built-in kinds");
+    let of = |group: &str, resource: &str| -> Vec<&str> {
+        verbs[&WatchedResource {
+            group: group.into(),
+            resource: resource.into(),
+        }]
+            .iter()
+            .copied()
+            .collect()
+    };
+    // apply is a patch that may create; BTreeSet order.
+    assert_eq!(
+        of("networking.k8s.io", "networkpolicies"),
+        ["create", "get", "patch"]
+    );
+    assert_eq!(of("", "resourcequotas"), ["create", "get", "patch"]);
+    assert_eq!(of("", "pods"), ["patch"]);
+    assert_eq!(of("events.k8s.io", "events"), ["create", "patch"]);
+    assert_eq!(verbs.len(), 4, "nothing else: {verbs:?}");
+}
