@@ -57,7 +57,7 @@ impl EngineSettings {
 /// Calls into plugins run on the plugin's own worker thread, never on the
 /// daemon's async runtime, through wasmtime's async API so that host calls
 /// which wait (clocks, `poll`, I/O) wait on the engine's host I/O runtime and
-/// the call deadline bounds them too ([`deadline`](super::deadline)). Time
+/// the call deadline bounds them too (`plugin/deadline.rs`). Time
 /// spent running wasm is bounded by epoch interruption: a ticker thread
 /// advances the epoch every [`EPOCH_TICK`].
 #[derive(Clone)]

@@ -51,7 +51,7 @@ pub fn log_shadow(plugin: &str, request: &ApiRequest, before: Option<&str>, afte
 }
 
 /// The fields that differ between two JSON objects, as `path: old → new`
-/// (`∅` for absent), in path order, at most [`MAX_CHANGES`] of them.
+/// (`∅` for absent), in path order, at most twenty of them.
 pub fn changes(before: &str, after: &str) -> Vec<String> {
     let (Ok(before), Ok(after)) = (
         serde_json::from_str::<Value>(before),
