@@ -19,8 +19,10 @@
 //! - **cold compile**: wall time, CPU time and peak RSS of a child process
 //!   running `herald compile-artifact` (the binary `herald-child`, this
 //!   crate's copy of the `herald` CLI), as the daemon compiles, writing the
-//!   entry into a fresh artifact cache; peak RSS from `wait4`'s
-//!   `ru_maxrss`, which is the child's own;
+//!   entry into a fresh artifact cache; its CPU time and peak RSS
+//!   (`ru_maxrss`) as `herald-child --rusage` reports them (spawned from
+//!   this process, a child's `ru_maxrss` would start at this process's own
+//!   peak);
 //! - **cached load**: `LoadedPlugin::load_cached` over that cache: the
 //!   file's sha256, reading and checking the entry, deserializing it,
 //!   pre-instantiating and reading the manifest (one instantiation), as a
@@ -144,7 +146,7 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
     std::fs::create_dir_all(&scratch).expect("creating B11's scratch directory");
 
     crate::progress("B11 building the Python and JavaScript components");
-    let (python, javascript) = build_sdk_components(&scratch);
+    let (python, javascript) = build_sdk_components(&program, &scratch);
     let subjects = [
         Subject {
             language: Language::Rust,
@@ -213,14 +215,16 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
                     json_meta_rss.push(usage.max_rss_bytes as f64);
                     load_cached(engine, &cache, bytes, None, fixtures).0
                 }
-                None => load_cached(
-                    engine,
-                    &cache,
-                    &subject.noop,
-                    subject.parse_config.clone(),
-                    fixtures,
-                )
-                .0,
+                None => {
+                    load_cached(
+                        engine,
+                        &cache,
+                        &subject.noop,
+                        subject.parse_config.clone(),
+                        fixtures,
+                    )
+                    .0
+                }
             };
             if rep == 0 {
                 loaded.push((subject.language, noop, parse));
@@ -256,9 +260,11 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
                 .push(cpu_per_call(parse, warm, &objects[..count]));
         }
         for (language, noop, _) in &loaded {
-            instance_rss
-                .of(*language)
-                .push(rss_per_instance(noop, settings.b11_instances, &objects[0]));
+            instance_rss.of(*language).push(rss_per_instance(
+                noop,
+                settings.b11_instances,
+                &objects[0],
+            ));
         }
     }
     let _ = std::fs::remove_dir_all(&scratch);
@@ -405,7 +411,10 @@ fn root() -> PathBuf {
 /// children at once: the builds are not what is measured here), returning
 /// each file's bytes and its build's usage. Fails, naming the install
 /// command, when a toolchain is missing.
-fn build_sdk_components(scratch: &Path) -> ((Vec<u8>, ChildUsage), (Vec<u8>, ChildUsage)) {
+fn build_sdk_components(
+    wrapper: &Path,
+    scratch: &Path,
+) -> ((Vec<u8>, ChildUsage), (Vec<u8>, ChildUsage)) {
     let root = root();
     let python = std::env::var_os("HERALD_PYTHON").unwrap_or_else(|| "python3".into());
     let has_componentize_py = Command::new(&python)
@@ -438,29 +447,33 @@ fn build_sdk_components(scratch: &Path) -> ((Vec<u8>, ChildUsage), (Vec<u8>, Chi
     );
 
     let py_out = scratch.join("sdk-bench-python.wasm");
-    let py_log = scratch.join("build-python.log");
-    let mut py = Command::new(&python);
-    py.current_dir(&root)
+    let py = Measured::new(wrapper, scratch, "build-python");
+    let mut py_command = py.command(&python);
+    py_command
+        .current_dir(&root)
         .env("PYTHONPATH", root.join("sdk/python/src"))
         .args(["-m", "herald_sdk", "build"])
         .arg(root.join("bench/plugins/python/sdk_bench.py"))
         .arg("-o")
         .arg(&py_out);
     let js_out = scratch.join("sdk-bench-js.wasm");
-    let js_log = scratch.join("build-js.log");
-    let mut js = Command::new(&herald_build);
-    js.current_dir(&root)
+    let js = Measured::new(wrapper, scratch, "build-js");
+    let mut js_command = js.command(herald_build.as_os_str());
+    js_command
+        .current_dir(&root)
         .arg(root.join("bench/plugins/js/plugin.js"))
         .arg("-o")
         .arg(&js_out);
-    let started = Instant::now();
-    let py_child = spawn_logged(&mut py, &py_log);
-    let js_child = spawn_logged(&mut js, &js_log);
+    let py_child = py.spawn(&mut py_command);
+    let js_child = js.spawn(&mut js_command);
     // Each waited for on its own thread, so each wall time ends at its own exit.
     let (py_usage, js_usage) = std::thread::scope(|scope| {
-        let py = scope.spawn(|| wait_child(py_child, started, "the Python build", &py_log));
-        let js = wait_child(js_child, started, "the JavaScript build", &js_log);
-        (py.join().expect("waiting for the Python build"), js)
+        let waiting = scope.spawn(|| py.wait(py_child, "the Python build"));
+        let js_usage = js.wait(js_child, "the JavaScript build");
+        (
+            waiting.join().expect("waiting for the Python build"),
+            js_usage,
+        )
     });
     let read = |path: &Path| {
         std::fs::read(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
@@ -468,16 +481,85 @@ fn build_sdk_components(scratch: &Path) -> ((Vec<u8>, ChildUsage), (Vec<u8>, Chi
     ((read(&py_out), py_usage), (read(&js_out), js_usage))
 }
 
-/// Spawns `command` with its output going to `log`.
-fn spawn_logged(command: &mut Command, log: &Path) -> Child {
-    let out = std::fs::File::create(log).expect("creating a log file");
-    let err = out.try_clone().expect("cloning a log file");
-    command
-        .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err)
-        .spawn()
-        .unwrap_or_else(|e| panic!("B11 cannot start {command:?}: {e}"))
+/// A child process run under `herald-child --rusage` (see `src/bin`), so
+/// that its peak RSS is its own and not this process's; its output goes to
+/// a log file, quoted if it fails.
+struct Measured {
+    wrapper: PathBuf,
+    log: PathBuf,
+    usage: PathBuf,
+    started: Instant,
+}
+
+impl Measured {
+    fn new(wrapper: &Path, dir: &Path, name: &str) -> Self {
+        Measured {
+            wrapper: wrapper.to_owned(),
+            log: dir.join(format!("{name}.log")),
+            usage: dir.join(format!("{name}.usage")),
+            started: Instant::now(),
+        }
+    }
+
+    /// The command running `program` (arguments to be added) under the wrapper.
+    fn command(&self, program: &std::ffi::OsStr) -> Command {
+        let mut command = Command::new(&self.wrapper);
+        command.arg("--rusage").arg(&self.usage).arg(program);
+        command
+    }
+
+    fn spawn(&self, command: &mut Command) -> Child {
+        let _ = std::fs::remove_file(&self.usage);
+        let out = std::fs::File::create(&self.log).expect("creating a log file");
+        let err = out.try_clone().expect("cloning a log file");
+        command
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .unwrap_or_else(|e| panic!("B11 cannot start {command:?}: {e}"))
+    }
+
+    /// Waits for `child` and returns what it used; panics with the end of
+    /// its log if it failed.
+    fn wait(&self, mut child: Child, what: &str) -> ChildUsage {
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) => {}
+                Err(e) => panic!("waiting for {what}: {e}"),
+            }
+            if self.started.elapsed() > CHILD_PATIENCE {
+                let _ = child.kill();
+                panic!("{what} took longer than {CHILD_PATIENCE:?}");
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let wall = self.started.elapsed();
+        if !status.success() {
+            let output = std::fs::read_to_string(&self.log).unwrap_or_default();
+            let lines: Vec<&str> = output.lines().collect();
+            panic!(
+                "B11: {what} failed ({status}):\n{}",
+                lines[lines.len().saturating_sub(20)..].join("\n")
+            );
+        }
+        let text = std::fs::read_to_string(&self.usage)
+            .unwrap_or_else(|e| panic!("B11: {what}: no usage recorded: {e}"));
+        let numbers: Vec<u64> = text
+            .split_whitespace()
+            .map(|n| n.parse().expect("a usage figure"))
+            .collect();
+        let [user_us, system_us, maxrss_kib] = numbers[..] else {
+            panic!("B11: {what}: unreadable usage {text:?}");
+        };
+        ChildUsage {
+            wall,
+            cpu: Duration::from_micros(user_us + system_us),
+            // Linux reports kilobytes.
+            max_rss_bytes: maxrss_kib * 1024,
+        }
+    }
 }
 
 /// Compiles `bytes` in a child `compile-artifact` with `engine`'s settings,
@@ -493,71 +575,17 @@ fn compile_in_child(
     let entry = cache.entry_path(&digest);
     let input = cache.dir().join(format!("{digest}.wasm"));
     std::fs::write(&input, bytes).expect("writing the compiler's input");
-    let log = cache.dir().join(format!("{digest}.log"));
-    let started = Instant::now();
-    let child = spawn_logged(
-        Command::new(program)
-            .arg("compile-artifact")
-            .args(engine.settings().child_args())
-            .arg(&input)
-            .arg(&entry),
-        &log,
-    );
-    let usage = wait_child(child, started, "compile-artifact", &log);
+    let child = Measured::new(program, cache.dir(), &digest);
+    let mut command = child.command(program.as_os_str());
+    command
+        .arg("compile-artifact")
+        .args(engine.settings().child_args())
+        .arg(&input)
+        .arg(&entry);
+    let spawned = child.spawn(&mut command);
+    let usage = child.wait(spawned, "compile-artifact");
     let _ = std::fs::remove_file(&input);
     usage
-}
-
-/// Waits for `child` (started at `started`) and returns what it used; panics
-/// with the end of its `log` if it failed.
-fn wait_child(child: Child, started: Instant, what: &str, log: &Path) -> ChildUsage {
-    let pid = child.id() as libc::pid_t;
-    let mut status: libc::c_int = 0;
-    // SAFETY: an all-zero `rusage` is a valid value of this plain C struct.
-    #[allow(unsafe_code)]
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: `status` and `usage` are valid and writable for the call;
-        // `pid` is our own child, which only this function reaps (the
-        // `Child` is never waited on by std).
-        #[allow(unsafe_code)]
-        let reaped = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
-        if reaped == pid {
-            break;
-        }
-        assert!(
-            reaped == 0 || std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted,
-            "waiting for {what}: {}",
-            std::io::Error::last_os_error()
-        );
-        if started.elapsed() > CHILD_PATIENCE {
-            // SAFETY: kill only signals our own, not yet reaped, child.
-            #[allow(unsafe_code)]
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-            }
-            panic!("{what} took longer than {CHILD_PATIENCE:?}");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let wall = started.elapsed();
-    drop(child);
-    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
-        let output = std::fs::read_to_string(log).unwrap_or_default();
-        let tail: Vec<&str> = output.lines().rev().take(20).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        panic!(
-            "B11: {what} failed (wait status {status}):\n{}",
-            tail.join("\n")
-        );
-    }
-    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    ChildUsage {
-        wall,
-        cpu: time(usage.ru_utime) + time(usage.ru_stime),
-        // Linux reports kilobytes.
-        max_rss_bytes: usage.ru_maxrss as u64 * 1024,
-    }
 }
 
 /// How long a cached load took.
@@ -634,9 +662,9 @@ fn cpu_per_call(
     }
     let after = thread_cpu_ns();
     assert_eq!(instance.rebuilds(), 0, "an instance was rebuilt mid-run");
-    before
-        .zip(after)
-        .map_or(f64::NAN, |(a, b)| (b - a) as f64 / 1e3 / objects.len() as f64)
+    before.zip(after).map_or(f64::NAN, |(a, b)| {
+        (b - a) as f64 / 1e3 / objects.len() as f64
+    })
 }
 
 /// RSS growth per instance with `count` live instances of `plugin`, each
