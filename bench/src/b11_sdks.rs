@@ -9,8 +9,8 @@
 //! ComponentizeJS through `herald-build`). That component does nothing with
 //! an added object, or, configured with `{"mode": "parse"}`, parses it and
 //! reads its name: the handler is picked when the instance is created, so a
-//! call pays for one or the other, and the run builds and compiles each
-//! language once. If a toolchain is missing the benchmark fails, naming the
+//! call pays for one or the other, and the run builds one component per
+//! language (once) and compiles it once per compile repetition. If a toolchain is missing the benchmark fails, naming the
 //! command that installs it.
 //!
 //! Measured for each language, Rust's figure being the baseline:
@@ -19,11 +19,11 @@
 //! - **cold compile**: wall time, CPU time and peak RSS of a child process
 //!   running `herald compile-artifact` (the binary `herald-child`, this
 //!   crate's copy of the `herald` CLI), as the daemon compiles, writing the
-//!   entry into a fresh artifact cache; its CPU time and peak RSS
-//!   (`ru_maxrss`) as `herald-child --rusage` reports them (spawned from
-//!   this process, a child's `ru_maxrss` would start at this process's own
-//!   peak);
-//! - **cached load**: `LoadedPlugin::load_cached` over that cache: the
+//!   entry into a fresh artifact cache; CPU time and peak RSS (`ru_maxrss`)
+//!   as `herald-child --rusage` reports them (spawned from this process, a
+//!   child's `ru_maxrss` would start at this process's own peak);
+//! - **cached load**: what `LoadedPlugin::load_cached` does over that
+//!   cache, timed in two halves: the
 //!   file's sha256, reading and checking the entry, deserializing it,
 //!   pre-instantiating and reading the manifest (one instantiation), as a
 //!   restarted daemon loads a known file;
