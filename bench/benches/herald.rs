@@ -10,6 +10,8 @@ static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 fn main() {
     let mut settings = Settings::full();
+    let compiler = || Some(env!("CARGO_BIN_EXE_herald-child").into());
+    settings.compiler_program = compiler();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -17,6 +19,7 @@ fn main() {
                 let only = std::mem::take(&mut settings.only);
                 settings = Settings::quick();
                 settings.only = only;
+                settings.compiler_program = compiler();
             }
             "--only" => {
                 let ids = args.next().expect("--only needs ids, e.g. B1,B3");

@@ -9,7 +9,7 @@
 //! repository root explains the method and reports the figures.
 //!
 //! One module per measurement ([`b1_throughput`] … [`b7_startup`], and
-//! [`b9_deadline`], [`b10_patch`]); the
+//! [`b9_deadline`], [`b10_patch`], [`b11_sdks`]); the
 //! rest is what they share: [`data`] (Pod variations), [`fixtures`] (plugin
 //! components), [`native`] (the same handlers compiled natively),
 //! [`cluster`] (the embedded API server), [`latency`] (write-to-entry
@@ -18,6 +18,7 @@
 
 pub mod alloc;
 pub mod b10_patch;
+pub mod b11_sdks;
 pub mod b1_throughput;
 pub mod b2_fanout;
 pub mod b3_cache_memory;
@@ -74,6 +75,9 @@ pub fn run(settings: &Settings) -> Vec<Row> {
     }
     if settings.selected("B10") {
         rows.extend(b10_patch::run(settings, &fixtures, &runtime));
+    }
+    if settings.selected("B11") {
+        rows.extend(b11_sdks::run(settings, &fixtures));
     }
     rows
 }

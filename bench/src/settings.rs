@@ -7,7 +7,7 @@ pub struct Settings {
     pub quick: bool,
     /// Repetitions of each measurement.
     pub repetitions: usize,
-    /// Only these benchmark ids (`B1` … `B7`); empty means all.
+    /// Only these benchmark ids (`B1` … `B11`); empty means all.
     pub only: Vec<String>,
     /// B1: notifications per repetition for the no-op plugin.
     pub b1_noop_notifications: usize,
@@ -43,6 +43,19 @@ pub struct Settings {
     pub b7_objects: usize,
     /// B7: no-op plugins started.
     pub b7_plugins: usize,
+    /// B11: cold compiles of each component (each takes seconds for a
+    /// Python or JavaScript component).
+    pub b11_compile_repetitions: usize,
+    /// B11: calls per repetition on the Rust fixtures.
+    pub b11_rust_calls: usize,
+    /// B11: calls per repetition on the Python and JavaScript components.
+    pub b11_sdk_calls: usize,
+    /// B11: live instances per language for the RSS per instance.
+    pub b11_instances: usize,
+    /// B11: the `herald` command line to compile in a child process with
+    /// (`herald-child`, a binary of this crate: the bench and the quick test
+    /// set it from `CARGO_BIN_EXE_herald-child`).
+    pub compiler_program: Option<std::path::PathBuf>,
 }
 
 impl Settings {
@@ -68,6 +81,11 @@ impl Settings {
             b5_others: 3,
             b7_objects: 10_000,
             b7_plugins: 3,
+            b11_compile_repetitions: 3,
+            b11_rust_calls: 20_000,
+            b11_sdk_calls: 2_000,
+            b11_instances: 20,
+            compiler_program: None,
         }
     }
 
@@ -93,6 +111,11 @@ impl Settings {
             b5_others: 1,
             b7_objects: 100,
             b7_plugins: 3,
+            b11_compile_repetitions: 1,
+            b11_rust_calls: 200,
+            b11_sdk_calls: 20,
+            b11_instances: 2,
+            compiler_program: None,
         }
     }
 

@@ -12,6 +12,8 @@ pub enum Unit {
     Micros,
     /// Milliseconds.
     Millis,
+    /// Seconds.
+    Seconds,
     /// Events (notifications, objects) per second.
     PerSecond,
     /// Bytes (shown in KiB or MiB).
@@ -29,6 +31,7 @@ impl Unit {
         match self {
             Unit::Micros => format!("{value:.3} µs"),
             Unit::Millis => format!("{value:.2} ms"),
+            Unit::Seconds => format!("{value:.2} s"),
             Unit::PerSecond if value >= 10_000.0 => format!("{:.1} k/s", value / 1e3),
             Unit::PerSecond => format!("{value:.0} /s"),
             Unit::Bytes if value.abs() >= 1024.0 * 1024.0 => {
