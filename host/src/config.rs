@@ -273,6 +273,11 @@ pub struct ArtifactCacheConfig {
     /// Its directory; unset: `$XDG_CACHE_HOME/herald/artifacts`, else
     /// `$HOME/.cache/herald/artifacts` (none if neither is set).
     pub dir: Option<PathBuf>,
+    /// Most bytes of entries kept: past it, the least recently used entries
+    /// go after each compile (a Python or JavaScript plugin's entry is about
+    /// 35 MiB, a Rust one's well under 1 MiB).
+    #[serde(with = "crate::quantity")]
+    pub max_size: u64,
 }
 
 impl Default for ArtifactCacheConfig {
@@ -280,6 +285,7 @@ impl Default for ArtifactCacheConfig {
         ArtifactCacheConfig {
             enabled: true,
             dir: None,
+            max_size: crate::plugin::DEFAULT_ARTIFACT_CACHE_BYTES,
         }
     }
 }

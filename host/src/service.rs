@@ -277,6 +277,7 @@ fn open_artifact_cache(config: &Config, engine: &PluginEngine) -> Option<Artifac
     };
     match ArtifactCache::open(&dir, engine) {
         Ok(cache) => {
+            let cache = cache.with_max_bytes(config.plugin_files.artifact_cache.max_size);
             tracing::info!(dir = %dir.display(), "compiled-artifact cache");
             Some(cache)
         }

@@ -65,7 +65,12 @@ pub struct ArtifactCacheError {
 pub struct ArtifactCache {
     dir: PathBuf,
     engine_key: String,
+    max_bytes: u64,
 }
+
+/// Default cap on the cache's entries: 384 MiB, under the 512 MiB volume
+/// `deploy/` gives it, with room for an entry being written.
+pub const DEFAULT_ARTIFACT_CACHE_BYTES: u64 = 384 << 20;
 
 impl ArtifactCache {
     /// Opens (creating it if needed) the cache in `dir` for `engine`.
@@ -77,7 +82,47 @@ impl ArtifactCache {
         Ok(ArtifactCache {
             dir: dir.to_owned(),
             engine_key: engine_key(engine),
+            max_bytes: DEFAULT_ARTIFACT_CACHE_BYTES,
         })
+    }
+
+    /// The same cache, keeping at most `max_bytes` of entries.
+    pub fn with_max_bytes(self, max_bytes: u64) -> Self {
+        ArtifactCache { max_bytes, ..self }
+    }
+
+    /// Removes the least recently used entries (by modification time, which
+    /// a hit refreshes) until the entries fit the cap; `keep` stays whatever
+    /// its age. Returns how many went.
+    pub fn evict(&self, keep: &Path) -> usize {
+        let Ok(listing) = std::fs::read_dir(&self.dir) else {
+            return 0;
+        };
+        let mut entries: Vec<(std::time::SystemTime, u64, PathBuf)> = listing
+            .filter_map(Result::ok)
+            .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+            .filter_map(|e| {
+                let meta = e.metadata().ok()?;
+                Some((meta.modified().ok()?, meta.len(), e.path()))
+            })
+            .collect();
+        let mut total: u64 = entries.iter().map(|(_, len, _)| len).sum();
+        entries.sort();
+        let mut removed = 0;
+        for (_, len, path) in entries {
+            if total <= self.max_bytes {
+                break;
+            }
+            if path == keep {
+                continue;
+            }
+            if std::fs::remove_file(&path).is_ok() {
+                tracing::info!(entry = %path.display(), "compiled-artifact cache over pluginFiles.artifactCache.maxSize: removed its least recently used entry");
+                total = total.saturating_sub(len);
+                removed += 1;
+            }
+        }
+        removed
     }
 
     /// The directory.
@@ -102,7 +147,14 @@ impl ArtifactCache {
         let path = self.entry_path(digest);
         let discarded = match std::fs::read(&path) {
             Ok(entry) => match open_entry(engine, &entry) {
-                Ok(component) => return Ok((component, CompileOutcome::CacheHit)),
+                Ok(component) => {
+                    // Recently used: the last to be evicted.
+                    let _ = std::fs::File::options()
+                        .write(true)
+                        .open(&path)
+                        .and_then(|f| f.set_modified(std::time::SystemTime::now()));
+                    return Ok((component, CompileOutcome::CacheHit));
+                }
                 Err(reason) => {
                     tracing::warn!(entry = %path.display(), "discarding a corrupt compiled-artifact cache entry and recompiling: {reason}");
                     let _ = std::fs::remove_file(&path);
@@ -115,6 +167,7 @@ impl ArtifactCache {
         let started = Instant::now();
         let component = super::compiler::compile(engine, bytes, Some(&path))?;
         let took = started.elapsed();
+        self.evict(&path);
         let outcome = match discarded {
             None => CompileOutcome::Compiled(took),
             Some(discarded) => CompileOutcome::Recompiled { took, discarded },
@@ -206,6 +259,35 @@ impl Hasher for Sha256Hasher {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn past_the_cap_the_least_recently_used_entries_go_first() {
+        let dir = std::env::temp_dir().join(format!("herald-evict-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let engine = PluginEngine::new(Default::default()).unwrap();
+        let cache = ArtifactCache::open(&dir, &engine)
+            .unwrap()
+            .with_max_bytes(250);
+        let now = std::time::SystemTime::now();
+        // Four entries of 100 bytes, the oldest first; `a`, the one just
+        // compiled, stays although it is the oldest.
+        for (age, name) in [(40, "a"), (30, "b"), (20, "c"), (10, "d")] {
+            let path = dir.join(format!("{name}.cwasm"));
+            std::fs::write(&path, [0u8; 100]).unwrap();
+            let file = std::fs::File::options().write(true).open(&path).unwrap();
+            file.set_modified(now - Duration::from_secs(age)).unwrap();
+        }
+        std::fs::write(dir.join("notes.txt"), [0u8; 1000]).unwrap();
+        assert_eq!(cache.evict(&dir.join("a.cwasm")), 2);
+        let mut left: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["a.cwasm", "d.cwasm", "notes.txt"]);
+        assert_eq!(cache.evict(&dir.join("a.cwasm")), 0, "under the cap now");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn engines_of_one_configuration_share_a_key_of_sixteen_hex_digits() {

@@ -27,7 +27,9 @@ mod lookup;
 mod manifest;
 mod stdio;
 
-pub use artifacts::{ArtifactCache, ArtifactCacheError, CompileOutcome};
+pub use artifacts::{
+    ArtifactCache, ArtifactCacheError, CompileOutcome, DEFAULT_ARTIFACT_CACHE_BYTES,
+};
 pub use bindings::{EventContext, GroupVersionKind, WORLD_VERSIONS};
 pub use compiler::{Compiler, DEFAULT_COMPILE_TIMEOUT, compile_artifact};
 pub use engine::{
