@@ -59,8 +59,14 @@ impl DockerConfig {
 
     /// Parses the text of a Docker config file.
     pub fn parse(text: &str) -> Result<Self, String> {
-        let file: File =
+        // An object: serde would take `[]` for a struct with defaults.
+        let value: serde_json::Value =
             serde_json::from_str(text).map_err(|e| format!("not a Docker config.json: {e}"))?;
+        if !value.is_object() {
+            return Err("not a Docker config.json: not a JSON object".into());
+        }
+        let file: File =
+            serde_json::from_value(value).map_err(|e| format!("not a Docker config.json: {e}"))?;
         Ok(DockerConfig { auths: file.auths })
     }
 

@@ -141,14 +141,14 @@ impl Drop for PluginSources {
 /// `<last repository segment>-<12 hex of the reference's sha256>`: readable,
 /// distinct per reference, and a plugin file name (not hidden).
 fn stem_of(reference: &str) -> String {
-    let whole = parse_reference(reference)
-        .map(|r| r.whole())
-        .unwrap_or_else(|_| reference.to_owned());
-    let repository = whole
-        .split(['@', ':'])
-        .next()
-        .and_then(|path| path.rsplit('/').next())
-        .unwrap_or("plugin");
+    let parsed = parse_reference(reference).ok();
+    let whole = parsed
+        .as_ref()
+        .map_or_else(|| reference.to_owned(), |r| r.whole());
+    let repository = parsed
+        .as_ref()
+        .and_then(|r| r.repository().rsplit('/').next().map(str::to_owned))
+        .unwrap_or_else(|| "plugin".to_owned());
     let readable: String = repository
         .chars()
         .map(|c| {
