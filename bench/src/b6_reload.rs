@@ -64,6 +64,7 @@ pub fn run(settings: &Settings, fixtures: &Fixtures, runtime: &Runtime) -> Vec<R
         let stats = Arc::new(LoaderStats::default());
         let directory = PluginDirectory::start(ReloadSetup {
             dir: dir.clone(),
+            pulled_dir: None,
             config: Arc::new(Config {
                 plugin_dir: dir.clone(),
                 ..Config::default()

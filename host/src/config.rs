@@ -37,6 +37,77 @@ pub struct Config {
     pub plugins: BTreeMap<String, PluginConfig>,
     /// Leader election among replicas.
     pub leader_election: LeaderElectionConfig,
+    /// Plugins pulled from OCI registries, each followed like a file of the
+    /// plugin directory.
+    pub plugin_sources: Vec<PluginSourceConfig>,
+    /// Where pulled plugins are kept; unset: `$XDG_CACHE_HOME/herald/oci`,
+    /// else `$HOME/.cache/herald/oci`.
+    pub plugin_source_cache: Option<PathBuf>,
+}
+
+/// `pluginSources[]`: one plugin pulled from an OCI registry.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PluginSourceConfig {
+    /// The reference: `[oci://]registry/repository:tag` (followed: a moved
+    /// tag is a new version) or `…@sha256:<digest>` (pinned, never changes).
+    pub oci: String,
+    /// How often a tag is checked for a new version.
+    #[serde(default = "default_poll_interval", with = "crate::duration_serde")]
+    pub poll_interval: Duration,
+    /// Plain HTTP instead of HTTPS.
+    #[serde(default)]
+    pub plain_http: bool,
+    /// A Docker `config.json` (or a mounted `kubernetes.io/dockerconfigjson`
+    /// pull secret) holding credentials for the registry; unset:
+    /// `$DOCKER_CONFIG/config.json` or `~/.docker/config.json` if present,
+    /// else anonymous.
+    #[serde(default)]
+    pub docker_config: Option<PathBuf>,
+}
+
+/// The default `pluginSources[].pollInterval`.
+pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(60);
+
+fn default_poll_interval() -> Duration {
+    DEFAULT_POLL_INTERVAL
+}
+
+impl PluginSourceConfig {
+    /// How to reach its registry (credentials: `dockerConfig`, else the
+    /// default Docker config if there is one).
+    pub fn registry_options(&self) -> crate::oci::RegistryOptions {
+        crate::oci::RegistryOptions {
+            plain_http: self.plain_http,
+            docker_config: self
+                .docker_config
+                .clone()
+                .or_else(crate::oci::default_docker_config),
+            ..crate::oci::RegistryOptions::default()
+        }
+    }
+}
+
+impl Config {
+    /// The directory pulled plugins are kept in, if one is known.
+    pub fn plugin_source_cache_dir(&self) -> Option<PathBuf> {
+        if let Some(dir) = &self.plugin_source_cache {
+            return Some(dir.clone());
+        }
+        Some(cache_home()?.join("herald").join("oci"))
+    }
+}
+
+/// `$XDG_CACHE_HOME`, else `$HOME/.cache`.
+fn cache_home() -> Option<PathBuf> {
+    std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|home| PathBuf::from(home).join(".cache"))
+        })
 }
 
 impl Default for Config {
@@ -53,6 +124,8 @@ impl Default for Config {
             plugin_files: PluginFilesConfig::default(),
             plugins: BTreeMap::new(),
             leader_election: LeaderElectionConfig::default(),
+            plugin_sources: Vec::new(),
+            plugin_source_cache: None,
         }
     }
 }
@@ -299,15 +372,7 @@ impl ArtifactCacheConfig {
         if let Some(dir) = &self.dir {
             return Some(dir.clone());
         }
-        let base = std::env::var_os("XDG_CACHE_HOME")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| {
-                std::env::var_os("HOME")
-                    .filter(|v| !v.is_empty())
-                    .map(|home| PathBuf::from(home).join(".cache"))
-            })?;
-        Some(base.join("herald").join("artifacts"))
+        Some(cache_home()?.join("herald").join("artifacts"))
     }
 }
 
@@ -724,6 +789,29 @@ impl Config {
             _ => {}
         }
         self.leader_election.validate()?;
+        let mut references = std::collections::HashSet::new();
+        for (i, source) in self.plugin_sources.iter().enumerate() {
+            let reference = crate::oci::parse_reference(&source.oci)
+                .map_err(|e| (format!("pluginSources[{i}].oci"), e.to_string()))?;
+            if !references.insert(reference.whole()) {
+                return Err((
+                    format!("pluginSources[{i}].oci"),
+                    format!("{:?} is listed twice", source.oci),
+                ));
+            }
+            if source.poll_interval < Duration::from_secs(1) {
+                return Err((
+                    format!("pluginSources[{i}].pollInterval"),
+                    "must be at least 1s".into(),
+                ));
+            }
+        }
+        if !self.plugin_sources.is_empty() && self.plugin_source_cache_dir().is_none() {
+            return Err((
+                "pluginSourceCache".into(),
+                "is needed for pluginSources (neither XDG_CACHE_HOME nor HOME is set)".into(),
+            ));
+        }
         for (name, plugin) in &self.plugins {
             if !crate::plugin::is_plugin_name(name) {
                 return Err((
@@ -1099,7 +1187,11 @@ mod tests {
             "pluginFiles",
             "plugins",
             "leaderElection",
+            "pluginSources[]",
         ];
+        // A list entry's index is a placeholder: `pluginSources[{i}].oci`
+        // is the documented `pluginSources[].oci`.
+        let text = &text.replace("[{i}]", "[]");
         let mut keys = Vec::new();
         for (start, _) in text.match_indices('.') {
             let before = &text[..start];

@@ -28,6 +28,7 @@ pub mod gvk;
 pub mod informer;
 pub mod leader;
 pub mod metrics;
+pub mod oci;
 pub mod ops;
 pub mod plugin;
 pub mod quantity;

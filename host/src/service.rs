@@ -17,7 +17,8 @@ use crate::plugin::{
     ArtifactCache, Compiler, EngineError, EngineSettings, LogSink, PluginEngine, RecentLogs,
 };
 use crate::reload::{
-    DEFAULT_RESCAN_INTERVAL, FileStatuses, PluginDirectory, ReloadError, ReloadSetup, SettleTiming,
+    DEFAULT_RESCAN_INTERVAL, FileStatuses, PluginDirectory, PluginSources, ReloadError,
+    ReloadSetup, SettleTiming, SourcesError, SourcesSetup,
 };
 use crate::store::Transform;
 use std::net::SocketAddr;
@@ -36,6 +37,9 @@ pub enum ServiceError {
     /// The plugin directory cannot be followed.
     #[error(transparent)]
     Reload(#[from] ReloadError),
+    /// The directory of pulled plugins cannot be prepared.
+    #[error(transparent)]
+    Sources(#[from] SourcesError),
     /// The endpoints' listener has no address.
     #[error("listen: {0}")]
     Listen(std::io::Error),
@@ -52,6 +56,7 @@ pub struct Service {
     daemon: Arc<Daemon>,
     ops: Arc<OpsState>,
     directory: PluginDirectory,
+    sources: Option<PluginSources>,
     address: SocketAddr,
     endpoints: JoinHandle<()>,
     leadership: Option<Leadership>,
@@ -166,8 +171,23 @@ impl Service {
         tracing::info!(
             "endpoints: http://{address}/metrics /healthz /readyz /plugins; dashboard: http://{address}/"
         );
+        // Plugin sources are pulled (or found in the cache) before the
+        // initial load, which then starts them with the directory's files.
+        let sources = match config.plugin_source_cache_dir() {
+            Some(cache) if !config.plugin_sources.is_empty() => Some(
+                PluginSources::start(SourcesSetup {
+                    sources: config.plugin_sources.clone(),
+                    dir: cache.join("plugins"),
+                    max_size: config.plugin_files.max_size,
+                    files: files.clone(),
+                })
+                .await?,
+            ),
+            _ => None,
+        };
         let directory = PluginDirectory::start(ReloadSetup {
             dir: config.plugin_dir.clone(),
+            pulled_dir: sources.as_ref().map(|s| s.dir().to_owned()),
             cache: open_artifact_cache(&config, &engine),
             config,
             engine,
@@ -185,6 +205,7 @@ impl Service {
             daemon,
             ops,
             directory,
+            sources,
             address,
             endpoints,
             leadership,
@@ -229,6 +250,9 @@ impl Service {
             ?grace,
             "shutting down: readiness dropped, stopping watches and draining queues"
         );
+        if let Some(sources) = self.sources {
+            sources.stop().await;
+        }
         self.directory.stop().await;
         if let Some(leadership) = &self.leadership {
             leadership.follower.abort();

@@ -6,6 +6,7 @@ mod demo_cmd;
 mod pipe;
 mod plugin_cmd;
 mod plugin_new;
+mod plugin_push;
 pub(crate) mod run_cmd;
 
 use clap::{Parser, Subcommand};

@@ -29,6 +29,9 @@ pub enum PluginCommand {
     /// Create a plugin project (Rust, Python or JavaScript) that builds,
     /// tests and replays sample events out of the box.
     New(super::plugin_new::NewArgs),
+    /// Publish a plugin to an OCI registry (CNCF Wasm artifact layout), for
+    /// `pluginSources` to pull.
+    Push(super::plugin_push::PushArgs),
 }
 
 /// Arguments of `plugin rbac`.
@@ -116,6 +119,7 @@ pub fn run(command: PluginCommand) -> ExitCode {
         PluginCommand::Replay(args) => replay(args),
         PluginCommand::Rbac(args) => rbac(args),
         PluginCommand::New(args) => super::plugin_new::run(args),
+        PluginCommand::Push(args) => super::plugin_push::push(args),
     }
 }
 

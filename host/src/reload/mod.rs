@@ -5,7 +5,9 @@
 //! The parts: [`scan`] says what the directory holds; [`settle`] debounces
 //! the filesystem events (`notify`, non-recursive) until a file is complete;
 //! `reconcile` makes the running plugins match the directory, one pass at a
-//! time; [`status`] keeps each file's state for the status endpoint.
+//! time; [`status`] keeps each file's state for the status endpoint;
+//! [`sources`] pulls plugins from OCI registries into a second directory,
+//! followed the same way, so a pulled plugin is just another file.
 //!
 //! # Guarantees
 //!
@@ -23,12 +25,16 @@
 
 pub mod scan;
 pub mod settle;
+pub mod sources;
 pub mod status;
 
 mod reconcile;
 
 pub use settle::SettleTiming;
-pub use status::{FileState, FileStatus, FileStatuses, RELOAD_HISTORY, ReloadAction, ReloadRecord};
+pub use sources::{PluginSources, SourcesError, SourcesSetup};
+pub use status::{
+    FileState, FileStatus, FileStatuses, RELOAD_HISTORY, ReloadAction, ReloadRecord, SourceStatus,
+};
 
 use crate::capability::ClusterAccess;
 use crate::config::Config;
@@ -52,6 +58,9 @@ pub const DEFAULT_RESCAN_INTERVAL: Duration = Duration::from_secs(30);
 pub struct ReloadSetup {
     /// The plugin directory.
     pub dir: PathBuf,
+    /// The directory plugin sources are pulled into ([`PluginSources`]),
+    /// followed like the plugin directory; `None` without sources.
+    pub pulled_dir: Option<PathBuf>,
     /// The host configuration (per-plugin settings, limits, allow-list).
     pub config: Arc<Config>,
     /// The engine plugins are compiled with.
@@ -75,10 +84,18 @@ pub struct ReloadSetup {
     pub access: Option<ClusterAccess>,
 }
 
+impl ReloadSetup {
+    /// The directories followed: the plugin directory, and the pulled one.
+    pub fn dirs(&self) -> impl Iterator<Item = &Path> {
+        std::iter::once(self.dir.as_path()).chain(self.pulled_dir.as_deref())
+    }
+}
+
 impl std::fmt::Debug for ReloadSetup {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ReloadSetup")
             .field("dir", &self.dir)
+            .field("pulled_dir", &self.pulled_dir)
             .field("cache", &self.cache)
             .field("timing", &self.timing)
             .finish()
@@ -129,6 +146,7 @@ impl PluginDirectory {
     /// the initial load is done.
     pub async fn start(setup: ReloadSetup) -> Result<Self, ReloadError> {
         let dir = prepare_dir(&setup.dir)?;
+        let pulled_dir = setup.pulled_dir.as_deref().map(prepare_dir).transpose()?;
         let (events_in, events) = mpsc::unbounded_channel();
         let mut watcher = notify::recommended_watcher(move |event| {
             let _ = events_in.send(event);
@@ -137,16 +155,19 @@ impl PluginDirectory {
             dir: dir.clone(),
             source,
         })?;
-        watcher
-            .watch(&dir, notify::RecursiveMode::NonRecursive)
-            .map_err(|source| ReloadError::Watch {
-                dir: dir.clone(),
-                source,
-            })?;
+        for followed in std::iter::once(&dir).chain(&pulled_dir) {
+            watcher
+                .watch(followed, notify::RecursiveMode::NonRecursive)
+                .map_err(|source| ReloadError::Watch {
+                    dir: followed.clone(),
+                    source,
+                })?;
+        }
         let files = setup.files.clone();
         let (timing, rescan_interval) = (setup.timing, setup.rescan_interval);
         let mut reconciler = Reconciler::new(ReloadSetup {
             dir: dir.clone(),
+            pulled_dir,
             ..setup
         });
         // Files modified a moment ago are left for a moment; the initial
@@ -302,12 +323,15 @@ impl Follower {
     }
 
     fn observe(&mut self, event: &notify::Event) {
-        let dir = self.reconciler.setup().dir.clone();
-        let tracked = |path: &Path| is_tracked(&dir, path);
+        let setup = self.reconciler.setup();
+        let dirs: Vec<PathBuf> = setup.dirs().map(Path::to_path_buf).collect();
+        let tracked = |path: &Path| dirs.iter().any(|dir| is_tracked(dir, path));
         self.settle.observe(event, Instant::now(), tracked);
         for path in &event.paths {
             if self.settle.is_being_written(path)
-                && path.parent() == Some(dir.as_path())
+                && path
+                    .parent()
+                    .is_some_and(|parent| dirs.iter().any(|d| d == parent))
                 && path.file_name().is_some_and(scan::is_plugin_file)
             {
                 let files = &self.reconciler.setup().files;

@@ -108,13 +108,21 @@ impl Reconciler {
         scope: PassScope<'_>,
         unsettled: impl Fn(&Path) -> bool,
     ) -> bool {
-        let on_disk = match scan::scan(&self.setup.dir) {
-            Ok(found) => found,
-            Err(err) => {
-                tracing::error!(dir = %self.setup.dir.display(), "cannot read the plugin directory (pluginDir): {err}");
-                return false;
+        let mut on_disk = BTreeMap::new();
+        for dir in self.setup.dirs() {
+            match scan::scan(dir) {
+                Ok(found) => on_disk.extend(found),
+                Err(err) => {
+                    let key = if dir == self.setup.dir {
+                        "pluginDir"
+                    } else {
+                        "pluginSourceCache"
+                    };
+                    tracing::error!(dir = %dir.display(), "cannot read the plugin directory ({key}): {err}");
+                    return false;
+                }
             }
-        };
+        }
         let gone: Vec<PathBuf> = self
             .known
             .keys()

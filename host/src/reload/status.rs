@@ -27,6 +27,8 @@ pub enum FileState {
     Writing,
     /// Being compiled (or taken from the cache), validated and started.
     Loading,
+    /// A plugin source (`pluginSources`) not pulled yet: nothing to load.
+    Pending,
 }
 
 /// The status of one plugin file.
@@ -49,6 +51,44 @@ pub struct FileStatus {
     /// When that error happened.
     #[serde(with = "opt_time")]
     pub error_at: Option<SystemTime>,
+    /// For a plugin pulled from a registry (`pluginSources`): the
+    /// reference, what was pulled and the last attempt's outcome.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<SourceStatus>,
+}
+
+/// Where a pulled plugin file comes from and how its registry answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceStatus {
+    /// The reference followed, e.g. `registry.local:5000/team/p:1.2`.
+    pub reference: String,
+    /// The manifest digest of the version in the file, if any.
+    pub manifest_digest: Option<String>,
+    /// When that version was pulled.
+    #[serde(with = "opt_time")]
+    pub pulled_at: Option<SystemTime>,
+    /// When the registry last answered (the tag checked, unchanged or not).
+    #[serde(with = "opt_time")]
+    pub checked_at: Option<SystemTime>,
+    /// The last pull error (the version in the file, if any, stays).
+    pub last_error: Option<String>,
+    /// When that error happened.
+    #[serde(with = "opt_time")]
+    pub error_at: Option<SystemTime>,
+}
+
+impl SourceStatus {
+    fn new(reference: &str) -> Self {
+        SourceStatus {
+            reference: reference.to_owned(),
+            manifest_digest: None,
+            pulled_at: None,
+            checked_at: None,
+            last_error: None,
+            error_at: None,
+        }
+    }
 }
 
 impl FileStatus {
@@ -61,6 +101,7 @@ impl FileStatus {
             compile: None,
             last_error: None,
             error_at: None,
+            source: None,
         }
     }
 }
@@ -148,6 +189,7 @@ impl FileStatuses {
         };
         self.update(file, |status| {
             *status = FileStatus {
+                source: status.source.take(),
                 plugin: Some(plugin.into()),
                 sha256: Some(sha256.into()),
                 loaded_at: Some(SystemTime::now()),
@@ -169,7 +211,10 @@ impl FileStatuses {
     /// `file` is disabled: nothing runs from it.
     pub fn disabled(&self, file: &Path) {
         self.update(file, |status| {
-            *status = FileStatus::new(FileState::Disabled)
+            *status = FileStatus {
+                source: status.source.take(),
+                ..FileStatus::new(FileState::Disabled)
+            }
         });
     }
 
@@ -186,6 +231,59 @@ impl FileStatuses {
     /// `file` turned out unchanged after being written: back to `state`.
     pub fn settled(&self, file: &Path, state: FileState) {
         self.update(file, |status| status.state = state);
+    }
+
+    /// `file` is where the plugin of `reference` is pulled to; nothing is
+    /// there yet.
+    pub fn source_pending(&self, file: &Path, reference: &str) {
+        self.update_source(file, reference, |_| {});
+    }
+
+    /// The version of `reference` at `manifest_digest` is now in `file`
+    /// (`pulled`: just downloaded, else found in the cache).
+    pub fn source_pulled(&self, file: &Path, reference: &str, manifest_digest: &str, pulled: bool) {
+        self.update_source(file, reference, |source| {
+            let now = SystemTime::now();
+            source.manifest_digest = Some(manifest_digest.to_owned());
+            if pulled {
+                source.pulled_at = Some(now);
+                source.checked_at = Some(now);
+            }
+            source.last_error = None;
+            source.error_at = None;
+        });
+    }
+
+    /// The registry says `reference` has not moved.
+    pub fn source_checked(&self, file: &Path, reference: &str) {
+        self.update_source(file, reference, |source| {
+            source.checked_at = Some(SystemTime::now());
+            source.last_error = None;
+            source.error_at = None;
+        });
+    }
+
+    /// Pulling `reference` failed; what is in `file`, if anything, stays.
+    pub fn source_failed(&self, file: &Path, reference: &str, error: String) {
+        self.update_source(file, reference, |source| {
+            source.last_error = Some(error);
+            source.error_at = Some(SystemTime::now());
+        });
+    }
+
+    fn update_source(&self, file: &Path, reference: &str, change: impl FnOnce(&mut SourceStatus)) {
+        {
+            let mut files = self.lock();
+            let status = files
+                .entry(file.to_owned())
+                .or_insert_with(|| FileStatus::new(FileState::Pending));
+            change(
+                status
+                    .source
+                    .get_or_insert_with(|| SourceStatus::new(reference)),
+            );
+        }
+        self.changes.send_modify(|n| *n += 1);
     }
 
     /// `file` is gone.

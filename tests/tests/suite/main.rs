@@ -14,6 +14,7 @@ mod informers;
 mod kubectl;
 mod leader;
 mod objects;
+mod oci;
 mod odd_objects;
 mod randomized;
 mod rbac;

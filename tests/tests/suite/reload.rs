@@ -176,6 +176,7 @@ impl Rig {
         let cache = ArtifactCache::open(&self.cache_dir, &engine).unwrap();
         let directory = PluginDirectory::start(ReloadSetup {
             dir: self.dir.clone(),
+            pulled_dir: None,
             config: Arc::new(self.config()),
             engine,
             cache: Some(cache),
