@@ -629,14 +629,7 @@ async fn namespace_defaults_gives_a_new_namespace_its_objects_and_repairs_them()
     // A namespace made by kubectl, then labelled so the plugin selects it.
     let work = std::env::temp_dir().join(format!("herald-defaults-{}", std::process::id()));
     std::fs::create_dir_all(&work).unwrap();
-    let kubeconfig = match &cluster.server {
-        Some(server) => {
-            let path = work.join("kubeconfig");
-            server.write_kubeconfig(&path).unwrap();
-            path
-        }
-        None => std::env::var_os("HERALD_TEST_KUBECONFIG").unwrap().into(),
-    };
+    let kubeconfig = cluster.kubeconfig(&work);
     let team = format!("{}-team", cluster.namespace);
     let kubeconfig = kubeconfig.as_path();
     super::kubectl::kubectl(kubeconfig, &["create", "namespace", &team]);

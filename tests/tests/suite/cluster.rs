@@ -64,6 +64,19 @@ impl TestCluster {
         }
     }
 
+    /// A kubeconfig for kubectl: the embedded server's, written into `dir`,
+    /// or the real cluster's.
+    pub fn kubeconfig(&self, dir: &std::path::Path) -> std::path::PathBuf {
+        match &self.server {
+            Some(server) => {
+                let path = dir.join("kubeconfig");
+                server.write_kubeconfig(&path).unwrap();
+                path
+            }
+            None => std::env::var_os("HERALD_TEST_KUBECONFIG").unwrap().into(),
+        }
+    }
+
     /// The fault injector; `None` on a real cluster (such tests skip).
     pub fn faults(&self) -> Option<herald_apiserver::Faults> {
         self.server.as_ref().map(|s| s.faults())

@@ -57,14 +57,7 @@ async fn objects_made_by_kubectls_create_generators_reach_plugins() {
     let cluster = TestCluster::start().await;
     let work = std::env::temp_dir().join(format!("herald-kubectl-{}", std::process::id()));
     std::fs::create_dir_all(&work).unwrap();
-    let kubeconfig = match &cluster.server {
-        Some(server) => {
-            let path = work.join("kubeconfig");
-            server.write_kubeconfig(&path).unwrap();
-            path
-        }
-        None => std::env::var_os("HERALD_TEST_KUBECONFIG").unwrap().into(),
-    };
+    let kubeconfig = cluster.kubeconfig(&work);
     let ns = cluster.namespace.clone();
     let team = format!("{ns}-team-a");
     let daemon = Daemon::new(
