@@ -1,7 +1,7 @@
 //! A live plugin instance: one store, called sequentially, rebuilt from the
 //! pre-instantiated component after any fault.
 
-use super::bindings::{EventContext, Plugin};
+use super::bindings::{EventContext, HandlerCall, Plugin};
 use super::deadline::{DeadlinePassed, run_until};
 use super::engine::{PluginEngine, one_line};
 use super::error::{CallError, FaultKind};
@@ -72,23 +72,23 @@ impl PluginInstance {
 
     /// Delivers an add.
     pub fn on_add(&mut self, ctx: &EventContext, obj: &str) -> Result<(), CallError> {
-        self.call(ctx, Call::Add(obj))
+        self.call(ctx, HandlerCall::Add(obj))
     }
 
     /// Delivers an update.
     pub fn on_update(&mut self, ctx: &EventContext, old: &str, new: &str) -> Result<(), CallError> {
-        self.call(ctx, Call::Update(old, new))
+        self.call(ctx, HandlerCall::Update(old, new))
     }
 
     /// Delivers a delete.
     pub fn on_delete(&mut self, ctx: &EventContext, obj: &str) -> Result<(), CallError> {
-        self.call(ctx, Call::Delete(obj))
+        self.call(ctx, HandlerCall::Delete(obj))
     }
 
     /// Makes one call, bounded by the plugin's call deadline however it
     /// spends its time ([`deadline`](super::deadline)). Instantiating a fresh
     /// instance first (after a fault) has a deadline of its own.
-    fn call(&mut self, ctx: &EventContext, call: Call<'_>) -> Result<(), CallError> {
+    fn call(&mut self, ctx: &EventContext, call: HandlerCall<'_>) -> Result<(), CallError> {
         let live = match &mut self.live {
             Some(live) => live,
             None => self.live.insert(instantiate(&self.plugin)?),
@@ -98,14 +98,11 @@ impl PluginInstance {
             .set_epoch_deadline(PluginEngine::deadline_ticks(deadline));
         let ends = Instant::now() + deadline;
         live.store.data_mut().deadline = Some(ends);
-        let outcome = run_until(self.plugin.engine().io(), ends, async {
-            let (plugin, store) = (&live.bindings, &mut live.store);
-            match call {
-                Call::Add(obj) => plugin.call_on_add(store, ctx, obj).await,
-                Call::Update(old, new) => plugin.call_on_update(store, ctx, old, new).await,
-                Call::Delete(obj) => plugin.call_on_delete(store, ctx, obj).await,
-            }
-        });
+        let outcome = run_until(
+            self.plugin.engine().io(),
+            ends,
+            live.bindings.call_handler(&mut live.store, ctx, call),
+        );
         live.store.data().finish_output();
         let trap = match outcome {
             Ok(Ok(Ok(()))) => return Ok(()),
@@ -117,13 +114,6 @@ impl PluginInstance {
         self.rebuilds += 1;
         Err(trap)
     }
-}
-
-/// The handler export a call is for, with its objects.
-enum Call<'a> {
-    Add(&'a str),
-    Update(&'a str, &'a str),
-    Delete(&'a str),
 }
 
 /// A fresh instance of `plugin`, its start-up code bounded by the call deadline.

@@ -80,6 +80,14 @@ pub(crate) enum Plugin {
     V0_2(v0_2::Plugin),
 }
 
+/// The handler export a call is for, with its objects.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum HandlerCall<'a> {
+    Add(&'a str),
+    Update(&'a str, &'a str),
+    Delete(&'a str),
+}
+
 /// What a handler export returns: a trap, or the handler's own result.
 type HandlerResult = wasmtime::Result<Result<(), String>>;
 
@@ -95,72 +103,31 @@ impl Plugin {
         }
     }
 
-    /// Calls `on-add`.
-    pub(crate) async fn call_on_add(
+    /// Calls the handler export `call` is for.
+    pub(crate) async fn call_handler(
         &self,
         store: &mut Store<HostState>,
         ctx: &EventContext,
-        obj: &str,
+        call: HandlerCall<'_>,
     ) -> HandlerResult {
-        match self {
-            Plugin::V0_1(plugin) => {
-                let ctx = v0_1::event_context(ctx);
-                plugin
-                    .herald_plugin_handler()
-                    .call_on_add(store, &ctx, obj)
-                    .await
-            }
-            Plugin::V0_2(plugin) => {
-                plugin
-                    .herald_plugin_handler()
-                    .call_on_add(store, ctx, obj)
-                    .await
-            }
+        /// The call on one version's handler, with that version's context.
+        macro_rules! dispatch {
+            ($handler:expr, $ctx:expr) => {
+                match call {
+                    HandlerCall::Add(obj) => $handler.call_on_add(store, $ctx, obj).await,
+                    HandlerCall::Update(old, new) => {
+                        $handler.call_on_update(store, $ctx, old, new).await
+                    }
+                    HandlerCall::Delete(obj) => $handler.call_on_delete(store, $ctx, obj).await,
+                }
+            };
         }
-    }
-
-    /// Calls `on-update`.
-    pub(crate) async fn call_on_update(
-        &self,
-        store: &mut Store<HostState>,
-        ctx: &EventContext,
-        old: &str,
-        new: &str,
-    ) -> HandlerResult {
         match self {
             Plugin::V0_1(plugin) => {
                 let ctx = v0_1::event_context(ctx);
-                let handler = plugin.herald_plugin_handler();
-                handler.call_on_update(store, &ctx, old, new).await
+                dispatch!(plugin.herald_plugin_handler(), &ctx)
             }
-            Plugin::V0_2(plugin) => {
-                let handler = plugin.herald_plugin_handler();
-                handler.call_on_update(store, ctx, old, new).await
-            }
-        }
-    }
-
-    /// Calls `on-delete`.
-    pub(crate) async fn call_on_delete(
-        &self,
-        store: &mut Store<HostState>,
-        ctx: &EventContext,
-        obj: &str,
-    ) -> HandlerResult {
-        match self {
-            Plugin::V0_1(plugin) => {
-                let ctx = v0_1::event_context(ctx);
-                plugin
-                    .herald_plugin_handler()
-                    .call_on_delete(store, &ctx, obj)
-                    .await
-            }
-            Plugin::V0_2(plugin) => {
-                plugin
-                    .herald_plugin_handler()
-                    .call_on_delete(store, ctx, obj)
-                    .await
-            }
+            Plugin::V0_2(plugin) => dispatch!(plugin.herald_plugin_handler(), ctx),
         }
     }
 }
