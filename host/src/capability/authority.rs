@@ -87,6 +87,11 @@ pub struct Authority {
 const REQUEST_SHARE: f64 = 0.8;
 
 impl Authority {
+    /// PROVISIONAL: the plugin's egress.
+    pub fn egress(&self) -> Option<Arc<super::http::Egress>> {
+        None
+    }
+
     /// The authority of a plugin that declared `rules` and `capabilities`,
     /// if `grants` cover them: otherwise the message naming what is missing.
     pub fn grant(

@@ -13,7 +13,9 @@ pub mod audit;
 mod authority;
 pub mod events;
 pub mod grant;
+pub mod http;
 pub mod kube;
+pub mod metrics;
 pub mod rate;
 
 pub use audit::{ActionStats, ActionStatsCollector};

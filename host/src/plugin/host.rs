@@ -9,9 +9,10 @@ use super::stdio::LogStream;
 use crate::capability::Authority;
 use crate::gvk::Gvk;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 /// What every instance of one loaded plugin shares: its logger, its window on
 /// the cache and its operator-given configuration. Survives instance rebuilds.
@@ -38,6 +39,13 @@ pub(crate) struct HostState {
     /// When the call under way must end: host calls that wait on I/O give
     /// up in time for the plugin to see why.
     pub(crate) deadline: Option<Instant>,
+    /// `wasi:http`'s per-instance state.
+    http: WasiHttpCtx,
+    /// Where `wasi:http` requests go: through the plugin's egress policy.
+    egress: crate::capability::http::EgressHooks,
+    /// The delay the call under way asked its object to be delivered again
+    /// after (`workqueue.requeue-after`).
+    requeue_after: Option<Duration>,
 }
 
 impl HostState {
@@ -54,6 +62,7 @@ impl HostState {
             .allow_udp(false)
             .allow_ip_name_lookup(false)
             .build();
+        let egress = crate::capability::http::EgressHooks::new(context.authority.egress());
         HostState {
             wasi,
             table: ResourceTable::new(),
@@ -62,6 +71,9 @@ impl HostState {
             stdout,
             stderr,
             deadline: None,
+            http: WasiHttpCtx::new(),
+            egress,
+            requeue_after: None,
         }
     }
 
@@ -86,7 +98,42 @@ impl WasiView for HostState {
     }
 }
 
+impl WasiHttpView for HostState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        self.egress.set_deadline(self.deadline);
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.egress,
+        }
+    }
+}
+
 impl HostState {
+    /// Records the call's request to have its object delivered again after
+    /// `delay` (the last request of a call wins).
+    pub(crate) fn request_requeue(&mut self, delay: Duration) {
+        self.requeue_after = Some(delay);
+    }
+
+    /// Takes the call's requeue request, leaving none for the next call.
+    pub(crate) fn take_requeue(&mut self) -> Option<Duration> {
+        self.requeue_after.take()
+    }
+
+    /// Applies one update to a metric the plugin defined; a misuse is
+    /// dropped, counted, and logged as a warning in the plugin's log.
+    pub(crate) fn metric_update(
+        &self,
+        update: crate::capability::metrics::Update,
+        name: &str,
+        label_values: &[String],
+        value: f64,
+    ) {
+        // PROVISIONAL until the metrics registry lands.
+        let _ = (update, name, label_values, value);
+    }
+
     /// Writes one log line from the plugin.
     pub(crate) fn plugin_log(&self, level: LogLevel, message: &str) {
         self.context.logger.log(level, LogSource::Api, message);

@@ -12,22 +12,28 @@
 
 pub(crate) mod v0_1;
 pub(crate) mod v0_2;
+pub(crate) mod v0_3;
 
 use super::host::HostState;
 use wasmtime::Store;
 use wasmtime::component::{InstancePre, Linker};
 
+/// The event context, the same record in 0.2.0 and 0.3.0 (which imports
+/// 0.2.0's handler interface).
 pub use v0_2::herald::plugin::types::{EventContext, GroupVersionKind};
 
+/// The manifest as the newest version spells it.
+pub(crate) use v0_3::herald::plugin0_3_0::types::Manifest;
+
 /// The versions of the world this host implements, newest first.
-pub const WORLD_VERSIONS: &[&str] = &["0.2.0", "0.1.0"];
+pub const WORLD_VERSIONS: &[&str] = &["0.3.0", "0.2.0", "0.1.0"];
 
 /// Adds the imports of every released world version to `linker`.
 pub(crate) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
     use wasmtime::component::HasSelf;
     v0_1::Plugin::add_to_linker::<HostState, HasSelf<HostState>>(linker, |state| state)?;
     v0_2::Plugin::add_to_linker::<HostState, HasSelf<HostState>>(linker, |state| state)?;
-    Ok(())
+    v0_3::add_to_linker(linker)
 }
 
 /// A component linked and checked against one world version, ready to be
@@ -35,15 +41,19 @@ pub(crate) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<
 pub(crate) enum PluginPre {
     V0_1(v0_1::PluginPre<HostState>),
     V0_2(v0_2::PluginPre<HostState>),
+    V0_3(v0_3::PluginPre<HostState>),
 }
 
 impl PluginPre {
     /// Checks which world `instance_pre`'s component exports, newest first.
     pub(crate) fn new(instance_pre: InstancePre<HostState>) -> Result<Self, String> {
-        let newest = match v0_2::PluginPre::new(instance_pre.clone()) {
-            Ok(pre) => return Ok(PluginPre::V0_2(pre)),
+        let newest = match v0_3::PluginPre::new(instance_pre.clone()) {
+            Ok(pre) => return Ok(PluginPre::V0_3(pre)),
             Err(error) => error,
         };
+        if let Ok(pre) = v0_2::PluginPre::new(instance_pre.clone()) {
+            return Ok(PluginPre::V0_2(pre));
+        }
         match v0_1::PluginPre::new(instance_pre) {
             Ok(pre) => Ok(PluginPre::V0_1(pre)),
             Err(_) => Err(format!(
@@ -59,6 +69,7 @@ impl PluginPre {
         match self {
             PluginPre::V0_1(_) => "0.1.0",
             PluginPre::V0_2(_) => "0.2.0",
+            PluginPre::V0_3(_) => "0.3.0",
         }
     }
 
@@ -70,6 +81,7 @@ impl PluginPre {
         Ok(match self {
             PluginPre::V0_1(pre) => Plugin::V0_1(pre.instantiate_async(store).await?),
             PluginPre::V0_2(pre) => Plugin::V0_2(pre.instantiate_async(store).await?),
+            PluginPre::V0_3(pre) => Plugin::V0_3(pre.instantiate_async(store).await?),
         })
     }
 }
@@ -78,6 +90,7 @@ impl PluginPre {
 pub(crate) enum Plugin {
     V0_1(v0_1::Plugin),
     V0_2(v0_2::Plugin),
+    V0_3(v0_3::Plugin),
 }
 
 /// The handler export a call is for, with its objects.
@@ -96,10 +109,13 @@ impl Plugin {
     pub(crate) async fn call_manifest(
         &self,
         store: &mut Store<HostState>,
-    ) -> wasmtime::Result<v0_2::herald::plugin::types::Manifest> {
+    ) -> wasmtime::Result<Manifest> {
         match self {
-            Plugin::V0_1(plugin) => Ok(v0_1::upgrade_manifest(plugin.call_manifest(store).await?)),
-            Plugin::V0_2(plugin) => plugin.call_manifest(store).await,
+            Plugin::V0_1(plugin) => Ok(v0_2::upgrade_manifest(v0_1::upgrade_manifest(
+                plugin.call_manifest(store).await?,
+            ))),
+            Plugin::V0_2(plugin) => Ok(v0_2::upgrade_manifest(plugin.call_manifest(store).await?)),
+            Plugin::V0_3(plugin) => plugin.call_manifest(store).await,
         }
     }
 
@@ -128,6 +144,7 @@ impl Plugin {
                 dispatch!(plugin.herald_plugin_handler(), &ctx)
             }
             Plugin::V0_2(plugin) => dispatch!(plugin.herald_plugin_handler(), ctx),
+            Plugin::V0_3(plugin) => dispatch!(plugin.herald_plugin0_2_0_handler(), ctx),
         }
     }
 }

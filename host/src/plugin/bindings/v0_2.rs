@@ -14,3 +14,16 @@ wasmtime::component::bindgen!({
 });
 
 super::shared_imports!(self);
+
+/// A 0.2.0 manifest as the 0.3.0 record: it defines no metrics.
+pub(crate) fn upgrade_manifest(raw: types::Manifest) -> super::Manifest {
+    super::Manifest {
+        name: raw.name,
+        version: raw.version,
+        subscriptions: raw.subscriptions,
+        limits: raw.limits,
+        capabilities: raw.capabilities,
+        writes: raw.writes,
+        metrics: Vec::new(),
+    }
+}

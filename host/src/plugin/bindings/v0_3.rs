@@ -1,0 +1,67 @@
+//! `herald:plugin@0.3.0`: 0.2.0's interfaces, imported from the 0.2.0
+//! package unchanged (and so bound here to [`v0_2`](super::v0_2)'s types and
+//! host side), plus plugin metrics (`metrics`), the workqueue
+//! (`workqueue`) and outbound HTTP (`wasi:http/outgoing-handler`, whose host
+//! side is wasmtime-wasi-http's, its requests sent through
+//! [`capability::http`](crate::capability::http)). The manifest gains the
+//! metric definitions.
+
+wasmtime::component::bindgen!({
+    path: "../wit/0.3.0",
+    world: "herald:plugin/plugin@0.3.0",
+    exports: { default: async },
+    with: {
+        "herald:plugin/types@0.2.0": super::v0_2::herald::plugin::types,
+        "herald:plugin/log@0.2.0": super::v0_2::herald::plugin::log,
+        "herald:plugin/cache@0.2.0": super::v0_2::herald::plugin::cache,
+        "herald:plugin/config@0.2.0": super::v0_2::herald::plugin::config,
+        "herald:plugin/kube@0.2.0": super::v0_2::herald::plugin::kube,
+        "herald:plugin/events@0.2.0": super::v0_2::herald::plugin::events,
+        "wasi:http": wasmtime_wasi_http::p2::bindings::http,
+        "wasi:io": wasmtime_wasi::p2::bindings::io,
+        "wasi:clocks": wasmtime_wasi::p2::bindings::clocks,
+    },
+});
+
+use super::super::host::HostState;
+use herald::plugin0_3_0::{metrics, types, workqueue};
+
+impl types::Host for HostState {}
+
+impl metrics::Host for HostState {
+    fn add(&mut self, name: String, label_values: Vec<String>, value: f64) {
+        self.metric_update(crate::capability::metrics::Update::Add, &name, &label_values, value);
+    }
+
+    fn set(&mut self, name: String, label_values: Vec<String>, value: f64) {
+        self.metric_update(crate::capability::metrics::Update::Set, &name, &label_values, value);
+    }
+
+    fn observe(&mut self, name: String, label_values: Vec<String>, value: f64) {
+        self.metric_update(
+            crate::capability::metrics::Update::Observe,
+            &name,
+            &label_values,
+            value,
+        );
+    }
+}
+
+impl workqueue::Host for HostState {
+    fn requeue_after(&mut self, delay_ms: u64) {
+        self.request_requeue(std::time::Duration::from_millis(delay_ms));
+    }
+}
+
+/// Adds 0.3.0's own imports to `linker`: the 0.2.0 interfaces it imports
+/// are linked by 0.2.0, and `wasi:http`'s types and outgoing handler by
+/// wasmtime-wasi-http.
+pub(crate) fn add_to_linker(
+    linker: &mut wasmtime::component::Linker<HostState>,
+) -> wasmtime::Result<()> {
+    use wasmtime::component::HasSelf;
+    metrics::add_to_linker::<HostState, HasSelf<HostState>>(linker, |state| state)?;
+    workqueue::add_to_linker::<HostState, HasSelf<HostState>>(linker, |state| state)?;
+    types::add_to_linker::<HostState, HasSelf<HostState>>(linker, |state| state)?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)
+}
