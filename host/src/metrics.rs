@@ -41,6 +41,12 @@ pub struct LoaderStats {
     pub compile_micros: AtomicU64,
     /// Loads served from the compiled-artifact cache.
     pub cache_hits: AtomicU64,
+    /// Plugin source attempts that pulled a new version.
+    pub source_pulls: AtomicU64,
+    /// Plugin source attempts that found the version already pulled.
+    pub source_unchanged: AtomicU64,
+    /// Plugin source attempts that failed (registry down, refused, bad content).
+    pub source_errors: AtomicU64,
 }
 
 /// Collects every Herald metric from the running daemon at scrape time.
@@ -358,6 +364,23 @@ impl Collector for HeraldCollector {
                 none.clone(),
                 loader.cache_hits.load(Ordering::Relaxed) as f64,
             )],
+        )?;
+        let source = |outcome: &str, count: &AtomicU64| {
+            (
+                vec![("outcome", outcome.to_owned())],
+                count.load(Ordering::Relaxed) as f64,
+            )
+        };
+        family(
+            &mut encoder,
+            "herald_plugin_source_pulls",
+            "Attempts to pull plugin sources from their OCI registries, by outcome: pulled (a new version), unchanged, error.",
+            MetricType::Counter,
+            &[
+                source("pulled", &loader.source_pulls),
+                source("unchanged", &loader.source_unchanged),
+                source("error", &loader.source_errors),
+            ],
         )?;
         let dispatching = if self.daemon.is_dispatching() {
             1.0

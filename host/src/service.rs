@@ -180,6 +180,7 @@ impl Service {
                     dir: cache.join("plugins"),
                     max_size: config.plugin_files.max_size,
                     files: files.clone(),
+                    stats: stats.clone(),
                 })
                 .await?,
             ),

@@ -113,7 +113,7 @@ impl Authority {
         {
             return Err(format!(
                 "plugin {plugin:?} declares writes the operator has not granted: {missing} \
-                 (plugins.{plugin}.writes)"
+                 (plugins.{plugin}.grants.writes)"
             ));
         }
         Ok(Authority {

@@ -452,6 +452,50 @@ fn names(
     )
 }
 
+/// Spawns a Pod `namespace/name` whose container crashes and is restarted
+/// by the kubelet every `interval` (as its status says: the restart count
+/// goes up, the last state is a terminated exit code 1, the container waits
+/// in `CrashLoopBackOff`), until the task is aborted: what `crashloop-alert`
+/// watches for.
+pub fn spawn_crash_loop(
+    client: kube::Client,
+    namespace: &str,
+    name: &str,
+    interval: Duration,
+) -> tokio::task::JoinHandle<()> {
+    let pods = Api::<Pod>::namespaced(client, namespace);
+    let name = name.to_owned();
+    tokio::spawn(async move {
+        let pod: Pod = serde_json::from_value(json!({
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "labels": {"app": "worker", "demo": "crash-loop"}},
+            "spec": {"containers": [{"name": "worker", "image": "ghcr.io/example/worker:1.4"}]},
+        }))
+        .expect("a Pod");
+        if let Err(err) = pods.create(&PostParams::default(), &pod).await {
+            tracing::debug!("the crash-looping Pod was not created (the demo goes on): {err}");
+            return;
+        }
+        for restarts in 1.. {
+            tokio::time::sleep(interval).await;
+            let finished = crate::time_serde::format(std::time::SystemTime::now());
+            let status = json!({"status": {"phase": "Running", "containerStatuses": [{
+                "name": "worker", "image": "ghcr.io/example/worker:1.4", "imageID": "",
+                "ready": false, "started": false, "restartCount": restarts,
+                "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                "lastState": {"terminated": {"exitCode": 1, "reason": "Error", "finishedAt": finished}},
+            }]}});
+            if let Err(err) = pods
+                .patch_status(&name, &PatchParams::default(), &Patch::Merge(status))
+                .await
+            {
+                tracing::debug!("crash-loop step failed (the demo goes on): {err}");
+            }
+        }
+    })
+}
+
 fn rs_replicas(rs: &ReplicaSet) -> i32 {
     rs.spec.replicas.unwrap_or(0)
 }

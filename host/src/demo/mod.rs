@@ -3,6 +3,7 @@
 //! from source, a churn generator, and plugin output on stdout.
 
 pub mod churn;
+pub mod webhook;
 
 use crate::cli::run_cmd::{exit_on_second_signal, wait_for_signal};
 use crate::config::Config;

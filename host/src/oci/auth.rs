@@ -3,8 +3,11 @@
 //! `kubernetes.io/dockerconfigjson` pull secret (its `.dockerconfigjson` key,
 //! mounted as a file). `auths.<registry>` entries with `auth`
 //! (base64 `user:password`), `username`/`password`, `identitytoken` or
-//! `registrytoken` are read; credential helpers (`credsStore`,
-//! `credHelpers`) are not run.
+//! `registrytoken` are read, and credential helpers are run as the Docker
+//! CLI runs them: `credHelpers.<registry>` first, then an `auths` entry
+//! with inline credentials, then `credsStore` (`docker-credential-<name>
+//! get`, the server on stdin, `{"Username", "Secret"}` on stdout; a helper
+//! that has no credentials for the server means anonymous).
 
 use super::OciError;
 use base64::Engine as _;
@@ -17,6 +20,10 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, Default)]
 pub struct DockerConfig {
     auths: BTreeMap<String, AuthEntry>,
+    creds_store: Option<String>,
+    cred_helpers: BTreeMap<String, String>,
+    /// Where helpers are looked up instead of `PATH` (tests).
+    helper_path: Option<std::ffi::OsString>,
 }
 
 #[derive(Clone, Default, Deserialize)]
@@ -40,10 +47,18 @@ impl std::fmt::Debug for AuthEntry {
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct File {
     #[serde(default)]
     auths: BTreeMap<String, AuthEntry>,
+    #[serde(default)]
+    creds_store: Option<String>,
+    #[serde(default)]
+    cred_helpers: BTreeMap<String, String>,
 }
+
+/// How long a credential helper may take to answer.
+const HELPER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl DockerConfig {
     /// Reads and parses `path`.
@@ -67,7 +82,12 @@ impl DockerConfig {
         }
         let file: File =
             serde_json::from_value(value).map_err(|e| format!("not a Docker config.json: {e}"))?;
-        Ok(DockerConfig { auths: file.auths })
+        Ok(DockerConfig {
+            auths: file.auths,
+            creds_store: file.creds_store.filter(|s| !s.is_empty()),
+            cred_helpers: file.cred_helpers,
+            helper_path: None,
+        })
     }
 
     /// The credentials for `registry` (a host, with its port if any);
@@ -76,25 +96,47 @@ impl DockerConfig {
     /// `https://index.docker.io/v1/` serves `docker.io`.
     pub fn auth_for(&self, registry: &str) -> Result<RegistryAuth, String> {
         let wanted = normalize(registry);
-        let Some(entry) = self
+        if let Some((_, helper)) = self
+            .cred_helpers
+            .iter()
+            .find(|(key, _)| normalize(key) == wanted)
+        {
+            return run_helper(helper, &wanted, self.helper_path.as_deref());
+        }
+        let entry = self
             .auths
             .iter()
             .find(|(key, _)| normalize(key) == wanted)
-            .map(|(_, entry)| entry)
-        else {
-            return Ok(RegistryAuth::Anonymous);
-        };
-        if let Some(token) = entry
-            .registrytoken
-            .as_ref()
-            .or(entry.identitytoken.as_ref())
-        {
+            .map(|(_, entry)| entry);
+        match entry {
+            Some(entry) if entry.has_credentials() => entry.auth(registry),
+            _ => match &self.creds_store {
+                Some(store) => run_helper(store, &wanted, self.helper_path.as_deref()),
+                None => Ok(RegistryAuth::Anonymous),
+            },
+        }
+    }
+}
+
+impl AuthEntry {
+    /// True when the entry holds credentials (with a credential store, an
+    /// entry may be an empty placeholder).
+    fn has_credentials(&self) -> bool {
+        self.auth.is_some()
+            || self.username.is_some()
+            || self.identitytoken.is_some()
+            || self.registrytoken.is_some()
+    }
+
+    /// The entry's credentials.
+    fn auth(&self, registry: &str) -> Result<RegistryAuth, String> {
+        if let Some(token) = self.registrytoken.as_ref().or(self.identitytoken.as_ref()) {
             return Ok(RegistryAuth::Bearer(token.clone()));
         }
-        if let (Some(user), Some(password)) = (&entry.username, &entry.password) {
+        if let (Some(user), Some(password)) = (&self.username, &self.password) {
             return Ok(RegistryAuth::Basic(user.clone(), password.clone()));
         }
-        if let Some(auth) = &entry.auth {
+        if let Some(auth) = &self.auth {
             let decoded = base64::engine::general_purpose::STANDARD
                 .decode(auth.trim())
                 .map_err(|e| format!("auths.{registry}.auth is not base64: {e}"))?;
@@ -109,6 +151,80 @@ impl DockerConfig {
         }
         Ok(RegistryAuth::Anonymous)
     }
+}
+
+/// What a credential helper answers (`docker-credential-<name> get`).
+#[derive(Deserialize)]
+struct HelperAnswer {
+    #[serde(rename = "Username", default)]
+    username: String,
+    #[serde(rename = "Secret", default)]
+    secret: String,
+}
+
+/// Asks `docker-credential-<helper>` for the credentials of `registry`
+/// (Docker Hub as `https://index.docker.io/v1/`, as the Docker CLI asks).
+/// Bounded by [`HELPER_TIMEOUT`]; errors name the helper, never a secret.
+fn run_helper(
+    helper: &str,
+    registry: &str,
+    search_path: Option<&std::ffi::OsStr>,
+) -> Result<RegistryAuth, String> {
+    use std::io::Write as _;
+    let program = format!("docker-credential-{helper}");
+    let server = match registry {
+        "docker.io" => "https://index.docker.io/v1/".to_owned(),
+        other => other.to_owned(),
+    };
+    let failed = |reason: String| format!("credential helper {program} for {registry}: {reason}");
+    let mut command = std::process::Command::new(&program);
+    if let Some(path) = search_path {
+        command.env("PATH", path);
+    }
+    let mut child = command
+        .arg("get")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| failed(format!("cannot run it: {e}")))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin
+            .write_all(server.as_bytes())
+            .map_err(|e| failed(format!("cannot write to it: {e}")))?;
+    }
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let id = child.id();
+    std::thread::spawn(move || {
+        let _ = sender.send(child.wait_with_output());
+    });
+    let output = match receiver.recv_timeout(HELPER_TIMEOUT) {
+        Ok(output) => output.map_err(|e| failed(e.to_string()))?,
+        Err(_) => {
+            // The waiting thread reaps it once killed.
+            let _ = std::process::Command::new("kill")
+                .args(["-9", &id.to_string()])
+                .status();
+            return Err(failed(format!(
+                "no answer within {} s",
+                HELPER_TIMEOUT.as_secs()
+            )));
+        }
+    };
+    if !output.status.success() {
+        let message = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+        // The helpers' own words for "nothing stored for this server".
+        if message.contains("credentials not found") {
+            return Ok(RegistryAuth::Anonymous);
+        }
+        return Err(failed(format!("exited with {}", output.status)));
+    }
+    let answer: HelperAnswer = serde_json::from_slice(&output.stdout)
+        .map_err(|e| failed(format!("not a credentials answer: {e}")))?;
+    Ok(match answer.username.as_str() {
+        "<token>" => RegistryAuth::Bearer(answer.secret),
+        _ => RegistryAuth::Basic(answer.username, answer.secret),
+    })
 }
 
 /// A registry key as a bare host: no scheme, no path; Docker Hub's aliases
@@ -178,5 +294,70 @@ mod tests {
                 .unwrap_err()
                 .contains("not a Docker config.json")
         );
+    }
+
+    /// A credential helper script `docker-credential-<name>` in a fresh
+    /// directory, and a `PATH` with it first.
+    fn helper(name: &str, script: &str) -> std::ffi::OsString {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir =
+            std::env::temp_dir().join(format!("herald-cred-helper-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("docker-credential-{name}"));
+        std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        dir.into_os_string()
+    }
+
+    #[test]
+    fn credential_helpers_are_asked_as_the_docker_cli_asks_them() {
+        // Answers for the server it is asked about (read from stdin), and
+        // "not found" for any other.
+        let store = helper(
+            "teststore",
+            r#"read server; case "$server" in
+  registry.local:5000) echo '{"ServerURL":"registry.local:5000","Username":"carol","Secret":"pw"}';;
+  https://index.docker.io/v1/) echo '{"Username":"<token>","Secret":"tok"}';;
+  *) echo "credentials not found in native keychain"; exit 1;;
+esac"#,
+        );
+        let broken = helper("testbroken", "exit 3");
+        let mut config = DockerConfig::parse(
+            r#"{"credsStore": "teststore",
+                "credHelpers": {"ghcr.io": "testbroken"},
+                "auths": {"registry.local:5000": {}, "quay.io": {"auth": "YWxpY2U6czNjcmV0"}}}"#,
+        )
+        .unwrap();
+        // The scripts' directories, then the system's (for `sh`).
+        let path = std::env::join_paths(
+            [store, broken].into_iter().chain(
+                std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+                    .map(|p| p.into_os_string()),
+            ),
+        )
+        .unwrap();
+        config.helper_path = Some(path);
+        assert_eq!(
+            config.auth_for("registry.local:5000").unwrap(),
+            RegistryAuth::Basic("carol".into(), "pw".into()),
+            "an empty auths entry defers to the store"
+        );
+        assert_eq!(
+            config.auth_for("docker.io").unwrap(),
+            RegistryAuth::Bearer("tok".into())
+        );
+        assert_eq!(
+            config.auth_for("quay.io").unwrap(),
+            RegistryAuth::Basic("alice".into(), "s3cret".into()),
+            "inline credentials win over the store"
+        );
+        assert_eq!(
+            config.auth_for("example.org").unwrap(),
+            RegistryAuth::Anonymous,
+            "nothing stored: anonymous"
+        );
+        let err = config.auth_for("ghcr.io").unwrap_err();
+        assert!(err.contains("docker-credential-testbroken"), "{err}");
+        assert!(err.contains("exit status: 3"), "{err}");
     }
 }

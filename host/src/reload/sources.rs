@@ -54,6 +54,8 @@ pub struct SourcesSetup {
     pub max_size: u64,
     /// Each file's status.
     pub files: Arc<FileStatuses>,
+    /// Where attempts are counted.
+    pub stats: Arc<crate::metrics::LoaderStats>,
 }
 
 /// The pulled directory could not be prepared.
@@ -200,6 +202,7 @@ struct Follower {
     file: PathBuf,
     max_size: u64,
     files: Arc<FileStatuses>,
+    stats: Arc<crate::metrics::LoaderStats>,
     registry: Option<Registry>,
     /// The version in the file, verified against its record.
     current: Option<Record>,
@@ -221,6 +224,7 @@ impl Follower {
             file,
             max_size: setup.max_size,
             files: setup.files.clone(),
+            stats: setup.stats.clone(),
             registry: None,
             current: None,
         };
@@ -305,7 +309,14 @@ impl Follower {
     /// the failure may pass by itself (retried with backoff).
     async fn attempt_and_report(&mut self) -> Result<Outcome, bool> {
         let previous = self.current.as_ref().map(|r| r.manifest_digest.clone());
-        match self.attempt().await {
+        let attempt = self.attempt().await;
+        let counter = match &attempt {
+            Ok(Outcome::Pulled) => &self.stats.source_pulls,
+            Ok(Outcome::Unchanged) => &self.stats.source_unchanged,
+            Err(_) => &self.stats.source_errors,
+        };
+        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        match attempt {
             Ok(Outcome::Pulled) => {
                 let record = self.current.as_ref().expect("a pull sets the record");
                 match &previous {

@@ -2,7 +2,8 @@
 //! `docker-registry` (the CNCF distribution registry) started on loopback
 //! for each test, plain HTTP, storage in a temporary directory. Push, pull
 //! by tag and by digest, a moved tag swapped in, an outage that keeps the
-//! running version, content that does not match its digest refused.
+//! running version, content that does not match its digest refused, a
+//! private registry (htpasswd) reached only with its credentials.
 //!
 //! Without `/usr/bin/docker-registry` (or `HERALD_TEST_REGISTRY`) the tests
 //! say so and pass, except under `CI`, where they fail: CI installs it
@@ -25,6 +26,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 /// A distribution registry on 127.0.0.1, stopped when dropped.
@@ -40,6 +42,12 @@ impl TestRegistry {
     /// Starts a registry, or returns `None` (outside CI) when there is none
     /// to start.
     fn start() -> Option<TestRegistry> {
+        Self::start_with(None)
+    }
+
+    /// [`start`](Self::start), with `user` and `password` required
+    /// (distribution's htpasswd authentication) when given.
+    fn start_with(user: Option<(&str, &str)>) -> Option<TestRegistry> {
         let binary = std::env::var_os("HERALD_TEST_REGISTRY")
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("/usr/bin/docker-registry"));
@@ -62,16 +70,22 @@ impl TestRegistry {
         let dir = temp_dir("registry");
         let storage = dir.join("storage");
         let config = dir.join("config.yml");
-        std::fs::write(
-            &config,
-            format!(
-                "version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\n\
-                 storage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\n\
-                 http:\n  addr: 127.0.0.1:{port}\n",
-                storage.display()
-            ),
-        )
-        .unwrap();
+        let mut text = format!(
+            "version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\n\
+             storage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\n\
+             http:\n  addr: 127.0.0.1:{port}\n",
+            storage.display()
+        );
+        if let Some((user, password)) = user {
+            let htpasswd = dir.join("htpasswd");
+            let hash = bcrypt::hash(password, 4).unwrap();
+            std::fs::write(&htpasswd, format!("{user}:{hash}\n")).unwrap();
+            text.push_str(&format!(
+                "auth:\n  htpasswd:\n    realm: herald-test\n    path: {}\n",
+                htpasswd.display()
+            ));
+        }
+        std::fs::write(&config, text).unwrap();
         let mut registry = TestRegistry {
             binary,
             port,
@@ -118,6 +132,16 @@ impl TestRegistry {
         }
     }
 
+    /// A Docker config file with `user`'s credentials for this registry.
+    fn docker_config(&self, user: &str, password: &str) -> PathBuf {
+        let path = temp_dir("docker-config").join("config.json");
+        let auths = serde_json::json!({
+            "auths": { format!("127.0.0.1:{}", self.port): { "username": user, "password": password } }
+        });
+        std::fs::write(&path, auths.to_string()).unwrap();
+        path
+    }
+
     /// The stored file of the blob `digest` (distribution's filesystem layout).
     fn blob_file(&self, digest: &str) -> PathBuf {
         let hex = digest.strip_prefix("sha256:").unwrap();
@@ -137,8 +161,18 @@ impl Drop for TestRegistry {
 
 /// Pushes `component` to `reference` as `herald plugin push` does.
 async fn push(reference: &str, component: Vec<u8>) -> Pushed {
+    push_as(reference, component, None).await.expect("push")
+}
+
+/// [`push`] with the credentials of `docker_config`, if any.
+async fn push_as(
+    reference: &str,
+    component: Vec<u8>,
+    docker_config: Option<PathBuf>,
+) -> Result<Pushed, herald::oci::OciError> {
     let options = RegistryOptions {
         plain_http: true,
+        docker_config,
         ..RegistryOptions::default()
     };
     let artifact = PluginArtifact::new(
@@ -147,11 +181,7 @@ async fn push(reference: &str, component: Vec<u8>) -> Pushed {
         "2025-01-01T00:00:00Z".into(),
         BTreeMap::new(),
     );
-    Registry::new(reference, &options)
-        .unwrap()
-        .push(&artifact)
-        .await
-        .expect("push")
+    Registry::new(reference, &options)?.push(&artifact).await
 }
 
 /// A version of a fixture of its own (same behaviour, another digest).
@@ -167,10 +197,19 @@ struct Rig {
     cache: PathBuf,
     sources: Option<PluginSources>,
     directory: Option<PluginDirectory>,
+    /// The credentials sources are pulled with.
+    docker_config: Option<PathBuf>,
+    /// What the loader and the sources counted.
+    stats: Arc<LoaderStats>,
 }
 
 impl Rig {
     async fn start(references: &[String]) -> Rig {
+        Self::start_as(references, None).await
+    }
+
+    /// [`start`](Self::start), pulling with the credentials of `docker_config`.
+    async fn start_as(references: &[String], docker_config: Option<PathBuf>) -> Rig {
         let cluster = TestCluster::start().await;
         let daemon = Arc::new(Daemon::new(
             Arc::new(informers(cluster.client.clone())),
@@ -183,6 +222,8 @@ impl Rig {
             cache: temp_dir("oci-cache"),
             sources: None,
             directory: None,
+            docker_config,
+            stats: Arc::default(),
         };
         rig.follow(references).await;
         rig
@@ -196,7 +237,7 @@ impl Rig {
                 oci: format!("oci://{oci}"),
                 poll_interval: Duration::from_secs(1),
                 plain_http: true,
-                docker_config: None,
+                docker_config: self.docker_config.clone(),
             })
             .collect();
         let dir = temp_dir("oci-plugins");
@@ -212,6 +253,7 @@ impl Rig {
             dir: self.cache.join("plugins"),
             max_size: config.plugin_files.max_size,
             files: self.files.clone(),
+            stats: self.stats.clone(),
         })
         .await
         .expect("plugin sources");
@@ -224,7 +266,7 @@ impl Rig {
             sink: Arc::new(MemorySink::default()),
             daemon: self.daemon.clone(),
             files: self.files.clone(),
-            stats: Arc::new(LoaderStats::default()),
+            stats: self.stats.clone(),
             timing: SettleTiming::default(),
             rescan_interval: DEFAULT_RESCAN_INTERVAL,
             access: None,
@@ -417,5 +459,52 @@ async fn content_that_does_not_match_its_digest_is_refused() {
     let unknown = rig.status(&wrong, |s| source_error(s).is_some()).await;
     assert_eq!(unknown.state, FileState::Pending);
     assert!(rig.daemon.names().is_empty());
+    rig.finish().await;
+}
+
+#[tokio::test]
+async fn a_private_registry_is_reached_with_its_credentials_only() {
+    let Some(registry) = TestRegistry::start_with(Some(("herald", "s3cret"))) else {
+        return;
+    };
+    let v1 = version(artifacts::NOOP, "1");
+    let tag = registry.reference("private/noop", "1.0");
+    let refused = push_as(&tag, v1.clone(), None)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("127.0.0.1"),
+        "the error names the registry: {refused}"
+    );
+    let wrong = registry.docker_config("herald", "wrong");
+    assert!(
+        push_as(&tag, v1.clone(), Some(wrong.clone()))
+            .await
+            .is_err()
+    );
+    let good = registry.docker_config("herald", "s3cret");
+    push_as(&tag, v1.clone(), Some(good.clone()))
+        .await
+        .expect("a push with the credentials");
+
+    // Without credentials (and with wrong ones) the source stays pending,
+    // saying why; nothing runs.
+    for docker_config in [None, Some(wrong)] {
+        let rig = Rig::start_as(std::slice::from_ref(&tag), docker_config).await;
+        let pending = rig.status(&tag, |s| source_error(s).is_some()).await;
+        let error = source_error(&pending).unwrap();
+        assert!(error.contains("registry 127.0.0.1"), "{error}");
+        assert!(!error.contains("s3cret"), "{error}");
+        assert_eq!(pending.state, FileState::Pending);
+        assert!(rig.daemon.names().is_empty());
+        assert!(rig.stats.source_errors.load(Ordering::Relaxed) >= 1);
+        assert_eq!(rig.stats.source_pulls.load(Ordering::Relaxed), 0);
+        rig.finish().await;
+    }
+    let rig = Rig::start_as(std::slice::from_ref(&tag), Some(good)).await;
+    rig.running(&tag, &v1).await;
+    assert_eq!(rig.daemon.names(), ["noop"]);
+    assert_eq!(rig.stats.source_pulls.load(Ordering::Relaxed), 1);
     rig.finish().await;
 }
