@@ -9,6 +9,8 @@
 //! - [`registry`]: the host-wide [`PluginMetricsRegistry`] and the
 //!   per-version [`PluginMetrics`] handle whose `add`, `set` and `observe`
 //!   the imports call; the series cap; what a new version keeps.
+//! - [`error`]: what an update the host drops returns ([`MetricError`])
+//!   and the reason it is counted under.
 //! - `render`: the registry as a Prometheus collector for `/metrics`.
 //!
 //! # Guarantees
@@ -60,10 +62,10 @@
 //! ```
 
 pub mod definition;
+pub mod error;
 pub mod registry;
 mod render;
 
 pub use definition::{DEFAULT_BUCKETS, MetricDefinition, MetricKind};
-pub use registry::{
-    DEFAULT_MAX_SERIES, ErrorReason, MetricError, Operation, PluginMetrics, PluginMetricsRegistry,
-};
+pub use error::{ErrorReason, MAX_LABEL_VALUE_BYTES, MetricError, Operation};
+pub use registry::{DEFAULT_MAX_SERIES, PluginMetrics, PluginMetricsRegistry};

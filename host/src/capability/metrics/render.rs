@@ -9,7 +9,8 @@
 //! text format requires.
 
 use super::definition::{MetricKind, family_name};
-use super::registry::{ErrorReason, PluginMetricsRegistry, Slot, Value};
+use super::error::ErrorReason;
+use super::registry::{PluginMetricsRegistry, Slot, Value};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
