@@ -24,7 +24,8 @@ pub const MAX_NAME_BYTES: usize = 128;
 pub const MAX_HELP_BYTES: usize = 1024;
 
 /// The kind of a plugin metric.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum MetricKind {
     /// A value that only goes up (`add` with a value ≥ 0); its name ends in `_total`.
     Counter,
@@ -52,8 +53,10 @@ impl std::fmt::Display for MetricKind {
 }
 
 /// One metric as a plugin's manifest declares it (host-neutral: the
-/// bindings convert the WIT record into this).
-#[derive(Debug, Clone, PartialEq)]
+/// bindings convert the WIT record into this). Serialized as the manifest
+/// shows it (`herald plugin check`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct MetricDefinition {
     /// The metric's name without the host's prefix: exported as
     /// `herald_plugin_<name>`.
@@ -606,6 +609,22 @@ mod tests {
         assert_eq!(
             error,
             "plugin \"p\" defines 101 metrics, more than the 100 allowed"
+        );
+    }
+
+    #[test]
+    fn a_definition_serializes_as_the_manifest_shows_it() {
+        let json = serde_json::to_value(MetricDefinition {
+            buckets: vec![0.5],
+            ..of(MetricKind::Histogram, "h")
+        })
+        .unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "name": "h", "help": "Things counted.", "kind": "histogram",
+                "labelNames": [], "buckets": [0.5]
+            })
         );
     }
 
