@@ -43,6 +43,51 @@ pub struct Config {
     /// Where pulled plugins are kept; unset: `$XDG_CACHE_HOME/herald/oci`,
     /// else `$HOME/.cache/herald/oci`.
     pub plugin_source_cache: Option<PathBuf>,
+    /// The metrics plugins define.
+    pub plugin_metrics: PluginMetricsConfig,
+}
+
+/// `pluginMetrics`: the metrics plugins define (see
+/// [`crate::capability::metrics`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct PluginMetricsConfig {
+    /// Series one plugin may have across its metrics; a new series beyond
+    /// it is dropped and counted. `plugins.<name>.metrics.maxSeries`
+    /// overrides it for one plugin.
+    pub max_series: usize,
+}
+
+impl Default for PluginMetricsConfig {
+    fn default() -> Self {
+        PluginMetricsConfig {
+            max_series: crate::capability::metrics::DEFAULT_MAX_SERIES,
+        }
+    }
+}
+
+/// The most `pluginMetrics.maxSeries` (or a plugin's override) may be: a
+/// larger value is almost surely a typo, and would let one plugin hold
+/// gigabytes of series.
+pub const MAX_PLUGIN_SERIES: usize = 1_000_000;
+
+/// `plugins.<name>.metrics`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct PluginMetricsLimits {
+    /// Overrides `pluginMetrics.maxSeries` for this plugin.
+    pub max_series: Option<usize>,
+}
+
+/// Checks a series cap at `key`.
+fn check_max_series(key: &str, max_series: usize) -> Result<(), (String, String)> {
+    if max_series > MAX_PLUGIN_SERIES {
+        return Err((
+            key.to_owned(),
+            format!("{max_series} is above the {MAX_PLUGIN_SERIES} allowed"),
+        ));
+    }
+    Ok(())
 }
 
 /// `pluginSources[]`: one plugin pulled from an OCI registry.
@@ -126,6 +171,7 @@ impl Default for Config {
             leader_election: LeaderElectionConfig::default(),
             plugin_sources: Vec::new(),
             plugin_source_cache: None,
+            plugin_metrics: PluginMetricsConfig::default(),
         }
     }
 }
@@ -413,6 +459,8 @@ pub struct PluginConfig {
     /// The plugin's Kubernetes API request rate (default: client-go's 5 per
     /// second, burst 10).
     pub rate_limit: Option<crate::capability::rate::RateLimit>,
+    /// Its metrics' limits.
+    pub metrics: PluginMetricsLimits,
 }
 
 /// `plugins.<name>.grants` (and a sidecar's, when `pluginFiles.sidecarGrants`
@@ -806,6 +854,7 @@ impl Config {
                 ));
             }
         }
+        check_max_series("pluginMetrics.maxSeries", self.plugin_metrics.max_series)?;
         if !self.plugin_sources.is_empty() && self.plugin_source_cache_dir().is_none() {
             return Err((
                 "pluginSourceCache".into(),
@@ -824,6 +873,9 @@ impl Config {
             check_digests(&format!("plugins.{name}.sha256"), &plugin.sha256)?;
             check_grants(&plugin.grants, plugin.rate_limit.as_ref())
                 .map_err(|(key, problem)| (format!("plugins.{name}.{key}"), problem))?;
+            if let Some(max_series) = plugin.metrics.max_series {
+                check_max_series(&format!("plugins.{name}.metrics.maxSeries"), max_series)?;
+            }
         }
         Ok(())
     }
@@ -931,6 +983,7 @@ impl Config {
                 .allowed_sha256
                 .as_ref()
                 .map(|list| list.clone().into()),
+            max_metric_series: self.plugin_metrics.max_series,
             ..crate::plugin::LoadOptions::default()
         }
     }
@@ -961,6 +1014,9 @@ impl Config {
                 memory_bytes: overrides.memory_bytes.or(from_sidecar.memory),
             },
             grants: self.grants_for(name, sidecar),
+            max_metric_series: entry
+                .and_then(|p| p.metrics.max_series)
+                .unwrap_or(self.plugin_metrics.max_series),
             ..self.anonymous_load_options(sink)
         }
     }
@@ -1266,6 +1322,47 @@ mod tests {
         let err = error("log:\n  format: xml\n");
         assert_eq!(err.key, "log.format");
         assert_eq!(err.to_string().split(':').next(), Some("herald.yaml"));
+    }
+
+    #[test]
+    fn plugin_series_caps_default_to_the_global_one_and_are_bounded() {
+        let sink: std::sync::Arc<dyn crate::plugin::LogSink> =
+            std::sync::Arc::new(crate::plugin::MemorySink::default());
+        let config = Config::parse("", "herald.yaml").unwrap();
+        assert_eq!(config.plugin_metrics.max_series, 1000);
+        assert_eq!(
+            config
+                .load_options("any", None, sink.clone())
+                .max_metric_series,
+            1000
+        );
+        let config = Config::parse(
+            "pluginMetrics: {maxSeries: 50}\nplugins:\n  chatty:\n    metrics: {maxSeries: 5000}\n",
+            "herald.yaml",
+        )
+        .unwrap();
+        assert_eq!(
+            config
+                .load_options("chatty", None, sink.clone())
+                .max_metric_series,
+            5000
+        );
+        assert_eq!(
+            config
+                .load_options("other", None, sink.clone())
+                .max_metric_series,
+            50
+        );
+        assert_eq!(config.anonymous_load_options(sink).max_metric_series, 50);
+        let err = error("pluginMetrics: {maxSeries: 2000000}\n");
+        assert_eq!(err.key, "pluginMetrics.maxSeries");
+        assert!(err.problem.contains("above the 1000000 allowed"), "{err}");
+        let err = error("plugins:\n  chatty:\n    metrics: {maxSeries: 2000000}\n");
+        assert_eq!(err.key, "plugins.chatty.metrics.maxSeries");
+        let err = error("plugins:\n  chatty:\n    metrics: {series: 5}\n");
+        assert_eq!(err.key, "plugins.chatty.metrics.series");
+        let err = error("pluginMetrics: {maxSeries: -1}\n");
+        assert_eq!(err.key, "pluginMetrics.maxSeries");
     }
 
     #[test]

@@ -13,7 +13,16 @@
 //! listener is unregistered at once and its buffer dropped, undrained, so
 //! nothing more is delivered once the call in flight ends. Starting,
 //! swapping and stopping plugins work the same in both modes.
+//!
+//! # Plugin metrics
+//!
+//! The daemon holds the host-wide [`PluginMetricsRegistry`]: plugins are
+//! loaded against it ([`Daemon::plugin_metrics`]), a version's metrics are
+//! activated when it starts or is swapped in (under the same lock as the
+//! swap, so a version refused before that point changes nothing), and a
+//! stopped plugin's metrics are unregistered once its last call is over.
 
+use crate::capability::metrics::PluginMetricsRegistry;
 use crate::dispatch::{Feed, LastError, Listener, PluginWorker, RetryPolicy, STOP_MARGIN, Stopped};
 use crate::informer::{InformerKey, Informers, ResolveError, SharedInformer};
 use crate::plugin::{LoadedPlugin, ObjectReader, Subscription};
@@ -153,6 +162,7 @@ pub struct Daemon {
     state: Mutex<State>,
     abandoned: Arc<Mutex<Abandoned>>,
     feed: Option<Arc<Feed>>,
+    plugin_metrics: PluginMetricsRegistry,
 }
 
 /// The workers abandoned so far.
@@ -192,6 +202,7 @@ impl Daemon {
             }),
             abandoned: Arc::default(),
             feed: None,
+            plugin_metrics: PluginMetricsRegistry::new(),
         }
     }
 
@@ -205,6 +216,13 @@ impl Daemon {
     /// The feed of finished deliveries, if the daemon has one.
     pub fn feed(&self) -> Option<&Arc<Feed>> {
         self.feed.as_ref()
+    }
+
+    /// The metrics plugins define: load plugins with it
+    /// ([`LoadOptions::metrics`](crate::plugin::LoadOptions::metrics)) and
+    /// export it at `/metrics`.
+    pub fn plugin_metrics(&self) -> &PluginMetricsRegistry {
+        &self.plugin_metrics
     }
 
     /// The shared informers.
@@ -234,6 +252,7 @@ impl Daemon {
             self.release(subscribed);
             return Err(StartError::Duplicate(name));
         }
+        plugin.context().metrics.activate();
         let active = state.dispatching.then(|| self.join(&plugin, &subscribed));
         state
             .plugins
@@ -278,6 +297,9 @@ impl Daemon {
                 }
                 new
             });
+            // Unchanged metrics keep their series; the old version's updates
+            // to the others are refused from here.
+            plugin.context().metrics.activate();
             // Not started yet: the old version's call in flight finishes first.
             state
                 .plugins
@@ -301,7 +323,9 @@ impl Daemon {
     }
 
     /// Stops a plugin: unregisters its listeners (their buffers are dropped),
-    /// waits for the call in flight, and releases informers nobody needs.
+    /// waits for the call in flight, releases informers nobody needs, and
+    /// drops its metrics' series (the plugin is gone: its file removed,
+    /// disabled, or running another plugin).
     pub async fn stop(&self, name: &str) -> bool {
         let Some(entry) = self.lock().plugins.remove(name) else {
             return false;
@@ -311,6 +335,7 @@ impl Daemon {
             self.stop_workers(vec![active.worker]).await;
         }
         self.release(entry.subscribed);
+        self.plugin_metrics.unregister(name);
         tracing::debug!(plugin = %name, "plugin stopped");
         true
     }
@@ -580,4 +605,52 @@ fn record_stop(abandoned: &Mutex<Abandoned>, plugin: String, sha256: String, sto
         sha256,
         at: SystemTime::now(),
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugin::{LoadOptions, PluginEngine};
+    use herald_test_artifacts::NOOP;
+    use std::time::Duration;
+
+    /// The `noop` fixture, loaded against `daemon`'s plugin metrics.
+    fn noop(engine: &PluginEngine, daemon: &Daemon) -> LoadedPlugin {
+        let options = LoadOptions {
+            metrics: Some(daemon.plugin_metrics().clone()),
+            ..LoadOptions::default()
+        };
+        LoadedPlugin::load(engine, &std::fs::read(NOOP).unwrap(), options).unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_versions_metrics_go_live_when_it_starts_or_is_swapped_in_and_go_when_it_stops() {
+        let server = herald_apiserver::start(Default::default()).await.unwrap();
+        let client = kube::Client::try_from(kube::Config::new(server.url().parse().unwrap()));
+        let informers = Informers::new(client.unwrap(), Default::default());
+        let daemon = Daemon::new(Arc::new(informers), RetryPolicy::default());
+        let engine = PluginEngine::new(Default::default()).unwrap();
+        let registry = daemon.plugin_metrics().clone();
+        let active = |plugin: &LoadedPlugin| plugin.context().metrics.is_active();
+
+        let v1 = noop(&engine, &daemon);
+        assert!(registry.plugins().is_empty(), "loaded is not yet live");
+        daemon.start(v1.clone()).await.unwrap();
+        assert!(active(&v1));
+        assert_eq!(registry.plugins(), ["noop"]);
+
+        // Refused before it would go live: what runs keeps its metrics.
+        let duplicate = noop(&engine, &daemon);
+        assert!(daemon.start(duplicate.clone()).await.is_err());
+        assert!(active(&v1) && !active(&duplicate));
+
+        let v2 = noop(&engine, &daemon);
+        daemon.swap(v2.clone()).await.unwrap();
+        assert!(active(&v2) && !active(&v1));
+
+        assert!(daemon.stop("noop").await);
+        assert!(!active(&v2));
+        assert!(registry.plugins().is_empty());
+        daemon.shutdown(Instant::now() + Duration::from_secs(5));
+    }
 }

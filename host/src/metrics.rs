@@ -16,6 +16,60 @@ use prometheus_client::registry::Registry;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// Every metric family the host exports itself, by the name its `# TYPE`
+/// line gives (counters' samples add `_total`), with its type: the names
+/// plugin metrics may not take (`capability::metrics` refuses a definition
+/// whose series would collide with one). A test renders the host's
+/// collectors and checks this list against what they export, and against
+/// docs/metrics.md.
+pub const HOST_FAMILIES: &[(&str, MetricType)] = &[
+    // Informers.
+    ("herald_watch_events", MetricType::Counter),
+    ("herald_cache_objects", MetricType::Gauge),
+    ("herald_cache_bytes", MetricType::Gauge),
+    ("herald_watch_restarts", MetricType::Counter),
+    ("herald_relists", MetricType::Counter),
+    ("herald_watch_errors", MetricType::Counter),
+    ("herald_watch_bad_objects", MetricType::Counter),
+    // Listeners.
+    ("herald_notifications_received", MetricType::Counter),
+    ("herald_notifications_delivered", MetricType::Counter),
+    ("herald_notifications_failed", MetricType::Counter),
+    ("herald_notifications_retried", MetricType::Counter),
+    ("herald_notifications_skipped", MetricType::Counter),
+    ("herald_listener_queue_depth", MetricType::Gauge),
+    ("herald_plugin_faults", MetricType::Counter),
+    ("herald_handler_duration_seconds", MetricType::Histogram),
+    // Plugins and the process.
+    ("herald_plugin_log_lines_suppressed", MetricType::Counter),
+    ("herald_plugin_reloads", MetricType::Counter),
+    ("herald_plugin_unloads", MetricType::Counter),
+    ("herald_plugin_load_errors", MetricType::Counter),
+    ("herald_plugin_compiles", MetricType::Counter),
+    ("herald_plugin_compile_microseconds", MetricType::Counter),
+    ("herald_plugin_artifact_cache_hits", MetricType::Counter),
+    ("herald_dispatching", MetricType::Gauge),
+    ("herald_plugin_workers_abandoned", MetricType::Counter),
+    ("herald_plugin_degraded", MetricType::Gauge),
+    ("herald_ready", MetricType::Gauge),
+    // What plugins do (capability::audit).
+    ("herald_plugin_api_requests", MetricType::Counter),
+    (
+        "herald_plugin_api_request_duration_seconds",
+        MetricType::Histogram,
+    ),
+    ("herald_plugin_api_rate_limit_waits", MetricType::Counter),
+    (
+        "herald_plugin_api_rate_limit_wait_milliseconds",
+        MetricType::Counter,
+    ),
+    ("herald_plugin_api_rate_limited", MetricType::Counter),
+    ("herald_plugin_events", MetricType::Counter),
+    // Plugins' own metrics (capability::metrics).
+    ("herald_plugin_metric_errors", MetricType::Counter),
+    ("herald_plugin_metric_series_dropped", MetricType::Counter),
+];
+
 /// Buckets of the handler duration histogram, in seconds: 10 µs to ~10 s.
 pub fn handler_duration_buckets() -> impl Iterator<Item = f64> {
     prometheus_client::metrics::histogram::exponential_buckets(0.000_01, 4.0, 11)
@@ -427,5 +481,73 @@ impl Collector for HeraldCollector {
             &[(none, ready)],
         )?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capability::metrics::PluginMetricsRegistry;
+    use crate::capability::{ActionStats, ActionStatsCollector};
+    use crate::dispatch::RetryPolicy;
+    use crate::informer::{Informers, ReflectorConfig};
+
+    /// `(family, type)` of every `# TYPE` line of `text`.
+    fn types(text: &str) -> Vec<(String, String)> {
+        text.lines()
+            .filter_map(|line| line.strip_prefix("# TYPE "))
+            .map(|rest| {
+                let (name, kind) = rest.split_once(' ').expect("# TYPE name type");
+                (name.to_owned(), kind.to_owned())
+            })
+            .collect()
+    }
+
+    /// The list of host families is what the host's collectors export: with
+    /// nothing running every family still writes its `# HELP` and `# TYPE`.
+    #[tokio::test]
+    async fn the_host_families_list_is_exactly_what_the_host_exports() {
+        let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+        let client = kube::Client::try_from(config).unwrap();
+        let informers = Arc::new(Informers::new(client, ReflectorConfig::default()));
+        let daemon = Arc::new(Daemon::new(informers, RetryPolicy::default()));
+        let mut registry = registry(daemon, Arc::default());
+        registry.register_collector(Box::new(ActionStatsCollector(Arc::new(
+            ActionStats::default(),
+        ))));
+        registry.register_collector(Box::new(PluginMetricsRegistry::new()));
+        let exported = types(&encode(&registry));
+        let listed: Vec<(String, String)> = HOST_FAMILIES
+            .iter()
+            .map(|(name, kind)| ((*name).to_owned(), kind.as_str().to_owned()))
+            .collect();
+        for family in &exported {
+            assert!(
+                listed.contains(family),
+                "{family:?} is missing from HOST_FAMILIES"
+            );
+        }
+        for family in &listed {
+            assert!(
+                exported.contains(family),
+                "{family:?} is listed but not exported"
+            );
+        }
+    }
+
+    /// docs/metrics.md names every host family as its samples are named.
+    #[test]
+    fn every_host_family_is_documented() {
+        let docs = include_str!("../../docs/metrics.md");
+        for (name, kind) in HOST_FAMILIES {
+            let shown = match kind {
+                MetricType::Counter => format!("`{name}_total`"),
+                _ => format!("`{name}`"),
+            };
+            assert!(
+                docs.contains(&shown),
+                "docs/metrics.md does not document {shown}"
+            );
+        }
     }
 }

@@ -158,6 +158,7 @@ impl Service {
             registry: {
                 let mut registry = crate::metrics::registry(daemon.clone(), stats.clone());
                 registry.register_collector(Box::new(ActionStatsCollector(access.stats.clone())));
+                registry.register_collector(Box::new(daemon.plugin_metrics().clone()));
                 registry
             },
             files: files.clone(),

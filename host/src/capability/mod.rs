@@ -5,7 +5,7 @@
 //!
 //! One module per capability, holding its grant, its host side and its
 //! tests ([`kube`]: Kubernetes reads and writes; [`events`]: Kubernetes
-//! Events), plus what they share: the write rules ([`grant`]), the
+//! Events; [`metrics`]: metrics the plugin defines), plus what they share: the write rules ([`grant`]), the
 //! per-plugin rate limit ([`rate`]) and the audit record ([`audit`]).
 //! [`Authority`] bundles what one loaded plugin was given.
 

@@ -7,6 +7,7 @@ use super::logging::{LogLevel, LogSource, PluginLogger};
 use super::lookup::{CacheScope, LookupError};
 use super::stdio::LogStream;
 use crate::capability::Authority;
+use crate::capability::metrics::PluginMetrics;
 use crate::gvk::Gvk;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -15,7 +16,8 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 /// What every instance of one loaded plugin shares: its logger, its window on
-/// the cache and its operator-given configuration. Survives instance rebuilds.
+/// the cache, its operator-given configuration, its grants and its metrics.
+/// Survives instance rebuilds.
 #[derive(Debug)]
 pub struct PluginContext {
     /// The plugin's logger (rate-limited, tagged with its name).
@@ -26,6 +28,8 @@ pub struct PluginContext {
     pub config: Option<String>,
     /// What the operator granted it.
     pub authority: Arc<Authority>,
+    /// The metrics its manifest defines: what its metric imports update.
+    pub metrics: PluginMetrics,
 }
 
 /// Store data of one instance.

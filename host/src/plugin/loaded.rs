@@ -12,6 +12,9 @@ use super::limits::{LimitError, LimitPolicy, Limits};
 use super::logging::{LogRate, LogSink, PluginLogger, TracingSink};
 use super::lookup::CacheScope;
 use super::manifest::{Manifest, ManifestError, RequestedLimits};
+use crate::capability::metrics::{
+    DEFAULT_MAX_SERIES, MetricDefinition, PluginMetrics, PluginMetricsRegistry,
+};
 use crate::capability::{Authority, ClusterAccess, Grants};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
@@ -38,6 +41,13 @@ pub struct LoadOptions {
     pub access: Option<ClusterAccess>,
     /// If set, only files with one of these sha256 digests (lowercase hex) load.
     pub allowed_digests: Option<Arc<[String]>>,
+    /// The host-wide registry its metrics are registered with (the
+    /// daemon's, [`Daemon::plugin_metrics`](crate::daemon::Daemon::plugin_metrics));
+    /// `None`: a registry of its own, exported nowhere (the offline tools:
+    /// its definitions are still checked).
+    pub metrics: Option<PluginMetricsRegistry>,
+    /// Most series its metrics may have together.
+    pub max_metric_series: usize,
 }
 
 impl Default for LoadOptions {
@@ -51,6 +61,8 @@ impl Default for LoadOptions {
             grants: Grants::default(),
             access: None,
             allowed_digests: None,
+            metrics: None,
+            max_metric_series: DEFAULT_MAX_SERIES,
         }
     }
 }
@@ -62,6 +74,7 @@ impl std::fmt::Debug for LoadOptions {
             .field("policy", &self.policy)
             .field("overrides", &self.overrides)
             .field("grants", &self.grants)
+            .field("max_metric_series", &self.max_metric_series)
             .finish()
     }
 }
@@ -244,6 +257,7 @@ fn read_manifest(
         cache: Arc::new(CacheScope::default()),
         config,
         authority: Arc::new(Authority::none("(loading)")),
+        metrics: PluginMetrics::detached("(loading)"),
     });
     let limits = options.policy.default;
     let mut store = new_store_with(engine, context, limits);
@@ -319,6 +333,17 @@ fn build(
         options.access.clone(),
     )
     .map_err(|e| LoadError::Manifest(ManifestError::NotGranted(e)))?;
+    // Checked and made here, exported once the daemon starts this version.
+    let metrics = options
+        .metrics
+        .clone()
+        .unwrap_or_default()
+        .register(
+            &manifest.name,
+            metric_definitions(&manifest),
+            options.max_metric_series,
+        )
+        .map_err(|e| LoadError::Manifest(ManifestError::Metrics(e)))?;
     let logger = Arc::new(PluginLogger::new(
         manifest.name.as_str().into(),
         revision(&digest).into(),
@@ -330,6 +355,7 @@ fn build(
         cache: Arc::new(CacheScope::default()),
         config: options.config,
         authority: Arc::new(authority),
+        metrics,
     });
     Ok(LoadedPlugin {
         inner: Arc::new(Inner {
@@ -342,6 +368,14 @@ fn build(
             digest,
         }),
     })
+}
+
+/// The metrics `manifest` defines.
+///
+/// None until the `herald:plugin@0.3.0` manifest carries its `metrics`:
+/// the bindings then put them in [`Manifest`] and return them here.
+fn metric_definitions(_manifest: &Manifest) -> &[MetricDefinition] {
+    &[]
 }
 
 /// A plugin compiled and asked who it is, without its configuration: see
@@ -457,6 +491,7 @@ mod tests {
             cache: Arc::default(),
             config: None,
             authority: Arc::new(Authority::none("two-memories")),
+            metrics: PluginMetrics::detached("two-memories"),
         });
         let limits = Limits {
             call_deadline: Duration::from_secs(5),

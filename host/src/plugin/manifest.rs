@@ -190,6 +190,10 @@ pub enum ManifestError {
     /// The plugin asks for more than the operator granted.
     #[error("{0}")]
     NotGranted(String),
+    /// A metric definition breaks a rule or contradicts another plugin's
+    /// (see [`crate::capability::metrics`]).
+    #[error("{0}")]
+    Metrics(String),
     /// A requested limit is zero.
     #[error("requested {0} of zero is invalid: leave it unset to take the default")]
     ZeroLimit(&'static str),

@@ -219,6 +219,7 @@ impl Reconciler {
         let (config, sink) = (setup.config.clone(), setup.sink.clone());
         let (engine, cache) = (setup.engine.clone(), setup.cache.clone());
         let access = setup.access.clone();
+        let metrics = setup.daemon.plugin_metrics().clone();
         let loaded = tokio::task::spawn_blocking(move || {
             let anonymous = config.anonymous_load_options(sink.clone());
             let (identified, outcome) =
@@ -231,6 +232,7 @@ impl Reconciler {
             config.check_identity(&name, identified.digest(), sidecar.as_ref())?;
             let options = LoadOptions {
                 access,
+                metrics: Some(metrics),
                 ..config.load_options(&name, sidecar.as_ref(), sink)
             };
             let plugin = identified.configure(options).map_err(|e| e.to_string())?;
@@ -424,8 +426,9 @@ impl Reconciler {
         self.setup.files.removed(path);
     }
 
-    /// Stops the plugin running from `path` and lets files refused for
-    /// duplicating its name try again.
+    /// Stops the plugin running from `path` (its metrics' series go with
+    /// it: see [`Daemon::stop`](crate::daemon::Daemon::stop)) and lets files
+    /// refused for duplicating its name try again.
     async fn stop_running(&mut self, path: &Path, running: &RunningFrom) {
         self.setup.daemon.stop(&running.name).await;
         if let Some(known) = self.known.get_mut(path) {

@@ -1,0 +1,636 @@
+//! What a plugin declares about one metric, and the rules a declaration
+//! must pass before the plugin loads: Prometheus' naming rules, the
+//! conventions that keep the exposition unambiguous, and the names the
+//! host's own families hold.
+
+use std::collections::{HashMap, HashSet};
+
+/// Prometheus' default histogram buckets (client_golang's `DefBuckets`),
+/// used when a histogram declares none.
+pub const DEFAULT_BUCKETS: &[f64] = &[
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+/// What every plugin metric's exported name starts with.
+pub const EXPORTED_PREFIX: &str = "herald_plugin_";
+/// Most metrics one plugin may define.
+pub const MAX_METRICS: usize = 100;
+/// Most labels one metric may have (besides the `plugin` label the host adds).
+pub const MAX_LABELS: usize = 16;
+/// Most buckets one histogram may declare (the host adds `+Inf`).
+pub const MAX_BUCKETS: usize = 64;
+/// Longest metric or label name, in bytes.
+pub const MAX_NAME_BYTES: usize = 128;
+/// Longest help text, in bytes.
+pub const MAX_HELP_BYTES: usize = 1024;
+
+/// The kind of a plugin metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MetricKind {
+    /// A value that only goes up (`add` with a value ≥ 0); its name ends in `_total`.
+    Counter,
+    /// A value that goes up and down (`add` any finite value, or `set`).
+    Gauge,
+    /// Observations counted into buckets (`observe`), with their sum and count.
+    Histogram,
+}
+
+impl MetricKind {
+    /// The kind as the exposition's `# TYPE` line writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MetricKind::Counter => "counter",
+            MetricKind::Gauge => "gauge",
+            MetricKind::Histogram => "histogram",
+        }
+    }
+}
+
+impl std::fmt::Display for MetricKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One metric as a plugin's manifest declares it (host-neutral: the
+/// bindings convert the WIT record into this). Serialized as the manifest
+/// shows it (`herald plugin check`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MetricDefinition {
+    /// The metric's name without the host's prefix: exported as
+    /// `herald_plugin_<name>`.
+    pub name: String,
+    /// What it measures: one line, exported as `# HELP`.
+    pub help: String,
+    /// Counter, gauge or histogram.
+    pub kind: MetricKind,
+    /// Its label names, in the order updates give their values. The host
+    /// adds `plugin` before them.
+    pub label_names: Vec<String>,
+    /// A histogram's bucket upper bounds, finite and strictly increasing
+    /// (the host adds `+Inf`); empty: [`DEFAULT_BUCKETS`]. Empty for the
+    /// other kinds.
+    pub buckets: Vec<f64>,
+}
+
+/// What makes two definitions of one metric the same series: kind, label
+/// names and (histograms) bucket bounds. Help text is not part of it.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Shape {
+    pub kind: MetricKind,
+    pub label_names: Box<[String]>,
+    /// The bucket bounds, defaults filled in; empty for counters and gauges.
+    pub bounds: Box<[f64]>,
+}
+
+impl std::fmt::Display for Shape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "a {} with labels [{}]",
+            self.kind,
+            self.label_names.join(", ")
+        )?;
+        if self.kind == MetricKind::Histogram {
+            let bounds: Vec<String> = self.bounds.iter().map(f64::to_string).collect();
+            write!(f, " and buckets [{}]", bounds.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+/// A definition that passed every check.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Checked {
+    pub name: String,
+    pub help: String,
+    pub shape: Shape,
+}
+
+impl Checked {
+    /// The family name the exposition's `# HELP` and `# TYPE` lines carry.
+    pub fn family(&self) -> String {
+        family_name(&self.name, self.shape.kind)
+    }
+}
+
+/// The exported family name of plugin metric `name`: the prefix, and for a
+/// counter its name without `_total` (the encoder adds it to the samples,
+/// as for the host's own counters).
+pub(super) fn family_name(name: &str, kind: MetricKind) -> String {
+    let name = match kind {
+        MetricKind::Counter => name.strip_suffix("_total").unwrap_or(name),
+        _ => name,
+    };
+    format!("{EXPORTED_PREFIX}{name}")
+}
+
+/// Every name a family of `kind` called `family` takes in the exposition:
+/// its own and its samples'.
+pub(super) fn occupied(family: &str, kind: MetricKind) -> Vec<String> {
+    let suffixes: &[&str] = match kind {
+        MetricKind::Counter => &["", "_total"],
+        MetricKind::Gauge => &[""],
+        MetricKind::Histogram => &["", "_bucket", "_sum", "_count"],
+    };
+    suffixes.iter().map(|s| format!("{family}{s}")).collect()
+}
+
+/// The host's own families (see [`crate::metrics::HOST_FAMILIES`]) as
+/// taken names: sample name → the host family's exported name.
+fn host_names() -> HashMap<String, String> {
+    use prometheus_client::metrics::MetricType;
+    let mut taken = HashMap::new();
+    for (family, kind) in crate::metrics::HOST_FAMILIES {
+        let (kind, shown) = match kind {
+            MetricType::Counter => (MetricKind::Counter, format!("{family}_total")),
+            MetricType::Histogram => (MetricKind::Histogram, (*family).to_owned()),
+            _ => (MetricKind::Gauge, (*family).to_owned()),
+        };
+        for name in occupied(family, kind) {
+            taken.insert(name, shown.clone());
+        }
+    }
+    taken
+}
+
+/// A name for messages: quoted, control characters escaped, cut short.
+pub(super) fn shown(name: &str) -> String {
+    const MAX: usize = 64;
+    match name.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{:?}…", &name[..cut]),
+        None => format!("{name:?}"),
+    }
+}
+
+/// `[a-zA-Z_][a-zA-Z0-9_]*`: a Prometheus metric name without colons, or a
+/// label name.
+fn is_identifier(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// Checks `plugin`'s definitions on their own and against the host's
+/// families; the error names the plugin and the metric at fault.
+pub(super) fn check_all(
+    plugin: &str,
+    definitions: &[MetricDefinition],
+) -> Result<Vec<Checked>, String> {
+    if definitions.len() > MAX_METRICS {
+        return Err(format!(
+            "plugin {plugin:?} defines {} metrics, more than the {MAX_METRICS} allowed",
+            definitions.len()
+        ));
+    }
+    let host = host_names();
+    let mut checked: Vec<Checked> = Vec::with_capacity(definitions.len());
+    // Sample name → the metric of this plugin taking it.
+    let mut taken: HashMap<String, String> = HashMap::new();
+    for definition in definitions {
+        let at_fault = |problem: String| {
+            format!(
+                "plugin {plugin:?} metric {}: {problem}",
+                shown(&definition.name)
+            )
+        };
+        let one = check(definition).map_err(at_fault)?;
+        if checked.iter().any(|c| c.name == one.name) {
+            return Err(at_fault("is defined twice".into()));
+        }
+        let family = one.family();
+        for name in occupied(&family, one.shape.kind) {
+            if let Some(theirs) = host.get(&name) {
+                return Err(at_fault(format!(
+                    "exported as {family}, it would collide with the host's own {theirs}: rename it"
+                )));
+            }
+            if let Some(other) = taken.get(&name) {
+                return Err(at_fault(format!(
+                    "its series {name} would collide with those of metric {}: rename one of them",
+                    shown(other)
+                )));
+            }
+        }
+        for name in occupied(&family, one.shape.kind) {
+            taken.insert(name, one.name.clone());
+        }
+        checked.push(one);
+    }
+    Ok(checked)
+}
+
+/// Checks one definition on its own; the error says what is wrong with it.
+fn check(definition: &MetricDefinition) -> Result<Checked, String> {
+    let MetricDefinition {
+        name,
+        help,
+        kind,
+        label_names,
+        buckets,
+    } = definition;
+    let kind = *kind;
+    if name.len() > MAX_NAME_BYTES {
+        return Err(format!(
+            "the name is {} bytes long, more than the {MAX_NAME_BYTES} allowed",
+            name.len()
+        ));
+    }
+    if name.contains(':') {
+        return Err(
+            "metric names may not contain ':' (colons are reserved for recording rules)".into(),
+        );
+    }
+    if !is_identifier(name) {
+        return Err(
+            "is not a valid metric name: use letters, digits and '_', not starting with a digit"
+                .into(),
+        );
+    }
+    match kind {
+        MetricKind::Counter => match name.strip_suffix("_total") {
+            None => return Err("a counter's name must end in _total".into()),
+            Some("") => return Err("a counter's name needs something before _total".into()),
+            Some(_) => {}
+        },
+        MetricKind::Gauge | MetricKind::Histogram => {
+            for suffix in ["_total", "_count", "_sum", "_bucket"] {
+                if name.ends_with(suffix) {
+                    return Err(format!(
+                        "a {kind}'s name may not end in {suffix} (the suffixes _total, _count, \
+                         _sum and _bucket belong to counters' and histograms' series)"
+                    ));
+                }
+            }
+        }
+    }
+    if help.trim().is_empty() {
+        return Err("its help text is empty: say what it measures".into());
+    }
+    if help.len() > MAX_HELP_BYTES {
+        return Err(format!(
+            "its help text is {} bytes long, more than the {MAX_HELP_BYTES} allowed",
+            help.len()
+        ));
+    }
+    if help.chars().any(char::is_control) {
+        return Err(
+            "its help text must be one line without control characters (line breaks, tabs)".into(),
+        );
+    }
+    if label_names.len() > MAX_LABELS {
+        return Err(format!(
+            "it has {} labels, more than the {MAX_LABELS} allowed",
+            label_names.len()
+        ));
+    }
+    let mut seen = HashSet::new();
+    for label in label_names {
+        let refuse = |problem: &str| Err(format!("label {}: {problem}", shown(label)));
+        if label.len() > MAX_NAME_BYTES {
+            return refuse(&format!("is longer than {MAX_NAME_BYTES} bytes"));
+        }
+        if !is_identifier(label) {
+            return refuse(
+                "is not a valid label name: use letters, digits and '_', not starting with a digit",
+            );
+        }
+        if label.starts_with("__") {
+            return refuse("names starting with __ are reserved for Prometheus' own use");
+        }
+        if label == "plugin" {
+            return refuse("is reserved: the host adds the plugin's name as `plugin`");
+        }
+        if label == "quantile" {
+            return refuse("is reserved for summaries' quantiles");
+        }
+        if label == "le" && kind == MetricKind::Histogram {
+            return refuse("is reserved for a histogram's bucket bounds");
+        }
+        if !seen.insert(label.as_str()) {
+            return refuse("is given twice");
+        }
+    }
+    let bounds: Box<[f64]> = match kind {
+        MetricKind::Histogram if buckets.is_empty() => DEFAULT_BUCKETS.into(),
+        MetricKind::Histogram => {
+            if buckets.len() > MAX_BUCKETS {
+                return Err(format!(
+                    "it has {} buckets, more than the {MAX_BUCKETS} allowed",
+                    buckets.len()
+                ));
+            }
+            if let Some(bad) = buckets.iter().find(|b| !b.is_finite()) {
+                return Err(format!(
+                    "bucket bound {bad} is not a finite number (the host adds +Inf itself)"
+                ));
+            }
+            if let Some(pair) = buckets.windows(2).find(|pair| pair[0] >= pair[1]) {
+                return Err(format!(
+                    "bucket bounds must be strictly increasing: {} then {}",
+                    pair[0], pair[1]
+                ));
+            }
+            buckets.as_slice().into()
+        }
+        _ if !buckets.is_empty() => {
+            return Err(format!(
+                "a {kind} has no buckets: buckets are for histograms only"
+            ));
+        }
+        _ => Box::default(),
+    };
+    Ok(Checked {
+        name: name.clone(),
+        help: help.clone(),
+        shape: Shape {
+            kind,
+            label_names: label_names.as_slice().into(),
+            bounds,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capability::metrics::registry::tests::counter;
+
+    fn of(kind: MetricKind, name: &str) -> MetricDefinition {
+        MetricDefinition {
+            kind,
+            ..counter(name, &[])
+        }
+    }
+
+    /// The refusal of `definitions` for plugin `p`.
+    fn refused(definitions: &[MetricDefinition]) -> String {
+        check_all("p", definitions).expect_err("must be refused")
+    }
+
+    /// Asserts the refusal names the plugin, the metric and each of `words`.
+    fn assert_refused(definition: MetricDefinition, words: &[&str]) {
+        let metric = definition.name.clone();
+        let error = refused(&[definition]);
+        assert!(
+            error.starts_with(&format!("plugin \"p\" metric {}: ", shown(&metric))),
+            "{error}"
+        );
+        for word in words {
+            assert!(error.contains(word), "{error:?} does not say {word:?}");
+        }
+    }
+
+    #[test]
+    fn a_well_formed_definition_of_each_kind_passes() {
+        let histogram = MetricDefinition {
+            buckets: vec![0.1, 1.0],
+            label_names: vec!["method".into(), "code".into()],
+            ..of(MetricKind::Histogram, "request_seconds")
+        };
+        let checked = check_all(
+            "p",
+            &[
+                counter("requests_total", &["method"]),
+                of(MetricKind::Gauge, "queue_depth"),
+                histogram,
+            ],
+        )
+        .unwrap();
+        assert_eq!(checked[0].family(), "herald_plugin_requests");
+        assert_eq!(checked[1].family(), "herald_plugin_queue_depth");
+        assert_eq!(checked[2].shape.bounds.as_ref(), &[0.1, 1.0]);
+    }
+
+    #[test]
+    fn a_histogram_without_buckets_gets_prometheus_defaults() {
+        let checked = check_all("p", &[of(MetricKind::Histogram, "latency_seconds")]).unwrap();
+        assert_eq!(checked[0].shape.bounds.as_ref(), DEFAULT_BUCKETS);
+    }
+
+    #[test]
+    fn metric_names_follow_prometheus_rules_without_colons() {
+        assert_refused(of(MetricKind::Gauge, "a:b"), &["':'", "recording rules"]);
+        assert_refused(of(MetricKind::Gauge, "1abc"), &["not a valid metric name"]);
+        assert_refused(of(MetricKind::Gauge, ""), &["not a valid metric name"]);
+        assert_refused(of(MetricKind::Gauge, "a-b"), &["not a valid metric name"]);
+        assert_refused(of(MetricKind::Gauge, "é"), &["not a valid metric name"]);
+        assert_refused(
+            of(MetricKind::Gauge, &"a".repeat(MAX_NAME_BYTES + 1)),
+            &["129 bytes", "128"],
+        );
+        check_all("p", &[of(MetricKind::Gauge, "_Under_score9")]).unwrap();
+    }
+
+    #[test]
+    fn counters_end_in_total_and_other_kinds_do_not_take_series_suffixes() {
+        assert_refused(counter("requests", &[]), &["must end in _total"]);
+        assert_refused(counter("_total", &[]), &["something before _total"]);
+        for kind in [MetricKind::Gauge, MetricKind::Histogram] {
+            for suffix in ["_total", "_count", "_sum", "_bucket"] {
+                assert_refused(
+                    of(kind, &format!("things{suffix}")),
+                    &[kind.as_str(), suffix],
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn help_is_one_non_empty_line() {
+        let with_help = |help: &str| MetricDefinition {
+            help: help.into(),
+            ..of(MetricKind::Gauge, "depth")
+        };
+        assert_refused(with_help(""), &["help text is empty"]);
+        assert_refused(with_help("  "), &["help text is empty"]);
+        assert_refused(with_help("two\nlines"), &["one line"]);
+        assert_refused(with_help("a\ttab"), &["control characters"]);
+        assert_refused(
+            with_help(&"h".repeat(MAX_HELP_BYTES + 1)),
+            &["more than the 1024"],
+        );
+        check_all("p", &[with_help(r"Back\slashes are escaped on output.")]).unwrap();
+    }
+
+    #[test]
+    fn label_names_follow_prometheus_rules_and_leave_the_hosts_alone() {
+        let labelled = |kind, label: &str| MetricDefinition {
+            label_names: vec![label.into()],
+            ..of(
+                kind,
+                if kind == MetricKind::Counter {
+                    "n_total"
+                } else {
+                    "n"
+                },
+            )
+        };
+        let bad = [
+            ("1x", "not a valid label name"),
+            ("a-b", "not a valid label name"),
+            ("", "not a valid label name"),
+            ("__name", "reserved for Prometheus"),
+            ("plugin", "the host adds the plugin's name"),
+            ("quantile", "summaries"),
+        ];
+        for (label, problem) in bad {
+            let definition = labelled(MetricKind::Gauge, label);
+            let error = refused(&[definition]);
+            assert!(
+                error.starts_with("plugin \"p\" metric \"n\": label ")
+                    && error.contains(&format!("{label:?}"))
+                    && error.contains(problem),
+                "{error}"
+            );
+        }
+        assert_refused(labelled(MetricKind::Histogram, "le"), &["\"le\"", "bucket"]);
+        check_all("p", &[labelled(MetricKind::Gauge, "le")]).unwrap();
+        check_all("p", &[labelled(MetricKind::Counter, "_private")]).unwrap();
+        assert_refused(
+            MetricDefinition {
+                label_names: vec!["a".into(), "b".into(), "a".into()],
+                ..of(MetricKind::Gauge, "n")
+            },
+            &["label \"a\"", "given twice"],
+        );
+        assert_refused(
+            MetricDefinition {
+                label_names: (0..=MAX_LABELS).map(|i| format!("l{i}")).collect(),
+                ..of(MetricKind::Gauge, "n")
+            },
+            &["17 labels", "16"],
+        );
+        assert_refused(
+            labelled(MetricKind::Gauge, &"l".repeat(MAX_NAME_BYTES + 1)),
+            &["longer than 128"],
+        );
+    }
+
+    #[test]
+    fn histogram_buckets_are_finite_and_strictly_increasing() {
+        let with = |buckets: Vec<f64>| MetricDefinition {
+            buckets,
+            ..of(MetricKind::Histogram, "seconds")
+        };
+        assert_refused(with(vec![0.1, f64::INFINITY]), &["inf", "not a finite"]);
+        assert_refused(with(vec![f64::NAN]), &["NaN", "not a finite"]);
+        assert_refused(with(vec![1.0, 1.0]), &["strictly increasing", "1 then 1"]);
+        assert_refused(with(vec![2.0, 1.0]), &["strictly increasing", "2 then 1"]);
+        assert_refused(
+            with((0..=MAX_BUCKETS).map(|i| i as f64).collect()),
+            &["65 buckets", "64"],
+        );
+        check_all("p", &[with(vec![-1.0, 0.0, 0.5])]).unwrap();
+    }
+
+    #[test]
+    fn only_histograms_have_buckets() {
+        assert_refused(
+            MetricDefinition {
+                buckets: vec![1.0],
+                ..counter("n_total", &[])
+            },
+            &["a counter has no buckets"],
+        );
+        assert_refused(
+            MetricDefinition {
+                buckets: vec![1.0],
+                ..of(MetricKind::Gauge, "n")
+            },
+            &["a gauge has no buckets"],
+        );
+    }
+
+    #[test]
+    fn a_metric_defined_twice_is_refused() {
+        let error = refused(&[counter("a_total", &[]), counter("a_total", &["x"])]);
+        assert_eq!(error, "plugin \"p\" metric \"a_total\": is defined twice");
+    }
+
+    #[test]
+    fn metrics_whose_series_collide_within_a_plugin_are_refused() {
+        // The gauge `calls` and the counter `calls_total` would both be the
+        // family herald_plugin_calls.
+        let error = refused(&[counter("calls_total", &[]), of(MetricKind::Gauge, "calls")]);
+        assert!(
+            error.starts_with("plugin \"p\" metric \"calls\": ")
+                && error.contains("herald_plugin_calls")
+                && error.contains("\"calls_total\""),
+            "{error}"
+        );
+        // A histogram's _bucket series against a counter's family.
+        let error = refused(&[
+            of(MetricKind::Histogram, "size"),
+            counter("size_bucket_total", &[]),
+        ]);
+        assert!(
+            error.contains("herald_plugin_size_bucket") && error.contains("\"size\""),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn names_the_host_exports_itself_are_refused() {
+        // herald_plugin_faults_total is the host's.
+        assert_refused(
+            counter("faults_total", &[]),
+            &["host's own herald_plugin_faults_total"],
+        );
+        assert_refused(
+            of(MetricKind::Gauge, "degraded"),
+            &["host's own herald_plugin_degraded"],
+        );
+        // A histogram's _count series would be the host's counter family.
+        assert_refused(
+            of(MetricKind::Histogram, "reloads"),
+            &["host's own herald_plugin_reloads_total"],
+        );
+        // And the families this module adds.
+        assert_refused(
+            counter("metric_errors_total", &[]),
+            &["host's own herald_plugin_metric_errors_total"],
+        );
+        assert_refused(
+            of(MetricKind::Gauge, "api_request_duration_seconds"),
+            &["host's own herald_plugin_api_request_duration_seconds"],
+        );
+    }
+
+    #[test]
+    fn too_many_metrics_are_refused() {
+        let many: Vec<_> = (0..=MAX_METRICS)
+            .map(|i| counter(&format!("m{i}_total"), &[]))
+            .collect();
+        let error = refused(&many);
+        assert_eq!(
+            error,
+            "plugin \"p\" defines 101 metrics, more than the 100 allowed"
+        );
+    }
+
+    #[test]
+    fn a_definition_serializes_as_the_manifest_shows_it() {
+        let json = serde_json::to_value(MetricDefinition {
+            buckets: vec![0.5],
+            ..of(MetricKind::Histogram, "h")
+        })
+        .unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "name": "h", "help": "Things counted.", "kind": "histogram",
+                "labelNames": [], "buckets": [0.5]
+            })
+        );
+    }
+
+    #[test]
+    fn long_or_odd_names_are_shown_quoted_and_cut() {
+        assert_eq!(shown("a\nb"), "\"a\\nb\"");
+        assert_eq!(shown(&"x".repeat(100)), format!("\"{}\"…", "x".repeat(64)));
+    }
+}

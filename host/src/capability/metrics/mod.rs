@@ -1,0 +1,71 @@
+//! Plugin-defined metrics: a plugin declares counters, gauges and
+//! histograms in its manifest and updates them through its imports; the
+//! host exports them at `/metrics` as `herald_plugin_<name>`, each series
+//! labelled with the plugin.
+//!
+//! - [`definition`]: what a plugin declares ([`MetricDefinition`]) and the
+//!   rules a declaration must pass at load (Prometheus naming, suffixes by
+//!   kind, reserved labels, buckets, the host's own family names).
+//! - [`registry`]: the host-wide [`PluginMetricsRegistry`] and the
+//!   per-version [`PluginMetrics`] handle whose `add`, `set` and `observe`
+//!   the imports call; the series cap; what a new version keeps.
+//! - [`error`]: what an update the host drops returns ([`MetricError`])
+//!   and the reason it is counted under.
+//! - `render`: the registry as a Prometheus collector for `/metrics`.
+//!
+//! # Guarantees
+//!
+//! - A plugin whose definitions break a rule, or contradict another
+//!   plugin's definition of the same metric, is not loaded; the error names
+//!   the plugin and the metric (and the other plugin).
+//! - An update never fails the plugin's call: a misuse (undefined name,
+//!   wrong kind, wrong label count, negative counter increment, NaN or an
+//!   infinity) is dropped, counted in
+//!   `herald_plugin_metric_errors_total{plugin,reason}`, and returned as a
+//!   [`MetricError`] naming the metric for the plugin's log.
+//! - A plugin has at most its cap of series across its metrics
+//!   (`pluginMetrics.maxSeries`, default [`DEFAULT_MAX_SERIES`]): a new
+//!   series beyond it is dropped and counted in
+//!   `herald_plugin_metric_series_dropped_total{plugin}`; existing series
+//!   keep updating.
+//! - An update to an existing series allocates nothing and takes only its
+//!   own metric's lock: plugins never contend with each other on the update
+//!   path.
+//! - A new version of a plugin keeps the series of every metric whose kind,
+//!   label names and buckets it did not change (see
+//!   [`PluginMetricsRegistry`] for the whole rule).
+//!
+//! # Example
+//!
+//! ```
+//! use herald::capability::metrics::{MetricDefinition, MetricKind, PluginMetricsRegistry};
+//!
+//! let registry = PluginMetricsRegistry::new();
+//! let requests = MetricDefinition {
+//!     name: "requests_total".into(),
+//!     help: "Requests seen.".into(),
+//!     kind: MetricKind::Counter,
+//!     label_names: vec!["verb".into()],
+//!     buckets: vec![],
+//! };
+//! // At load: checked, not yet exported.
+//! let metrics = registry.register("pod-watch", &[requests], 1000).unwrap();
+//! // When this version goes live.
+//! metrics.activate();
+//! // From the plugin's `add` import.
+//! metrics.add("requests_total", &["get".to_owned()], 1.0).unwrap();
+//! let refused = metrics.set("requests_total", &["get".to_owned()], 1.0).unwrap_err();
+//! assert_eq!(
+//!     refused.to_string(),
+//!     "metric \"requests_total\" is a counter: `set` is for gauges"
+//! );
+//! ```
+
+pub mod definition;
+pub mod error;
+pub mod registry;
+mod render;
+
+pub use definition::{DEFAULT_BUCKETS, MetricDefinition, MetricKind};
+pub use error::{ErrorReason, MAX_LABEL_VALUE_BYTES, MetricError, Operation};
+pub use registry::{DEFAULT_MAX_SERIES, PluginMetrics, PluginMetricsRegistry};
