@@ -48,6 +48,7 @@ pub const HOST_FAMILIES: &[(&str, MetricType)] = &[
     ("herald_plugin_compiles", MetricType::Counter),
     ("herald_plugin_compile_microseconds", MetricType::Counter),
     ("herald_plugin_artifact_cache_hits", MetricType::Counter),
+    ("herald_plugin_source_pulls", MetricType::Counter),
     ("herald_dispatching", MetricType::Gauge),
     ("herald_plugin_workers_abandoned", MetricType::Counter),
     ("herald_plugin_degraded", MetricType::Gauge),

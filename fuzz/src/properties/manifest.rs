@@ -86,6 +86,9 @@ impl GuestManifest {
             // Write rules are checked by their own unit tests
             // (host/src/capability/grant.rs); the corpus keeps its meaning.
             writes: Vec::new(),
+            // Metric definitions are checked by their own unit tests
+            // (host/src/capability/metrics/definition.rs).
+            metrics: Vec::new(),
         }
     }
 }

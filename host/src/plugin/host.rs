@@ -32,6 +32,17 @@ pub struct PluginContext {
     pub metrics: PluginMetrics,
 }
 
+/// Which update a plugin made to one of its metrics.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum MetricUpdate {
+    /// `metrics.add`: counters and gauges.
+    Add,
+    /// `metrics.set`: gauges.
+    Set,
+    /// `metrics.observe`: histograms.
+    Observe,
+}
+
 /// Store data of one instance.
 pub(crate) struct HostState {
     wasi: WasiCtx,
@@ -129,13 +140,20 @@ impl HostState {
     /// dropped, counted, and logged as a warning in the plugin's log.
     pub(crate) fn metric_update(
         &self,
-        update: crate::capability::metrics::Update,
+        update: MetricUpdate,
         name: &str,
         label_values: &[String],
         value: f64,
     ) {
-        // PROVISIONAL until the metrics registry lands.
-        let _ = (update, name, label_values, value);
+        let metrics = &self.context.metrics;
+        let applied = match update {
+            MetricUpdate::Add => metrics.add(name, label_values, value),
+            MetricUpdate::Set => metrics.set(name, label_values, value),
+            MetricUpdate::Observe => metrics.observe(name, label_values, value),
+        };
+        if let Err(err) = applied {
+            self.plugin_log(LogLevel::Warn, &err.to_string());
+        }
     }
 
     /// Writes one log line from the plugin.

@@ -374,8 +374,8 @@ fn build(
 ///
 /// None until the `herald:plugin@0.3.0` manifest carries its `metrics`:
 /// the bindings then put them in [`Manifest`] and return them here.
-fn metric_definitions(_manifest: &Manifest) -> &[MetricDefinition] {
-    &[]
+fn metric_definitions(manifest: &Manifest) -> &[MetricDefinition] {
+    &manifest.metrics
 }
 
 /// A plugin compiled and asked who it is, without its configuration: see

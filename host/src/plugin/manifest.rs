@@ -69,7 +69,7 @@ pub struct RequestedLimits {
 }
 
 /// A validated plugin manifest.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Manifest {
     /// Unique plugin name.
@@ -85,6 +85,10 @@ pub struct Manifest {
     /// Kubernetes writes (and API reads) it will make.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub writes: Vec<WriteRule>,
+    /// The metrics it defines (checked against Prometheus' rules when the
+    /// plugin is registered with the host's metrics).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub metrics: Vec<crate::capability::metrics::MetricDefinition>,
 }
 
 /// What is wrong with a manifest.
@@ -199,6 +203,22 @@ pub enum ManifestError {
     ZeroLimit(&'static str),
 }
 
+/// A metric definition from its WIT record.
+fn metric_definition(raw: abi::MetricDefinition) -> crate::capability::metrics::MetricDefinition {
+    use crate::capability::metrics::MetricKind;
+    crate::capability::metrics::MetricDefinition {
+        name: raw.name,
+        help: raw.help,
+        kind: match raw.kind {
+            abi::MetricKind::Counter => MetricKind::Counter,
+            abi::MetricKind::Gauge => MetricKind::Gauge,
+            abi::MetricKind::Histogram => MetricKind::Histogram,
+        },
+        label_names: raw.label_names,
+        buckets: raw.buckets,
+    }
+}
+
 impl Manifest {
     /// Validates the manifest a plugin returned.
     pub fn from_guest(raw: abi::Manifest) -> Result<Self, ManifestError> {
@@ -257,6 +277,7 @@ impl Manifest {
             limits,
             capabilities: raw.capabilities,
             writes,
+            metrics: raw.metrics.into_iter().map(metric_definition).collect(),
         })
     }
 }
@@ -476,6 +497,7 @@ mod tests {
             },
             capabilities: vec![],
             writes: vec![],
+            metrics: vec![],
         }
     }
 

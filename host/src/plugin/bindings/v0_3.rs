@@ -23,23 +23,23 @@ wasmtime::component::bindgen!({
     },
 });
 
-use super::super::host::HostState;
+use super::super::host::{HostState, MetricUpdate};
 use herald::plugin0_3_0::{metrics, types, workqueue};
 
 impl types::Host for HostState {}
 
 impl metrics::Host for HostState {
     fn add(&mut self, name: String, label_values: Vec<String>, value: f64) {
-        self.metric_update(crate::capability::metrics::Update::Add, &name, &label_values, value);
+        self.metric_update(MetricUpdate::Add, &name, &label_values, value);
     }
 
     fn set(&mut self, name: String, label_values: Vec<String>, value: f64) {
-        self.metric_update(crate::capability::metrics::Update::Set, &name, &label_values, value);
+        self.metric_update(MetricUpdate::Set, &name, &label_values, value);
     }
 
     fn observe(&mut self, name: String, label_values: Vec<String>, value: f64) {
         self.metric_update(
-            crate::capability::metrics::Update::Observe,
+            MetricUpdate::Observe,
             &name,
             &label_values,
             value,
