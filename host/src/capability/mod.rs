@@ -5,14 +5,16 @@
 //!
 //! One module per capability, holding its grant, its host side and its
 //! tests ([`kube`]: Kubernetes reads and writes; [`events`]: Kubernetes
-//! Events), plus what they share: the write rules ([`grant`]), the
-//! per-plugin rate limit ([`rate`]) and the audit record ([`audit`]).
+//! Events; [`http`]: outbound HTTP to granted origins), plus what they
+//! share: the write rules ([`grant`]), the per-plugin rate limit ([`rate`])
+//! and the audit record ([`audit`]).
 //! [`Authority`] bundles what one loaded plugin was given.
 
 pub mod audit;
 mod authority;
 pub mod events;
 pub mod grant;
+pub mod http;
 pub mod kube;
 pub mod rate;
 
