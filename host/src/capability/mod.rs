@@ -23,4 +23,4 @@ pub use authority::{Authority, ClusterAccess, Grants, Mode};
 
 /// The capabilities a plugin may name in its manifest's `capabilities`.
 /// Kubernetes writes are declared by write rules instead.
-pub const KNOWN_CAPABILITIES: &[&str] = &[events::CAPABILITY];
+pub const KNOWN_CAPABILITIES: &[&str] = &[events::CAPABILITY, http::CAPABILITY];

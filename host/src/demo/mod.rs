@@ -190,6 +190,7 @@ pub fn demo_plugin_settings() -> Vec<(String, crate::config::PluginConfig)> {
                 grants: GrantConfig {
                     capabilities: vec!["events".into()],
                     writes: vec![rule(serde_json::json!(["patch"]), "", "Pod")],
+                    http: None,
                 },
                 ..Default::default()
             },
@@ -216,6 +217,7 @@ pub fn demo_plugin_settings() -> Vec<(String, crate::config::PluginConfig)> {
                         ),
                         rule(serde_json::json!(["get", "apply"]), "", "ResourceQuota"),
                     ],
+                    http: None,
                 },
                 ..Default::default()
             },

@@ -45,11 +45,12 @@
 //!
 //! # Embedding
 //!
-//! One [`Egress`] per loaded plugin holds its grant,
+//! One [`Egress`] per loaded plugin ([`Authority::egress`]) holds its grant,
 //! its slots and where it is counted; each instance's store holds an
 //! [`EgressHooks`] from [`Egress::hooks`] as its `wasi:http` hooks, and the
 //! worker gives it the deadline of each call ([`EgressHooks::set_deadline`]).
-
+//!
+//! [`Authority::egress`]: super::Authority::egress
 
 pub mod address;
 mod body;

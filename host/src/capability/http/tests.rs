@@ -4,6 +4,7 @@
 //! connection" is proven by a later connection being the first one accepted.
 
 use super::*;
+use crate::capability::{ActionStats, ActionStatsCollector, Authority, Grants};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
 use std::net::{IpAddr, SocketAddr};
@@ -604,6 +605,34 @@ async fn https_to_a_server_the_roots_do_not_trust_is_a_certificate_error() {
     assert_eq!(count(&egress, Outcome::Error), 1);
 }
 
+#[tokio::test]
+async fn requests_are_counted_on_the_metrics_page_by_outcome() {
+    let server = Server::canned(OK).await;
+    let stats = Arc::new(ActionStats::default());
+    let origin = format!("http://127.0.0.1:{}", server.port());
+    let egress = Arc::new(Egress::new(
+        PLUGIN,
+        Some(origins(&[origin.as_str()])),
+        stats.http.clone(),
+    ));
+    let mut hooks = egress.hooks();
+    let response = send(&mut hooks, "GET", &server.url("127.0.0.1"))
+        .await
+        .unwrap();
+    read_body(response).await;
+    let _ = send(&mut hooks, "GET", "https://elsewhere.test/").await;
+    let mut registry = prometheus_client::registry::Registry::default();
+    registry.register_collector(Box::new(ActionStatsCollector(stats)));
+    let text = crate::metrics::encode(&registry);
+    for line in [
+        "herald_plugin_http_requests_total{plugin=\"hooked\",outcome=\"ok\"} 1",
+        "herald_plugin_http_requests_total{plugin=\"hooked\",outcome=\"denied-origin\"} 1",
+        "herald_plugin_http_request_duration_seconds_count{plugin=\"hooked\"} 1",
+    ] {
+        assert!(text.contains(line), "{line} in:\n{text}");
+    }
+}
+
 #[test]
 fn audit_urls_leave_out_queries_and_user_information() {
     let url = |text: &str| audit_url(&text.parse().unwrap());
@@ -615,4 +644,35 @@ fn audit_urls_leave_out_queries_and_user_information() {
         url("http://user:pw@10.0.0.7:8080/a"),
         "http://10.0.0.7:8080/a"
     );
+}
+
+#[test]
+fn http_is_granted_by_an_http_grant_and_needs_the_manifests_declaration() {
+    let declared = [CAPABILITY.to_owned()];
+    let grant = origins(&["https://hooks.example.com"]);
+    // Declared, not granted: not loaded, naming the grant to add.
+    let error = Authority::grant(PLUGIN, &[], &declared, &Grants::default(), None).unwrap_err();
+    assert!(
+        error.contains(&format!("plugins.{PLUGIN}.grants.http")),
+        "{error}"
+    );
+    let listed_only = Grants {
+        capabilities: declared.to_vec(),
+        ..Grants::default()
+    };
+    assert!(Authority::grant(PLUGIN, &[], &declared, &listed_only, None).is_err());
+    // Declared and granted.
+    let granted = Grants {
+        http: Some(grant.clone()),
+        ..Grants::default()
+    };
+    let authority = Authority::grant(PLUGIN, &[], &declared, &granted, None).unwrap();
+    assert!(authority.has(CAPABILITY));
+    assert_eq!(authority.egress().grant(), Some(&grant));
+    // Granted, not declared: its requests are refused.
+    let authority = Authority::grant(PLUGIN, &[], &[], &granted, None).unwrap();
+    assert_eq!(authority.egress().grant(), None);
+    // The offline tools' grant passes the check and grants no origin.
+    let offline = Authority::grant(PLUGIN, &[], &declared, &Grants::all_declared(), None).unwrap();
+    assert_eq!(offline.egress().grant(), None);
 }
