@@ -35,8 +35,9 @@
 //! 6. **Concurrency.** At most `maxConcurrent` requests of the plugin are in
 //!    flight across its instances; a request waits for a slot within its
 //!    time budget (then `connection-limit-reached`). The slot is held from
-//!    before the look-up until the response body ends or is dropped, or the
-//!    request's deadline passes.
+//!    before the look-up until the response body ends or is dropped, the
+//!    connection closes, or the request's deadline passes (which closes the
+//!    connection, so a body the plugin never reads holds no slot past it).
 //!
 //! Every request ends with one audit line (plugin, method, URL without its
 //! query, outcome, status, bytes, duration) and is counted in
