@@ -474,12 +474,15 @@ pub struct GrantConfig {
     pub capabilities: Vec<String>,
     /// Kubernetes API rules granted: verbs × group/kind × namespaces.
     pub writes: Vec<crate::capability::grant::WriteRule>,
+    /// Outbound HTTP: the origins the plugin may reach and the bounds of its
+    /// requests. Its presence grants the `http` capability.
+    pub http: Option<crate::capability::http::HttpGrant>,
 }
 
 impl GrantConfig {
     /// True when nothing is granted.
     pub fn is_empty(&self) -> bool {
-        self.capabilities.is_empty() && self.writes.is_empty()
+        self.capabilities.is_empty() && self.writes.is_empty() && self.http.is_none()
     }
 
     /// Checks the capabilities and rules; the error names the key at
@@ -495,6 +498,18 @@ impl GrantConfig {
                     ),
                 ));
             }
+            if capability == crate::capability::http::CAPABILITY && self.http.is_none() {
+                return Err((
+                    "grants.http".into(),
+                    "is missing: the http capability is granted by grants.http, which lists the \
+                     allowedOrigins the plugin may reach"
+                        .into(),
+                ));
+            }
+        }
+        if let Some(http) = &self.http {
+            http.validate()
+                .map_err(|(key, problem)| (format!("grants.http.{key}"), problem))?;
         }
         for (index, rule) in self.writes.iter().enumerate() {
             rule.validate(index)
@@ -1074,6 +1089,7 @@ impl Config {
                 .and_then(|e| e.rate_limit)
                 .or(sidecar.and_then(|s| s.rate_limit))
                 .unwrap_or_default(),
+            http: grants.http,
             all_declared: false,
         }
     }
@@ -1290,6 +1306,60 @@ mod tests {
             keys.push(key);
         }
         keys
+    }
+
+    #[test]
+    fn an_http_grant_parses_with_defaults_and_grants_the_capability() {
+        let config = Config::parse(
+            "plugins:\n  notify:\n    grants:\n      http:\n        allowedOrigins: \
+             [https://hooks.example.com, 'http://10.0.0.7:8080', 'https://*.example.com']\n        \
+             maxResponseSize: 64Ki\n",
+            "herald.yaml",
+        )
+        .unwrap();
+        let grants = config.grants_for("notify", None);
+        let http = grants.http.as_ref().expect("the grant");
+        assert_eq!(http.allowed_origins.len(), 3);
+        assert_eq!(http.max_response_size, 64 << 10);
+        assert_eq!(
+            http.connect_timeout,
+            crate::capability::http::DEFAULT_CONNECT_TIMEOUT
+        );
+        assert_eq!(http.timeout, crate::capability::http::DEFAULT_TIMEOUT);
+        assert_eq!(
+            http.max_concurrent,
+            crate::capability::http::DEFAULT_MAX_CONCURRENT
+        );
+        assert!(grants.grants(crate::capability::http::CAPABILITY));
+        assert!(!config.grants_for("other", None).grants("http"));
+    }
+
+    #[test]
+    fn a_bad_http_grant_names_the_key_at_fault() {
+        let grant = |body: &str| error(&format!("plugins:\n  x:\n    grants:\n{body}"));
+        let err = grant(
+            "      http:\n        allowedOrigins: [https://a.example.com, hooks.example.com]\n",
+        );
+        assert_eq!(err.key, "plugins.x.grants.http.allowedOrigins[1]");
+        assert!(err.problem.contains("no scheme"), "{err}");
+        let err = grant("      http:\n        allowedOrigins: [https://a.example.com/api]\n");
+        assert_eq!(err.key, "plugins.x.grants.http.allowedOrigins[0]");
+        let err = grant("      http:\n        allowedOrigins: []\n");
+        assert_eq!(err.key, "plugins.x.grants.http.allowedOrigins");
+        let err = grant(
+            "      http:\n        allowedOrigins: [https://a.example.com]\n        maxConcurrent: 0\n",
+        );
+        assert_eq!(err.key, "plugins.x.grants.http.maxConcurrent");
+        let err = grant(
+            "      http:\n        allowedOrigins: [https://a.example.com]\n        retries: 3\n",
+        );
+        assert_eq!(err.key, "plugins.x.grants.http.retries");
+        let err = grant("      http:\n        timeout: 5s\n");
+        assert_eq!(err.key, "plugins.x.grants.http");
+        assert!(err.problem.contains("allowedOrigins"), "{err}");
+        // The capability is granted by its section, not by its name alone.
+        let err = grant("      capabilities: [http]\n");
+        assert_eq!(err.key, "plugins.x.grants.http");
     }
 
     #[test]

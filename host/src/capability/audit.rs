@@ -14,10 +14,13 @@ use std::time::Duration;
 /// The log target of audit lines, for filtering (`RUST_LOG=herald::audit=info`).
 pub const AUDIT_TARGET: &str = "herald::audit";
 
-/// Counters of every plugin's API calls, Events and rate-limit waits.
+/// Counters of every plugin's API calls, Events and rate-limit waits, and
+/// of their outbound HTTP requests.
 #[derive(Debug, Default)]
 pub struct ActionStats {
     inner: Mutex<Counts>,
+    /// Outbound HTTP requests ([`crate::capability::http`]).
+    pub http: std::sync::Arc<crate::capability::http::EgressStats>,
 }
 
 #[derive(Debug, Default)]
@@ -226,7 +229,9 @@ impl Collector for ActionStatsCollector {
             "Kubernetes Events published by plugins: created, merged into a series, dropped by the flood limit, or the error returned",
             MetricType::Counter,
             &events,
-        )
+        )?;
+        drop(counts);
+        self.0.http.encode(&mut encoder)
     }
 }
 

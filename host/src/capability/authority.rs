@@ -1,10 +1,12 @@
 //! What one loaded plugin was given: its declared write rules (each covered
 //! by the operator's grant), its granted capabilities, its mode, its rate
 //! limit and the way to the cluster; and the path every call takes through
-//! them: grant check, rate limit, the request within the deadline, audit.
+//! them: grant check, rate limit, the request within the deadline, audit;
+//! and its outbound HTTP ([`Egress`]).
 
 use super::audit::ActionStats;
 use super::grant::{WriteRule, missing_grant, permits};
+use super::http::{Egress, HttpGrant};
 use super::kube::{ApiBackend, ApiRequest, KubeError, Operation, Target};
 use super::rate::{RateLimit, TokenBucket};
 use serde::Deserialize;
@@ -27,7 +29,7 @@ pub enum Mode {
 /// What the operator granted one plugin.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Grants {
-    /// Capabilities, e.g. `events`.
+    /// Capabilities, e.g. `events`. `http` is granted by [`Grants::http`].
     pub capabilities: Vec<String>,
     /// Kubernetes API rules.
     pub writes: Vec<WriteRule>,
@@ -35,6 +37,8 @@ pub struct Grants {
     pub mode: Mode,
     /// The plugin's API request rate.
     pub rate_limit: RateLimit,
+    /// Outbound HTTP: the origins and bounds; its presence grants `http`.
+    pub http: Option<HttpGrant>,
     /// Grant whatever the manifest declares: for the offline tools (`herald
     /// plugin check` and `replay`), which show what a plugin would do.
     pub all_declared: bool,
@@ -47,6 +51,16 @@ impl Grants {
             all_declared: true,
             ..Grants::default()
         }
+    }
+
+    /// True when `capability` is granted: listed, or `http` with an HTTP
+    /// grant, or anything when [`Grants::all_declared`] (whose `http`
+    /// grants no origin, so every request is still refused).
+    pub fn grants(&self, capability: &str) -> bool {
+        if capability == super::http::CAPABILITY {
+            return self.all_declared || self.http.is_some();
+        }
+        self.all_declared || self.capabilities.iter().any(|c| c == capability)
     }
 }
 
@@ -80,6 +94,7 @@ pub struct Authority {
     access: Option<ClusterAccess>,
     bucket: TokenBucket,
     pub(super) events: super::events::Recorder,
+    egress: Arc<Egress>,
 }
 
 /// Share of the time left in a handler call that an API request may use:
@@ -87,11 +102,6 @@ pub struct Authority {
 const REQUEST_SHARE: f64 = 0.8;
 
 impl Authority {
-    /// PROVISIONAL: the plugin's egress.
-    pub fn egress(&self) -> Option<Arc<super::http::Egress>> {
-        None
-    }
-
     /// The authority of a plugin that declared `rules` and `capabilities`,
     /// if `grants` cover them: otherwise the message naming what is missing.
     pub fn grant(
@@ -102,10 +112,15 @@ impl Authority {
         access: Option<ClusterAccess>,
     ) -> Result<Self, String> {
         for capability in capabilities {
-            if !grants.all_declared && !grants.capabilities.contains(capability) {
+            if !grants.grants(capability) {
+                let key = if capability == super::http::CAPABILITY {
+                    format!("plugins.{plugin}.grants.http")
+                } else {
+                    format!("plugins.{plugin}.grants")
+                };
                 return Err(format!(
                     "plugin {plugin:?} requests capability {capability:?}, which the operator has \
-                     not granted (plugins.{plugin}.grants)"
+                     not granted ({key})"
                 ));
             }
         }
@@ -116,7 +131,17 @@ impl Authority {
                  (plugins.{plugin}.grants.writes)"
             ));
         }
+        // Outbound HTTP needs both the manifest's declaration and the grant.
+        let http = grants
+            .http
+            .clone()
+            .filter(|_| capabilities.iter().any(|c| c == super::http::CAPABILITY));
+        let http_stats = access
+            .as_ref()
+            .map(|access| access.stats.http.clone())
+            .unwrap_or_default();
         Ok(Authority {
+            egress: Arc::new(Egress::new(plugin, http, http_stats)),
             plugin: plugin.to_owned(),
             rules: rules.to_vec(),
             capabilities: capabilities.iter().cloned().collect(),
@@ -151,6 +176,13 @@ impl Authority {
     /// True when it was granted `capability`.
     pub fn has(&self, capability: &str) -> bool {
         self.capabilities.contains(capability)
+    }
+
+    /// Its outbound HTTP: the policy its instances' `wasi:http` hooks
+    /// enforce ([`Egress::hooks`]). Refuses every request unless the plugin
+    /// declared `http` and the operator granted origins.
+    pub fn egress(&self) -> &Arc<Egress> {
+        &self.egress
     }
 
     /// The field manager of its writes.

@@ -5,8 +5,10 @@
 //!
 //! One module per capability, holding its grant, its host side and its
 //! tests ([`kube`]: Kubernetes reads and writes; [`events`]: Kubernetes
-//! Events; [`metrics`]: metrics the plugin defines), plus what they share: the write rules ([`grant`]), the
-//! per-plugin rate limit ([`rate`]) and the audit record ([`audit`]).
+//! Events; [`metrics`]: metrics the plugin defines; [`http`]: outbound
+//! HTTP to granted origins), plus what they share: the write rules
+//! ([`grant`]), the per-plugin rate limit ([`rate`]) and the audit record
+//! ([`audit`]).
 //! [`Authority`] bundles what one loaded plugin was given.
 
 pub mod audit;
@@ -23,4 +25,4 @@ pub use authority::{Authority, ClusterAccess, Grants, Mode};
 
 /// The capabilities a plugin may name in its manifest's `capabilities`.
 /// Kubernetes writes are declared by write rules instead.
-pub const KNOWN_CAPABILITIES: &[&str] = &[events::CAPABILITY];
+pub const KNOWN_CAPABILITIES: &[&str] = &[events::CAPABILITY, http::CAPABILITY];

@@ -191,6 +191,7 @@ pub fn demo_plugin_settings() -> Vec<(String, crate::config::PluginConfig)> {
                 grants: GrantConfig {
                     capabilities: vec!["events".into()],
                     writes: vec![rule(serde_json::json!(["patch"]), "", "Pod")],
+                    http: None,
                 },
                 ..Default::default()
             },
@@ -217,6 +218,7 @@ pub fn demo_plugin_settings() -> Vec<(String, crate::config::PluginConfig)> {
                         ),
                         rule(serde_json::json!(["get", "apply"]), "", "ResourceQuota"),
                     ],
+                    http: None,
                 },
                 ..Default::default()
             },

@@ -77,7 +77,7 @@ impl HostState {
             .allow_udp(false)
             .allow_ip_name_lookup(false)
             .build();
-        let egress = crate::capability::http::EgressHooks::new(context.authority.egress());
+        let egress = context.authority.egress().hooks();
         HostState {
             wasi,
             table: ResourceTable::new(),

@@ -1,0 +1,322 @@
+//! The `http` capability: plugins send outbound HTTP requests through the
+//! standard `wasi:http/outgoing-handler`, to the origins the operator
+//! granted them, and the host sends them itself.
+//!
+//! # The policy
+//!
+//! Every check is made in the host before a connection is made, and a
+//! refused request is an HTTP error value for the guest (never a trap),
+//! logged at `warn` on the `herald::audit` target and counted:
+//!
+//! 1. **Grant.** A plugin whose manifest declares `http` and whose
+//!    operator grant has a `grants.http` section ([`HttpGrant`]) may send
+//!    requests; any other plugin's requests are refused with
+//!    `HTTP-request-denied` before any name look-up.
+//! 2. **Origin.** The request's scheme (`http` or `https`), host and port
+//!    must match one of the grant's `allowedOrigins` ([`Origin`]), else
+//!    `HTTP-request-denied`. The host never follows redirects (nor does
+//!    `wasi:http`): a plugin that follows one makes a new request, checked
+//!    again.
+//! 3. **Address.** The host name is resolved once, by the host; every
+//!    address is checked ([`address`]: loopback, link-local, metadata and
+//!    unspecified addresses are refused unless the matched origin names them)
+//!    and the connection goes to a checked address: no second resolution,
+//!    so no DNS rebinding. A refused address is `destination-IP-prohibited`.
+//! 4. **Time.** Connecting (look-up, TCP, TLS) is bounded by
+//!    `connectTimeout` (`connection-timeout`); the whole request, response
+//!    body included, by `timeout` and by 80 % of what is left of the handler
+//!    call's deadline, whichever ends first (`HTTP-response-timeout`). A
+//!    plugin's own `request-options` may shorten the connect and first-byte
+//!    timeouts, never lengthen them; `between-bytes-timeout` is not used.
+//! 5. **Size.** A response whose `Content-Length` is above
+//!    `maxResponseSize` is refused when its headers arrive; any other body is
+//!    passed on frame by frame and cut with `HTTP-response-body-size` when it
+//!    passes the cap: the host never buffers a body.
+//! 6. **Concurrency.** At most `maxConcurrent` requests of the plugin are in
+//!    flight across its instances; a request waits for a slot within its
+//!    time budget (then `connection-limit-reached`). The slot is held from
+//!    before the look-up until the response body ends or is dropped, the
+//!    connection closes, or the request's deadline passes (which closes the
+//!    connection, so a body the plugin never reads holds no slot past it).
+//!
+//! Every request ends with one audit line (plugin, method, URL without its
+//! query, outcome, status, bytes, duration) and is counted in
+//! `herald_plugin_http_requests_total{plugin,outcome}` and
+//! `herald_plugin_http_request_duration_seconds{plugin}` ([`EgressStats`]).
+//!
+//! # Embedding
+//!
+//! One [`Egress`] per loaded plugin ([`Authority::egress`]) holds its grant,
+//! its slots and where it is counted; each instance's store holds an
+//! [`EgressHooks`] from [`Egress::hooks`] as its `wasi:http` hooks, and the
+//! worker gives it the deadline of each call ([`EgressHooks::set_deadline`]).
+//!
+//! [`Authority::egress`]: super::Authority::egress
+
+pub mod address;
+mod body;
+mod grant;
+mod send;
+mod stats;
+mod tls;
+
+pub use grant::{
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_RESPONSE_SIZE, DEFAULT_TIMEOUT,
+    Host, HttpGrant, Origin, Scheme, Target,
+};
+pub use stats::{EgressStats, Finished, Outcome};
+
+use send::{Plan, Resolver};
+use stats::Ledger;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
+use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
+
+/// The capability's name in manifests and grants.
+pub const CAPABILITY: &str = "http";
+
+/// Share of the time left in a handler call that a request may use: the
+/// rest is the handler's, to act on the answer (or the timeout). As for
+/// Kubernetes API calls.
+const REQUEST_SHARE: f64 = 0.8;
+
+/// One loaded plugin's outbound HTTP: its grant (if any), its concurrency
+/// slots and where its requests are counted. Shared by all its instances.
+pub struct Egress {
+    plugin: Arc<str>,
+    grant: Option<HttpGrant>,
+    slots: Arc<Semaphore>,
+    stats: Arc<EgressStats>,
+    resolver: Resolver,
+    tls: Option<tls::Config>,
+}
+
+impl std::fmt::Debug for Egress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Egress")
+            .field("plugin", &self.plugin)
+            .field("grant", &self.grant)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Egress {
+    /// The egress of `plugin` with `grant` (`None`: every request refused),
+    /// counted in `stats`. Loads the platform's root certificates, once per
+    /// process, if the grant has an `https` origin.
+    pub fn new(plugin: &str, grant: Option<HttpGrant>, stats: Arc<EgressStats>) -> Self {
+        let tls = grant
+            .as_ref()
+            .filter(|g| {
+                g.allowed_origins
+                    .iter()
+                    .any(|o| o.scheme() == Scheme::Https)
+            })
+            .map(|_| tls::platform());
+        let slots = grant.as_ref().map_or(1, |g| g.max_concurrent as usize);
+        Egress {
+            plugin: plugin.into(),
+            grant,
+            slots: Arc::new(Semaphore::new(slots)),
+            stats,
+            resolver: send::system_resolver(),
+            tls,
+        }
+    }
+
+    /// The egress of a plugin granted no HTTP: every request refused.
+    pub fn denied(plugin: &str) -> Self {
+        Self::new(plugin, None, Arc::default())
+    }
+
+    /// The plugin's name.
+    pub fn plugin(&self) -> &str {
+        &self.plugin
+    }
+
+    /// Its grant, if it has one.
+    pub fn grant(&self) -> Option<&HttpGrant> {
+        self.grant.as_ref()
+    }
+
+    /// Where its requests are counted.
+    pub fn stats(&self) -> &Arc<EgressStats> {
+        &self.stats
+    }
+
+    /// The `wasi:http` hooks of one instance of the plugin, with no
+    /// deadline until [`EgressHooks::set_deadline`] gives one.
+    pub fn hooks(self: &Arc<Self>) -> EgressHooks {
+        EgressHooks {
+            egress: self.clone(),
+            deadline: None,
+        }
+    }
+
+    /// The policy's decision on a request made now within `deadline`: the
+    /// plan to send it, or the refusal.
+    fn plan(
+        &self,
+        request: &http::Request<WasiBody>,
+        options: Option<RequestOptions>,
+        deadline: Option<Instant>,
+    ) -> Result<Plan, send::Failure> {
+        let denied = |detail: String| send::Failure {
+            outcome: Outcome::DeniedOrigin,
+            error: Error::HttpRequestDenied,
+            detail,
+        };
+        let plugin = &self.plugin;
+        let Some(grant) = &self.grant else {
+            return Err(denied(format!(
+                "plugin {plugin:?} has no HTTP grant: declare the http capability in its \
+                 manifest and have the operator grant origins in plugins.{plugin}.grants.http"
+            )));
+        };
+        let target = Target::of_uri(request.uri())
+            .map_err(|why| denied(format!("the request's URL cannot be sent: {why}")))?;
+        let Some(origin) = grant.matching(&target) else {
+            return Err(denied(format!(
+                "{target} is not an allowed origin of plugin {plugin:?} \
+                 (plugins.{plugin}.grants.http.allowedOrigins)"
+            )));
+        };
+        let exemption = address::Exemption {
+            literal: match origin.host() {
+                Host::Ip(ip) => Some(*ip),
+                _ => None,
+            },
+            localhost: origin.names_localhost(),
+        };
+        let now = Instant::now();
+        let budget = deadline
+            .map_or(grant.timeout, |d| {
+                d.saturating_duration_since(now).mul_f64(REQUEST_SHARE)
+            })
+            .min(grant.timeout);
+        if budget.is_zero() {
+            return Err(send::Failure {
+                outcome: Outcome::Timeout,
+                error: Error::ConnectionTimeout,
+                detail: "no time left in the handler call for a request".into(),
+            });
+        }
+        let shorter =
+            |ours: Duration, theirs: Option<Duration>| theirs.map_or(ours, |t| t.min(ours));
+        let options = options.unwrap_or_default();
+        let deadline = tokio::time::Instant::from_std(now + budget);
+        let first_byte = match options.first_byte_timeout {
+            Some(timeout) => deadline.min(tokio::time::Instant::from_std(now) + timeout),
+            None => deadline,
+        };
+        Ok(Plan {
+            target,
+            exemption,
+            deadline,
+            connect_timeout: shorter(grant.connect_timeout, options.connect_timeout),
+            first_byte_deadline: first_byte,
+            max_response_size: grant.max_response_size,
+            slots: self.slots.clone(),
+            max_concurrent: grant.max_concurrent,
+            resolver: self.resolver.clone(),
+            tls: self.tls.clone(),
+        })
+    }
+
+    /// Resolves names with `resolver` instead of the system's.
+    #[cfg(test)]
+    fn with_resolver(mut self, resolver: Resolver) -> Self {
+        self.resolver = resolver;
+        self
+    }
+
+    /// Trusts `roots` instead of the platform's.
+    #[cfg(test)]
+    fn with_roots(mut self, roots: rustls::RootCertStore) -> Self {
+        self.tls = Some(tls::with_roots(roots));
+        self
+    }
+}
+
+/// The `wasi:http` hooks of one plugin instance: every request goes through
+/// its plugin's [`Egress`] policy, within the current call's deadline.
+#[derive(Debug)]
+pub struct EgressHooks {
+    egress: Arc<Egress>,
+    deadline: Option<Instant>,
+}
+
+impl EgressHooks {
+    /// The deadline of the call under way (`None`: none, so requests are
+    /// bounded by the grant's `timeout` alone). Set it before each call.
+    pub fn set_deadline(&mut self, deadline: Option<Instant>) {
+        self.deadline = deadline;
+    }
+
+    /// The plugin's egress.
+    pub fn egress(&self) -> &Arc<Egress> {
+        &self.egress
+    }
+}
+
+/// What the connection needs driven after the response: nothing here, as
+/// the connection runs on a task of its own.
+type Driver = Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>;
+
+/// A request's answer: the response and its driver, or the error for the
+/// guest.
+type Exchange =
+    Box<dyn Future<Output = wasmtime_wasi_http::Result<(http::Response<WasiBody>, Driver)>> + Send>;
+
+impl WasiHttpHooks for EgressHooks {
+    fn send_request(
+        &mut self,
+        request: http::Request<WasiBody>,
+        options: Option<RequestOptions>,
+        _response_done: Driver,
+    ) -> Exchange {
+        let egress = &self.egress;
+        let mut ledger = Ledger::new(
+            egress.stats.clone(),
+            egress.plugin.clone(),
+            request.method().to_string(),
+            audit_url(request.uri()),
+        );
+        match egress.plan(&request, options, self.deadline) {
+            Err(failure) => {
+                ledger.finish(failure.outcome, &failure.detail);
+                let refused: wasmtime_wasi_http::Result<(http::Response<WasiBody>, Driver)> =
+                    Err(failure.error);
+                Box::new(std::future::ready(refused))
+            }
+            Ok(plan) => Box::new(async move {
+                let response = send::send(request, plan, ledger).await?;
+                let driver: Driver = Box::new(std::future::ready(Ok(())));
+                Ok((response, driver))
+            }),
+        }
+    }
+}
+
+/// A request's URL as audit lines show it: without its query, which often
+/// carries credentials (a query is shown as `?…`).
+fn audit_url(uri: &http::Uri) -> String {
+    let mut url = String::new();
+    if let Some(scheme) = uri.scheme_str() {
+        url.push_str(scheme);
+        url.push_str("://");
+    }
+    if let Some(authority) = uri.authority() {
+        let host_and_port = authority.as_str().rsplit('@').next().unwrap_or_default();
+        url.push_str(host_and_port);
+    }
+    url.push_str(uri.path());
+    if uri.query().is_some() {
+        url.push_str("?…");
+    }
+    url
+}
+
+#[cfg(test)]
+mod tests;
