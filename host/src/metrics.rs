@@ -67,7 +67,10 @@ pub const HOST_FAMILIES: &[(&str, MetricType)] = &[
     ("herald_plugin_api_rate_limited", MetricType::Counter),
     ("herald_plugin_events", MetricType::Counter),
     ("herald_plugin_http_requests", MetricType::Counter),
-    ("herald_plugin_http_request_duration_seconds", MetricType::Histogram),
+    (
+        "herald_plugin_http_request_duration_seconds",
+        MetricType::Histogram,
+    ),
     // Plugins' own metrics (capability::metrics).
     ("herald_plugin_metric_errors", MetricType::Counter),
     ("herald_plugin_metric_series_dropped", MetricType::Counter),

@@ -9,4 +9,6 @@
 pub use super::bindings::v0_2::herald::plugin::types::{
     DeliveryMode, GroupVersionKind, Limits, Subscription, Verb, WriteRule,
 };
-pub use super::bindings::v0_3::herald::plugin0_3_0::types::{Manifest, MetricDefinition, MetricKind};
+pub use super::bindings::v0_3::herald::plugin0_3_0::types::{
+    Manifest, MetricDefinition, MetricKind,
+};

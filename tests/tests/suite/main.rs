@@ -7,6 +7,7 @@ mod bad_manifests;
 mod cluster;
 mod daemon;
 mod deploy;
+mod egress;
 mod fault_matrix;
 mod hostile;
 mod identity;

@@ -38,12 +38,7 @@ impl metrics::Host for HostState {
     }
 
     fn observe(&mut self, name: String, label_values: Vec<String>, value: f64) {
-        self.metric_update(
-            MetricUpdate::Observe,
-            &name,
-            &label_values,
-            value,
-        );
+        self.metric_update(MetricUpdate::Observe, &name, &label_values, value);
     }
 }
 
