@@ -454,7 +454,7 @@ fn deliver(
             .call_micros
             .fetch_add(FeedEvent::micros(took), Ordering::Relaxed);
         let err = match result {
-            Ok(()) => {
+            Ok(_handled) => {
                 listener.stats.delivered.fetch_add(1, Ordering::Relaxed);
                 announce(shared, listener, notification, ctx, attempt, took, None);
                 return Delivered::Ok;

@@ -9,7 +9,7 @@ use super::stdio::LogStream;
 use crate::capability::Authority;
 use crate::gvk::Gvk;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
@@ -38,6 +38,10 @@ pub(crate) struct HostState {
     /// When the call under way must end: host calls that wait on I/O give
     /// up in time for the plugin to see why.
     pub(crate) deadline: Option<Instant>,
+    /// The delay the handler call under way asked its notification to be
+    /// delivered again after (the last request wins); cleared before each
+    /// call and taken after it ([`Handled`](super::Handled)).
+    requeue_after: Option<Duration>,
 }
 
 impl HostState {
@@ -62,7 +66,25 @@ impl HostState {
             stdout,
             stderr,
             deadline: None,
+            requeue_after: None,
         }
+    }
+
+    /// Asks for the notification being handled to be delivered again after
+    /// `delay` (the workqueue import's `requeue-after`). The last request of
+    /// a call wins; it counts only if the call succeeds, and only coalesced
+    /// delivery honours it (see [`crate::dispatch`]'s worker).
+    #[allow(
+        dead_code,
+        reason = "called by the workqueue import's binding, which lands separately"
+    )]
+    pub(crate) fn request_requeue(&mut self, delay: Duration) {
+        self.requeue_after = Some(delay);
+    }
+
+    /// Takes the call's requeue request, leaving none.
+    pub(crate) fn take_requeue(&mut self) -> Option<Duration> {
+        self.requeue_after.take()
     }
 
     /// What the plugin may do beyond logging and the cache.
