@@ -7,6 +7,7 @@ use super::signal::Signal;
 use crate::plugin::{Delivery, FaultKind, GroupVersionKind, Subscription};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 /// Counters of one listener, read by metrics and status.
 #[derive(Debug)]
@@ -199,9 +200,9 @@ impl Listener {
         self.signal.notify();
     }
 
-    /// Takes the next entry, if any.
+    /// Takes the next entry ready now, if any.
     pub fn pop(&self) -> Option<Item> {
-        self.lock().pop()
+        self.lock().pop(Instant::now())
     }
 
     /// Notifications waiting.
