@@ -77,6 +77,7 @@ async fn a_failing_handler_is_retried_with_backoff_then_skipped_and_recorded() {
         max_retries: 2,
         initial_backoff: Duration::from_millis(1),
         max_backoff: Duration::from_millis(4),
+        ..RetryPolicy::default()
     };
     let daemon = Daemon::new(Arc::new(informers(cluster.client.clone())), retry);
     let (plugin, _logs) = load_with(artifacts::ALWAYS_ERROR, LoadOptions::default());
