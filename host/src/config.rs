@@ -2,7 +2,7 @@
 //! and validation that names the key at fault. Command-line flags override it.
 //! `docs/config.md` documents each key; `examples/herald.yaml` shows them all.
 
-use crate::dispatch::RetryPolicy;
+use crate::dispatch::{KeyBackoff, RetryPolicy};
 use crate::plugin::{LimitPolicy, Limits, LogRate, RequestedLimits};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -26,7 +26,7 @@ pub struct Config {
     pub cache: CacheConfig,
     /// Default and maximum limits of every plugin.
     pub limits: LimitsConfig,
-    /// Retry of failed handler calls.
+    /// Retry of failed handler calls, and coalesced delivery's work queue.
     pub queue: QueueConfig,
     /// Shutdown.
     pub shutdown: ShutdownConfig,
@@ -322,14 +322,16 @@ impl Default for LimitsConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct QueueConfig {
-    /// Retries before a notification is skipped.
+    /// Every-event delivery: retries in place before a notification is skipped.
     pub max_retries: u32,
-    /// First retry delay (doubles each retry).
+    /// Every-event delivery: first retry delay (doubles each retry).
     #[serde(with = "crate::duration_serde")]
     pub initial_backoff: Duration,
-    /// Longest retry delay.
+    /// Every-event delivery: longest retry delay.
     #[serde(with = "crate::duration_serde")]
     pub max_backoff: Duration,
+    /// Coalesced delivery: the per-key backoff of its work queue.
+    pub coalesced: CoalescedQueueConfig,
 }
 
 impl Default for QueueConfig {
@@ -339,6 +341,33 @@ impl Default for QueueConfig {
             max_retries: retry.max_retries,
             initial_backoff: retry.initial_backoff,
             max_backoff: retry.max_backoff,
+            coalesced: CoalescedQueueConfig::default(),
+        }
+    }
+}
+
+/// `queue.coalesced`: client-go's per-key failure backoff, and when a key
+/// is given up on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct CoalescedQueueConfig {
+    /// Wait after a key's first failure; doubles with each further one.
+    #[serde(with = "crate::duration_serde")]
+    pub base_delay: Duration,
+    /// Longest wait.
+    #[serde(with = "crate::duration_serde")]
+    pub max_delay: Duration,
+    /// Retries of a key before its notification is skipped.
+    pub max_retries: u32,
+}
+
+impl Default for CoalescedQueueConfig {
+    fn default() -> Self {
+        let backoff = KeyBackoff::default();
+        CoalescedQueueConfig {
+            base_delay: backoff.base_delay,
+            max_delay: backoff.max_delay,
+            max_retries: backoff.max_retries,
         }
     }
 }
@@ -819,6 +848,19 @@ impl Config {
                 "is above queue.maxBackoff".into(),
             ));
         }
+        let coalesced = &self.queue.coalesced;
+        if coalesced.base_delay < Duration::from_millis(1) {
+            return Err((
+                "queue.coalesced.baseDelay".into(),
+                "must be at least 1ms: a failing key would be retried without pause".into(),
+            ));
+        }
+        if coalesced.base_delay > coalesced.max_delay {
+            return Err((
+                "queue.coalesced.baseDelay".into(),
+                "is above queue.coalesced.maxDelay".into(),
+            ));
+        }
         if self.plugin_files.compile_timeout < Duration::from_secs(1) {
             return Err((
                 "pluginFiles.compileTimeout".into(),
@@ -967,10 +1009,16 @@ impl Config {
 
     /// The retry policy.
     pub fn retry_policy(&self) -> RetryPolicy {
+        let coalesced = &self.queue.coalesced;
         RetryPolicy {
             max_retries: self.queue.max_retries,
             initial_backoff: self.queue.initial_backoff,
             max_backoff: self.queue.max_backoff,
+            coalesced: KeyBackoff {
+                base_delay: coalesced.base_delay,
+                max_delay: coalesced.max_delay,
+                max_retries: coalesced.max_retries,
+            },
         }
     }
 
@@ -1447,6 +1495,49 @@ mod tests {
         assert_eq!(err.key, "source.kubeconfig");
         let err = error("pluginFiles:\n  allowedSha256: [abc]\n");
         assert_eq!(err.key, "pluginFiles.allowedSha256[0]");
+    }
+
+    #[test]
+    fn coalesced_queue_keys_default_to_client_go_and_are_checked() {
+        let policy = Config::default().retry_policy();
+        assert_eq!(policy.coalesced, KeyBackoff::default());
+        assert_eq!(
+            (
+                policy.coalesced.base_delay,
+                policy.coalesced.max_delay,
+                policy.coalesced.max_retries
+            ),
+            (Duration::from_millis(5), Duration::from_secs(1000), 15)
+        );
+        let config = Config::parse(
+            "queue:\n  coalesced:\n    baseDelay: 10ms\n    maxRetries: 4\n",
+            "herald.yaml",
+        )
+        .unwrap();
+        let coalesced = config.retry_policy().coalesced;
+        assert_eq!(
+            (
+                coalesced.base_delay,
+                coalesced.max_delay,
+                coalesced.max_retries
+            ),
+            (Duration::from_millis(10), Duration::from_secs(1000), 4)
+        );
+        assert_eq!(
+            config.retry_policy().max_retries,
+            3,
+            "every-event keeps its own"
+        );
+
+        let err = error("queue:\n  coalesced:\n    baseDelay: 0s\n");
+        assert_eq!(err.key, "queue.coalesced.baseDelay");
+        let err = error("queue:\n  coalesced:\n    baseDelay: 2s\n    maxDelay: 1s\n");
+        assert_eq!(err.key, "queue.coalesced.baseDelay");
+        assert!(err.problem.contains("queue.coalesced.maxDelay"), "{err}");
+        let err = error("queue:\n  coalesced:\n    maxDelay: soon\n");
+        assert_eq!(err.key, "queue.coalesced.maxDelay");
+        let err = error("queue:\n  coalesced:\n    retries: 3\n");
+        assert_eq!(err.key, "queue.coalesced.retries");
     }
 
     #[test]

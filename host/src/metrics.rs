@@ -315,6 +315,38 @@ impl Collector for HeraldCollector {
             MetricType::Gauge,
             &counter(&|l| l.depth() as u64),
         )?;
+        family(
+            &mut encoder,
+            "herald_listener_queue_delayed",
+            "Notifications of a coalesced listener waiting for their instant: a failed key's backoff or a requeue-after.",
+            MetricType::Gauge,
+            &counter(&|l| l.delayed() as u64),
+        )?;
+        family(
+            &mut encoder,
+            "herald_listener_backoff_milliseconds",
+            "Backoff set after failed calls: waited in place (every-event) or set for the key to wait (coalesced).",
+            MetricType::Counter,
+            &counter(&|l| l.stats.backoff_millis.load(Ordering::Relaxed)),
+        )?;
+        let mut requeues = Vec::new();
+        for listener in &listeners {
+            for (outcome, count) in [
+                ("scheduled", &listener.stats.requeued),
+                ("ignored", &listener.stats.requeues_ignored),
+            ] {
+                let mut labels = listener_labels(listener);
+                labels.push(("outcome", outcome.to_owned()));
+                requeues.push((labels, count.load(Ordering::Relaxed) as f64));
+            }
+        }
+        family(
+            &mut encoder,
+            "herald_listener_requeues",
+            "Requeue-after requests of handlers: scheduled (coalesced delivery) or ignored (every-event delivery cannot keep its order with them).",
+            MetricType::Counter,
+            &requeues,
+        )?;
         let mut faults = Vec::new();
         for listener in &listeners {
             for kind in [

@@ -1,6 +1,7 @@
 //! The delivery feed: one event per notification a plugin finished with
-//! (handled, or skipped after its retries), for watchers such as the
-//! dashboard's live stream.
+//! (handled, or skipped after its retries), and one per failed call of
+//! coalesced delivery whose notification waits for a retry, for watchers
+//! such as the dashboard's live stream.
 //!
 //! # Guarantees
 //!
@@ -33,9 +34,12 @@ pub enum Outcome {
     Delivered,
     /// Every attempt failed: given up on.
     Skipped,
+    /// The call failed and the notification waits for another attempt
+    /// (coalesced delivery: its key's backoff, while other keys go on).
+    Retrying,
 }
 
-/// One finished delivery.
+/// One finished delivery, or (outcome `retrying`) one failed attempt.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FeedEvent {
@@ -55,7 +59,8 @@ pub struct FeedEvent {
     pub initial: bool,
     /// How it ended.
     pub outcome: Outcome,
-    /// Calls made: 1 unless the first failed.
+    /// Calls made: 1 unless the first failed (in coalesced delivery, calls
+    /// since the key's last success).
     pub attempts: u32,
     /// Duration of the last call, in microseconds.
     pub micros: u64,

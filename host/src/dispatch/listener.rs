@@ -2,11 +2,12 @@
 //! informer and drained by the plugin's worker.
 
 use super::notification::Notification;
-use super::queue::{Item, Queue};
+use super::queue::{CoalescedQueue, Item, Queue};
 use super::signal::Signal;
 use crate::plugin::{Delivery, FaultKind, GroupVersionKind, Subscription};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 /// Counters of one listener, read by metrics and status.
 #[derive(Debug)]
@@ -17,10 +18,20 @@ pub struct ListenerStats {
     pub delivered: AtomicU64,
     /// Failed calls (each attempt).
     pub failed: AtomicU64,
-    /// Retries after a failure.
+    /// Retries after a failure: made in place (every-event) or scheduled
+    /// (coalesced).
     pub retried: AtomicU64,
     /// Notifications given up on after the last retry.
     pub skipped: AtomicU64,
+    /// Backoff after failed calls, in milliseconds: waited in place before a
+    /// retry (every-event), or set for a key to wait (coalesced).
+    pub backoff_millis: AtomicU64,
+    /// Requeue-after requests honoured: the notification was scheduled again
+    /// (coalesced delivery).
+    pub requeued: AtomicU64,
+    /// Requeue-after requests ignored because the subscription's delivery is
+    /// every-event, whose order a requeue would break.
+    pub requeues_ignored: AtomicU64,
     /// Faults by kind: deadline, memory-limit, stack-overflow, panic, trap.
     pub faults: [AtomicU64; 5],
     /// Duration of handler calls, in seconds.
@@ -38,6 +49,9 @@ impl Default for ListenerStats {
             failed: AtomicU64::new(0),
             retried: AtomicU64::new(0),
             skipped: AtomicU64::new(0),
+            backoff_millis: AtomicU64::new(0),
+            requeued: AtomicU64::new(0),
+            requeues_ignored: AtomicU64::new(0),
             faults: Default::default(),
             duration: crate::metrics::handler_histogram(),
             call_micros: AtomicU64::new(0),
@@ -86,6 +100,9 @@ pub struct Listener {
     /// Why the plugin could not get through its initial list, once it
     /// skipped a notification of it.
     degraded: Mutex<Option<String>>,
+    /// Set once an ignored requeue request was logged, so a plugin asking on
+    /// every call logs one warning, not one per call.
+    requeue_warned: AtomicBool,
     /// The listener's counters.
     pub stats: ListenerStats,
 }
@@ -128,6 +145,7 @@ impl Listener {
             signal,
             synced: AtomicBool::new(false),
             degraded: Mutex::new(None),
+            requeue_warned: AtomicBool::new(false),
             stats: ListenerStats::default(),
         }
     }
@@ -199,14 +217,44 @@ impl Listener {
         self.signal.notify();
     }
 
-    /// Takes the next entry, if any.
+    /// Takes the next entry ready now, if any.
     pub fn pop(&self) -> Option<Item> {
-        self.lock().pop()
+        self.pop_ready(Instant::now())
     }
 
-    /// Notifications waiting.
+    /// Takes the next entry ready at `now`, if any (see [`Queue::pop`]).
+    pub fn pop_ready(&self, now: Instant) -> Option<Item> {
+        self.lock().pop(now)
+    }
+
+    /// When the first entry waiting for its instant (failure backoff or
+    /// requeue-after, coalesced delivery only) becomes ready.
+    pub fn next_ready_at(&self) -> Option<Instant> {
+        self.lock().next_ready_at()
+    }
+
+    /// Runs `f` on the coalescing queue, under the listener's lock; `None`
+    /// for an every-event listener.
+    pub(crate) fn coalesced<R>(&self, f: impl FnOnce(&mut CoalescedQueue) -> R) -> Option<R> {
+        self.lock().as_coalesced().map(f)
+    }
+
+    /// Notifications held: ready, and (coalesced delivery) waiting for their
+    /// instant.
     pub fn depth(&self) -> usize {
         self.lock().depth()
+    }
+
+    /// Notifications waiting for their instant: a failed key's backoff or a
+    /// requeue-after (coalesced delivery only).
+    pub fn delayed(&self) -> usize {
+        self.lock().delayed()
+    }
+
+    /// True the first time it is called: whether to log that a requeue
+    /// request was ignored.
+    pub(crate) fn first_ignored_requeue(&self) -> bool {
+        !self.requeue_warned.swap(true, Ordering::Relaxed)
     }
 
     /// True once the listener's initial list has been delivered and handled

@@ -14,6 +14,6 @@ pub use feed::{
 };
 pub use listener::{Listener, ListenerStats};
 pub use notification::Notification;
-pub use queue::{CoalescedQueue, Item, Queue};
+pub use queue::{CoalescedQueue, Item, KeyBackoff, Queue, Retry};
 pub use signal::Signal;
-pub use worker::{LastError, PluginWorker, RetryPolicy, STOP_MARGIN, Stopped};
+pub use worker::{LastError, MAX_REQUEUE_DELAY, PluginWorker, RetryPolicy, STOP_MARGIN, Stopped};

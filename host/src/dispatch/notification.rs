@@ -49,6 +49,19 @@ impl Notification {
         }
     }
 
+    /// The notification delivered again after its handler asked for it
+    /// (requeue-after): the same, except that it is no longer part of an
+    /// initial list (the plugin has handled that already).
+    pub fn redelivered(self) -> Notification {
+        match self {
+            Notification::Add { object, .. } => Notification::Add {
+                object,
+                initial: false,
+            },
+            other => other,
+        }
+    }
+
     /// Merges a newer notification for the same key into this pending one, as
     /// coalesced delivery does. `None` means the two cancel out (an add
     /// followed by a delete before the plugin saw either).

@@ -3,33 +3,59 @@
 //!
 //! # Guarantees
 //!
-//! - Each listener's notifications reach the plugin in the order the informer
-//!   distributed them, one call at a time.
+//! - One call at a time: a key is never delivered twice concurrently.
+//! - Every-event listeners: notifications reach the plugin in the order the
+//!   informer distributed them. A failed call (handler error or fault) is
+//!   retried in place with exponential backoff up to
+//!   [`RetryPolicy::max_retries`] times, then skipped; meanwhile the worker
+//!   waits, so the plugin's other listeners wait too. After a skip the worker
+//!   waits before its next every-event notification, longer with each
+//!   consecutive skip, so a plugin that keeps failing is backed off rather
+//!   than spun. A handler's requeue request cannot keep that order, so it is
+//!   not honoured: it is counted and logged once per listener.
+//! - Coalesced listeners are client-go's rate-limited work queue: each key's
+//!   notifications reach the plugin in order, merged, newest state last.
+//!   A failed call does not block: the notification goes back to its queue,
+//!   not ready before its key's backoff ([`KeyBackoff`]: 5 ms doubling per
+//!   consecutive failure of that key, up to 1000 s, forgotten on its next
+//!   success) while other keys keep flowing; after
+//!   [`KeyBackoff::max_retries`] retries it is skipped. A newer notification
+//!   for a waiting key merges with it and is ready at once (delivered once,
+//!   newest state; the failure count is kept). After a successful call whose
+//!   handler asked for it ([`Handled::requeue_after`]), the notification is
+//!   delivered again after the delay, unless a newer one for its key comes
+//!   first, which is then delivered at once instead.
+//! - A skipped notification is recorded (log line, counters, last error); one
+//!   of an initial list marks the listener [degraded](Listener::degraded), so
+//!   readiness does not wait on it. A coalesced listener is
+//!   [synced](Listener::has_synced) only once every key of its initial list
+//!   was handled or skipped: a key of it waiting for a retry holds the
+//!   marker (and readiness) back, not the other keys.
+//! - The worker never polls: with nothing ready it sleeps until the earliest
+//!   instant a waiting key becomes ready, or until a push or a stop wakes it.
 //! - Nothing waits on a worker: informers only push into listener buffers, so
 //!   a slow, stuck or crashing plugin delays nobody but itself.
-//! - A failed call (handler error or fault) is retried with exponential
-//!   backoff up to [`RetryPolicy::max_retries`] times, then skipped and
-//!   recorded (log line, counters, last error). After a skip the worker waits
-//!   before its next notification, longer with each consecutive skip, so a
-//!   plugin that keeps failing is backed off rather than spun. A skipped
-//!   notification of an initial list marks the listener
-//!   [degraded](Listener::degraded), so readiness does not wait on it.
 //! - Nothing waits on a worker without a bound: every call ends by its
 //!   deadline ([`crate::plugin`]'s deadline mechanism), and
 //!   [`PluginWorker::stop`] waits for the thread only until a given instant,
 //!   after which the thread is abandoned (detached, and reported by the
-//!   caller) and everything else goes on.
+//!   caller) and everything else goes on. A drain delivers what is ready and
+//!   ends: keys waiting for a retry or a requeue are dropped, not waited for
+//!   (a restarted or swapped-in plugin gets every key again in its initial
+//!   list).
 //! - A worker given a [`Feed`] publishes one event per notification it is
-//!   done with (handled or skipped), without waiting (see [`Feed::publish`]).
+//!   done with (handled or skipped), and one per failed coalesced call whose
+//!   notification waits for a retry ([`Outcome::Retrying`]), without waiting
+//!   (see [`Feed::publish`]).
 
 use super::feed::{Feed, FeedEvent, Outcome};
 use super::listener::Listener;
 use super::notification::Notification;
-use super::queue::Item;
+use super::queue::{Item, KeyBackoff, Retry, exponential, later};
 use super::signal::Signal;
-use crate::plugin::{CallError, EventContext, LoadedPlugin, PluginInstance};
+use crate::plugin::{CallError, Delivery, EventContext, Handled, LoadedPlugin, PluginInstance};
 use serde::Serialize;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
@@ -37,12 +63,17 @@ use std::time::{Duration, Instant, SystemTime};
 /// How failed calls are retried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
-    /// Retries after the first failed attempt, before the notification is skipped.
+    /// Every-event delivery: retries in place after the first failed
+    /// attempt, before the notification is skipped.
     pub max_retries: u32,
-    /// Delay before the first retry; doubles with each further one.
+    /// Every-event delivery: delay before the first retry; doubles with each
+    /// further one.
     pub initial_backoff: Duration,
-    /// Longest delay between attempts, and longest wait after skips.
+    /// Every-event delivery: longest delay between attempts, and longest
+    /// wait after skips.
     pub max_backoff: Duration,
+    /// Coalesced delivery: the per-key backoff and its bound.
+    pub coalesced: KeyBackoff,
 }
 
 impl Default for RetryPolicy {
@@ -51,18 +82,35 @@ impl Default for RetryPolicy {
             max_retries: 3,
             initial_backoff: Duration::from_millis(100),
             max_backoff: Duration::from_secs(30),
+            coalesced: KeyBackoff::default(),
         }
     }
 }
 
 impl RetryPolicy {
-    /// The delay before retry number `attempt` (1-based).
+    /// The delay before in-place retry number `attempt` (1-based).
     pub fn backoff(&self, attempt: u32) -> Duration {
-        self.initial_backoff
-            .saturating_mul(1u32 << attempt.saturating_sub(1).min(20))
-            .min(self.max_backoff)
+        exponential(
+            self.initial_backoff,
+            self.max_backoff,
+            attempt.saturating_sub(1),
+        )
+    }
+
+    /// The delay a coalesced notification is requeued after when its
+    /// handler asked for `requested`: at least the coalesced base delay (a
+    /// handler asking for 0 cannot spin its key faster than a failing one
+    /// is retried), at most [`MAX_REQUEUE_DELAY`].
+    pub fn requeue_delay(&self, requested: Duration) -> Duration {
+        requested
+            .max(self.coalesced.base_delay)
+            .min(MAX_REQUEUE_DELAY)
     }
 }
+
+/// The longest requeue-after honoured (a day); longer requests are
+/// shortened to it.
+pub const MAX_REQUEUE_DELAY: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// The last failure of a plugin, for status.
 #[derive(Debug, Clone, Serialize)]
@@ -75,7 +123,7 @@ pub struct LastError {
     /// When.
     #[serde(with = "crate::time_serde")]
     pub at: SystemTime,
-    /// Whether it was skipped after the last retry.
+    /// Whether it was skipped after the last retry (otherwise it is retried).
     pub skipped: bool,
 }
 
@@ -85,6 +133,21 @@ const STOPPING: u8 = 2;
 
 struct Shared {
     plugin: LoadedPlugin,
+    dispatch: Dispatch,
+    /// Raised by the thread as it exits, so `stop` waits without polling.
+    exited: Signal,
+    /// Set (before `exited` is raised) once the thread is done.
+    has_exited: AtomicBool,
+}
+
+/// Reads the time; [`Instant::now`] but in tests.
+type Clock = Box<dyn Fn() -> Instant + Send + Sync>;
+
+/// The delivery loop: everything a worker's thread needs but the plugin
+/// itself, so tests can drive it with a stand-in for the plugin and a clock
+/// of their own.
+struct Dispatch {
+    name: Arc<str>,
     listeners: RwLock<Vec<Arc<Listener>>>,
     signal: Arc<Signal>,
     /// Raised only when the mode changes, so backoff sleeps ignore pushes.
@@ -92,12 +155,9 @@ struct Shared {
     mode: AtomicU8,
     retry: RetryPolicy,
     last_error: Mutex<Option<LastError>>,
-    /// Raised by the thread as it exits, so `stop` waits without polling.
-    exited: Signal,
-    /// Set (before `exited` is raised) once the thread is done.
-    has_exited: std::sync::atomic::AtomicBool,
     /// Where finished deliveries are announced, if anywhere.
     feed: Option<Arc<Feed>>,
+    clock: Clock,
 }
 
 /// The worker of one loaded plugin. Created idle ([`PluginWorker::new`]), so
@@ -124,18 +184,13 @@ impl PluginWorker {
 
     /// [`new`](Self::new), publishing each finished delivery to `feed`.
     pub fn with_feed(plugin: LoadedPlugin, retry: RetryPolicy, feed: Option<Arc<Feed>>) -> Self {
+        let dispatch = Dispatch::new(plugin.name().into(), retry, feed, Box::new(Instant::now));
         PluginWorker {
             shared: Arc::new(Shared {
                 plugin,
-                listeners: RwLock::new(Vec::new()),
-                signal: Arc::new(Signal::default()),
-                mode_changed: Signal::default(),
-                mode: AtomicU8::new(RUNNING),
-                retry,
-                last_error: Mutex::new(None),
+                dispatch,
                 exited: Signal::default(),
-                has_exited: std::sync::atomic::AtomicBool::new(false),
-                feed,
+                has_exited: AtomicBool::new(false),
             }),
             thread: None,
         }
@@ -158,7 +213,8 @@ impl PluginWorker {
         let thread = std::thread::Builder::new()
             .name(format!("plugin-{}", shared.plugin.name()))
             .spawn(move || {
-                run(&shared);
+                let mut instance = PluginInstance::lazy(shared.plugin.clone());
+                shared.dispatch.run(&mut instance);
                 shared.has_exited.store(true, Ordering::Release);
                 shared.exited.notify();
             })
@@ -173,7 +229,7 @@ impl PluginWorker {
 
     /// The signal listeners of this worker must wake.
     pub fn signal(&self) -> Arc<Signal> {
-        self.shared.signal.clone()
+        self.shared.dispatch.signal.clone()
     }
 
     /// Makes a listener for one of the plugin's subscriptions, waking this worker.
@@ -192,21 +248,12 @@ impl PluginWorker {
 
     /// Starts draining `listener`.
     pub fn attach(&self, listener: Arc<Listener>) {
-        self.shared
-            .listeners
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(listener);
-        self.shared.signal.notify();
+        self.shared.dispatch.attach(listener);
     }
 
     /// The listeners being drained.
     pub fn listeners(&self) -> Vec<Arc<Listener>> {
-        self.shared
-            .listeners
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.shared.dispatch.listeners()
     }
 
     /// True when every listener has delivered and handled its initial list.
@@ -216,31 +263,29 @@ impl PluginWorker {
 
     /// The plugin's last failure.
     pub fn last_error(&self) -> Option<LastError> {
-        self.shared
-            .last_error
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.shared.dispatch.last_error()
     }
 
     /// Stops the worker: with `drain_until`, after delivering what is
-    /// buffered (up to that instant); otherwise after the call in flight
-    /// (which ends by itself or at its deadline). What is still buffered is
-    /// dropped. Waits for the thread until `give_up_at` and no longer: a
-    /// thread still busy then is [`Stopped::Abandoned`], left to end on its
-    /// own while its caller goes on.
+    /// ready (up to that instant; what waits for a retry or a requeue is
+    /// not waited for); otherwise after the call in flight (which ends by
+    /// itself or at its deadline). What is still buffered is dropped. Waits
+    /// for the thread until `give_up_at` and no longer: a thread still busy
+    /// then is [`Stopped::Abandoned`], left to end on its own while its
+    /// caller goes on.
     pub fn stop(mut self, drain_until: Option<Instant>, give_up_at: Instant) -> Stopped {
         let Some(thread) = self.thread.take() else {
             return Stopped::Exited;
         };
+        let dispatch = &self.shared.dispatch;
         match drain_until {
             Some(deadline) => {
-                self.shared.set_mode(DRAINING);
+                dispatch.set_mode(DRAINING);
                 if !self.shared.exited.wait_until(deadline.min(give_up_at)) {
-                    self.shared.set_mode(STOPPING);
+                    dispatch.set_mode(STOPPING);
                 }
             }
-            None => self.shared.set_mode(STOPPING),
+            None => dispatch.set_mode(STOPPING),
         }
         finish(thread, &self.shared, give_up_at)
     }
@@ -293,80 +338,482 @@ fn finish(thread: JoinHandle<()>, shared: &Shared, give_up_at: Instant) -> Stopp
 impl Drop for PluginWorker {
     fn drop(&mut self) {
         if let Some(thread) = self.thread.take() {
-            self.shared.set_mode(STOPPING);
+            self.shared.dispatch.set_mode(STOPPING);
             let give_up_at = Instant::now() + self.call_bound();
             finish(thread, &self.shared, give_up_at);
         }
     }
 }
 
-impl Shared {
-    fn set_mode(&self, mode: u8) {
-        self.mode.store(mode, Ordering::Release);
-        self.signal.notify();
-        self.mode_changed.notify();
-    }
+/// The calls a worker makes: the plugin's instance, or a stand-in in tests.
+trait Calls {
+    /// Calls the handler of `notification`.
+    fn call(
+        &mut self,
+        ctx: &EventContext,
+        notification: &Notification,
+    ) -> Result<Handled, CallError>;
 }
 
-fn run(shared: &Shared) {
-    let mut instance = PluginInstance::lazy(shared.plugin.clone());
-    let mut contexts = Contexts::default();
-    let mut next_listener = 0usize;
-    let mut consecutive_skips = 0u32;
-    loop {
-        let mode = shared.mode.load(Ordering::Acquire);
-        if mode == STOPPING {
-            return;
-        }
-        let Some((listener, item)) = next_item(shared, &mut next_listener) else {
-            if mode == DRAINING {
-                return;
-            }
-            shared.signal.wait();
-            continue;
-        };
-        match item {
-            Item::Synced => listener.mark_synced(),
-            Item::Notify(notification) => {
-                if consecutive_skips > 0
-                    && !pause(
-                        shared,
-                        shared
-                            .retry
-                            .backoff(consecutive_skips + shared.retry.max_retries),
-                    )
-                {
-                    return;
-                }
-                let ctx = contexts.for_notification(&listener, &notification);
-                match deliver(shared, &mut instance, &listener, &notification, ctx) {
-                    Delivered::Ok => consecutive_skips = 0,
-                    Delivered::Skipped => consecutive_skips = consecutive_skips.saturating_add(1),
-                    Delivered::Stopped => return,
-                }
-            }
+impl Calls for PluginInstance {
+    fn call(
+        &mut self,
+        ctx: &EventContext,
+        notification: &Notification,
+    ) -> Result<Handled, CallError> {
+        match notification {
+            Notification::Add { object, .. } => self.on_add(ctx, object.json()),
+            Notification::Update { old, new, .. } => self.on_update(ctx, old.json(), new.json()),
+            Notification::Delete { object, .. } => self.on_delete(ctx, object.json()),
         }
     }
 }
 
-/// Takes the next item, visiting listeners round-robin.
-fn next_item(shared: &Shared, next: &mut usize) -> Option<(Arc<Listener>, Item)> {
-    let listeners = shared.listeners.read().unwrap_or_else(|e| e.into_inner());
-    let count = listeners.len();
-    for offset in 0..count {
-        let index = (*next + offset) % count;
-        if let Some(item) = listeners[index].pop() {
-            *next = index + 1;
-            return Some((listeners[index].clone(), item));
-        }
-    }
-    None
+/// What the delivery loop carries from one step to the next.
+#[derive(Default)]
+struct Cursor {
+    /// The listener visited first next time (round-robin).
+    next_listener: usize,
+    /// Every-event notifications skipped in a row.
+    consecutive_skips: u32,
+    contexts: Contexts,
+}
+
+/// What one step of the delivery loop did.
+#[derive(Debug, PartialEq, Eq)]
+enum Step {
+    /// Delivered, retried, skipped or marked something.
+    Worked,
+    /// Nothing is ready; the first waiting entry is ready at that instant.
+    Idle(Option<Instant>),
+    /// Told to stop during a backoff.
+    Stopped,
 }
 
 enum Delivered {
     Ok,
     Skipped,
     Stopped,
+}
+
+impl Dispatch {
+    fn new(name: Arc<str>, retry: RetryPolicy, feed: Option<Arc<Feed>>, clock: Clock) -> Self {
+        Dispatch {
+            name,
+            listeners: RwLock::new(Vec::new()),
+            signal: Arc::new(Signal::default()),
+            mode_changed: Signal::default(),
+            mode: AtomicU8::new(RUNNING),
+            retry,
+            last_error: Mutex::new(None),
+            feed,
+            clock,
+        }
+    }
+
+    fn now(&self) -> Instant {
+        (self.clock)()
+    }
+
+    fn attach(&self, listener: Arc<Listener>) {
+        self.listeners
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(listener);
+        self.signal.notify();
+    }
+
+    fn listeners(&self) -> Vec<Arc<Listener>> {
+        self.listeners
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn last_error(&self) -> Option<LastError> {
+        self.last_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn set_mode(&self, mode: u8) {
+        self.mode.store(mode, Ordering::Release);
+        self.signal.notify();
+        self.mode_changed.notify();
+    }
+
+    /// Delivers until stopped, or, draining, until nothing is ready.
+    fn run(&self, calls: &mut impl Calls) {
+        let mut cursor = Cursor::default();
+        loop {
+            let mode = self.mode.load(Ordering::Acquire);
+            if mode == STOPPING {
+                return;
+            }
+            match self.step(calls, &mut cursor) {
+                Step::Worked => {}
+                Step::Stopped => return,
+                // What waits for a retry or a requeue is not waited for.
+                Step::Idle(_) if mode == DRAINING => return,
+                Step::Idle(Some(ready_at)) => {
+                    self.signal.wait_until(ready_at);
+                }
+                Step::Idle(None) => self.signal.wait(),
+            }
+        }
+    }
+
+    /// Takes the next ready entry, visiting listeners round-robin, and
+    /// delivers it.
+    fn step(&self, calls: &mut impl Calls, cursor: &mut Cursor) -> Step {
+        let Some((listener, item)) = self.next_item(&mut cursor.next_listener, self.now()) else {
+            return Step::Idle(self.next_ready_at());
+        };
+        let notification = match item {
+            Item::Synced => {
+                listener.mark_synced();
+                return Step::Worked;
+            }
+            Item::Notify(notification) => notification,
+        };
+        match listener.subscription().delivery {
+            Delivery::EveryEvent => {
+                let skips = cursor.consecutive_skips;
+                if skips > 0 && !self.pause(self.retry.backoff(skips + self.retry.max_retries)) {
+                    return Step::Stopped;
+                }
+                let ctx = cursor.contexts.for_notification(&listener, &notification);
+                match self.deliver_in_order(calls, &listener, &notification, ctx) {
+                    Delivered::Ok => cursor.consecutive_skips = 0,
+                    Delivered::Skipped => {
+                        cursor.consecutive_skips = skips.saturating_add(1);
+                    }
+                    Delivered::Stopped => return Step::Stopped,
+                }
+            }
+            Delivery::Coalesced => {
+                let ctx = cursor.contexts.for_notification(&listener, &notification);
+                self.deliver_coalesced(calls, &listener, notification, ctx);
+            }
+        }
+        Step::Worked
+    }
+
+    /// Takes the next item ready at `now`, visiting listeners round-robin.
+    fn next_item(&self, next: &mut usize, now: Instant) -> Option<(Arc<Listener>, Item)> {
+        let listeners = self.listeners.read().unwrap_or_else(|e| e.into_inner());
+        let count = listeners.len();
+        for offset in 0..count {
+            let index = (*next + offset) % count;
+            if let Some(item) = listeners[index].pop_ready(now) {
+                *next = index + 1;
+                return Some((listeners[index].clone(), item));
+            }
+        }
+        None
+    }
+
+    /// The earliest instant a waiting entry of any listener becomes ready.
+    fn next_ready_at(&self) -> Option<Instant> {
+        self.listeners
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter_map(|l| l.next_ready_at())
+            .min()
+    }
+
+    /// Calls the handler, timing the call into the listener's stats.
+    fn timed_call(
+        &self,
+        calls: &mut impl Calls,
+        listener: &Listener,
+        notification: &Notification,
+        ctx: &EventContext,
+    ) -> (Result<Handled, CallError>, Duration) {
+        let started = Instant::now();
+        let result = calls.call(ctx, notification);
+        let took = started.elapsed();
+        listener.stats.duration.observe(took.as_secs_f64());
+        listener
+            .stats
+            .call_micros
+            .fetch_add(FeedEvent::micros(took), Ordering::Relaxed);
+        if let Err(err) = &result {
+            listener.stats.failed.fetch_add(1, Ordering::Relaxed);
+            if let CallError::Fault { kind, .. } = err {
+                listener.stats.record_fault(*kind);
+            }
+        }
+        (result, took)
+    }
+
+    /// Delivers one every-event notification with its retries, in place.
+    /// With `herald::call=debug` in the log filter, each delivery is a span
+    /// carrying the plugin, resource, key and event type, so the plugin's
+    /// log lines show what they were about.
+    fn deliver_in_order(
+        &self,
+        calls: &mut impl Calls,
+        listener: &Listener,
+        notification: &Notification,
+        ctx: &EventContext,
+    ) -> Delivered {
+        let event = notification.kind();
+        let _span = self.call_span(listener, ctx, event);
+        let mut attempt = 0u32;
+        loop {
+            let (result, took) = self.timed_call(calls, listener, notification, ctx);
+            let err = match result {
+                Ok(handled) => {
+                    listener.stats.delivered.fetch_add(1, Ordering::Relaxed);
+                    if handled.requeue_after.is_some() {
+                        self.ignore_requeue(listener);
+                    }
+                    self.announce(
+                        listener,
+                        event,
+                        ctx,
+                        Outcome::Delivered,
+                        attempt + 1,
+                        took,
+                        None,
+                    );
+                    return Delivered::Ok;
+                }
+                Err(err) => err,
+            };
+            if attempt >= self.retry.max_retries {
+                self.give_up(listener, event, ctx, attempt + 1, took, &err);
+                return Delivered::Skipped;
+            }
+            attempt += 1;
+            let delay = self.retry.backoff(attempt);
+            listener.stats.retried.fetch_add(1, Ordering::Relaxed);
+            add_millis(&listener.stats.backoff_millis, delay);
+            self.record_failure(listener, event, &ctx.key, &err, attempt, Some(delay));
+            if !self.pause(delay) {
+                return Delivered::Stopped;
+            }
+        }
+    }
+
+    /// Delivers one coalesced notification once; a failure hands it back to
+    /// its queue to wait for its key's backoff (or gives up on it), a
+    /// requeue request hands it back to wait for the delay asked.
+    fn deliver_coalesced(
+        &self,
+        calls: &mut impl Calls,
+        listener: &Listener,
+        notification: Notification,
+        ctx: &EventContext,
+    ) {
+        let event = notification.kind();
+        let _span = self.call_span(listener, ctx, event);
+        let (result, took) = self.timed_call(calls, listener, &notification, ctx);
+        let now = self.now();
+        let err = match result {
+            Ok(handled) => {
+                listener.stats.delivered.fetch_add(1, Ordering::Relaxed);
+                let requeue_at = handled.requeue_after.map(|asked| {
+                    listener.stats.requeued.fetch_add(1, Ordering::Relaxed);
+                    later(now, self.retry.requeue_delay(asked))
+                });
+                let failures = listener
+                    .coalesced(|queue| queue.handled(notification, requeue_at))
+                    .unwrap_or(0);
+                self.announce(
+                    listener,
+                    event,
+                    ctx,
+                    Outcome::Delivered,
+                    failures + 1,
+                    took,
+                    None,
+                );
+                return;
+            }
+            Err(err) => err,
+        };
+        let retry = listener
+            .coalesced(|queue| queue.failed(notification, now, &self.retry.coalesced))
+            .unwrap_or(Retry::GiveUp { failures: 1 });
+        let (failures, delay) = match retry {
+            Retry::GiveUp { failures } => {
+                self.give_up(listener, event, ctx, failures, took, &err);
+                return;
+            }
+            Retry::Backoff { failures, delay } => (failures, delay),
+            Retry::Merged { failures } => (failures, Duration::ZERO),
+        };
+        listener.stats.retried.fetch_add(1, Ordering::Relaxed);
+        add_millis(&listener.stats.backoff_millis, delay);
+        self.record_failure(listener, event, &ctx.key, &err, failures, Some(delay));
+        self.announce(
+            listener,
+            event,
+            ctx,
+            Outcome::Retrying,
+            failures,
+            took,
+            Some(&err),
+        );
+    }
+
+    /// Skips a notification after its last attempt, and records it.
+    fn give_up(
+        &self,
+        listener: &Listener,
+        event: &'static str,
+        ctx: &EventContext,
+        attempts: u32,
+        took: Duration,
+        err: &CallError,
+    ) {
+        listener.stats.skipped.fetch_add(1, Ordering::Relaxed);
+        self.record_failure(listener, event, &ctx.key, err, attempts, None);
+        self.announce(
+            listener,
+            event,
+            ctx,
+            Outcome::Skipped,
+            attempts,
+            took,
+            Some(err),
+        );
+        if ctx.is_initial_list {
+            listener.mark_degraded(format!(
+                "skipped {event} {} of its initial list after {attempts} failed attempts: {err}",
+                ctx.key,
+            ));
+        }
+    }
+
+    /// Counts a requeue request every-event delivery cannot honour, and says
+    /// so once per listener.
+    fn ignore_requeue(&self, listener: &Listener) {
+        listener
+            .stats
+            .requeues_ignored
+            .fetch_add(1, Ordering::Relaxed);
+        if listener.first_ignored_requeue() {
+            tracing::warn!(
+                plugin = &*self.name,
+                resource = listener.resource(),
+                "the plugin asked for a notification to be delivered again later, which \
+                 every-event delivery cannot do without breaking its order: ignored (this \
+                 listener's further requests are only counted). Requeue needs `delivery: \
+                 coalesced` in the subscription"
+            );
+        }
+    }
+
+    fn call_span(
+        &self,
+        listener: &Listener,
+        ctx: &EventContext,
+        event: &'static str,
+    ) -> tracing::span::EnteredSpan {
+        tracing::debug_span!(
+            target: "herald::call",
+            "call",
+            plugin = &*self.name,
+            resource = listener.resource(),
+            key = %ctx.key,
+            event,
+        )
+        .entered()
+    }
+
+    /// Publishes a delivery's outcome to the feed, if the worker has one
+    /// (and it has watchers: otherwise nothing is built).
+    #[allow(clippy::too_many_arguments)]
+    fn announce(
+        &self,
+        listener: &Listener,
+        event: &'static str,
+        ctx: &EventContext,
+        outcome: Outcome,
+        attempts: u32,
+        took: Duration,
+        error: Option<&CallError>,
+    ) {
+        let Some(feed) = &self.feed else {
+            return;
+        };
+        feed.publish(|| FeedEvent {
+            at_ms: FeedEvent::epoch_ms(SystemTime::now()),
+            plugin: listener.plugin_name().clone(),
+            resource: listener.resource_name().clone(),
+            event,
+            key: ctx.key.clone(),
+            initial: ctx.is_initial_list,
+            outcome,
+            attempts,
+            micros: FeedEvent::micros(took),
+            error: error.map(ToString::to_string),
+        });
+    }
+
+    /// Logs a failed attempt and keeps it as the last error: retried after
+    /// `retry_in`, or skipped (`None`).
+    fn record_failure(
+        &self,
+        listener: &Listener,
+        event: &'static str,
+        key: &str,
+        err: &CallError,
+        attempts: u32,
+        retry_in: Option<Duration>,
+    ) {
+        let plugin = &*self.name;
+        let fault = err.fault().map(|f| f.as_str()).unwrap_or("handler-error");
+        let resource = listener.resource();
+        match retry_in {
+            None => tracing::error!(
+                plugin,
+                event,
+                key,
+                resource,
+                fault,
+                attempts,
+                "skipping notification after {attempts} failed attempts: {err}"
+            ),
+            Some(delay) => tracing::warn!(
+                plugin,
+                event,
+                key,
+                resource,
+                fault,
+                attempt = attempts,
+                retry_in_ms = delay.as_millis() as u64,
+                "plugin call failed, will retry: {err}"
+            ),
+        }
+        *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(LastError {
+            message: err.to_string(),
+            notification: format!("{event} {key}"),
+            at: SystemTime::now(),
+            skipped: retry_in.is_none(),
+        });
+    }
+
+    /// Sleeps for `delay` unless the worker is told to stop; false if it was.
+    fn pause(&self, delay: Duration) -> bool {
+        let until = Instant::now() + delay;
+        while self.mode.load(Ordering::Acquire) != STOPPING {
+            if !self.mode_changed.wait_until(until) {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+fn add_millis(counter: &std::sync::atomic::AtomicU64, delay: Duration) {
+    let millis = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+    counter.fetch_add(millis, Ordering::Relaxed);
 }
 
 /// One reusable event context per listener: its kind and resource are set
@@ -418,172 +865,444 @@ impl Contexts {
     }
 }
 
-/// Delivers one notification with its retries. With `herald::call=debug`
-/// in the log filter, each delivery is a span carrying the plugin, resource,
-/// key and event type, so the plugin's log lines show what they were about.
-fn deliver(
-    shared: &Shared,
-    instance: &mut PluginInstance,
-    listener: &Listener,
-    notification: &Notification,
-    ctx: &EventContext,
-) -> Delivered {
-    let _span = tracing::debug_span!(
-        target: "herald::call",
-        "call",
-        plugin = shared.plugin.name(),
-        resource = listener.resource(),
-        key = %ctx.key,
-        event = notification.kind(),
-    )
-    .entered();
-    let mut attempt = 0u32;
-    loop {
-        let started = Instant::now();
-        let result = match notification {
-            Notification::Add { object, .. } => instance.on_add(ctx, object.json()),
-            Notification::Update { old, new, .. } => {
-                instance.on_update(ctx, old.json(), new.json())
-            }
-            Notification::Delete { object, .. } => instance.on_delete(ctx, object.json()),
-        };
-        let took = started.elapsed();
-        listener.stats.duration.observe(took.as_secs_f64());
-        listener
-            .stats
-            .call_micros
-            .fetch_add(FeedEvent::micros(took), Ordering::Relaxed);
-        let err = match result {
-            Ok(()) => {
-                listener.stats.delivered.fetch_add(1, Ordering::Relaxed);
-                announce(shared, listener, notification, ctx, attempt, took, None);
-                return Delivered::Ok;
-            }
-            Err(err) => err,
-        };
-        listener.stats.failed.fetch_add(1, Ordering::Relaxed);
-        if let CallError::Fault { kind, .. } = &err {
-            listener.stats.record_fault(*kind);
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gvk::Gvk;
+    use crate::plugin::Subscription;
+    use crate::store::{CachedObject, Transform};
+    use std::collections::{HashMap, HashSet};
+    use std::sync::mpsc;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    /// A clock the test moves by hand.
+    #[derive(Clone)]
+    struct ManualClock(Arc<Mutex<Instant>>);
+
+    impl ManualClock {
+        fn new() -> Self {
+            ManualClock(Arc::new(Mutex::new(Instant::now())))
         }
-        let give_up = attempt >= shared.retry.max_retries;
-        record_failure(
-            shared,
-            listener,
-            notification,
-            &ctx.key,
-            &err,
-            attempt,
-            give_up,
-        );
-        if give_up {
-            listener.stats.skipped.fetch_add(1, Ordering::Relaxed);
-            announce(
-                shared,
-                listener,
-                notification,
-                ctx,
-                attempt,
-                took,
-                Some(&err),
+
+        fn now(&self) -> Instant {
+            *self.0.lock().unwrap()
+        }
+
+        fn set(&self, at: Instant) {
+            *self.0.lock().unwrap() = at;
+        }
+    }
+
+    /// A stand-in for the plugin: fails the keys in `failing`, asks for the
+    /// keys in `requeue` to be delivered again after their delay, and
+    /// reports every call as `kind key@rv`.
+    #[derive(Default)]
+    struct Script {
+        failing: HashSet<String>,
+        requeue: HashMap<String, Duration>,
+        calls: Vec<String>,
+        /// Where calls are also reported, for tests on a real thread.
+        report: Option<mpsc::Sender<String>>,
+    }
+
+    impl Calls for Script {
+        fn call(
+            &mut self,
+            ctx: &EventContext,
+            notification: &Notification,
+        ) -> Result<Handled, CallError> {
+            let call = format!(
+                "{} {}@{}",
+                notification.kind(),
+                ctx.key,
+                ctx.resource_version
             );
-            if ctx.is_initial_list {
-                listener.mark_degraded(format!(
-                    "skipped {} {} of its initial list after {} failed attempts: {err}",
-                    notification.kind(),
-                    ctx.key,
-                    attempt + 1
-                ));
+            self.calls.push(call.clone());
+            if let Some(report) = &self.report {
+                let _ = report.send(call);
             }
-            return Delivered::Skipped;
-        }
-        attempt += 1;
-        listener.stats.retried.fetch_add(1, Ordering::Relaxed);
-        if !pause(shared, shared.retry.backoff(attempt)) {
-            return Delivered::Stopped;
+            if self.failing.contains(&ctx.key) {
+                return Err(CallError::Handler(format!("refused {}", ctx.key)));
+            }
+            Ok(Handled {
+                requeue_after: self.requeue.get(&ctx.key).copied(),
+            })
         }
     }
-}
 
-/// Publishes a finished delivery to the feed, if the worker has one (and
-/// it has watchers: otherwise nothing is built).
-fn announce(
-    shared: &Shared,
-    listener: &Listener,
-    notification: &Notification,
-    ctx: &EventContext,
-    attempt: u32,
-    took: Duration,
-    error: Option<&CallError>,
-) {
-    let Some(feed) = &shared.feed else {
-        return;
-    };
-    feed.publish(|| FeedEvent {
-        at_ms: FeedEvent::epoch_ms(SystemTime::now()),
-        plugin: listener.plugin_name().clone(),
-        resource: listener.resource_name().clone(),
-        event: notification.kind(),
-        key: ctx.key.clone(),
-        initial: ctx.is_initial_list,
-        outcome: match error {
-            None => Outcome::Delivered,
-            Some(_) => Outcome::Skipped,
-        },
-        attempts: attempt + 1,
-        micros: FeedEvent::micros(took),
-        error: error.map(ToString::to_string),
-    });
-}
-
-fn record_failure(
-    shared: &Shared,
-    listener: &Listener,
-    notification: &Notification,
-    key: &str,
-    err: &CallError,
-    attempt: u32,
-    skipped: bool,
-) {
-    let plugin = shared.plugin.name();
-    let event = notification.kind();
-    let fault = err.fault().map(|f| f.as_str()).unwrap_or("handler-error");
-    if skipped {
-        tracing::error!(
-            plugin,
-            event,
-            key,
-            resource = listener.resource(),
-            fault,
-            attempts = attempt + 1,
-            "skipping notification after {} failed attempts: {err}",
-            attempt + 1
+    fn obj(name: &str, rv: u32) -> Arc<CachedObject> {
+        let json = format!(
+            r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"{name}","namespace":"n","resourceVersion":"{rv}"}}}}"#
         );
-    } else {
-        tracing::warn!(
-            plugin,
-            event,
-            key,
-            resource = listener.resource(),
-            fault,
-            attempt = attempt + 1,
-            "plugin call failed, will retry: {err}"
-        );
+        Arc::new(CachedObject::from_json(&json, "v1", "Pod", Transform::default()).unwrap())
     }
-    *shared.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(LastError {
-        message: err.to_string(),
-        notification: format!("{event} {key}"),
-        at: SystemTime::now(),
-        skipped,
-    });
-}
 
-/// Sleeps for `delay` unless the worker is told to stop; false if it was.
-fn pause(shared: &Shared, delay: Duration) -> bool {
-    let until = Instant::now() + delay;
-    while shared.mode.load(Ordering::Acquire) != STOPPING {
-        if !shared.mode_changed.wait_until(until) {
-            return true;
+    fn add(name: &str, rv: u32, initial: bool) -> Notification {
+        Notification::Add {
+            object: obj(name, rv),
+            initial,
         }
     }
-    false
+
+    fn update(name: &str, old: u32, new: u32) -> Notification {
+        Notification::Update {
+            old: obj(name, old),
+            new: obj(name, new),
+            resync: false,
+        }
+    }
+
+    fn dispatch_with(retry: RetryPolicy, clock: &ManualClock) -> Dispatch {
+        let clock = clock.clone();
+        Dispatch::new("test".into(), retry, None, Box::new(move || clock.now()))
+    }
+
+    fn listener(dispatch: &Dispatch, delivery: Delivery) -> Arc<Listener> {
+        let subscription = Subscription {
+            kind: Gvk::new("", "v1", "Pod"),
+            namespace: None,
+            label_selector: None,
+            field_selector: None,
+            resync_period: None,
+            delivery,
+        };
+        let listener = Arc::new(Listener::new(
+            "test".into(),
+            subscription,
+            "pods".into(),
+            dispatch.signal.clone(),
+        ));
+        dispatch.attach(listener.clone());
+        listener
+    }
+
+    /// Steps until nothing is ready; returns the calls made and when the
+    /// next waiting entry is ready.
+    fn settle(
+        dispatch: &Dispatch,
+        script: &mut Script,
+        cursor: &mut Cursor,
+    ) -> (Vec<String>, Option<Instant>) {
+        for _ in 0..10_000 {
+            match dispatch.step(script, cursor) {
+                Step::Worked => {}
+                Step::Idle(next) => return (std::mem::take(&mut script.calls), next),
+                Step::Stopped => panic!("stopped"),
+            }
+        }
+        panic!("never idle")
+    }
+
+    fn count(counter: &std::sync::atomic::AtomicU64) -> u64 {
+        counter.load(Ordering::Relaxed)
+    }
+
+    #[test]
+    fn other_keys_flow_while_one_keeps_failing_and_it_is_retried_after_its_backoff() {
+        let clock = ManualClock::new();
+        let dispatch = dispatch_with(RetryPolicy::default(), &clock);
+        let pods = listener(&dispatch, Delivery::Coalesced);
+        let mut script = Script {
+            failing: HashSet::from(["n/a".to_owned()]),
+            ..Script::default()
+        };
+        let mut cursor = Cursor::default();
+        for name in ["a", "b", "c"] {
+            pods.push(add(name, 1, false));
+        }
+        let t0 = clock.now();
+        let (calls, next) = settle(&dispatch, &mut script, &mut cursor);
+        assert_eq!(calls, ["add n/a@1", "add n/b@1", "add n/c@1"]);
+        assert_eq!(next, Some(t0 + 5 * MS), "a waits 5 ms");
+        assert_eq!((pods.depth(), pods.delayed()), (1, 1));
+
+        // Each failure of a doubles its wait; a key pushed meanwhile goes
+        // at once.
+        let mut waits = Vec::new();
+        let mut now = t0;
+        for round in 0..4u32 {
+            let ready_at = next_ready(&dispatch);
+            pods.push(add(&format!("d{round}"), 1, false));
+            let (calls, _) = settle(&dispatch, &mut script, &mut cursor);
+            assert_eq!(calls, [format!("add n/d{round}@1")], "not a: it waits");
+            waits.push((ready_at - now).as_millis());
+            now = ready_at;
+            clock.set(now);
+            let (calls, _) = settle(&dispatch, &mut script, &mut cursor);
+            assert_eq!(calls, ["add n/a@1"]);
+        }
+        assert_eq!(waits, [5, 10, 20, 40]);
+
+        // Once it succeeds its count is forgotten.
+        script.failing.clear();
+        clock.set(next_ready(&dispatch));
+        assert_eq!(
+            settle(&dispatch, &mut script, &mut cursor),
+            (vec!["add n/a@1".to_owned()], None)
+        );
+        let stats = &pods.stats;
+        assert_eq!(
+            (
+                count(&stats.failed),
+                count(&stats.retried),
+                count(&stats.delivered),
+                count(&stats.skipped)
+            ),
+            (5, 5, 7, 0)
+        );
+        assert_eq!(count(&stats.backoff_millis), 5 + 10 + 20 + 40 + 80);
+        assert!(
+            !dispatch.last_error().unwrap().skipped,
+            "retried, not skipped"
+        );
+        pods.push(update("a", 1, 2));
+        let (calls, _) = settle(&dispatch, &mut script, &mut cursor);
+        assert_eq!(calls, ["update n/a@2"]);
+        script.failing.insert("n/a".into());
+        let now = clock.now();
+        pods.push(update("a", 2, 3));
+        let (_, next) = settle(&dispatch, &mut script, &mut cursor);
+        assert_eq!(next, Some(now + 5 * MS), "the backoff starts over");
+    }
+
+    fn next_ready(dispatch: &Dispatch) -> Instant {
+        dispatch.next_ready_at().expect("a key waits")
+    }
+
+    #[test]
+    fn an_initial_key_given_up_on_degrades_the_listener_and_only_then_is_it_synced() {
+        let clock = ManualClock::new();
+        let retry = RetryPolicy {
+            coalesced: KeyBackoff {
+                max_retries: 2,
+                ..KeyBackoff::default()
+            },
+            ..RetryPolicy::default()
+        };
+        let dispatch = dispatch_with(retry, &clock);
+        let pods = listener(&dispatch, Delivery::Coalesced);
+        let mut script = Script {
+            failing: HashSet::from(["n/a".to_owned()]),
+            ..Script::default()
+        };
+        let mut cursor = Cursor::default();
+        pods.push(add("a", 1, true));
+        pods.push(add("b", 1, true));
+        pods.push_synced();
+        pods.push(add("c", 1, false));
+        let (calls, _) = settle(&dispatch, &mut script, &mut cursor);
+        assert_eq!(calls, ["add n/a@1", "add n/b@1", "add n/c@1"]);
+        assert!(
+            !pods.has_synced(),
+            "a, of the initial list, waits for a retry"
+        );
+        assert!(!pods.initial_list_settled());
+        clock.set(next_ready(&dispatch));
+        settle(&dispatch, &mut script, &mut cursor);
+        assert!(!pods.has_synced());
+        clock.set(next_ready(&dispatch));
+        let (calls, next) = settle(&dispatch, &mut script, &mut cursor);
+        assert_eq!((calls, next), (vec!["add n/a@1".to_owned()], None));
+        assert_eq!(count(&pods.stats.skipped), 1);
+        assert!(dispatch.last_error().unwrap().skipped);
+        let degraded = pods.degraded().expect("degraded");
+        assert!(
+            degraded.contains("skipped add n/a of its initial list after 3 failed attempts"),
+            "{degraded}"
+        );
+        assert!(pods.has_synced() && pods.initial_list_settled());
+    }
+
+    #[test]
+    fn requeue_after_delivers_the_key_again_after_its_delay_unless_a_newer_event_comes_first() {
+        let clock = ManualClock::new();
+        let dispatch = dispatch_with(RetryPolicy::default(), &clock);
+        let pods = listener(&dispatch, Delivery::Coalesced);
+        let mut script = Script {
+            requeue: HashMap::from([("n/a".to_owned(), 30 * MS)]),
+            ..Script::default()
+        };
+        let mut cursor = Cursor::default();
+        pods.push(add("a", 1, true));
+        pods.push_synced();
+        let t0 = clock.now();
+        let (calls, next) = settle(&dispatch, &mut script, &mut cursor);
+        assert_eq!(
+            (calls, next),
+            (vec!["add n/a@1".to_owned()], Some(t0 + 30 * MS))
+        );
+        assert!(
+            pods.has_synced(),
+            "a requeued key was handled: it does not hold readiness"
+        );
+        assert_eq!((pods.depth(), pods.delayed()), (1, 1));
+        assert_eq!(count(&pods.stats.requeued), 1);
+
+        clock.set(t0 + 29 * MS);
+        assert_eq!(
+            settle(&dispatch, &mut script, &mut cursor).0,
+            Vec::<String>::new()
+        );
+        clock.set(t0 + 30 * MS);
+        let (calls, next) = settle(&dispatch, &mut script, &mut cursor);
+        assert_eq!(
+            (calls, next),
+            (vec!["add n/a@1".to_owned()], Some(t0 + 60 * MS))
+        );
+
+        // A newer event before the requeue is due: delivered at once, once.
+        script.requeue.clear();
+        pods.push(update("a", 1, 2));
+        let (calls, next) = settle(&dispatch, &mut script, &mut cursor);
+        assert_eq!((calls, next), (vec!["update n/a@2".to_owned()], None));
+        clock.set(t0 + Duration::from_secs(3600));
+        assert_eq!(
+            settle(&dispatch, &mut script, &mut cursor).0,
+            Vec::<String>::new()
+        );
+        assert_eq!((pods.depth(), count(&pods.stats.requeued)), (0, 2));
+    }
+
+    #[test]
+    fn every_event_delivery_ignores_requeue_requests_and_counts_them() {
+        let clock = ManualClock::new();
+        let dispatch = dispatch_with(RetryPolicy::default(), &clock);
+        let pods = listener(&dispatch, Delivery::EveryEvent);
+        let mut script = Script {
+            requeue: HashMap::from([("n/a".to_owned(), 30 * MS)]),
+            ..Script::default()
+        };
+        let mut cursor = Cursor::default();
+        pods.push(add("a", 1, false));
+        pods.push(update("a", 1, 2));
+        let (calls, next) = settle(&dispatch, &mut script, &mut cursor);
+        assert_eq!(calls, ["add n/a@1", "update n/a@2"]);
+        assert_eq!(next, None, "nothing waits");
+        assert_eq!(
+            (
+                count(&pods.stats.requeues_ignored),
+                count(&pods.stats.requeued)
+            ),
+            (2, 0)
+        );
+        assert!(!pods.first_ignored_requeue(), "the warning was logged once");
+    }
+
+    #[test]
+    fn requeue_delays_are_floored_at_the_base_delay_and_capped_at_a_day() {
+        let retry = RetryPolicy::default();
+        assert_eq!(retry.requeue_delay(Duration::ZERO), 5 * MS);
+        assert_eq!(
+            retry.requeue_delay(Duration::from_secs(90)),
+            Duration::from_secs(90)
+        );
+        assert_eq!(retry.requeue_delay(Duration::MAX), MAX_REQUEUE_DELAY);
+    }
+
+    #[test]
+    fn in_place_retry_delays_keep_their_schedule() {
+        let retry = RetryPolicy::default();
+        let delays: Vec<u128> = (1..=10).map(|n| retry.backoff(n).as_millis()).collect();
+        assert_eq!(
+            delays,
+            [100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600, 30000]
+        );
+        assert_eq!(retry.backoff(u32::MAX), Duration::from_secs(30));
+    }
+
+    /// Runs `dispatch` on a thread of its own (with the real clock) and
+    /// returns its handle and the calls it reports.
+    fn spawn(
+        dispatch: Arc<Dispatch>,
+        mut script: Script,
+    ) -> (std::thread::JoinHandle<()>, mpsc::Receiver<String>) {
+        let (report, calls) = mpsc::channel();
+        script.report = Some(report);
+        let thread = std::thread::spawn(move || dispatch.run(&mut script));
+        (thread, calls)
+    }
+
+    /// How long a test waits for what must happen before calling it a hang.
+    const NEVER: Duration = Duration::from_secs(30);
+
+    fn threaded(base_delay: Duration) -> Arc<Dispatch> {
+        let retry = RetryPolicy {
+            coalesced: KeyBackoff {
+                base_delay,
+                ..KeyBackoff::default()
+            },
+            ..RetryPolicy::default()
+        };
+        Arc::new(Dispatch::new(
+            "test".into(),
+            retry,
+            None,
+            Box::new(Instant::now),
+        ))
+    }
+
+    fn failing(key: &str) -> Script {
+        Script {
+            failing: HashSet::from([key.to_owned()]),
+            ..Script::default()
+        }
+    }
+
+    #[test]
+    fn the_thread_sleeps_until_a_waiting_key_is_ready_then_retries_it() {
+        let dispatch = threaded(Duration::from_millis(100));
+        let pods = listener(&dispatch, Delivery::Coalesced);
+        pods.push(add("a", 1, false));
+        let started = Instant::now();
+        let (thread, calls) = spawn(dispatch.clone(), failing("n/a"));
+        assert_eq!(calls.recv_timeout(NEVER).unwrap(), "add n/a@1");
+        assert_eq!(calls.recv_timeout(NEVER).unwrap(), "add n/a@1");
+        assert!(
+            started.elapsed() >= Duration::from_millis(100),
+            "retried before its backoff: {:?}",
+            started.elapsed()
+        );
+        dispatch.set_mode(STOPPING);
+        thread.join().unwrap();
+    }
+
+    #[test]
+    fn a_push_wakes_the_thread_while_a_key_waits_out_a_long_backoff() {
+        let dispatch = threaded(Duration::from_secs(1000));
+        let pods = listener(&dispatch, Delivery::Coalesced);
+        pods.push(add("a", 1, false));
+        let (thread, calls) = spawn(dispatch.clone(), failing("n/a"));
+        assert_eq!(calls.recv_timeout(NEVER).unwrap(), "add n/a@1");
+        pods.push(add("b", 1, false));
+        assert_eq!(calls.recv_timeout(NEVER).unwrap(), "add n/b@1");
+        assert_eq!(pods.delayed(), 1, "a still waits");
+        dispatch.set_mode(STOPPING);
+        thread.join().unwrap();
+    }
+
+    #[test]
+    fn a_drain_ends_with_only_waiting_keys_left_instead_of_waiting_them_out() {
+        let dispatch = threaded(Duration::from_secs(1000));
+        let pods = listener(&dispatch, Delivery::Coalesced);
+        let script = Script {
+            failing: HashSet::from(["n/a".to_owned()]),
+            requeue: HashMap::from([("n/b".to_owned(), Duration::from_secs(3600))]),
+            ..Script::default()
+        };
+        pods.push(add("a", 1, false));
+        pods.push(add("b", 1, false));
+        dispatch.set_mode(DRAINING);
+        let (thread, calls) = spawn(dispatch.clone(), script);
+        let mut seen: Vec<String> = (0..2).map(|_| calls.recv_timeout(NEVER).unwrap()).collect();
+        seen.sort();
+        assert_eq!(seen, ["add n/a@1", "add n/b@1"]);
+        // The thread ends: it does not wait 1000 s for a, nor an hour for b.
+        assert_eq!(
+            calls.recv_timeout(NEVER),
+            Err(mpsc::RecvTimeoutError::Disconnected)
+        );
+        thread.join().unwrap();
+        assert_eq!(pods.delayed(), 2, "left behind, dropped with the listener");
+    }
 }

@@ -58,8 +58,9 @@ pub(crate) struct HostState {
     http: WasiHttpCtx,
     /// Where `wasi:http` requests go: through the plugin's egress policy.
     egress: crate::capability::http::EgressHooks,
-    /// The delay the call under way asked its object to be delivered again
-    /// after (`workqueue.requeue-after`).
+    /// The delay the handler call under way asked its notification to be
+    /// delivered again after (the last request wins); cleared before each
+    /// call and taken after it ([`Handled`](super::Handled)).
     requeue_after: Option<Duration>,
 }
 
@@ -90,6 +91,19 @@ impl HostState {
             egress,
             requeue_after: None,
         }
+    }
+
+    /// Asks for the notification being handled to be delivered again after
+    /// `delay` (the workqueue import's `requeue-after`). The last request of
+    /// a call wins; it counts only if the call succeeds, and only coalesced
+    /// delivery honours it (see [`crate::dispatch`]'s worker).
+    pub(crate) fn request_requeue(&mut self, delay: Duration) {
+        self.requeue_after = Some(delay);
+    }
+
+    /// Takes the call's requeue request, leaving none.
+    pub(crate) fn take_requeue(&mut self) -> Option<Duration> {
+        self.requeue_after.take()
     }
 
     /// What the plugin may do beyond logging and the cache.
@@ -125,17 +139,6 @@ impl WasiHttpView for HostState {
 }
 
 impl HostState {
-    /// Records the call's request to have its object delivered again after
-    /// `delay` (the last request of a call wins).
-    pub(crate) fn request_requeue(&mut self, delay: Duration) {
-        self.requeue_after = Some(delay);
-    }
-
-    /// Takes the call's requeue request, leaving none for the next call.
-    pub(crate) fn take_requeue(&mut self) -> Option<Duration> {
-        self.requeue_after.take()
-    }
-
     /// Applies one update to a metric the plugin defined; a misuse is
     /// dropped, counted, and logged as a warning in the plugin's log.
     pub(crate) fn metric_update(

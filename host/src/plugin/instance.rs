@@ -8,8 +8,16 @@ use super::error::{CallError, FaultKind};
 use super::host::HostState;
 use super::limits::MemoryLimitExceeded;
 use super::loaded::{LoadedPlugin, new_store_with};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use wasmtime::Store;
+
+/// What a successful handler call asked of the host beyond its `ok`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Handled {
+    /// Deliver the notification again after this delay (the last
+    /// `requeue-after` of the call). Honoured by coalesced delivery only.
+    pub requeue_after: Option<Duration>,
+}
 
 /// Longest handler error message kept; a plugin returning megabytes of error
 /// text costs the host no more than this.
@@ -71,24 +79,31 @@ impl PluginInstance {
     }
 
     /// Delivers an add.
-    pub fn on_add(&mut self, ctx: &EventContext, obj: &str) -> Result<(), CallError> {
+    pub fn on_add(&mut self, ctx: &EventContext, obj: &str) -> Result<Handled, CallError> {
         self.call(ctx, HandlerCall::Add(obj))
     }
 
     /// Delivers an update.
-    pub fn on_update(&mut self, ctx: &EventContext, old: &str, new: &str) -> Result<(), CallError> {
+    pub fn on_update(
+        &mut self,
+        ctx: &EventContext,
+        old: &str,
+        new: &str,
+    ) -> Result<Handled, CallError> {
         self.call(ctx, HandlerCall::Update(old, new))
     }
 
     /// Delivers a delete.
-    pub fn on_delete(&mut self, ctx: &EventContext, obj: &str) -> Result<(), CallError> {
+    pub fn on_delete(&mut self, ctx: &EventContext, obj: &str) -> Result<Handled, CallError> {
         self.call(ctx, HandlerCall::Delete(obj))
     }
 
     /// Makes one call, bounded by the plugin's call deadline however it
     /// spends its time ([`deadline`](super::deadline)). Instantiating a fresh
-    /// instance first (after a fault) has a deadline of its own.
-    fn call(&mut self, ctx: &EventContext, call: HandlerCall<'_>) -> Result<(), CallError> {
+    /// instance first (after a fault) has a deadline of its own. A requeue
+    /// request counts only when the call succeeds; a failed call's is
+    /// dropped (its retry follows the failure backoff).
+    fn call(&mut self, ctx: &EventContext, call: HandlerCall<'_>) -> Result<Handled, CallError> {
         let live = match &mut self.live {
             Some(live) => live,
             None => self.live.insert(instantiate(&self.plugin)?),
@@ -98,14 +113,16 @@ impl PluginInstance {
             .set_epoch_deadline(PluginEngine::deadline_ticks(deadline));
         let ends = Instant::now() + deadline;
         live.store.data_mut().deadline = Some(ends);
+        live.store.data_mut().take_requeue();
         let outcome = run_until(
             self.plugin.engine().io(),
             ends,
             live.bindings.call_handler(&mut live.store, ctx, call),
         );
         live.store.data().finish_output();
+        let requeue_after = live.store.data_mut().take_requeue();
         let trap = match outcome {
-            Ok(Ok(Ok(()))) => return Ok(()),
+            Ok(Ok(Ok(()))) => return Ok(Handled { requeue_after }),
             Ok(Ok(Err(message))) => return Err(CallError::Handler(truncate_error(message))),
             Ok(Err(trap)) => classify(&trap, live.store.data().limiter.memory_limit_hit, deadline),
             Err(DeadlinePassed) => CallError::deadline(deadline),

@@ -37,7 +37,7 @@ pub use engine::{
 };
 pub use error::{CallError, FaultKind, LoadError};
 pub use host::PluginContext;
-pub use instance::{MAX_ERROR_BYTES, PluginInstance};
+pub use instance::{Handled, MAX_ERROR_BYTES, PluginInstance};
 pub use limits::{
     DEFAULT_CALL_DEADLINE, DEFAULT_MEMORY_BYTES, LimitError, LimitPolicy, Limits,
     MemoryLimitExceeded,

@@ -194,7 +194,7 @@ impl Replayer {
             }
         };
         let result = match result {
-            Ok(()) => DeliveryResult::Ok,
+            Ok(_) => DeliveryResult::Ok,
             Err(err) => DeliveryResult::Failed(err),
         };
         ReplayOutcome {

@@ -77,6 +77,7 @@ async fn a_failing_handler_is_retried_with_backoff_then_skipped_and_recorded() {
         max_retries: 2,
         initial_backoff: Duration::from_millis(1),
         max_backoff: Duration::from_millis(4),
+        ..RetryPolicy::default()
     };
     let daemon = Daemon::new(Arc::new(informers(cluster.client.clone())), retry);
     let (plugin, _logs) = load_with(artifacts::ALWAYS_ERROR, LoadOptions::default());
@@ -111,6 +112,126 @@ async fn a_failing_handler_is_retried_with_backoff_then_skipped_and_recorded() {
     assert!(
         last.skipped && last.message.contains("handler returned an error"),
         "{last:?}"
+    );
+    daemon.shutdown(Instant::now());
+    cluster.cleanup().await;
+}
+
+/// Coalesced delivery is client-go's rate-limited work queue: one object
+/// whose calls fail waits out its backoff in the queue while the other
+/// objects are delivered, and a newer change of it is delivered at once,
+/// once, with the newest state. The backoff (60 s) is longer than anything
+/// here may take ([`PATIENCE`], 20 s), so every delivery seen happened
+/// without waiting it out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_coalesced_object_waits_in_backoff_while_others_flow_and_a_change_goes_at_once() {
+    let cluster = TestCluster::start().await;
+    let backoff = Duration::from_secs(60);
+    let retry = RetryPolicy {
+        coalesced: herald::dispatch::KeyBackoff {
+            base_delay: backoff,
+            ..Default::default()
+        },
+        ..RetryPolicy::default()
+    };
+    let daemon = Arc::new(Daemon::new(
+        Arc::new(informers(cluster.client.clone())),
+        retry,
+    ));
+    let config = serde_json::json!({
+        "name": "flaky", "coalesced": true, "namespace": cluster.namespace,
+        "failLabel": "app=broken",
+    });
+    let (plugin, logs) = load_with(artifacts::RECORDER, start_options(config));
+    daemon.start(plugin).await.unwrap();
+    eventually("the daemon is ready", || daemon.ready()).await;
+    let listener = daemon.listeners("flaky").pop().unwrap();
+    let stats = &listener.stats;
+    let seen = std::sync::Mutex::new(Vec::<String>::new());
+    let adds_of = |name: &str| -> Vec<String> {
+        let mut seen = seen.lock().unwrap();
+        seen.extend(logs.take().into_iter().map(|l| l.message));
+        let key = format!("event=add key={}/{name} ", cluster.namespace);
+        seen.iter()
+            .filter(|m| m.starts_with(&key))
+            .cloned()
+            .collect()
+    };
+
+    let broken = cluster.create_pod("broken", "broken").await;
+    eventually("the broken pod's call fails and it waits", || {
+        stats.failed.load(Ordering::SeqCst) == 1 && listener.delayed() == 1
+    })
+    .await;
+    let last = daemon.status().remove(0).last_error.expect("recorded");
+    assert!(
+        !last.skipped && last.message.contains("recorder: refusing"),
+        "retried later, not skipped: {last:?}"
+    );
+
+    for i in 0..5 {
+        cluster.create_pod(&format!("good-{i}"), "web").await;
+    }
+    eventually("the other pods are delivered meanwhile", || {
+        (0..5).all(|i| adds_of(&format!("good-{i}")).len() == 1)
+    })
+    .await;
+    assert_eq!(
+        (
+            stats.failed.load(Ordering::SeqCst),
+            stats.retried.load(Ordering::SeqCst),
+            stats.skipped.load(Ordering::SeqCst),
+            listener.delayed(),
+            listener.depth(),
+        ),
+        (1, 1, 0, 1, 1),
+        "the broken pod still waits its backoff, nothing else does"
+    );
+    let registry = herald::metrics::registry(
+        daemon.clone(),
+        Arc::new(herald::metrics::LoaderStats::default()),
+    );
+    let metrics = herald::metrics::encode(&registry);
+    for line in [
+        "herald_listener_queue_delayed{plugin=\"flaky\",resource=\"pods\"} 1",
+        "herald_listener_backoff_milliseconds_total{plugin=\"flaky\",resource=\"pods\"} 60000",
+        "herald_notifications_retried_total{plugin=\"flaky\",resource=\"pods\"} 1",
+    ] {
+        assert!(
+            metrics.lines().any(|l| l == line),
+            "no {line} in\n{metrics}"
+        );
+    }
+
+    // Healed by a change: delivered at once with the newest state, once.
+    let patch =
+        kube::api::Patch::Merge(serde_json::json!({"metadata": {"labels": {"app": "fixed"}}}));
+    let fixed = cluster
+        .pods()
+        .patch("broken", &kube::api::PatchParams::default(), &patch)
+        .await
+        .unwrap();
+    let fixed_rv = fixed.metadata.resource_version.unwrap();
+    eventually(
+        "the changed pod is delivered without waiting out its backoff",
+        || adds_of("broken").len() == 2,
+    )
+    .await;
+    let broken_rv = broken.metadata.resource_version.unwrap();
+    let adds = adds_of("broken");
+    assert!(
+        adds[0].contains(&format!(" rv={broken_rv} "))
+            && adds[1].contains(&format!(" rv={fixed_rv} ")),
+        "failed at its first state, then delivered as one add of its newest: {adds:?}"
+    );
+    eventually("nothing waits any more", || listener.depth() == 0).await;
+    assert_eq!(
+        (
+            stats.delivered.load(Ordering::SeqCst),
+            stats.failed.load(Ordering::SeqCst),
+            stats.skipped.load(Ordering::SeqCst),
+        ),
+        (6, 1, 0)
     );
     daemon.shutdown(Instant::now());
     cluster.cleanup().await;

@@ -84,6 +84,7 @@ async fn run(row: Row) -> Vec<OwnedLogLine> {
         max_retries: 1,
         initial_backoff: Duration::from_millis(5),
         max_backoff: Duration::from_millis(20),
+        ..RetryPolicy::default()
     };
     let daemon = Arc::new(Daemon::new(
         Arc::new(informers(cluster.client.clone())),

@@ -26,6 +26,7 @@ fn quick_retries() -> RetryPolicy {
         max_retries: 1,
         initial_backoff: Duration::from_millis(10),
         max_backoff: Duration::from_millis(50),
+        ..RetryPolicy::default()
     }
 }
 

@@ -208,9 +208,11 @@ let received = 0;
 let lostByThisPage = 0;
 
 function feedRow(event) {
-  const tone = event.outcome === "delivered" ? (event.attempts > 1 ? "warn" : "ok") : "bad";
+  const tone = event.outcome === "delivered" ? (event.attempts > 1 ? "warn" : "ok")
+    : event.outcome === "retrying" ? "warn" : "bad";
   const outcome = event.outcome === "delivered" && event.attempts > 1
-    ? `delivered after ${event.attempts} attempts` : event.outcome;
+    ? `delivered after ${event.attempts} attempts`
+    : event.outcome === "retrying" ? `retrying (attempt ${event.attempts} failed)` : event.outcome;
   return h("tr", { class: "fresh", dataset: { feedPlugin: event.plugin }, title: event.error || "" },
     h("td", {}, clock(event.atMs)),
     h("td", {}, event.plugin),
