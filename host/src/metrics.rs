@@ -38,6 +38,9 @@ pub const HOST_FAMILIES: &[(&str, MetricType)] = &[
     ("herald_notifications_retried", MetricType::Counter),
     ("herald_notifications_skipped", MetricType::Counter),
     ("herald_listener_queue_depth", MetricType::Gauge),
+    ("herald_listener_queue_delayed", MetricType::Gauge),
+    ("herald_listener_backoff_milliseconds", MetricType::Counter),
+    ("herald_listener_requeues", MetricType::Counter),
     ("herald_plugin_faults", MetricType::Counter),
     ("herald_handler_duration_seconds", MetricType::Histogram),
     // Plugins and the process.
