@@ -192,6 +192,7 @@ mod kind;
 pub mod kube;
 pub mod log;
 mod manifest;
+pub mod metrics;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod testing;
 

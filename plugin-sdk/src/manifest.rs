@@ -7,7 +7,8 @@ use std::time::Duration;
 use k8s_openapi::Resource;
 
 use crate::GroupVersionKind;
-use crate::bindings::herald::plugin::types as wit;
+use crate::bindings::herald::plugin0_2_0::types as wit;
+use crate::metrics::Metric;
 
 /// What a plugin is and what it needs; returned by
 /// [`Handler::manifest`](crate::Handler::manifest), read once per load.
@@ -42,7 +43,22 @@ use crate::bindings::herald::plugin::types as wit;
 /// assert_eq!(manifest.writes.len(), 3);
 /// assert_eq!(manifest.writes[1].subresource.as_deref(), Some("status"));
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// A plugin with metrics of its own declares them (see
+/// [`metrics`](crate::metrics)):
+///
+/// ```
+/// use herald_sdk::k8s_openapi::api::core::v1::Pod;
+/// use herald_sdk::metrics::Metric;
+/// use herald_sdk::{Manifest, Subscription};
+///
+/// let manifest = Manifest::new("crash-alert", "0.1.0")
+///     .subscribe(Subscription::to::<Pod>().coalesced())
+///     .metric(Metric::counter("alerts_total", "Alerts sent").labels(["namespace"]))
+///     .metric(Metric::histogram("webhook_seconds", "Webhook latency").buckets([0.1, 0.5, 2.0]));
+/// assert_eq!(manifest.metrics.len(), 2);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
 pub struct Manifest {
     /// Unique plugin name: lowercase letters, digits and `-`.
     pub name: String,
@@ -60,6 +76,9 @@ pub struct Manifest {
     /// [`kube`](crate::kube); each must be covered by the operator's grant or
     /// the plugin is not loaded, and every call is checked against them.
     pub writes: Vec<WriteRule>,
+    /// The metrics the plugin updates through [`metrics`](crate::metrics);
+    /// the host checks the definitions when it loads the plugin.
+    pub metrics: Vec<Metric>,
 }
 
 impl Manifest {
@@ -73,6 +92,7 @@ impl Manifest {
             limits: Limits::default(),
             capabilities: Vec::new(),
             writes: Vec::new(),
+            metrics: Vec::new(),
         }
     }
 
@@ -115,8 +135,15 @@ impl Manifest {
         self
     }
 
-    pub(crate) fn into_wit(self) -> wit::Manifest {
-        wit::Manifest {
+    /// Declares a metric the plugin will update through
+    /// [`metrics`](crate::metrics).
+    pub fn metric(mut self, metric: Metric) -> Self {
+        self.metrics.push(metric);
+        self
+    }
+
+    pub(crate) fn into_wit(self) -> crate::bindings::herald::plugin0_3_0::types::Manifest {
+        crate::bindings::herald::plugin0_3_0::types::Manifest {
             name: self.name,
             version: self.version,
             subscriptions: self
@@ -127,6 +154,7 @@ impl Manifest {
             limits: self.limits.into_wit(),
             capabilities: self.capabilities,
             writes: self.writes.into_iter().map(WriteRule::into_wit).collect(),
+            metrics: self.metrics.into_iter().map(Metric::into_wit).collect(),
         }
     }
 }
