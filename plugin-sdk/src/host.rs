@@ -11,7 +11,7 @@ pub(crate) use crate::testing::host::*;
 mod wasm {
     use crate::GroupVersionKind;
     use crate::bindings::herald::plugin0_2_0::{cache, config, events, kube, log};
-    use crate::bindings::herald::plugin0_3_0::metrics;
+    use crate::bindings::herald::plugin0_3_0::{metrics, workqueue};
     use crate::cache::CacheError;
     use crate::events::EventRecord;
     use crate::kube::{DeleteParams, KubeError, PatchType, Target};
@@ -112,5 +112,9 @@ mod wasm {
             MetricOp::Set => metrics::set(name, label_values, value),
             MetricOp::Observe => metrics::observe(name, label_values, value),
         }
+    }
+
+    pub(crate) fn requeue_after(delay_ms: u64) {
+        workqueue::requeue_after(delay_ms);
     }
 }

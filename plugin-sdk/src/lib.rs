@@ -195,6 +195,7 @@ mod manifest;
 pub mod metrics;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod testing;
+pub mod workqueue;
 
 pub use error::Error;
 pub use event::{Context, Event, Update};

@@ -1,11 +1,13 @@
 //! An in-process stand-in for the host, for unit-testing plugins on the
 //! native target (`cargo test`). Off wasm, the SDK's log, cache, config,
-//! [`kube`](crate::kube), [`events`](crate::events) and
-//! [`metrics`](crate::metrics) calls land here instead of in the host.
+//! [`kube`](crate::kube), [`events`](crate::events),
+//! [`metrics`](crate::metrics) and [`workqueue`](crate::workqueue) calls
+//! land here instead of in the host.
 //!
 //! Metric updates are recorded ([`metric_updates`]) and summed per series
 //! ([`metric`], [`metrics`], [`observations`]); [`declare`] makes the test
 //! host check them against the manifest's definitions as the host does.
+//! Requeue requests are recorded ([`requeues`]).
 //!
 //! Every `kube` call (reads included) is recorded as a [`KubeCall`]
 //! ([`writes`], [`take_writes`]) and every published Event as an
@@ -119,6 +121,7 @@ struct TestHost {
     once: Vec<(Verb, Matcher, Result<Value, KubeError>)>,
     publish: Option<Result<(), KubeError>>,
     metrics: MetricsHost,
+    requeues: Vec<std::time::Duration>,
 }
 
 /// A metric name and one value per label: one series.
@@ -318,7 +321,8 @@ fn with_host<R>(f: impl FnOnce(&mut TestHost) -> R) -> R {
 }
 
 /// Forgets this thread's configuration, logs, cache, recorded calls,
-/// Events and metric updates, declared metrics and scripted responses.
+/// Events, metric updates and requeues, declared metrics and scripted
+/// responses.
 pub fn reset() {
     with_host(|host| *host = TestHost::default());
 }
@@ -452,6 +456,18 @@ fn series(name: &str, label_values: &[&str]) -> Series {
             .map(|value| (*value).to_owned())
             .collect(),
     )
+}
+
+/// Every [`requeue_after`](crate::workqueue::requeue_after) request since
+/// the last [`take_requeues`], in order, kept. The host honours the last
+/// one of a call.
+pub fn requeues() -> Vec<std::time::Duration> {
+    with_host(|host| host.requeues.clone())
+}
+
+/// Every requeue request since the last take, removed.
+pub fn take_requeues() -> Vec<std::time::Duration> {
+    with_host(|host| std::mem::take(&mut host.requeues))
 }
 
 /// Sets the configuration `config::get` returns (JSON text).
@@ -866,6 +882,13 @@ pub(crate) mod host {
                 }
             }
             host.metrics.updates.push(update);
+        });
+    }
+
+    pub(crate) fn requeue_after(delay_ms: u64) {
+        with_host(|host| {
+            host.requeues
+                .push(std::time::Duration::from_millis(delay_ms))
         });
     }
 
