@@ -18,6 +18,8 @@ mod wasm {
     use crate::log::Level;
     use crate::metrics::MetricOp;
 
+    pub(crate) use crate::http::wasi::send as http_send;
+
     pub(crate) fn log(level: Level, message: &str) {
         let level = match level {
             Level::Trace => log::Level::Trace,

@@ -188,6 +188,7 @@ mod event;
 pub mod events;
 mod handler;
 mod host;
+pub mod http;
 mod kind;
 pub mod kube;
 pub mod log;

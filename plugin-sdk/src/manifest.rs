@@ -45,7 +45,8 @@ use crate::metrics::Metric;
 /// ```
 ///
 /// A plugin with metrics of its own declares them (see
-/// [`metrics`](crate::metrics)):
+/// [`metrics`](crate::metrics)); one that makes HTTP requests asks for the
+/// `http` capability:
 ///
 /// ```
 /// use herald_sdk::k8s_openapi::api::core::v1::Pod;
@@ -54,6 +55,7 @@ use crate::metrics::Metric;
 ///
 /// let manifest = Manifest::new("crash-alert", "0.1.0")
 ///     .subscribe(Subscription::to::<Pod>().coalesced())
+///     .capability("http")
 ///     .metric(Metric::counter("alerts_total", "Alerts sent").labels(["namespace"]))
 ///     .metric(Metric::histogram("webhook_seconds", "Webhook latency").buckets([0.1, 0.5, 2.0]));
 /// assert_eq!(manifest.metrics.len(), 2);
@@ -70,7 +72,8 @@ pub struct Manifest {
     pub limits: Limits,
     /// Host capabilities beyond logging and cache reads; each must be
     /// granted by the operator or the plugin is not loaded. `events` lets it
-    /// publish Kubernetes Events ([`events`](crate::events)).
+    /// publish Kubernetes Events ([`events`](crate::events)), `http` make
+    /// HTTP requests to the origins granted ([`http`](crate::http)).
     pub capabilities: Vec<String>,
     /// The Kubernetes writes (and API reads) the plugin will make through
     /// [`kube`](crate::kube); each must be covered by the operator's grant or
@@ -121,8 +124,9 @@ impl Manifest {
         self
     }
 
-    /// Asks for a host capability, e.g. `events` to publish Kubernetes
-    /// Events.
+    /// Asks for a host capability: `events` to publish Kubernetes Events
+    /// ([`events`](crate::events)), `http` to make HTTP requests
+    /// ([`http`](crate::http)).
     pub fn capability(mut self, capability: impl Into<String>) -> Self {
         self.capabilities.push(capability.into());
         self

@@ -1,13 +1,14 @@
 //! An in-process stand-in for the host, for unit-testing plugins on the
 //! native target (`cargo test`). Off wasm, the SDK's log, cache, config,
 //! [`kube`](crate::kube), [`events`](crate::events),
-//! [`metrics`](crate::metrics) and [`workqueue`](crate::workqueue) calls
-//! land here instead of in the host.
+//! [`metrics`](crate::metrics), [`workqueue`](crate::workqueue) and
+//! [`http`](crate::http) calls land here instead of in the host.
 //!
 //! Metric updates are recorded ([`metric_updates`]) and summed per series
 //! ([`metric`], [`metrics`], [`observations`]); [`declare`] makes the test
 //! host check them against the manifest's definitions as the host does.
-//! Requeue requests are recorded ([`requeues`]).
+//! Requeue requests are recorded ([`requeues`]). HTTP requests are recorded
+//! and answered by [`http`]'s scripted responses.
 //!
 //! Every `kube` call (reads included) is recorded as a [`KubeCall`]
 //! ([`writes`], [`take_writes`]) and every published Event as an
@@ -95,6 +96,8 @@ use crate::metrics::{Metric, MetricKind};
 pub use crate::metrics::{MetricOp, MetricUpdate};
 use crate::{Context, Event, GroupVersionKind, Manifest, Update};
 
+pub mod http;
+
 /// One line a plugin logged.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LogLine {
@@ -122,6 +125,7 @@ struct TestHost {
     publish: Option<Result<(), KubeError>>,
     metrics: MetricsHost,
     requeues: Vec<std::time::Duration>,
+    http: http::Script,
 }
 
 /// A metric name and one value per label: one series.
@@ -321,8 +325,8 @@ fn with_host<R>(f: impl FnOnce(&mut TestHost) -> R) -> R {
 }
 
 /// Forgets this thread's configuration, logs, cache, recorded calls,
-/// Events, metric updates and requeues, declared metrics and scripted
-/// responses.
+/// Events, metric updates, requeues and HTTP requests, declared metrics and
+/// scripted responses.
 pub fn reset() {
     with_host(|host| *host = TestHost::default());
 }
@@ -890,6 +894,12 @@ pub(crate) mod host {
             host.requeues
                 .push(std::time::Duration::from_millis(delay_ms))
         });
+    }
+
+    pub(crate) fn http_send(
+        hop: &crate::http::Hop<'_>,
+    ) -> Result<crate::http::Response, crate::http::HttpErrorKind> {
+        with_host(|host| host.http.answer(hop))
     }
 
     pub(crate) fn events_publish(event: &EventRecord) -> Result<(), KubeError> {
