@@ -39,8 +39,8 @@ pub enum CacheError {
 
 impl CacheError {
     #[cfg(target_arch = "wasm32")]
-    pub(crate) fn from_wit(error: crate::bindings::herald::plugin::cache::CacheError) -> Self {
-        use crate::bindings::herald::plugin::cache::CacheError as Wit;
+    pub(crate) fn from_wit(error: crate::bindings::herald::plugin0_2_0::cache::CacheError) -> Self {
+        use crate::bindings::herald::plugin0_2_0::cache::CacheError as Wit;
         match error {
             Wit::NotSubscribed(kind) => Self::NotSubscribed(GroupVersionKind::from_wit(kind)),
             Wit::InvalidSelector(why) => Self::InvalidSelector(why),

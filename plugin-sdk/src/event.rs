@@ -3,7 +3,7 @@
 
 use serde::de::DeserializeOwned;
 
-use crate::bindings::herald::plugin::types as wit;
+use crate::bindings::herald::plugin0_2_0::types as wit;
 use crate::{Error, GroupVersionKind};
 
 /// Facts about the notification being delivered, as the host sent them.

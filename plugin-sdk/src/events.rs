@@ -135,8 +135,8 @@ impl ObjectReference {
     }
 
     #[cfg(target_arch = "wasm32")]
-    fn to_wit(&self) -> crate::bindings::herald::plugin::events::ObjectReference {
-        crate::bindings::herald::plugin::events::ObjectReference {
+    fn to_wit(&self) -> crate::bindings::herald::plugin0_2_0::events::ObjectReference {
+        crate::bindings::herald::plugin0_2_0::events::ObjectReference {
             kind: self.kind.to_wit(),
             namespace: self.namespace.clone(),
             name: self.name.clone(),
@@ -166,8 +166,8 @@ pub struct EventRecord {
 
 impl EventRecord {
     #[cfg(target_arch = "wasm32")]
-    pub(crate) fn to_wit(&self) -> crate::bindings::herald::plugin::events::Event {
-        use crate::bindings::herald::plugin::events as wit;
+    pub(crate) fn to_wit(&self) -> crate::bindings::herald::plugin0_2_0::events::Event {
+        use crate::bindings::herald::plugin0_2_0::events as wit;
         wit::Event {
             regarding: self.regarding.to_wit(),
             related: self.related.as_ref().map(ObjectReference::to_wit),

@@ -81,7 +81,9 @@ pub mod export {
 
     use super::Handler;
     use crate::bindings;
-    use crate::bindings::exports::herald::plugin::handler::{EventContext, Guest as HandlerGuest};
+    use crate::bindings::exports::herald::plugin0_2_0::handler::{
+        EventContext, Guest as HandlerGuest,
+    };
     use crate::{Context, Error, Event, Update};
 
     /// The type the generated export functions are instantiated with.
@@ -133,7 +135,7 @@ pub mod export {
     #[cfg(all(test, not(target_arch = "wasm32")))]
     mod tests {
         use super::*;
-        use crate::bindings::herald::plugin::types::GroupVersionKind;
+        use crate::bindings::herald::plugin0_2_0::types::GroupVersionKind;
         use crate::{Manifest, Subscription};
 
         #[derive(Default)]

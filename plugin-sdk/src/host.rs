@@ -10,11 +10,15 @@ pub(crate) use crate::testing::host::*;
 #[cfg(target_arch = "wasm32")]
 mod wasm {
     use crate::GroupVersionKind;
-    use crate::bindings::herald::plugin::{cache, config, events, kube, log};
+    use crate::bindings::herald::plugin0_2_0::{cache, config, events, kube, log};
+    use crate::bindings::herald::plugin0_3_0::{metrics, workqueue};
     use crate::cache::CacheError;
     use crate::events::EventRecord;
     use crate::kube::{DeleteParams, KubeError, PatchType, Target};
     use crate::log::Level;
+    use crate::metrics::MetricOp;
+
+    pub(crate) use crate::http::wasi::send as http_send;
 
     pub(crate) fn log(level: Level, message: &str) {
         let level = match level {
@@ -90,5 +94,29 @@ mod wasm {
 
     pub(crate) fn events_publish(event: &EventRecord) -> Result<(), KubeError> {
         events::publish(&event.to_wit()).map_err(KubeError::from_wit)
+    }
+
+    pub(crate) fn metric_update(op: MetricOp, name: &str, label_values: &[&str], value: f64) {
+        // Without labels nothing is allocated; with labels the host wants
+        // owned strings.
+        let owned: Vec<String>;
+        let label_values: &[String] = if label_values.is_empty() {
+            &[]
+        } else {
+            owned = label_values
+                .iter()
+                .map(|value| (*value).to_owned())
+                .collect();
+            &owned
+        };
+        match op {
+            MetricOp::Add => metrics::add(name, label_values, value),
+            MetricOp::Set => metrics::set(name, label_values, value),
+            MetricOp::Observe => metrics::observe(name, label_values, value),
+        }
+    }
+
+    pub(crate) fn requeue_after(delay_ms: u64) {
+        workqueue::requeue_after(delay_ms);
     }
 }

@@ -4,7 +4,7 @@ use std::fmt;
 
 use k8s_openapi::Resource;
 
-use crate::bindings::herald::plugin::types as wit;
+use crate::bindings::herald::plugin0_2_0::types as wit;
 
 /// A Kubernetes group, version and kind, e.g. `apps`/`v1`/`Deployment`. The
 /// core group is the empty string.

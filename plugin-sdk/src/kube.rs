@@ -184,8 +184,8 @@ impl KubeError {
     }
 
     #[cfg(target_arch = "wasm32")]
-    pub(crate) fn from_wit(error: crate::bindings::herald::plugin::kube::KubeError) -> Self {
-        use crate::bindings::herald::plugin::kube::KubeError as Wit;
+    pub(crate) fn from_wit(error: crate::bindings::herald::plugin0_2_0::kube::KubeError) -> Self {
+        use crate::bindings::herald::plugin0_2_0::kube::KubeError as Wit;
         match error {
             Wit::NotGranted(message) => Self::NotGranted(message),
             Wit::NotFound(message) => Self::NotFound(message),
@@ -265,8 +265,8 @@ impl Target {
     }
 
     #[cfg(target_arch = "wasm32")]
-    pub(crate) fn to_wit(&self) -> crate::bindings::herald::plugin::kube::Target {
-        crate::bindings::herald::plugin::kube::Target {
+    pub(crate) fn to_wit(&self) -> crate::bindings::herald::plugin0_2_0::kube::Target {
+        crate::bindings::herald::plugin0_2_0::kube::Target {
             kind: self.kind.to_wit(),
             namespace: self.namespace.clone(),
             name: self.name.clone(),
@@ -309,8 +309,8 @@ impl PatchType {
     }
 
     #[cfg(target_arch = "wasm32")]
-    pub(crate) fn to_wit(self) -> crate::bindings::herald::plugin::kube::PatchType {
-        use crate::bindings::herald::plugin::kube::PatchType as Wit;
+    pub(crate) fn to_wit(self) -> crate::bindings::herald::plugin0_2_0::kube::PatchType {
+        use crate::bindings::herald::plugin0_2_0::kube::PatchType as Wit;
         match self {
             Self::Merge => Wit::Merge,
             Self::Json => Wit::Json,
@@ -364,8 +364,8 @@ pub enum Propagation {
 
 impl Propagation {
     #[cfg(target_arch = "wasm32")]
-    pub(crate) fn to_wit(self) -> crate::bindings::herald::plugin::kube::Propagation {
-        use crate::bindings::herald::plugin::kube::Propagation as Wit;
+    pub(crate) fn to_wit(self) -> crate::bindings::herald::plugin0_2_0::kube::Propagation {
+        use crate::bindings::herald::plugin0_2_0::kube::Propagation as Wit;
         match self {
             Self::Orphan => Wit::Orphan,
             Self::Background => Wit::Background,

@@ -3,11 +3,13 @@
 //! A Herald plugin is a WebAssembly component that the Herald daemon loads
 //! and feeds with the notifications of Kubernetes shared informers: every
 //! add, update and delete of the objects it subscribed to. This crate turns
-//! the raw ABI (`wit/0.2.0/herald.wit`, world `herald:plugin/plugin@0.2.0`)
+//! the raw ABI (`wit/0.3.0/herald.wit`, world `herald:plugin/plugin@0.3.0`)
 //! into one trait, [`Handler`], plus typed access to the objects, logging,
-//! cache look-ups, configuration, granted Kubernetes writes and Events.
-//! (The host still runs components built against the released 0.1.0 world,
-//! `wit/0.1.0/herald.wit`; this SDK builds 0.2.0 components.)
+//! cache look-ups, configuration, granted Kubernetes writes and Events,
+//! metrics of the plugin's own, the work queue and outbound HTTP. (The host
+//! still runs components built against the released 0.2.0 and 0.1.0 worlds,
+//! `wit/0.2.0/herald.wit` and `wit/0.1.0/herald.wit`; this SDK builds 0.3.0
+//! components.)
 //!
 //! # A plugin in one file
 //!
@@ -116,6 +118,47 @@
 //! # fn main() {}
 //! ```
 //!
+//! # A plugin that alerts
+//!
+//! Outbound HTTP needs the `http` capability (the operator grants the
+//! origins), and a plugin's own metrics are declared in the manifest:
+//!
+//! ```no_run
+//! use herald_sdk::k8s_openapi::api::core::v1::Pod;
+//! use herald_sdk::metrics::{self, Metric};
+//! use herald_sdk::serde_json::json;
+//! use herald_sdk::{Error, Handler, Manifest, Subscription, Update, http};
+//!
+//! #[derive(Default)]
+//! struct Evictions;
+//!
+//! impl Handler for Evictions {
+//!     fn manifest() -> Manifest {
+//!         Manifest::new("evictions", "0.1.0")
+//!             .subscribe(Subscription::to::<Pod>().coalesced())
+//!             .capability("http")
+//!             .metric(Metric::counter("evictions_total", "Evicted Pods").labels(["namespace"]))
+//!     }
+//!
+//!     fn on_update(&mut self, event: &Update) -> Result<(), Error> {
+//!         let (old, new): (Pod, Pod) = (event.old()?, event.new()?);
+//!         let reason = |pod: &Pod| pod.status.as_ref().and_then(|status| status.reason.clone());
+//!         if reason(&new).as_deref() == Some("Evicted") && reason(&old).is_none() {
+//!             let namespace = new.metadata.namespace.as_deref().unwrap_or_default();
+//!             metrics::counter("evictions_total").with(&[namespace]).inc();
+//!             // Any failure (an error or a status other than 2xx) fails the
+//!             // call: the host retries this Pod with backoff.
+//!             http::post_json("https://hooks.example.com/evictions", &json!({"pod": event.key()}))?
+//!                 .error_for_status()?;
+//!         }
+//!         Ok(())
+//!     }
+//! }
+//!
+//! herald_sdk::export_plugin!(Evictions);
+//! # fn main() {}
+//! ```
+//!
 //! # The pieces
 //!
 //! - **[`Handler`]**: the manifest plus `on_add`, `on_update` and
@@ -155,12 +198,26 @@
 //! - **[`events`]**: Kubernetes Events about objects,
 //!   `events::warning(&pod, "DisallowedImage", note)`; needs the `events`
 //!   capability.
+//! - **[`metrics`]**: the plugin's own Prometheus metrics, declared with
+//!   [`Manifest::metric`] (`Metric::counter`, `gauge`, `histogram`) and
+//!   updated with `metrics::counter("alerts_total").with(&["shop"]).inc()`,
+//!   `metrics::gauge(..).set(..)`, `metrics::histogram(..).observe(..)`;
+//!   the host exports them as `herald_plugin_<name>`.
+//! - **[`workqueue`]**: `workqueue::requeue_after(delay)` asks for the
+//!   object being handled to be delivered again later (coalesced
+//!   subscriptions).
+//! - **[`http`]**: a small blocking client over `wasi:http`,
+//!   `http::post_json(url, &body)`, `http::get_json::<T>(url)`,
+//!   [`http::Request`] for the rest; redirects followed, each hop checked by
+//!   the host against the origins the operator granted; failures are a
+//!   typed [`http::HttpError`]. Needs the `http` capability.
 //!
 //! # The sandbox
 //!
 //! Plugins run with a WASI context that grants nothing: no files, no
-//! environment variables, no arguments, no network. Clocks and randomness
-//! work. Anything written to stdout or stderr becomes a host log line, but
+//! environment variables, no arguments, no sockets. Clocks and randomness
+//! work. Outbound HTTP goes only through [`http`] (`wasi:http`), to the
+//! origins the operator granted. Anything written to stdout or stderr becomes a host log line, but
 //! the logging macros are the proper channel. A panic traps the instance:
 //! the host records the failure and starts a fresh instance (with a fresh
 //! handler) for the next call.
@@ -168,9 +225,10 @@
 //! # Testing plugins natively
 //!
 //! The crate also compiles for the host target. There, the log, cache,
-//! config, kube and events calls reach an in-process stand-in, [`testing`],
-//! which records every write and Event and answers with scripted responses,
-//! so handler logic can be unit-tested with
+//! config, kube, events, metrics, workqueue and HTTP calls reach an
+//! in-process stand-in, [`testing`], which records every write, Event,
+//! metric update, requeue and HTTP request and answers with scripted
+//! responses, so handler logic can be unit-tested with
 //! `cargo test --target x86_64-unknown-linux-gnu` (or whatever the native
 //! target is).
 
@@ -188,12 +246,15 @@ mod event;
 pub mod events;
 mod handler;
 mod host;
+pub mod http;
 mod kind;
 pub mod kube;
 pub mod log;
 mod manifest;
+pub mod metrics;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod testing;
+pub mod workqueue;
 
 pub use error::Error;
 pub use event::{Context, Event, Update};

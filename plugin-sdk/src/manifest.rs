@@ -7,7 +7,8 @@ use std::time::Duration;
 use k8s_openapi::Resource;
 
 use crate::GroupVersionKind;
-use crate::bindings::herald::plugin::types as wit;
+use crate::bindings::herald::plugin0_2_0::types as wit;
+use crate::metrics::Metric;
 
 /// What a plugin is and what it needs; returned by
 /// [`Handler::manifest`](crate::Handler::manifest), read once per load.
@@ -42,7 +43,24 @@ use crate::bindings::herald::plugin::types as wit;
 /// assert_eq!(manifest.writes.len(), 3);
 /// assert_eq!(manifest.writes[1].subresource.as_deref(), Some("status"));
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// A plugin with metrics of its own declares them (see
+/// [`metrics`](crate::metrics)); one that makes HTTP requests asks for the
+/// `http` capability:
+///
+/// ```
+/// use herald_sdk::k8s_openapi::api::core::v1::Pod;
+/// use herald_sdk::metrics::Metric;
+/// use herald_sdk::{Manifest, Subscription};
+///
+/// let manifest = Manifest::new("crash-alert", "0.1.0")
+///     .subscribe(Subscription::to::<Pod>().coalesced())
+///     .capability("http")
+///     .metric(Metric::counter("alerts_total", "Alerts sent").labels(["namespace"]))
+///     .metric(Metric::histogram("webhook_seconds", "Webhook latency").buckets([0.1, 0.5, 2.0]));
+/// assert_eq!(manifest.metrics.len(), 2);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
 pub struct Manifest {
     /// Unique plugin name: lowercase letters, digits and `-`.
     pub name: String,
@@ -54,12 +72,16 @@ pub struct Manifest {
     pub limits: Limits,
     /// Host capabilities beyond logging and cache reads; each must be
     /// granted by the operator or the plugin is not loaded. `events` lets it
-    /// publish Kubernetes Events ([`events`](crate::events)).
+    /// publish Kubernetes Events ([`events`](crate::events)), `http` make
+    /// HTTP requests to the origins granted ([`http`](crate::http)).
     pub capabilities: Vec<String>,
     /// The Kubernetes writes (and API reads) the plugin will make through
     /// [`kube`](crate::kube); each must be covered by the operator's grant or
     /// the plugin is not loaded, and every call is checked against them.
     pub writes: Vec<WriteRule>,
+    /// The metrics the plugin updates through [`metrics`](crate::metrics);
+    /// the host checks the definitions when it loads the plugin.
+    pub metrics: Vec<Metric>,
 }
 
 impl Manifest {
@@ -73,6 +95,7 @@ impl Manifest {
             limits: Limits::default(),
             capabilities: Vec::new(),
             writes: Vec::new(),
+            metrics: Vec::new(),
         }
     }
 
@@ -101,8 +124,9 @@ impl Manifest {
         self
     }
 
-    /// Asks for a host capability, e.g. `events` to publish Kubernetes
-    /// Events.
+    /// Asks for a host capability: `events` to publish Kubernetes Events
+    /// ([`events`](crate::events)), `http` to make HTTP requests
+    /// ([`http`](crate::http)).
     pub fn capability(mut self, capability: impl Into<String>) -> Self {
         self.capabilities.push(capability.into());
         self
@@ -115,8 +139,15 @@ impl Manifest {
         self
     }
 
-    pub(crate) fn into_wit(self) -> wit::Manifest {
-        wit::Manifest {
+    /// Declares a metric the plugin will update through
+    /// [`metrics`](crate::metrics).
+    pub fn metric(mut self, metric: Metric) -> Self {
+        self.metrics.push(metric);
+        self
+    }
+
+    pub(crate) fn into_wit(self) -> crate::bindings::herald::plugin0_3_0::types::Manifest {
+        crate::bindings::herald::plugin0_3_0::types::Manifest {
             name: self.name,
             version: self.version,
             subscriptions: self
@@ -127,6 +158,7 @@ impl Manifest {
             limits: self.limits.into_wit(),
             capabilities: self.capabilities,
             writes: self.writes.into_iter().map(WriteRule::into_wit).collect(),
+            metrics: self.metrics.into_iter().map(Metric::into_wit).collect(),
         }
     }
 }

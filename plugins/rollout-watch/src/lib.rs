@@ -1,25 +1,51 @@
 //! `rollout-watch`: reports Deployment rollouts (started, progressing,
 //! completed), scaling and unavailable replicas, naming the new and old
-//! ReplicaSets found through the host's cache.
+//! ReplicaSets found through the host's cache; measures how long rollouts
+//! take and counts those stuck past their progress deadline.
 
+mod metrics;
 mod replica_sets;
 mod status;
 
 use herald_sdk::k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use herald_sdk::{Error, Event, Handler, Manifest, Subscription, Update};
 
+use crate::metrics::Rollouts;
 use crate::status::Progress;
 
 /// Watches Deployments, and ReplicaSets for the cache look-ups.
-#[derive(Default)]
-pub struct RolloutWatch;
+pub struct RolloutWatch {
+    rollouts: Rollouts,
+}
+
+impl Default for RolloutWatch {
+    fn default() -> Self {
+        Self::with_clock(metrics::monotonic())
+    }
+}
+
+impl RolloutWatch {
+    /// A plugin timing rollouts with `clock` (tests use one they move).
+    pub fn with_clock(clock: metrics::Clock) -> Self {
+        Self {
+            rollouts: Rollouts::new(clock),
+        }
+    }
+}
+
+fn namespace(deployment: &Deployment) -> &str {
+    deployment.metadata.namespace.as_deref().unwrap_or_default()
+}
 
 impl Handler for RolloutWatch {
     fn manifest() -> Manifest {
         // ReplicaSets are watched only to be visible to `cache::list`.
+        let [duration, stuck] = metrics::definitions();
         Manifest::new("rollout-watch", env!("CARGO_PKG_VERSION"))
             .subscribe(Subscription::to::<Deployment>())
             .subscribe(Subscription::to::<ReplicaSet>())
+            .metric(duration)
+            .metric(stuck)
     }
 
     fn on_add(&mut self, event: &Event) -> Result<(), Error> {
@@ -45,6 +71,9 @@ impl Handler for RolloutWatch {
                 progress.desired
             );
         }
+        if status::is_stuck(&deployment) {
+            metrics::count_stuck(namespace(&deployment));
+        }
         Ok(())
     }
 
@@ -58,6 +87,7 @@ impl Handler for RolloutWatch {
 
         if status::template_changed(&old, &new) {
             herald_sdk::info!("started deployment={key} generation={}", after.generation);
+            self.rollouts.start(key);
         }
         if before.desired != after.desired {
             herald_sdk::info!(
@@ -74,6 +104,7 @@ impl Handler for RolloutWatch {
                 after.desired,
                 sets.new
             );
+            self.rollouts.complete(key, namespace(&new));
         } else if !after.is_complete() && after.counts() != before.counts() {
             let sets = replica_sets::describe(&new, key);
             herald_sdk::info!(
@@ -92,6 +123,14 @@ impl Handler for RolloutWatch {
                 after.unavailable
             );
         }
+        let (was_stuck, stuck) = (status::is_stuck(&old), status::is_stuck(&new));
+        if stuck && !was_stuck {
+            let deadline = new.spec.progress_deadline_seconds.unwrap_or(600);
+            herald_sdk::warn!("stuck deployment={key} deadline={deadline}s");
+        }
+        if stuck != was_stuck {
+            metrics::count_stuck(namespace(&new));
+        }
         Ok(())
     }
 
@@ -103,6 +142,14 @@ impl Handler for RolloutWatch {
                 "deleted"
             };
             herald_sdk::info!("{verb} deployment={}", event.key());
+            self.rollouts.forget(event.key());
+            // A last state that does not decode is no reason to fail a
+            // delete: the count is then only corrected at the next change.
+            if let Ok(deployment) = event.object::<Deployment>()
+                && status::is_stuck(&deployment)
+            {
+                metrics::count_stuck(namespace(&deployment));
+            }
         }
         Ok(())
     }

@@ -61,3 +61,21 @@ impl Progress {
 pub fn template_changed(old: &Deployment, new: &Deployment) -> bool {
     old.spec.template != new.spec.template
 }
+
+/// Whether the Deployment controller gave up waiting for the rollout: the
+/// `Progressing` condition is `False` with reason
+/// `ProgressDeadlineExceeded`, which it sets once the rollout has made no
+/// progress for `spec.progressDeadlineSeconds` (default 600).
+pub fn is_stuck(deployment: &Deployment) -> bool {
+    deployment
+        .status
+        .as_ref()
+        .and_then(|status| status.conditions.as_ref())
+        .into_iter()
+        .flatten()
+        .any(|condition| {
+            condition.type_.as_deref() == Some("Progressing")
+                && condition.status.as_deref() == Some("False")
+                && condition.reason.as_deref() == Some("ProgressDeadlineExceeded")
+        })
+}

@@ -1,7 +1,11 @@
 //! The handler against the SDK's stand-in host.
 
+use std::cell::Cell;
+use std::rc::Rc;
+use std::time::Duration;
+
 use herald_sdk::k8s_openapi::api::apps::v1::{
-    DeploymentSpec, DeploymentStatus, ReplicaSetSpec, ReplicaSetStatus,
+    DeploymentCondition, DeploymentSpec, DeploymentStatus, ReplicaSetSpec, ReplicaSetStatus,
 };
 use herald_sdk::k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
 use herald_sdk::k8s_openapi::apimachinery::pkg::apis::meta::v1::{
@@ -115,7 +119,7 @@ fn a_rollout_is_started_progresses_and_completes() {
     testing::cache_insert(&replica_set("web-new", "uid-web", 2, 2, 1));
     testing::cache_insert(&replica_set("web-stale", "uid-web", 0, 0, 0));
     testing::cache_insert(&replica_set("other-app", "uid-other", 5, 1, 1));
-    let mut plugin = RolloutWatch;
+    let mut plugin = RolloutWatch::default();
 
     let stable = deployment("nginx:1.26", 1, 1, [1, 3, 3, 3, 0]);
     let changed = deployment("nginx:1.27", 2, 2, [1, 3, 3, 3, 0]);
@@ -156,10 +160,10 @@ fn scaling_is_not_a_rollout() {
     after.spec.replicas = Some(5);
     let mut growing = deployment("nginx:1.27", 2, 3, [3, 4, 4, 4, 0]);
     growing.spec.replicas = Some(5);
-    RolloutWatch
+    RolloutWatch::default()
         .on_update(&testing::updated(&before, &after))
         .unwrap();
-    RolloutWatch
+    RolloutWatch::default()
         .on_update(&testing::updated(&after, &growing))
         .unwrap();
     assert_eq!(
@@ -174,7 +178,7 @@ fn scaling_is_not_a_rollout() {
 #[test]
 fn adds_deletes_and_replica_set_events() {
     testing::reset();
-    let mut plugin = RolloutWatch;
+    let mut plugin = RolloutWatch::default();
     plugin
         .on_add(&testing::added(&deployment(
             "nginx:1",
@@ -239,7 +243,7 @@ fn failed_look_ups_degrade_to_question_marks() {
     testing::reset();
     let before = deployment("nginx:1", 1, 1, [1, 0, 0, 0, 0]);
     let after = deployment("nginx:1", 1, 1, [1, 1, 1, 1, 0]);
-    RolloutWatch
+    RolloutWatch::default()
         .on_update(&testing::updated(&before, &after))
         .unwrap();
     assert_eq!(
@@ -266,4 +270,152 @@ fn completion_waits_for_old_replicas_and_the_new_generation() {
         !progress.is_complete(),
         "the controller has not seen generation 2"
     );
+}
+
+/// A plugin whose clock reads `now`, its metrics checked as the host would.
+fn timed(now: &Rc<Cell<Duration>>) -> RolloutWatch {
+    testing::reset();
+    testing::declare(&RolloutWatch::manifest());
+    testing::subscribe(herald_sdk::GroupVersionKind::of::<ReplicaSet>());
+    let now = Rc::clone(now);
+    RolloutWatch::with_clock(Box::new(move || now.get()))
+}
+
+#[test]
+fn a_rollout_is_timed_from_its_template_change_to_its_completion() {
+    let now = Rc::new(Cell::new(Duration::from_secs(10)));
+    let mut plugin = timed(&now);
+    let stable = deployment("nginx:1.26", 1, 1, [1, 3, 3, 3, 0]);
+    let changed = deployment("nginx:1.27", 2, 2, [1, 3, 3, 3, 0]);
+    let rolling = deployment("nginx:1.27", 2, 2, [2, 1, 3, 2, 1]);
+    let done = deployment("nginx:1.27", 2, 2, [2, 3, 3, 3, 0]);
+    plugin
+        .on_update(&testing::updated(&stable, &changed))
+        .unwrap();
+    now.set(Duration::from_secs(40));
+    plugin
+        .on_update(&testing::updated(&changed, &rolling))
+        .unwrap();
+    assert!(testing::observations(metrics::DURATION, &["shop"]).is_empty());
+    now.set(Duration::from_millis(95_500));
+    plugin
+        .on_update(&testing::updated(&rolling, &done))
+        .unwrap();
+    assert_eq!(testing::observations(metrics::DURATION, &["shop"]), [85.5]);
+
+    // Scaling is not a rollout, and completing it times nothing.
+    let mut scaled = deployment("nginx:1.27", 2, 3, [2, 3, 3, 3, 0]);
+    scaled.spec.replicas = Some(5);
+    let mut grown = deployment("nginx:1.27", 2, 3, [3, 5, 5, 5, 0]);
+    grown.spec.replicas = Some(5);
+    grown.status.as_mut().unwrap().replicas = Some(5);
+    plugin.on_update(&testing::updated(&done, &scaled)).unwrap();
+    plugin
+        .on_update(&testing::updated(&scaled, &grown))
+        .unwrap();
+    assert_eq!(testing::observations(metrics::DURATION, &["shop"]).len(), 1);
+    assert!(
+        testing::take_messages()
+            .iter()
+            .any(|line| line.starts_with("completed deployment=shop/web generation=3")),
+        "the scale completed, untimed"
+    );
+    assert!(
+        testing::metric_updates()
+            .iter()
+            .all(|update| update.name == metrics::DURATION)
+    );
+}
+
+#[test]
+fn a_rollout_whose_start_was_not_seen_is_not_timed() {
+    let now = Rc::new(Cell::new(Duration::from_secs(10)));
+    // A rebuilt instance, or one that joined mid-rollout.
+    let mut plugin = timed(&now);
+    let rolling = deployment("nginx:1.27", 2, 2, [2, 1, 3, 2, 1]);
+    let done = deployment("nginx:1.27", 2, 2, [2, 3, 3, 3, 0]);
+    plugin.on_add(&testing::listed(&rolling)).unwrap();
+    plugin
+        .on_update(&testing::updated(&rolling, &done))
+        .unwrap();
+    assert!(testing::observations(metrics::DURATION, &["shop"]).is_empty());
+
+    // A deleted Deployment's rollout is forgotten.
+    let stable = deployment("nginx:1.27", 2, 2, [2, 3, 3, 3, 0]);
+    let changed = deployment("nginx:1.28", 3, 3, [2, 3, 3, 3, 0]);
+    plugin
+        .on_update(&testing::updated(&stable, &changed))
+        .unwrap();
+    plugin.on_delete(&testing::deleted(&changed)).unwrap();
+    let done = deployment("nginx:1.28", 3, 3, [3, 3, 3, 3, 0]);
+    plugin
+        .on_update(&testing::updated(&changed, &done))
+        .unwrap();
+    assert!(testing::observations(metrics::DURATION, &["shop"]).is_empty());
+}
+
+/// `deployment` named `name`, stuck past its deadline when `stuck`.
+fn stuck(name: &str, is_stuck: bool) -> Deployment {
+    let mut deployment = deployment("nginx:1.27", 2, 2, [2, 1, 3, 2, 1]);
+    deployment.metadata.name = Some(name.into());
+    let (status, reason) = if is_stuck {
+        ("False", "ProgressDeadlineExceeded")
+    } else {
+        ("True", "ReplicaSetUpdated")
+    };
+    deployment.status.as_mut().unwrap().conditions = Some(vec![DeploymentCondition {
+        type_: Some("Progressing".into()),
+        status: Some(status.into()),
+        reason: Some(reason.into()),
+        ..DeploymentCondition::default()
+    }]);
+    deployment
+}
+
+#[test]
+fn stuck_rollouts_are_counted_per_namespace_from_the_cache() {
+    let now = Rc::new(Cell::new(Duration::ZERO));
+    let mut plugin = timed(&now);
+    // The host updates its cache before each delivery; so do the tests.
+    let mut deliver = |old: &Deployment, new: &Deployment| {
+        testing::cache_insert(new);
+        plugin.on_update(&testing::updated(old, new)).unwrap();
+    };
+    testing::cache_insert(&stuck("api", false));
+    deliver(&stuck("web", false), &stuck("web", true));
+    assert_eq!(testing::metric(metrics::STUCK, &["shop"]), Some(1.0));
+    deliver(&stuck("api", false), &stuck("api", true));
+    assert_eq!(testing::metric(metrics::STUCK, &["shop"]), Some(2.0));
+    deliver(&stuck("web", true), &stuck("web", true));
+    assert_eq!(
+        testing::take_metric_updates().len(),
+        2,
+        "no change, no count"
+    );
+    deliver(&stuck("web", true), &stuck("web", false));
+    assert_eq!(testing::metric(metrics::STUCK, &["shop"]), Some(1.0));
+    testing::cache_remove::<Deployment>(Some("shop"), "api");
+    plugin
+        .on_delete(&testing::deleted(&stuck("api", true)))
+        .unwrap();
+    assert_eq!(testing::metric(metrics::STUCK, &["shop"]), Some(0.0));
+    let lines = testing::take_messages();
+    let stuck_lines: Vec<&String> = lines
+        .iter()
+        .filter(|line| line.starts_with("stuck"))
+        .collect();
+    assert_eq!(
+        stuck_lines,
+        [
+            "stuck deployment=shop/web deadline=600s",
+            "stuck deployment=shop/api deadline=600s"
+        ]
+    );
+
+    // A rebuilt instance counts again from the cache, at the first change.
+    let mut rebuilt = timed(&now);
+    testing::cache_insert(&stuck("a", true));
+    testing::cache_insert(&stuck("b", true));
+    rebuilt.on_add(&testing::listed(&stuck("b", true))).unwrap();
+    assert_eq!(testing::metric(metrics::STUCK, &["shop"]), Some(2.0));
 }

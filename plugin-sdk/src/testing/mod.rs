@@ -1,7 +1,14 @@
 //! An in-process stand-in for the host, for unit-testing plugins on the
 //! native target (`cargo test`). Off wasm, the SDK's log, cache, config,
-//! [`kube`](crate::kube) and [`events`](crate::events) calls land here
-//! instead of in the host.
+//! [`kube`](crate::kube), [`events`](crate::events),
+//! [`metrics`](crate::metrics), [`workqueue`](crate::workqueue) and
+//! [`http`](crate::http) calls land here instead of in the host.
+//!
+//! Metric updates are recorded ([`metric_updates`]) and summed per series
+//! ([`metric`], [`metrics`], [`observations`]); [`declare`] makes the test
+//! host check them against the manifest's definitions as the host does.
+//! Requeue requests are recorded ([`requeues`]). HTTP requests are recorded
+//! and answered by [`http`]'s scripted responses.
 //!
 //! Every `kube` call (reads included) is recorded as a [`KubeCall`]
 //! ([`writes`], [`take_writes`]) and every published Event as an
@@ -85,7 +92,11 @@ use serde_json::Value;
 pub use crate::events::EventRecord;
 use crate::kube::{DeleteParams, KubeError, PatchType, Target, Verb};
 use crate::log::Level;
-use crate::{Context, Event, GroupVersionKind, Update};
+use crate::metrics::{Metric, MetricKind};
+pub use crate::metrics::{MetricOp, MetricUpdate};
+use crate::{Context, Event, GroupVersionKind, Manifest, Update};
+
+pub mod http;
 
 /// One line a plugin logged.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -112,6 +123,76 @@ struct TestHost {
     /// One-shot responses, consumed in the order added; checked first.
     once: Vec<(Verb, Matcher, Result<Value, KubeError>)>,
     publish: Option<Result<(), KubeError>>,
+    metrics: MetricsHost,
+    requeues: Vec<std::time::Duration>,
+    http: http::Script,
+}
+
+/// A metric name and one value per label: one series.
+pub type Series = (String, Vec<String>);
+
+/// What the test host keeps of metric updates.
+#[derive(Default)]
+struct MetricsHost {
+    /// Every update made, valid or not.
+    updates: Vec<MetricUpdate>,
+    /// Counter and gauge values by series, from the accepted updates.
+    values: BTreeMap<Series, f64>,
+    /// Histogram observations by series, from the accepted updates.
+    observations: BTreeMap<Series, Vec<f64>>,
+    /// The definitions given to [`declare`]; `None`: nothing checked but
+    /// NaN.
+    declared: Option<BTreeMap<String, Metric>>,
+}
+
+/// How many series a plugin may hold, as the host's default.
+const SERIES_LIMIT: usize = 1000;
+
+impl MetricsHost {
+    /// Why the host would drop `update`, if it would.
+    fn problem(&self, update: &MetricUpdate) -> Option<String> {
+        let name = &update.name;
+        if update.value.is_nan() {
+            return Some(format!("metric {name}: NaN"));
+        }
+        let declared = self.declared.as_ref()?;
+        let Some(metric) = declared.get(name) else {
+            return Some(format!("metric {name} is not defined in the manifest"));
+        };
+        let allowed = match metric.kind {
+            MetricKind::Counter => update.op == MetricOp::Add,
+            MetricKind::Gauge => matches!(update.op, MetricOp::Add | MetricOp::Set),
+            MetricKind::Histogram => update.op == MetricOp::Observe,
+        };
+        if !allowed {
+            return Some(format!(
+                "metric {name}: {} on a {}",
+                update.op.as_str(),
+                metric.kind
+            ));
+        }
+        if update.label_values.len() != metric.label_names.len() {
+            return Some(format!(
+                "metric {name}: {} label values for {} labels",
+                update.label_values.len(),
+                metric.label_names.len()
+            ));
+        }
+        if metric.kind == MetricKind::Counter && update.value < 0.0 {
+            return Some(format!(
+                "metric {name}: a counter cannot go down ({})",
+                update.value
+            ));
+        }
+        let series = (name.clone(), update.label_values.clone());
+        let known = self.values.contains_key(&series) || self.observations.contains_key(&series);
+        if !known && self.values.len() + self.observations.len() >= SERIES_LIMIT {
+            return Some(format!(
+                "metric {name}: over the limit of {SERIES_LIMIT} series"
+            ));
+        }
+        None
+    }
 }
 
 /// One call a plugin made through [`kube`](crate::kube), as the test host
@@ -243,8 +324,9 @@ fn with_host<R>(f: impl FnOnce(&mut TestHost) -> R) -> R {
     HOST.with(|host| f(&mut host.borrow_mut()))
 }
 
-/// Forgets this thread's configuration, logs, cache, recorded calls and
-/// Events, and scripted responses.
+/// Forgets this thread's configuration, logs, cache, recorded calls,
+/// Events, metric updates, requeues and HTTP requests, declared metrics and
+/// scripted responses.
 pub fn reset() {
     with_host(|host| *host = TestHost::default());
 }
@@ -287,6 +369,109 @@ pub fn events() -> Vec<EventRecord> {
 /// Every Event published since the last take, removed.
 pub fn take_events() -> Vec<EventRecord> {
     with_host(|host| std::mem::take(&mut host.events))
+}
+
+/// Declares the manifest's metrics to the test host: from now on it checks
+/// every update as the host does, and drops (records but does not count)
+/// and logs as a warning one the host would drop: a metric not defined, an
+/// update of the wrong kind (`set` on a counter, `observe` on a gauge, …),
+/// the wrong number of label values, a negative counter increment, NaN, a
+/// series over the limit of 1,000.
+///
+/// # Panics
+///
+/// When a definition breaks a rule that would stop the host from loading
+/// the plugin ([`Metric::problem`]), or a name is defined twice.
+///
+/// ```
+/// use herald_sdk::metrics::{self, Metric};
+/// use herald_sdk::{Manifest, testing};
+///
+/// testing::reset();
+/// testing::declare(&Manifest::new("m", "1").metric(Metric::counter("alerts_total", "Alerts").labels(["namespace"])));
+/// metrics::counter("alerts_total").with(&["shop"]).inc();
+/// metrics::counter("alerts_total").inc(); // no label value: dropped
+/// assert_eq!(testing::metric("alerts_total", &["shop"]), Some(1.0));
+/// assert_eq!(testing::metric("alerts_total", &[]), None);
+/// assert_eq!(testing::metric_updates().len(), 2);
+/// assert_eq!(testing::take_messages(), ["metric update dropped: metric alerts_total: 0 label values for 1 labels"]);
+/// ```
+pub fn declare(manifest: &Manifest) {
+    let mut declared = BTreeMap::new();
+    for metric in &manifest.metrics {
+        if let Some(problem) = metric.problem() {
+            panic!("the host would not load this plugin: {problem}");
+        }
+        let name = metric.name.clone();
+        assert!(
+            declared.insert(name.clone(), metric.clone()).is_none(),
+            "the host would not load this plugin: metric {name} is defined twice"
+        );
+    }
+    with_host(|host| host.metrics.declared = Some(declared));
+}
+
+/// Every metric update made since the last [`take_metric_updates`], in
+/// order, kept (those dropped as invalid included).
+pub fn metric_updates() -> Vec<MetricUpdate> {
+    with_host(|host| host.metrics.updates.clone())
+}
+
+/// Every metric update made since the last take, removed. The values
+/// ([`metric`], [`metrics`], [`observations`]) are kept.
+pub fn take_metric_updates() -> Vec<MetricUpdate> {
+    with_host(|host| std::mem::take(&mut host.metrics.updates))
+}
+
+/// Every counter and gauge series with its value: increments summed, a
+/// `set` replacing what was there.
+pub fn metrics() -> BTreeMap<Series, f64> {
+    with_host(|host| host.metrics.values.clone())
+}
+
+/// The value of the counter or gauge series `name{label_values}`, or `None`
+/// if it was never updated.
+pub fn metric(name: &str, label_values: &[&str]) -> Option<f64> {
+    with_host(|host| {
+        host.metrics
+            .values
+            .get(&series(name, label_values))
+            .copied()
+    })
+}
+
+/// The observations made in the histogram series `name{label_values}`, in
+/// order.
+pub fn observations(name: &str, label_values: &[&str]) -> Vec<f64> {
+    with_host(|host| {
+        host.metrics
+            .observations
+            .get(&series(name, label_values))
+            .cloned()
+            .unwrap_or_default()
+    })
+}
+
+fn series(name: &str, label_values: &[&str]) -> Series {
+    (
+        name.to_owned(),
+        label_values
+            .iter()
+            .map(|value| (*value).to_owned())
+            .collect(),
+    )
+}
+
+/// Every [`requeue_after`](crate::workqueue::requeue_after) request since
+/// the last [`take_requeues`], in order, kept. The host honours the last
+/// one of a call.
+pub fn requeues() -> Vec<std::time::Duration> {
+    with_host(|host| host.requeues.clone())
+}
+
+/// Every requeue request since the last take, removed.
+pub fn take_requeues() -> Vec<std::time::Duration> {
+    with_host(|host| std::mem::take(&mut host.requeues))
 }
 
 /// Sets the configuration `config::get` returns (JSON text).
@@ -667,6 +852,54 @@ pub(crate) mod host {
             ..call(Verb::Delete, target)
         };
         answer(call, Ok(Value::Null)).map(drop)
+    }
+
+    pub(crate) fn metric_update(op: MetricOp, name: &str, label_values: &[&str], value: f64) {
+        let update = MetricUpdate {
+            op,
+            name: name.to_owned(),
+            label_values: label_values
+                .iter()
+                .map(|value| (*value).to_owned())
+                .collect(),
+            value,
+        };
+        with_host(|host| {
+            if let Some(problem) = host.metrics.problem(&update) {
+                host.logs.push(LogLine {
+                    level: Level::Warn,
+                    message: format!("metric update dropped: {problem}"),
+                });
+            } else {
+                let series = (update.name.clone(), update.label_values.clone());
+                match op {
+                    MetricOp::Add => *host.metrics.values.entry(series).or_default() += value,
+                    MetricOp::Set => {
+                        host.metrics.values.insert(series, value);
+                    }
+                    MetricOp::Observe => host
+                        .metrics
+                        .observations
+                        .entry(series)
+                        .or_default()
+                        .push(value),
+                }
+            }
+            host.metrics.updates.push(update);
+        });
+    }
+
+    pub(crate) fn requeue_after(delay_ms: u64) {
+        with_host(|host| {
+            host.requeues
+                .push(std::time::Duration::from_millis(delay_ms))
+        });
+    }
+
+    pub(crate) fn http_send(
+        hop: &crate::http::Hop<'_>,
+    ) -> Result<crate::http::Response, crate::http::HttpErrorKind> {
+        with_host(|host| host.http.answer(hop))
     }
 
     pub(crate) fn events_publish(event: &EventRecord) -> Result<(), KubeError> {

@@ -1,0 +1,157 @@
+//! One crash-loop alert: the webhook message, the Warning Event, and how
+//! far its delivery got.
+
+use herald_sdk::events::Event as KubeEvent;
+use herald_sdk::http;
+use herald_sdk::k8s_openapi::api::core::v1::Pod;
+use herald_sdk::serde_json::{Value, json};
+use herald_sdk::{Error, metrics};
+
+use crate::crashes::Crashes;
+use crate::settings::Settings;
+use crate::{ALERTS, EVENT_REASON, Status, WEBHOOK_FAILURES};
+
+/// An alert found and not delivered yet. Each part is done once: a retry
+/// repeats only what failed.
+pub struct Alert {
+    /// The Pod's key, `namespace/name`.
+    key: String,
+    namespace: String,
+    container: String,
+    /// What is POSTed to the webhook.
+    message: Value,
+    /// The Event's note.
+    note: String,
+    /// The Event was recorded (or refused for good).
+    event_done: bool,
+    /// The webhook answered 2xx (or there is none), and the alert was
+    /// counted.
+    sent: bool,
+}
+
+/// How far a delivery got.
+pub enum Delivery {
+    /// Everything delivered.
+    Done,
+    /// Something failed that a later retry may fix.
+    Retry(Error),
+}
+
+impl Alert {
+    pub(crate) fn new(
+        pod: &Pod,
+        key: &str,
+        status: &Status<'_>,
+        restarts: i32,
+        crashes: &Crashes,
+        settings: &Settings,
+    ) -> Self {
+        let namespace = pod.metadata.namespace.clone().unwrap_or_default();
+        let name = pod.metadata.name.clone().unwrap_or_default();
+        let container = status.name;
+        let window = settings.window_minutes;
+        let last_exit = match (status.exit_code, status.reason) {
+            (Some(code), Some(reason)) => format!("last exit code {code}, {reason}"),
+            (Some(code), None) => format!("last exit code {code}"),
+            (None, _) => "last exit unknown".to_owned(),
+        };
+        let text = format!(
+            "{key}: container {container} restarted {restarts} times in {window} minutes ({last_exit})"
+        );
+        let message = json!({
+            "text": text,
+            "reason": EVENT_REASON,
+            "namespace": namespace,
+            "pod": name,
+            "container": container,
+            "restarts": restarts,
+            "restartCount": crashes.restarts(),
+            "windowMinutes": window,
+            "lastExitCode": status.exit_code,
+            "lastReason": status.reason,
+            "lastFinishedAt": crashes.last().to_string(),
+            "node": pod.spec.as_ref().and_then(|spec| spec.node_name.as_deref()),
+        });
+        let note = format!(
+            "container {container} restarted {restarts} times in {window} minutes ({last_exit})"
+        );
+        Self {
+            key: key.to_owned(),
+            namespace,
+            container: container.to_owned(),
+            message,
+            note,
+            event_done: false,
+            sent: false,
+        }
+    }
+
+    /// Records the Event and POSTs the message (when a webhook is
+    /// configured), each unless done already. The Event is best effort: a
+    /// refusal that would repeat (no grant) is logged and not retried. The
+    /// webhook is the alert: anything but a 2xx is counted in
+    /// `webhook_failures_total` and retried; a 2xx counts the alert in
+    /// `alerts_total`, once.
+    pub fn deliver(&mut self, pod: &Pod, settings: &Settings) -> Delivery {
+        let (key, container) = (&self.key, &self.container);
+        let mut retry = None;
+        if !self.event_done {
+            match KubeEvent::warning(pod, EVENT_REASON, self.note.clone())
+                .action("Alerted")
+                .publish()
+            {
+                Ok(()) => self.event_done = true,
+                Err(error) => {
+                    herald_sdk::warn!(
+                        "event-failed pod={key} container={container} outcome={} detail={}",
+                        error.outcome(),
+                        error.message()
+                    );
+                    if error.is_retryable() {
+                        retry = Some(Error::from(error).context("recording the CrashLoop Event"));
+                    } else {
+                        self.event_done = true;
+                    }
+                }
+            }
+        }
+        if !self.sent {
+            match &settings.webhook_url {
+                Some(url) => {
+                    let outcome = http::post_json(url, &self.message)
+                        .and_then(http::Response::error_for_status);
+                    match outcome {
+                        Ok(response) => {
+                            herald_sdk::info!(
+                                "alerted pod={key} container={container} status={}",
+                                response.status
+                            );
+                            self.sent = true;
+                        }
+                        Err(error) => {
+                            metrics::counter(WEBHOOK_FAILURES).inc();
+                            herald_sdk::warn!(
+                                "webhook-failed pod={key} container={container} error={error}"
+                            );
+                            retry =
+                                Some(Error::from(error).context("posting the crash-loop alert"));
+                        }
+                    }
+                }
+                None => {
+                    herald_sdk::info!("alerted pod={key} container={container} webhook=none");
+                    self.sent = true;
+                }
+            }
+            if self.sent {
+                metrics::counter(ALERTS)
+                    .with(&[self.namespace.as_str()])
+                    .inc();
+            }
+        }
+        match retry {
+            Some(error) => Delivery::Retry(error),
+            None => Delivery::Done,
+        }
+    }
+}
