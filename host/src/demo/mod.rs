@@ -24,6 +24,7 @@ pub const EXAMPLE_PLUGINS: &[&str] = &[
     "image-policy",
     "rollout-watch",
     "namespace-defaults",
+    "crashloop-alert",
 ];
 
 /// The example plugins written with the Python and JavaScript SDKs, built
@@ -226,6 +227,32 @@ pub fn demo_plugin_settings() -> Vec<(String, crate::config::PluginConfig)> {
     ]
 }
 
+/// `crashloop-alert`'s settings: alerts POSTed to the demo's `webhook`
+/// (its origin granted, nothing else), Warning Events on the Pod.
+fn crashloop_alert_settings(
+    webhook: &webhook::WebhookReceiver,
+) -> Result<(String, crate::config::PluginConfig), String> {
+    use crate::config::{GrantConfig, PluginConfig};
+    let http = serde_json::from_value(serde_json::json!({"allowedOrigins": [webhook.origin()]}))
+        .map_err(|e| format!("the demo's HTTP grant: {e}"))?;
+    Ok((
+        "crashloop-alert".into(),
+        PluginConfig {
+            config: Some(serde_json::json!({
+                "webhookUrl": webhook.url(),
+                "restarts": 3,
+                "windowMinutes": 5,
+            })),
+            grants: GrantConfig {
+                capabilities: vec!["events".into()],
+                http: Some(http),
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+    ))
+}
+
 /// Runs the demo until Ctrl-C or the duration ends.
 pub async fn run(options: DemoOptions) -> Result<(), String> {
     let work = std::env::temp_dir().join(format!("herald-demo-{}", std::process::id()));
@@ -254,6 +281,10 @@ pub async fn run(options: DemoOptions) -> Result<(), String> {
         ..Config::default()
     };
     config.plugins.extend(demo_plugin_settings());
+    let webhook = webhook::WebhookReceiver::start()
+        .await
+        .map_err(|e| format!("starting the demo's webhook receiver: {e}"))?;
+    config.plugins.extend([crashloop_alert_settings(&webhook)?]);
     let listener = match ops::bind(options.listen).await {
         Ok(listener) => listener,
         Err(_) => ops::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?,
@@ -302,6 +333,12 @@ pub async fn run(options: DemoOptions) -> Result<(), String> {
          herald::audit \"would change\" lines; `kubectl get events -A` after setting \
          plugins.image-policy.mode: enforce"
     );
+    println!(
+        "  outbound      crashloop-alert posts to the webhook receiver at {} (granted that \
+         origin alone) when shop/worker-crashy restarts 3 times: `webhook │` lines; the \
+         receiver refuses the first alert and the workqueue retries that Pod alone",
+        webhook.url()
+    );
     println!("  dashboard     http://{address}/");
     println!("  endpoints     http://{address}/metrics  /readyz  /plugins");
     println!("  stop          Ctrl-C");
@@ -309,6 +346,12 @@ pub async fn run(options: DemoOptions) -> Result<(), String> {
 
     let churn =
         churn::Churn::spawn_on_example_cluster(connection.client.clone(), options.churn_interval);
+    let crash_loop = churn::spawn_crash_loop(
+        connection.client.clone(),
+        "shop",
+        "worker-crashy",
+        Duration::from_secs(3),
+    );
     match options.duration {
         Some(duration) => {
             tokio::select! {
@@ -319,6 +362,7 @@ pub async fn run(options: DemoOptions) -> Result<(), String> {
         None => wait_for_signal().await,
     }
     churn.abort();
+    crash_loop.abort();
     exit_on_second_signal();
     service.shutdown(Duration::from_secs(5)).await;
     drop(connection);
