@@ -25,6 +25,7 @@ const MAX_BODY: usize = 64 * 1024;
 #[derive(Debug)]
 pub struct WebhookReceiver {
     address: SocketAddr,
+    received: Arc<AtomicU64>,
     task: JoinHandle<()>,
 }
 
@@ -34,7 +35,9 @@ impl WebhookReceiver {
         let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
         let address = listener.local_addr()?;
         let received = Arc::new(AtomicU64::new(0));
+        let counted = received.clone();
         let task = tokio::spawn(async move {
+            let received = counted;
             while let Ok((stream, _)) = listener.accept().await {
                 let received = received.clone();
                 tokio::spawn(async move {
@@ -47,7 +50,16 @@ impl WebhookReceiver {
                 });
             }
         });
-        Ok(WebhookReceiver { address, task })
+        Ok(WebhookReceiver {
+            address,
+            received,
+            task,
+        })
+    }
+
+    /// Requests received so far (the first was refused).
+    pub fn received(&self) -> u64 {
+        self.received.load(Ordering::Relaxed)
     }
 
     /// The origin to grant: `http://127.0.0.1:<port>`.

@@ -5,6 +5,7 @@ mod api_faults;
 mod bad_files;
 mod bad_manifests;
 mod cluster;
+mod crashloop;
 mod daemon;
 mod deploy;
 mod egress;

@@ -1,0 +1,145 @@
+//! `crashloop-alert` end to end: a Pod's container restarts on the embedded
+//! API server, the plugin (built from `plugins/crashloop-alert`) POSTs one
+//! alert to a webhook receiver on loopback that fails first and then
+//! recovers (the demo's), the host's workqueue retries the Pod alone, and
+//! the alert lands once; the Warning Event is on the Pod and the alert is
+//! counted in the plugin's own metric on a live scrape.
+
+use super::cluster::TestCluster;
+use super::daemon::eventually;
+use super::recording::informers;
+use herald::capability::kube::ClusterApi;
+use herald::capability::{ClusterAccess, Grants};
+use herald::daemon::Daemon;
+use herald::demo::webhook::WebhookReceiver;
+use herald::dispatch::RetryPolicy;
+use herald::plugin::LoadOptions;
+use herald_tests::{artifacts, load_with, messages};
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::events::v1::Event;
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use serde_json::json;
+use std::sync::Arc;
+
+/// The restarts of the Pod's one container, as the kubelet reports them.
+fn restarted(restarts: i32) -> serde_json::Value {
+    json!({"status": {"phase": "Running", "containerStatuses": [{
+        "name": "worker", "image": "ghcr.io/example/worker:1.4", "imageID": "",
+        "ready": false, "started": false, "restartCount": restarts,
+        "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+        "lastState": {"terminated": {"exitCode": 1, "reason": "Error",
+            "finishedAt": herald::time_serde::format(std::time::SystemTime::now())}},
+    }]}})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_loop_is_alerted_once_through_a_failing_then_recovering_webhook() {
+    let cluster = TestCluster::start().await;
+    let webhook = WebhookReceiver::start().await.unwrap();
+    let http = serde_json::from_value(json!({"allowedOrigins": [webhook.origin()]})).unwrap();
+    let access = ClusterAccess::new(Arc::new(ClusterApi::new(cluster.writer.clone())));
+    let daemon = Daemon::new(
+        Arc::new(informers(cluster.client.clone())),
+        RetryPolicy::default(),
+    );
+    let (plugin, logs) = load_with(
+        artifacts::CRASHLOOP_ALERT,
+        LoadOptions {
+            config: Some(
+                json!({"webhookUrl": webhook.url(), "restarts": 3, "windowMinutes": 5}).to_string(),
+            ),
+            grants: Grants {
+                capabilities: vec!["events".into()],
+                http: Some(http),
+                ..Grants::default()
+            },
+            access: Some(access),
+            metrics: Some(daemon.plugin_metrics().clone()),
+            ..LoadOptions::default()
+        },
+    );
+    daemon.start(plugin).await.expect("crashloop-alert starts");
+
+    let pods: Api<Pod> = Api::namespaced(cluster.client.clone(), &cluster.namespace);
+    let pod: Pod = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "crashy"},
+        "spec": {"containers": [{"name": "worker", "image": "ghcr.io/example/worker:1.4"}]},
+    }))
+    .unwrap();
+    pods.create(&PostParams::default(), &pod).await.unwrap();
+    for restarts in 1..=3 {
+        pods.patch_status(
+            "crashy",
+            &PatchParams::default(),
+            &Patch::Merge(restarted(restarts)),
+        )
+        .await
+        .unwrap();
+    }
+    let alerted = format!("alerted pod={}/crashy", cluster.namespace);
+    eventually("the alert accepted", || {
+        messages(&logs.lines())
+            .iter()
+            .any(|m| m.starts_with(&alerted))
+    })
+    .await;
+    // Refused once (503), retried by the workqueue, accepted once.
+    assert_eq!(webhook.received(), 2);
+    let lines = messages(&logs.lines());
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|m| m.starts_with("webhook-failed"))
+            .count(),
+        1,
+        "{lines:#?}"
+    );
+    // More restarts in the same episode: no second alert.
+    pods.patch_status(
+        "crashy",
+        &PatchParams::default(),
+        &Patch::Merge(restarted(4)),
+    )
+    .await
+    .unwrap();
+
+    let events: Api<Event> = Api::namespaced(cluster.client.clone(), &cluster.namespace);
+    let warning = format!("a CrashLoop Warning Event on {}/crashy", cluster.namespace);
+    let mut found = Vec::new();
+    for _ in 0..100 {
+        found = events.list(&ListParams::default()).await.unwrap().items;
+        if found
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("CrashLoop"))
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let event = found
+        .iter()
+        .find(|e| e.reason.as_deref() == Some("CrashLoop"))
+        .unwrap_or_else(|| panic!("{warning}: {found:#?}"));
+    assert_eq!(event.type_.as_deref(), Some("Warning"));
+    assert_eq!(
+        event.regarding.as_ref().and_then(|r| r.name.as_deref()),
+        Some("crashy")
+    );
+
+    let mut registry = prometheus_client::registry::Registry::default();
+    registry.register_collector(Box::new(daemon.plugin_metrics().clone()));
+    let mut scrape = String::new();
+    prometheus_client::encoding::text::encode(&mut scrape, &registry).unwrap();
+    let alerts = format!(
+        "herald_plugin_alerts_total{{plugin=\"crashloop-alert\",namespace=\"{}\"}} 1",
+        cluster.namespace
+    );
+    assert!(scrape.contains(&alerts), "{alerts} in:\n{scrape}");
+    assert!(
+        scrape.contains("herald_plugin_webhook_failures_total{plugin=\"crashloop-alert\""),
+        "{scrape}"
+    );
+    assert_eq!(webhook.received(), 2, "one alert per crash-loop episode");
+    cluster.cleanup().await;
+}
