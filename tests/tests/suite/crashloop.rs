@@ -42,22 +42,20 @@ async fn a_crash_loop_is_alerted_once_through_a_failing_then_recovering_webhook(
         Arc::new(informers(cluster.client.clone())),
         RetryPolicy::default(),
     );
-    let (plugin, logs) = load_with(
-        artifacts::CRASHLOOP_ALERT,
-        LoadOptions {
-            config: Some(
-                json!({"webhookUrl": webhook.url(), "restarts": 3, "windowMinutes": 5}).to_string(),
-            ),
-            grants: Grants {
-                capabilities: vec!["events".into()],
-                http: Some(http),
-                ..Grants::default()
-            },
-            access: Some(access),
-            metrics: Some(daemon.plugin_metrics().clone()),
-            ..LoadOptions::default()
+    let options = LoadOptions {
+        config: Some(
+            json!({"webhookUrl": webhook.url(), "restarts": 3, "windowMinutes": 5}).to_string(),
+        ),
+        grants: Grants {
+            capabilities: vec!["events".into()],
+            http: Some(http),
+            ..Grants::default()
         },
-    );
+        access: Some(access),
+        metrics: Some(daemon.plugin_metrics().clone()),
+        ..LoadOptions::default()
+    };
+    let (plugin, logs) = load_with(artifacts::CRASHLOOP_ALERT, options.clone());
     daemon.start(plugin).await.expect("crashloop-alert starts");
 
     let pods: Api<Pod> = Api::namespaced(cluster.client.clone(), &cluster.namespace);
@@ -127,19 +125,33 @@ async fn a_crash_loop_is_alerted_once_through_a_failing_then_recovering_webhook(
         Some("crashy")
     );
 
-    let mut registry = prometheus_client::registry::Registry::default();
-    registry.register_collector(Box::new(daemon.plugin_metrics().clone()));
-    let mut scrape = String::new();
-    prometheus_client::encoding::text::encode(&mut scrape, &registry).unwrap();
+    let scrape = || {
+        let mut registry = prometheus_client::registry::Registry::default();
+        registry.register_collector(Box::new(daemon.plugin_metrics().clone()));
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+        text
+    };
     let alerts = format!(
         "herald_plugin_alerts_total{{plugin=\"crashloop-alert\",namespace=\"{}\"}} 1",
         cluster.namespace
     );
-    assert!(scrape.contains(&alerts), "{alerts} in:\n{scrape}");
+    let before = scrape();
+    assert!(before.contains(&alerts), "{alerts} in:\n{before}");
     assert!(
-        scrape.contains("herald_plugin_webhook_failures_total{plugin=\"crashloop-alert\""),
-        "{scrape}"
+        before.contains("herald_plugin_webhook_failures_total{plugin=\"crashloop-alert\""),
+        "{before}"
     );
+    // A hot swap to another build with the same definitions keeps the series.
+    let next = herald::plugin::LoadedPlugin::load(
+        herald_tests::engine(),
+        &artifacts::variant(&artifacts::bytes(artifacts::CRASHLOOP_ALERT), "2"),
+        options,
+    )
+    .unwrap();
+    daemon.swap(next).await.expect("the swap");
+    let after = scrape();
+    assert!(after.contains(&alerts), "{alerts} after the swap:\n{after}");
     assert_eq!(webhook.received(), 2, "one alert per crash-loop episode");
     cluster.cleanup().await;
 }
