@@ -33,8 +33,8 @@
 //! A plugin that makes requests declares the `http` capability
 //! ([`Manifest::capability`](crate::Manifest::capability)`("http")`), and the
 //! operator grants it the origins it may reach (`grants.http` in the host
-//! configuration). **Every request is checked by the host against those
-//! origins**; a request to any other fails with
+//! configuration, `grants.http.allowedOrigins`). **Every request is checked
+//! by the host against those origins**; a request to any other fails with
 //! [`HttpErrorKind::Denied`] (the host's `HTTP-request-denied`) and never
 //! leaves the host.
 //!
@@ -535,7 +535,9 @@ impl Response {
 pub enum HttpErrorKind {
     /// The host refused the request (`HTTP-request-denied`): its origin is
     /// not among those the operator granted the plugin, or the plugin lacks
-    /// the `http` capability. Nothing was sent; retrying will not help.
+    /// the `http` capability; or (`destination-IP-prohibited`) the name
+    /// resolved to an address plugins may not reach. Nothing was sent;
+    /// retrying will not help.
     Denied,
     /// Connecting, or waiting for the answer, took too long (a timeout hint,
     /// the host's own limit, or DNS).
@@ -572,7 +574,7 @@ impl fmt::Display for HttpErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Denied => f.write_str(
-                "denied by the host (HTTP-request-denied): is this origin granted to the plugin (grants.http) and does it declare the http capability?",
+                "denied by the host (HTTP-request-denied): the origin is not granted to the plugin (grants.http.allowedOrigins), its address is one plugins may not reach, or the plugin lacks the http capability",
             ),
             Self::Timeout(detail) => write!(f, "timed out ({detail})"),
             Self::Connection(detail) => write!(f, "connection failed ({detail})"),
