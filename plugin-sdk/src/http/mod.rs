@@ -53,10 +53,14 @@
 //!
 //! Calls block until the whole response body has been read. They are
 //! bounded by the handler call's deadline (the host ends a call that
-//! overruns it, wherever it is waiting), and optionally by the timeout hints
-//! of [`Request::timeout`] and friends, which the host may cap. Response
-//! bodies are read into memory, at most 4 MiB by default
-//! ([`Request::max_response_bytes`]); more is [`HttpErrorKind::TooLarge`].
+//! overruns it, wherever it is waiting), by the host's own limits (Herald
+//! gives each request at most `grants.http.timeout`, 30 s by default, and
+//! never more than 80 % of what is left of the call's deadline), and
+//! optionally by the timeout hints of [`Request::timeout`] and friends.
+//! Response bodies are read into memory, at most 4 MiB by default
+//! ([`Request::max_response_bytes`]) and at most what the host allows
+//! (`grants.http.maxResponseSize`, 1 MiB by default); more is
+//! [`HttpErrorKind::TooLarge`].
 //!
 //! # Errors
 //!
