@@ -33,8 +33,8 @@
 //! A plugin that makes requests declares the `http` capability
 //! ([`Manifest::capability`](crate::Manifest::capability)`("http")`), and the
 //! operator grants it the origins it may reach (`grants.http` in the host
-//! configuration). **Every request is checked by the host against those
-//! origins**; a request to any other fails with
+//! configuration, `grants.http.allowedOrigins`). **Every request is checked
+//! by the host against those origins**; a request to any other fails with
 //! [`HttpErrorKind::Denied`] (the host's `HTTP-request-denied`) and never
 //! leaves the host.
 //!
@@ -53,10 +53,14 @@
 //!
 //! Calls block until the whole response body has been read. They are
 //! bounded by the handler call's deadline (the host ends a call that
-//! overruns it, wherever it is waiting), and optionally by the timeout hints
-//! of [`Request::timeout`] and friends, which the host may cap. Response
-//! bodies are read into memory, at most 4 MiB by default
-//! ([`Request::max_response_bytes`]); more is [`HttpErrorKind::TooLarge`].
+//! overruns it, wherever it is waiting), by the host's own limits (Herald
+//! gives each request at most `grants.http.timeout`, 30 s by default, and
+//! never more than 80 % of what is left of the call's deadline), and
+//! optionally by the timeout hints of [`Request::timeout`] and friends.
+//! Response bodies are read into memory, at most 4 MiB by default
+//! ([`Request::max_response_bytes`]) and at most what the host allows
+//! (`grants.http.maxResponseSize`, 1 MiB by default); more is
+//! [`HttpErrorKind::TooLarge`].
 //!
 //! # Errors
 //!
@@ -535,7 +539,9 @@ impl Response {
 pub enum HttpErrorKind {
     /// The host refused the request (`HTTP-request-denied`): its origin is
     /// not among those the operator granted the plugin, or the plugin lacks
-    /// the `http` capability. Nothing was sent; retrying will not help.
+    /// the `http` capability; or (`destination-IP-prohibited`) the name
+    /// resolved to an address plugins may not reach. Nothing was sent;
+    /// retrying will not help.
     Denied,
     /// Connecting, or waiting for the answer, took too long (a timeout hint,
     /// the host's own limit, or DNS).
@@ -572,7 +578,7 @@ impl fmt::Display for HttpErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Denied => f.write_str(
-                "denied by the host (HTTP-request-denied): is this origin granted to the plugin (grants.http) and does it declare the http capability?",
+                "denied by the host (HTTP-request-denied): the origin is not granted to the plugin (grants.http.allowedOrigins), its address is one plugins may not reach, or the plugin lacks the http capability",
             ),
             Self::Timeout(detail) => write!(f, "timed out ({detail})"),
             Self::Connection(detail) => write!(f, "connection failed ({detail})"),
