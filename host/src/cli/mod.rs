@@ -56,11 +56,11 @@ impl Command {
     }
 }
 
-/// The newest version of the plugin world (`wit/0.2.0/herald.wit`) this
+/// The newest version of the plugin world (`wit/0.3.0/herald.wit`) this
 /// host implements; it runs every released one ([`WORLD_VERSIONS`]).
 ///
 /// [`WORLD_VERSIONS`]: crate::plugin::WORLD_VERSIONS
-pub const WORLD: &str = "herald:plugin/plugin@0.2.0";
+pub const WORLD: &str = "herald:plugin/plugin@0.3.0";
 
 /// Runs the command line; returns the process exit code.
 pub fn main() -> ExitCode {
