@@ -126,5 +126,5 @@ fn version_names_the_plugin_world() {
         stdout.starts_with(&format!("herald {} ", env!("CARGO_PKG_VERSION"))),
         "{stdout}"
     );
-    assert!(stdout.contains("herald:plugin/plugin@0.2.0"), "{stdout}");
+    assert!(stdout.contains("herald:plugin/plugin@0.3.0"), "{stdout}");
 }
