@@ -23,8 +23,8 @@ wasmtime::component::bindgen!({
     },
 });
 
+use self::herald::plugin0_3_0::{metrics, types, workqueue};
 use super::super::host::{HostState, MetricUpdate};
-use herald::plugin0_3_0::{metrics, types, workqueue};
 
 impl types::Host for HostState {}
 
