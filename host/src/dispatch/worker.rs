@@ -647,9 +647,11 @@ impl Dispatch {
             Retry::Backoff { failures, delay } => (failures, delay),
             Retry::Merged { failures } => (failures, Duration::ZERO),
         };
-        listener.stats.retried.fetch_add(1, Ordering::Relaxed);
-        add_millis(&listener.stats.backoff_millis, delay);
+        // The status is written before the counters move, so whoever sees a
+        // count also sees the failure that made it.
         self.record_failure(listener, event, &ctx.key, &err, failures, Some(delay));
+        listener.stats.retried.fetch_add(1, Ordering::Release);
+        add_millis(&listener.stats.backoff_millis, delay);
         self.announce(
             listener,
             event,
@@ -671,8 +673,8 @@ impl Dispatch {
         took: Duration,
         err: &CallError,
     ) {
-        listener.stats.skipped.fetch_add(1, Ordering::Relaxed);
         self.record_failure(listener, event, &ctx.key, err, attempts, None);
+        listener.stats.skipped.fetch_add(1, Ordering::Release);
         self.announce(
             listener,
             event,
