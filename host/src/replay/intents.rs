@@ -535,8 +535,6 @@ mod tests {
         let scripted: Vec<bool> = taken.iter().map(|i| i.scripted).collect();
         assert_eq!(scripted, [true, true, true, false]);
         assert!(api.take_http().is_empty());
-        // Kube calls never take an http entry.
-        assert!(api.state().script.iter().all(|r| r.http.is_some()));
     }
 
     #[test]
