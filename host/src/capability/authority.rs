@@ -6,7 +6,7 @@
 
 use super::audit::ActionStats;
 use super::grant::{WriteRule, missing_grant, permits};
-use super::http::{Egress, HttpGrant};
+use super::http::{Egress, HttpGrant, OfflineHttp};
 use super::kube::{ApiBackend, ApiRequest, KubeError, Operation, Target};
 use super::rate::{RateLimit, TokenBucket};
 use serde::Deserialize;
@@ -72,6 +72,10 @@ pub struct ClusterAccess {
     pub api: Arc<dyn ApiBackend>,
     /// Counters for `/metrics`.
     pub stats: Arc<ActionStats>,
+    /// Offline tools only (`herald plugin replay`): answers outbound HTTP
+    /// in place of the network, for plugins that declare `http` when
+    /// [`Grants::all_declared`] ([`Egress::offline`]).
+    pub offline_http: Option<Arc<dyn OfflineHttp>>,
 }
 
 impl ClusterAccess {
@@ -80,6 +84,7 @@ impl ClusterAccess {
         ClusterAccess {
             api,
             stats: Arc::default(),
+            offline_http: None,
         }
     }
 }
@@ -140,8 +145,17 @@ impl Authority {
             .as_ref()
             .map(|access| access.stats.http.clone())
             .unwrap_or_default();
+        let declares_http = capabilities.iter().any(|c| c == super::http::CAPABILITY);
+        let offline = access
+            .as_ref()
+            .and_then(|access| access.offline_http.clone())
+            .filter(|_| grants.all_declared && declares_http);
+        let egress = match offline {
+            Some(answerer) => Egress::offline(plugin, answerer),
+            None => Egress::new(plugin, http, http_stats),
+        };
         Ok(Authority {
-            egress: Arc::new(Egress::new(plugin, http, http_stats)),
+            egress: Arc::new(egress),
             plugin: plugin.to_owned(),
             rules: rules.to_vec(),
             capabilities: capabilities.iter().cloned().collect(),

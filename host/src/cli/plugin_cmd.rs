@@ -84,7 +84,11 @@ pub struct ReplayArgs {
     /// Scripted answers to the plugin's Kubernetes API calls (YAML or JSON
     /// list of `{verb, kind, namespace, name, times, object | error}`);
     /// unscripted reads are answered from the replay's cache, writes by
-    /// echoing what was sent. Nothing is ever sent to a cluster.
+    /// echoing what was sent. Entries `{http: {method, url, times, status,
+    /// body, headers | error}}` answer the plugin's outbound HTTP requests
+    /// (`url` exact or a prefix ending in `*`; `error`: `denied`, `timeout`
+    /// or `connection-refused`); unscripted ones get 200 with an empty
+    /// body. Nothing is ever sent to a cluster or the network.
     #[arg(long)]
     pub responses: Option<PathBuf>,
 }
@@ -266,7 +270,11 @@ fn replay(args: ReplayArgs) -> ExitCode {
             },
             ..Grants::all_declared()
         },
-        access: Some(ClusterAccess::new(api.clone())),
+        // Outbound HTTP is recorded and answered offline, never sent.
+        access: Some(ClusterAccess {
+            offline_http: Some(api.clone()),
+            ..ClusterAccess::new(api.clone())
+        }),
         ..LoadOptions::default()
     };
     let plugin = match LoadedPlugin::load(&engine, &bytes, options) {
@@ -328,6 +336,9 @@ fn replay(args: ReplayArgs) -> ExitCode {
             if let Some(body) = intent.request.operation.body() {
                 println!("     {}", crate::text::escape_controls(body));
             }
+        }
+        for request in &outcome.http {
+            println!("  => {}", request.summary());
         }
         if matches!(outcome.result, DeliveryResult::Failed(_)) && !args.keep_going {
             println!("stopped at the first failure (use --keep-going to deliver every event)");

@@ -5,7 +5,7 @@ mod events;
 mod intents;
 
 pub use events::{EventParseError, EventType, RecordedEvent, parse_events};
-pub use intents::{Intent, ReplayApi, ScriptedResponse, parse_responses};
+pub use intents::{HttpFailure, HttpIntent, Intent, ReplayApi, ScriptedResponse, parse_responses};
 
 use crate::gvk::Gvk;
 use crate::plugin::{
@@ -32,6 +32,8 @@ pub struct ReplayOutcome {
     pub logs: Vec<OwnedLogLine>,
     /// The API calls (writes, reads, Events) it made during the call.
     pub intents: Vec<Intent>,
+    /// The outbound HTTP requests it made during the call.
+    pub http: Vec<HttpIntent>,
 }
 
 /// What happened to one replayed event.
@@ -96,9 +98,10 @@ impl Replayer {
         })
     }
 
-    /// Records the plugin's API calls into each outcome, answering reads
-    /// from the replay's cache: `api` must be the backend the plugin was
-    /// loaded with (see [`ReplayApi`]).
+    /// Records the plugin's API calls and outbound HTTP requests into each
+    /// outcome, answering reads from the replay's cache: `api` must be the
+    /// backend (and offline HTTP answerer) the plugin was loaded with (see
+    /// [`ReplayApi`]).
     pub fn record_intents(&mut self, api: Arc<ReplayApi>) {
         api.bind(
             self.stores
@@ -139,6 +142,7 @@ impl Replayer {
                     result: DeliveryResult::BadObject(err.to_string()),
                     logs: Vec::new(),
                     intents: Vec::new(),
+                    http: Vec::new(),
                 };
                 return outcome;
             }
@@ -152,6 +156,7 @@ impl Replayer {
             result,
             logs,
             intents: Vec::new(),
+            http: Vec::new(),
         };
         let store = self
             .stores
@@ -199,6 +204,11 @@ impl Replayer {
         };
         ReplayOutcome {
             intents: self.api.as_ref().map(|api| api.take()).unwrap_or_default(),
+            http: self
+                .api
+                .as_ref()
+                .map(|api| api.take_http())
+                .unwrap_or_default(),
             ..outcome(result, self.logs.take())
         }
     }

@@ -179,3 +179,90 @@ fn replay_prints_each_write_a_plugin_would_make_and_scripts_api_answers() {
         "{stdout}"
     );
 }
+
+#[test]
+fn replay_prints_each_http_request_and_answers_it_offline_from_the_script() {
+    let dir = temp_dir("replay-http");
+    let configmap = |name: &str, url: &str, method: &str, count: u32, body: &str| {
+        serde_json::json!({"type": "add", "object": {
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "probe", "uid": format!("uid-{name}"),
+                "resourceVersion": "1", "labels": {"herald.dev/egress-probe": "request"}},
+            "data": {"url": url, "method": method, "count": count.to_string(), "body": body},
+        }})
+        .to_string()
+    };
+    let events = dir.join("events.jsonl");
+    // Unroutable addresses: a request that reached the network would fail,
+    // not answer.
+    std::fs::write(
+        &events,
+        [
+            configmap(
+                "alert",
+                "https://hooks.example.com/alerts?token=secret",
+                "POST",
+                2,
+                "{\"pod\":\"web-0\"}\nsecond line",
+            ),
+            configmap("other", "http://192.0.2.1/status", "GET", 1, ""),
+            configmap("refused", "http://192.0.2.1/refuse/me", "GET", 1, ""),
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let responses = dir.join("responses.yaml");
+    std::fs::write(
+        &responses,
+        "- http: {method: POST, url: \"https://hooks.example.com/alerts\", times: 1, status: 503, body: later}\n\
+         - http: {url: \"http://192.0.2.1/refuse/*\", error: connection-refused}\n",
+    )
+    .unwrap();
+    let output = run(&[
+        "plugin",
+        "replay",
+        artifacts::EGRESS_PROBE,
+        "--events",
+        events.to_str().unwrap(),
+        "--responses",
+        responses.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    let requests: Vec<&str> = stdout
+        .lines()
+        .filter_map(|line| line.trim_start().strip_prefix("=> http "))
+        .collect();
+    assert_eq!(
+        requests,
+        [
+            "POST https://hooks.example.com/alerts (27 bytes: {\"pod\":\"web-0\"}…) → 503 (scripted)",
+            "POST https://hooks.example.com/alerts (27 bytes: {\"pod\":\"web-0\"}…) → 200 (unscripted: empty body)",
+            "GET http://192.0.2.1/status (0 bytes) → 200 (unscripted: empty body)",
+            "GET http://192.0.2.1/refuse/me (0 bytes) → error connection-refused (scripted)",
+        ],
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("secret"),
+        "queries are never shown: {stdout}"
+    );
+    let statuses: Vec<&str> = stdout
+        .lines()
+        .filter_map(|line| {
+            line.split_once("egress-probe request=")
+                .map(|(_, rest)| rest)
+        })
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            "probe/alert i=0 status=503 bytes=5 location=-",
+            "probe/alert i=1 status=200 bytes=0 location=-",
+            "probe/other i=0 status=200 bytes=0 location=-",
+            "probe/refused i=0 error=ErrorCode::ConnectionRefused",
+        ],
+        "{stdout}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -51,11 +51,15 @@
 //! [`EgressHooks`] from [`Egress::hooks`] as its `wasi:http` hooks, and the
 //! worker gives it the deadline of each call ([`EgressHooks::set_deadline`]).
 //!
+//! `herald plugin replay` uses [`Egress::offline`] instead: every request is
+//! handed to an [`OfflineHttp`] answerer and never sent ([`offline`]).
+//!
 //! [`Authority::egress`]: super::Authority::egress
 
 pub mod address;
 mod body;
 mod grant;
+pub mod offline;
 mod send;
 mod stats;
 mod tls;
@@ -64,6 +68,7 @@ pub use grant::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_RESPONSE_SIZE, DEFAULT_TIMEOUT,
     Host, HttpGrant, Origin, Scheme, Target,
 };
+pub use offline::{OfflineHttp, OfflineRequest, OfflineResponse};
 pub use stats::{EgressStats, Finished, Outcome};
 
 use send::{Plan, Resolver};
@@ -90,6 +95,7 @@ pub struct Egress {
     stats: Arc<EgressStats>,
     resolver: Resolver,
     tls: Option<tls::Config>,
+    offline: Option<Arc<dyn OfflineHttp>>,
 }
 
 impl std::fmt::Debug for Egress {
@@ -97,6 +103,7 @@ impl std::fmt::Debug for Egress {
         f.debug_struct("Egress")
             .field("plugin", &self.plugin)
             .field("grant", &self.grant)
+            .field("offline", &self.offline.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -122,6 +129,17 @@ impl Egress {
             stats,
             resolver: send::system_resolver(),
             tls,
+            offline: None,
+        }
+    }
+
+    /// The egress of `plugin` in an offline tool (`herald plugin replay`):
+    /// every request is read and handed to `answerer`, which records and
+    /// answers it; nothing is sent, audited or counted ([`offline`]).
+    pub fn offline(plugin: &str, answerer: Arc<dyn OfflineHttp>) -> Self {
+        Egress {
+            offline: Some(answerer),
+            ..Self::new(plugin, None, Arc::default())
         }
     }
 
@@ -277,6 +295,23 @@ impl WasiHttpHooks for EgressHooks {
         _response_done: Driver,
     ) -> Exchange {
         let egress = &self.egress;
+        if let Some(answerer) = &egress.offline {
+            let answerer = answerer.clone();
+            let method = request.method().to_string();
+            let mut url = audit_url(request.uri());
+            url.truncate(url.find("?…").unwrap_or(url.len()));
+            return Box::new(async move {
+                let (body, body_size) = offline::read_body(request.into_body()).await?;
+                let answer = answerer.answer(OfflineRequest {
+                    method,
+                    url,
+                    body_size,
+                    body,
+                })?;
+                let driver: Driver = Box::new(std::future::ready(Ok(())));
+                Ok((offline::response(answer)?, driver))
+            });
+        }
         let mut ledger = Ledger::new(
             egress.stats.clone(),
             egress.plugin.clone(),
