@@ -117,6 +117,69 @@ async fn a_failing_handler_is_retried_with_backoff_then_skipped_and_recorded() {
     cluster.cleanup().await;
 }
 
+/// A handler's `requeue-after` (the WIT import, through the SDK) hands its
+/// key back to the coalesced queue: the key is delivered again, no earlier
+/// than asked, as often as the plugin asks, while other keys are delivered
+/// once; the requests are counted on `/metrics`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_requeue_after_from_a_plugin_delivers_its_key_again_after_the_delay() {
+    let cluster = TestCluster::start().await;
+    let daemon = Arc::new(Daemon::new(
+        Arc::new(informers(cluster.client.clone())),
+        RetryPolicy::default(),
+    ));
+    let after = Duration::from_millis(200);
+    let config = serde_json::json!({
+        "name": "requeuer", "coalesced": true, "namespace": cluster.namespace,
+        "requeue": {"label": "app=again", "afterMs": after.as_millis() as u64, "times": 2},
+    });
+    let (plugin, logs) = load_with(artifacts::RECORDER, start_options(config));
+    daemon.start(plugin).await.unwrap();
+    eventually("the daemon is ready", || daemon.ready()).await;
+    let listener = daemon.listeners("requeuer").pop().unwrap();
+    let seen = std::sync::Mutex::new(Vec::<(Instant, String)>::new());
+    let adds_of = |name: &str| -> Vec<Instant> {
+        let mut seen = seen.lock().unwrap();
+        let now = Instant::now();
+        seen.extend(logs.take().into_iter().map(|l| (now, l.message)));
+        let key = format!("event=add key={}/{name} ", cluster.namespace);
+        seen.iter()
+            .filter(|(_, m)| m.starts_with(&key))
+            .map(|(at, _)| *at)
+            .collect()
+    };
+
+    let created = Instant::now();
+    cluster.create_pod("again", "again").await;
+    cluster.create_pod("once", "web").await;
+    eventually("the requeued pod is delivered three times", || {
+        adds_of("again").len() == 3
+    })
+    .await;
+    let again = adds_of("again");
+    assert!(
+        again[2].duration_since(created) >= after * 2,
+        "each redelivery waited its delay: {:?}",
+        again.iter().map(|at| at.duration_since(created)).collect::<Vec<_>>()
+    );
+    eventually("nothing waits any more", || listener.depth() == 0).await;
+    assert_eq!(adds_of("again").len(), 3, "requeued twice, as asked");
+    assert_eq!(adds_of("once").len(), 1, "never requeued");
+    assert_eq!(listener.stats.requeued.load(Ordering::SeqCst), 2);
+    let registry = herald::metrics::registry(
+        daemon.clone(),
+        Arc::new(herald::metrics::LoaderStats::default()),
+    );
+    let metrics = herald::metrics::encode(&registry);
+    let line = "herald_listener_requeues_total{plugin=\"requeuer\",resource=\"pods\",outcome=\"scheduled\"} 2";
+    assert!(
+        metrics.lines().any(|l| l == line),
+        "no {line} in\n{metrics}"
+    );
+    daemon.shutdown(Instant::now());
+    cluster.cleanup().await;
+}
+
 /// Coalesced delivery is client-go's rate-limited work queue: one object
 /// whose calls fail waits out its backoff in the queue while the other
 /// objects are delivered, and a newer change of it is delivered at once,
