@@ -9,7 +9,7 @@
 //! repository root explains the method and reports the figures.
 //!
 //! One module per measurement ([`b1_throughput`] … [`b7_startup`], and
-//! [`b9_deadline`], [`b10_patch`], [`b11_sdks`]); the
+//! [`b9_deadline`], [`b10_patch`], [`b11_sdks`], [`b12_capabilities`]); the
 //! rest is what they share: [`data`] (Pod variations), [`fixtures`] (plugin
 //! components), [`native`] (the same handlers compiled natively),
 //! [`cluster`] (the embedded API server), [`latency`] (write-to-entry
@@ -19,6 +19,7 @@
 pub mod alloc;
 pub mod b10_patch;
 pub mod b11_sdks;
+pub mod b12_capabilities;
 pub mod b1_throughput;
 pub mod b2_fanout;
 pub mod b3_cache_memory;
@@ -78,6 +79,9 @@ pub fn run(settings: &Settings) -> Vec<Row> {
     }
     if settings.selected("B11") {
         rows.extend(b11_sdks::run(settings, &fixtures));
+    }
+    if settings.selected("B12") {
+        rows.extend(b12_capabilities::run(settings, &fixtures, &runtime));
     }
     rows
 }
