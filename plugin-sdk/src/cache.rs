@@ -12,6 +12,29 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! Look-ups by a label selector scan the objects of the subscription. A
+//! plugin that looks objects up by the same thing on every call declares an
+//! [`Index`] in its manifest instead (client-go's indexers): the host files
+//! every cached object under its value, so [`by_index`] costs the objects
+//! it finds, whatever the size of the cache.
+//!
+//! ```no_run
+//! use herald_sdk::cache::{self, Index};
+//! use herald_sdk::k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+//! use herald_sdk::{Manifest, Subscription};
+//!
+//! let manifest = Manifest::new("rollouts", "0.1.0")
+//!     .subscribe(Subscription::to::<Deployment>())
+//!     .subscribe(Subscription::to::<ReplicaSet>())
+//!     .index(Index::by_owner::<ReplicaSet>("owner"));
+//!
+//! # fn main() -> Result<(), herald_sdk::Error> {
+//! // In a handler: the ReplicaSets a Deployment (its UID) owns.
+//! let owned: Vec<ReplicaSet> = cache::by_index("owner", "6f1c…", Some("shop"))?;
+//! # Ok(())
+//! # }
+//! ```
 
 use std::fmt;
 
@@ -28,6 +51,8 @@ pub enum CacheError {
     NotSubscribed(GroupVersionKind),
     /// The label selector did not parse; the string says why.
     InvalidSelector(String),
+    /// The manifest declares no [`Index`] of this name.
+    UnknownIndex(String),
     /// A cached object did not decode into the requested type.
     Decode {
         /// The kind looked up.
@@ -53,6 +78,7 @@ impl fmt::Display for CacheError {
         match self {
             Self::NotSubscribed(kind) => write!(f, "not subscribed to {kind}"),
             Self::InvalidSelector(why) => write!(f, "invalid label selector: {why}"),
+            Self::UnknownIndex(name) => write!(f, "the manifest declares no index named {name:?}"),
             Self::Decode { kind, message } => write!(f, "decoding a cached {kind}: {message}"),
         }
     }
@@ -121,6 +147,128 @@ pub fn list_json(
     label_selector: Option<&str>,
 ) -> Result<Vec<String>, CacheError> {
     crate::host::cache_list(kind, namespace, label_selector)
+}
+
+/// A secondary index of the cache, declared in the manifest with
+/// [`Manifest::index`](crate::Manifest::index) and looked up with
+/// [`by_index`]. The host keeps it for the informer of its kind (shared
+/// with every plugin declaring the same one) and refuses to load a plugin
+/// whose index names a kind it does not subscribe to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Index {
+    /// The name it is looked up by; unique in the manifest.
+    pub name: String,
+    /// The kind whose cached objects it files.
+    pub kind: GroupVersionKind,
+    /// What it files them under.
+    pub by: IndexBy,
+}
+
+/// What an [`Index`] files each object under.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IndexBy {
+    /// The value of this label; objects without it are not filed.
+    Label(String),
+    /// The value at this field path (`spec.nodeName`); a string, number or
+    /// boolean is filed as its text, anything else is not filed.
+    Field(String),
+    /// The UID of each owner reference.
+    Owner,
+}
+
+impl Index {
+    /// An index of `kind` by `by`, for a kind named by strings.
+    pub fn new(name: impl Into<String>, kind: GroupVersionKind, by: IndexBy) -> Self {
+        Index {
+            name: name.into(),
+            kind,
+            by,
+        }
+    }
+
+    /// Objects of type `K` by the UIDs of their owners: the ReplicaSets of a
+    /// Deployment, the Pods of a ReplicaSet.
+    pub fn by_owner<K: Resource>(name: impl Into<String>) -> Self {
+        Self::new(name, GroupVersionKind::of::<K>(), IndexBy::Owner)
+    }
+
+    /// Objects of type `K` by the value of label `key`.
+    pub fn by_label<K: Resource>(name: impl Into<String>, key: impl Into<String>) -> Self {
+        Self::new(name, GroupVersionKind::of::<K>(), IndexBy::Label(key.into()))
+    }
+
+    /// Objects of type `K` by the value at a field path such as
+    /// `spec.nodeName`.
+    pub fn by_field<K: Resource>(name: impl Into<String>, path: impl Into<String>) -> Self {
+        Self::new(name, GroupVersionKind::of::<K>(), IndexBy::Field(path.into()))
+    }
+
+    /// The values `json` (an object) is filed under, as the host computes
+    /// them (the native test host uses it).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) fn values(&self, json: &str) -> Vec<String> {
+        let Ok(object) = serde_json::from_str::<serde_json::Value>(json) else {
+            return Vec::new();
+        };
+        let text = |value: &serde_json::Value| match value {
+            serde_json::Value::String(text) => Some(text.clone()),
+            serde_json::Value::Number(_) | serde_json::Value::Bool(_) => Some(value.to_string()),
+            _ => None,
+        };
+        match &self.by {
+            IndexBy::Label(key) => object["metadata"]["labels"].get(key).and_then(text).into_iter().collect(),
+            IndexBy::Field(path) => path
+                .split('.')
+                .try_fold(&object, |value, step| value.get(step))
+                .and_then(text)
+                .into_iter()
+                .collect(),
+            IndexBy::Owner => object["metadata"]["ownerReferences"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|owner| owner["uid"].as_str().filter(|uid| !uid.is_empty()))
+                .map(str::to_owned)
+                .collect(),
+        }
+    }
+
+    pub(crate) fn into_wit(self) -> crate::bindings::herald::plugin0_3_0::types::IndexDefinition {
+        use crate::bindings::herald::plugin0_3_0::types::{IndexBy as Wit, IndexDefinition};
+        IndexDefinition {
+            name: self.name,
+            kind: self.kind.to_wit(),
+            by: match self.by {
+                IndexBy::Label(key) => Wit::Label(key),
+                IndexBy::Field(path) => Wit::Field(path),
+                IndexBy::Owner => Wit::Owner,
+            },
+        }
+    }
+}
+
+/// The cached objects of type `K` that the manifest's index `name` files
+/// under `value` (only in `namespace`, if given), sorted by namespace and
+/// name.
+pub fn by_index<K: Resource + DeserializeOwned>(
+    name: &str,
+    value: &str,
+    namespace: Option<&str>,
+) -> Result<Vec<K>, CacheError> {
+    let kind = GroupVersionKind::of::<K>();
+    by_index_json(name, value, namespace)?
+        .iter()
+        .map(|json| decode(&kind, json))
+        .collect()
+}
+
+/// Like [`by_index`], as JSON texts.
+pub fn by_index_json(
+    name: &str,
+    value: &str,
+    namespace: Option<&str>,
+) -> Result<Vec<String>, CacheError> {
+    crate::host::cache_by_index(name, value, namespace)
 }
 
 /// The label selector string for a `spec.selector` such as a Deployment's,
@@ -204,6 +352,52 @@ mod tests {
             ["web-2", "web-1"]
         );
         assert_eq!(names(list(Some("shop"), None).unwrap()), ["db-1", "web-1"]);
+    }
+
+    #[test]
+    fn look_ups_by_a_declared_index_find_what_it_files() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+        testing::reset();
+        let owned_by = |mut set: ReplicaSet, uid: &str| {
+            set.metadata.owner_references = Some(vec![OwnerReference {
+                kind: "Deployment".into(),
+                name: "web".into(),
+                uid: uid.into(),
+                api_version: "apps/v1".into(),
+                ..OwnerReference::default()
+            }]);
+            set
+        };
+        testing::cache_insert(&owned_by(replica_set("shop", "web-1", "web"), "u-1"));
+        testing::cache_insert(&owned_by(replica_set("shop", "web-2", "web"), "u-1"));
+        testing::cache_insert(&owned_by(replica_set("blog", "web-3", "web"), "u-2"));
+        testing::cache_insert(&replica_set("shop", "db-1", "db"));
+        let manifest = crate::Manifest::new("p", "1")
+            .subscribe(crate::Subscription::to::<ReplicaSet>())
+            .index(Index::by_owner::<ReplicaSet>("owner"))
+            .index(Index::by_label::<ReplicaSet>("app", "app"))
+            .index(Index::by_field::<ReplicaSet>("namespace", "metadata.namespace"));
+        assert!(
+            by_index::<ReplicaSet>("owner", "u-1", None)
+                .is_err_and(|e| matches!(e, CacheError::UnknownIndex(_))),
+            "not declared yet"
+        );
+        testing::declare(&manifest);
+        let names = |found: Result<Vec<ReplicaSet>, CacheError>| {
+            found
+                .unwrap()
+                .into_iter()
+                .map(|set| set.metadata.name.unwrap())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(by_index("owner", "u-1", None)), ["web-1", "web-2"]);
+        assert_eq!(names(by_index("owner", "u-2", Some("shop"))), Vec::<String>::new());
+        assert_eq!(names(by_index("app", "db", None)), ["db-1"]);
+        assert_eq!(names(by_index("namespace", "blog", None)), ["web-3"]);
+        assert_eq!(
+            by_index::<ReplicaSet>("nodes", "n", None).unwrap_err().to_string(),
+            "the manifest declares no index named \"nodes (the test host knows the indexes of the manifest given to testing::declare)\""
+        );
     }
 
     #[test]

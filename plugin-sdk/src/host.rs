@@ -11,7 +11,7 @@ pub(crate) use crate::testing::host::*;
 mod wasm {
     use crate::GroupVersionKind;
     use crate::bindings::herald::plugin0_2_0::{cache, config, events, kube, log};
-    use crate::bindings::herald::plugin0_3_0::{metrics, workqueue};
+    use crate::bindings::herald::plugin0_3_0::{index, metrics, workqueue};
     use crate::cache::CacheError;
     use crate::events::EventRecord;
     use crate::kube::{DeleteParams, KubeError, PatchType, Target};
@@ -45,6 +45,16 @@ mod wasm {
         label_selector: Option<&str>,
     ) -> Result<Vec<String>, CacheError> {
         cache::list(&kind.to_wit(), namespace, label_selector).map_err(CacheError::from_wit)
+    }
+
+    pub(crate) fn cache_by_index(
+        name: &str,
+        value: &str,
+        namespace: Option<&str>,
+    ) -> Result<Vec<String>, CacheError> {
+        index::lookup(name, value, namespace).map_err(|error| match error {
+            index::IndexError::UnknownIndex(name) => CacheError::UnknownIndex(name),
+        })
     }
 
     pub(crate) fn config() -> Option<String> {

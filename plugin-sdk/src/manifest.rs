@@ -8,6 +8,7 @@ use k8s_openapi::Resource;
 
 use crate::GroupVersionKind;
 use crate::bindings::herald::plugin0_2_0::types as wit;
+use crate::cache::Index;
 use crate::metrics::Metric;
 
 /// What a plugin is and what it needs; returned by
@@ -82,6 +83,9 @@ pub struct Manifest {
     /// The metrics the plugin updates through [`metrics`](crate::metrics);
     /// the host checks the definitions when it loads the plugin.
     pub metrics: Vec<Metric>,
+    /// The cache indexes the plugin looks objects up by
+    /// ([`cache::by_index`](crate::cache::by_index)).
+    pub indexes: Vec<Index>,
 }
 
 impl Manifest {
@@ -96,6 +100,7 @@ impl Manifest {
             capabilities: Vec::new(),
             writes: Vec::new(),
             metrics: Vec::new(),
+            indexes: Vec::new(),
         }
     }
 
@@ -146,6 +151,13 @@ impl Manifest {
         self
     }
 
+    /// Declares a cache index the plugin looks objects up by with
+    /// [`cache::by_index`](crate::cache::by_index).
+    pub fn index(mut self, index: Index) -> Self {
+        self.indexes.push(index);
+        self
+    }
+
     pub(crate) fn into_wit(self) -> crate::bindings::herald::plugin0_3_0::types::Manifest {
         crate::bindings::herald::plugin0_3_0::types::Manifest {
             name: self.name,
@@ -159,6 +171,7 @@ impl Manifest {
             capabilities: self.capabilities,
             writes: self.writes.into_iter().map(WriteRule::into_wit).collect(),
             metrics: self.metrics.into_iter().map(Metric::into_wit).collect(),
+            indexes: self.indexes.into_iter().map(Index::into_wit).collect(),
         }
     }
 }

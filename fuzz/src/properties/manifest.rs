@@ -89,6 +89,9 @@ impl GuestManifest {
             // Metric definitions are checked by their own unit tests
             // (host/src/capability/metrics/definition.rs).
             metrics: Vec::new(),
+            // Index definitions are checked by their own unit tests
+            // (host/src/plugin/manifest.rs, host/src/store/index.rs).
+            indexes: Vec::new(),
         }
     }
 }

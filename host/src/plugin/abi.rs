@@ -10,5 +10,5 @@ pub use super::bindings::v0_2::herald::plugin::types::{
     DeliveryMode, GroupVersionKind, Limits, Subscription, Verb, WriteRule,
 };
 pub use super::bindings::v0_3::herald::plugin0_3_0::types::{
-    Manifest, MetricDefinition, MetricKind,
+    IndexBy, IndexDefinition, Manifest, MetricDefinition, MetricKind,
 };

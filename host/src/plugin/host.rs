@@ -9,6 +9,7 @@ use super::stdio::LogStream;
 use crate::capability::Authority;
 use crate::capability::metrics::PluginMetrics;
 use crate::gvk::Gvk;
+use crate::store::CachedObject;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
@@ -190,19 +191,37 @@ impl HostState {
         namespace: Option<&str>,
         label_selector: Option<&str>,
     ) -> wasmtime::Result<Result<Vec<String>, LookupError>> {
-        let objects = match self.context.cache.list(gvk, namespace, label_selector) {
-            Ok(objects) => objects,
-            Err(err) => return Ok(Err(err)),
-        };
+        match self.context.cache.list(gvk, namespace, label_selector) {
+            Ok(objects) => self.answer(&objects).map(Ok),
+            Err(err) => Ok(Err(err)),
+        }
+    }
+
+    /// A look-up by a declared index, bounded as [`Self::cache_list`] is.
+    pub(crate) fn cache_by_index(
+        &mut self,
+        name: &str,
+        value: &str,
+        namespace: Option<&str>,
+    ) -> wasmtime::Result<Result<Vec<String>, LookupError>> {
+        match self.context.cache.by_index(name, value, namespace) {
+            Ok(objects) => self.answer(&objects).map(Ok),
+            Err(err) => Ok(Err(err)),
+        }
+    }
+
+    /// The JSON texts of `objects` for the guest, once the instance's
+    /// memory budget has room for them (a trap otherwise).
+    fn answer(&mut self, objects: &[Arc<CachedObject>]) -> wasmtime::Result<Vec<String>> {
         let bytes = objects
             .iter()
             .map(|object| object.json().len() + std::mem::size_of::<String>())
             .sum();
         self.limiter.reserve_answer(bytes)?;
-        Ok(Ok(objects
+        Ok(objects
             .iter()
             .map(|object| object.json().to_owned())
-            .collect()))
+            .collect())
     }
 
     /// The operator's configuration for the plugin.

@@ -352,7 +352,7 @@ fn build(
     ));
     let context = Arc::new(PluginContext {
         logger,
-        cache: Arc::new(CacheScope::default()),
+        cache: Arc::new(CacheScope::new(manifest.indexes.clone())),
         config: options.config,
         authority: Arc::new(authority),
         metrics,

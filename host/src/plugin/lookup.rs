@@ -1,9 +1,10 @@
 //! A plugin's read-only window on the shared cache: only the kinds (and the
-//! namespaces and selectors) it subscribed to.
+//! namespaces and selectors) it subscribed to, and the indexes it declared.
 
+use super::manifest::IndexDefinition;
 use crate::gvk::Gvk;
 use crate::selector::LabelSelector;
-use crate::store::CachedObject;
+use crate::store::{CachedObject, IndexKey};
 use std::sync::{Arc, RwLock};
 
 /// Read access to the cached objects of one subscription (one informer's store).
@@ -12,6 +13,17 @@ pub trait ObjectReader: Send + Sync + 'static {
     fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<CachedObject>>;
     /// The JSON of every cached object in `namespace` (all if `None`) matching `selector`.
     fn list(&self, namespace: Option<&str>, selector: &LabelSelector) -> Vec<Arc<CachedObject>>;
+    /// Keeps an index by `index` from now on (shared with every other
+    /// reader of the same cache).
+    fn add_index(&self, index: &IndexKey);
+    /// The cached objects in `namespace` (all if `None`) that the index by
+    /// `index` files under `value`; `None` if no such index is kept.
+    fn by_index(
+        &self,
+        index: &IndexKey,
+        value: &str,
+        namespace: Option<&str>,
+    ) -> Option<Vec<Arc<CachedObject>>>;
 }
 
 /// Why a look-up was refused.
@@ -23,6 +35,9 @@ pub enum LookupError {
     /// The label selector does not parse.
     #[error("invalid label selector: {0}")]
     InvalidSelector(String),
+    /// The manifest declares no index of this name.
+    #[error("the manifest declares no index named {0:?}")]
+    UnknownIndex(String),
 }
 
 /// The readers a plugin may use, one per subscription. Set when the plugin's
@@ -30,6 +45,7 @@ pub enum LookupError {
 #[derive(Default)]
 pub struct CacheScope {
     readers: RwLock<Vec<(Gvk, Arc<dyn ObjectReader>)>>,
+    indexes: Vec<IndexDefinition>,
 }
 
 impl std::fmt::Debug for CacheScope {
@@ -46,8 +62,22 @@ impl std::fmt::Debug for CacheScope {
 }
 
 impl CacheScope {
-    /// Replaces the readers (one per subscription).
+    /// A scope with no readers yet, looking up by `indexes`.
+    pub fn new(indexes: Vec<IndexDefinition>) -> Self {
+        CacheScope {
+            readers: RwLock::default(),
+            indexes,
+        }
+    }
+
+    /// Replaces the readers (one per subscription), and has each keep the
+    /// indexes declared on its kind.
     pub fn bind(&self, readers: Vec<(Gvk, Arc<dyn ObjectReader>)>) {
+        for (kind, reader) in &readers {
+            for index in self.indexes.iter().filter(|i| &i.kind == kind) {
+                reader.add_index(&index.by);
+            }
+        }
         *self.readers.write().unwrap_or_else(|e| e.into_inner()) = readers;
     }
 
@@ -97,6 +127,32 @@ impl CacheScope {
         }
         if readers.len() > 1 {
             objects.sort_by_key(Arc::as_ptr);
+            objects.dedup_by(|a, b| Arc::ptr_eq(a, b));
+        }
+        Ok(objects)
+    }
+
+    /// The objects the declared index `name` files under `value`, in
+    /// `namespace` if given, sorted by key. An object visible through two
+    /// subscriptions is returned once.
+    pub fn by_index(
+        &self,
+        name: &str,
+        value: &str,
+        namespace: Option<&str>,
+    ) -> Result<Vec<Arc<CachedObject>>, LookupError> {
+        let index = self
+            .indexes
+            .iter()
+            .find(|i| i.name == name)
+            .ok_or_else(|| LookupError::UnknownIndex(name.to_owned()))?;
+        let readers = self.readers_for(&index.kind)?;
+        let mut objects = Vec::new();
+        for reader in &readers {
+            objects.extend(reader.by_index(&index.by, value, namespace).unwrap_or_default());
+        }
+        if readers.len() > 1 {
+            objects.sort_by(|a, b| (a.namespace(), a.name()).cmp(&(b.namespace(), b.name())));
             objects.dedup_by(|a, b| Arc::ptr_eq(a, b));
         }
         Ok(objects)

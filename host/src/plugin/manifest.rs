@@ -4,6 +4,7 @@ use super::abi;
 use crate::capability::grant::{Verb, WriteRule};
 use crate::gvk::Gvk;
 use crate::selector::{FieldSelector, LabelSelector};
+use crate::store::IndexKey;
 use crate::text::is_dns_label;
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -89,6 +90,58 @@ pub struct Manifest {
     /// plugin is registered with the host's metrics).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub metrics: Vec<crate::capability::metrics::MetricDefinition>,
+    /// The cache indexes it looks objects up by.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub indexes: Vec<IndexDefinition>,
+}
+
+/// A cache index a plugin declared: looked up by `name`, kept by the
+/// informer of `kind` (see [`crate::store::index`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IndexDefinition {
+    /// The name the plugin looks it up by.
+    pub name: String,
+    /// The kind whose cache it indexes; one the plugin subscribes to.
+    pub kind: Gvk,
+    /// What it files objects under.
+    pub by: IndexKey,
+}
+
+impl IndexDefinition {
+    /// Checks a declared index against the plugin's subscriptions; `index`
+    /// is its position in the manifest, for the error.
+    fn from_guest(
+        index: usize,
+        raw: abi::IndexDefinition,
+        subscriptions: &[Subscription],
+    ) -> Result<Self, ManifestError> {
+        let bad = |reason: String| ManifestError::Index {
+            index,
+            name: raw.name.clone(),
+            reason,
+        };
+        if raw.name.is_empty() || raw.name.len() > 63 {
+            return Err(bad("its name must be 1 to 63 characters".into()));
+        }
+        let kind = Gvk::new(raw.kind.group.clone(), raw.kind.version.clone(), raw.kind.kind.clone());
+        if !subscriptions.iter().any(|s| s.kind == kind) {
+            return Err(bad(format!(
+                "it indexes {}, which the plugin does not subscribe to",
+                shown(&kind)
+            )));
+        }
+        let by = match &raw.by {
+            abi::IndexBy::Label(key) => IndexKey::label(key),
+            abi::IndexBy::Field(path) => IndexKey::field(path),
+            abi::IndexBy::Owner => Ok(IndexKey::Owner),
+        }
+        .map_err(|e| bad(e.to_string()))?;
+        Ok(IndexDefinition {
+            name: raw.name,
+            kind,
+            by,
+        })
+    }
 }
 
 /// What is wrong with a manifest.
@@ -201,6 +254,19 @@ pub enum ManifestError {
     /// A requested limit is zero.
     #[error("requested {0} of zero is invalid: leave it unset to take the default")]
     ZeroLimit(&'static str),
+    /// A cache index that cannot be kept.
+    #[error("index {index} ({name:?}) is invalid: {reason}")]
+    Index {
+        /// Its position in the manifest.
+        index: usize,
+        /// Its name.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Two indexes share a name.
+    #[error("index name {0:?} is declared twice")]
+    DuplicateIndex(String),
 }
 
 /// A metric definition from its WIT record.
@@ -270,6 +336,14 @@ impl Manifest {
         for (index, rule) in writes.iter().enumerate() {
             rule.validate(index)?;
         }
+        let mut indexes: Vec<IndexDefinition> = Vec::with_capacity(raw.indexes.len());
+        for (index, raw) in raw.indexes.into_iter().enumerate() {
+            let definition = IndexDefinition::from_guest(index, raw, &subscriptions)?;
+            if indexes.iter().any(|earlier| earlier.name == definition.name) {
+                return Err(ManifestError::DuplicateIndex(definition.name));
+            }
+            indexes.push(definition);
+        }
         Ok(Manifest {
             name: raw.name,
             version: raw.version,
@@ -278,6 +352,7 @@ impl Manifest {
             capabilities: raw.capabilities,
             writes,
             metrics: raw.metrics.into_iter().map(metric_definition).collect(),
+            indexes,
         })
     }
 }
@@ -498,6 +573,7 @@ mod tests {
             capabilities: vec![],
             writes: vec![],
             metrics: vec![],
+            indexes: vec![],
         }
     }
 
@@ -511,6 +587,51 @@ mod tests {
         assert_eq!(sub.kind, Gvk::new("", "v1", "Pod"));
         assert_eq!(sub.label_selector.as_deref(), Some("app=web"));
         assert_eq!(sub.resync_period, Some(Duration::from_secs(30)));
+    }
+
+    #[test]
+    fn indexes_must_name_a_subscribed_kind_once_with_a_usable_key() {
+        let index = |name: &str, kind: &str, by: abi::IndexBy| abi::IndexDefinition {
+            name: name.into(),
+            kind: abi::GroupVersionKind {
+                group: "apps".into(),
+                version: "v1".into(),
+                kind: kind.into(),
+            },
+            by,
+        };
+        let with = |indexes: Vec<abi::IndexDefinition>| {
+            let mut raw = manifest(vec![subscription("apps", "v1", "ReplicaSet")]);
+            raw.indexes = indexes;
+            Manifest::from_guest(raw)
+        };
+        let valid = with(vec![
+            index("owner", "ReplicaSet", abi::IndexBy::Owner),
+            index("by-app", "ReplicaSet", abi::IndexBy::Label("app".into())),
+            index("replicas", "ReplicaSet", abi::IndexBy::Field("spec.replicas".into())),
+        ])
+        .unwrap();
+        assert_eq!(
+            valid.indexes.iter().map(|i| i.by.to_string()).collect::<Vec<_>>(),
+            ["owner", "label app", "field spec.replicas"]
+        );
+        let refused = |indexes| with(indexes).unwrap_err().to_string();
+        assert_eq!(
+            refused(vec![index("x", "Deployment", abi::IndexBy::Owner)]),
+            "index 0 (\"x\") is invalid: it indexes apps/v1 Deployment, which the plugin does not subscribe to"
+        );
+        assert!(
+            refused(vec![index("x", "ReplicaSet", abi::IndexBy::Field("spec..x".into()))])
+                .contains("field path \"spec..x\""),
+        );
+        assert!(refused(vec![index("", "ReplicaSet", abi::IndexBy::Owner)]).contains("1 to 63"));
+        assert_eq!(
+            refused(vec![
+                index("x", "ReplicaSet", abi::IndexBy::Owner),
+                index("x", "ReplicaSet", abi::IndexBy::Label("app".into())),
+            ]),
+            "index name \"x\" is declared twice"
+        );
     }
 
     #[test]

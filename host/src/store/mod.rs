@@ -1,9 +1,14 @@
 //! The shared cache of one informer: objects by key, each held once as
-//! [`Arc<CachedObject>`] and shared with every notification that carries it.
+//! [`Arc<CachedObject>`] and shared with every notification that carries it,
+//! and the secondary indexes its plugins declared ([`index`]).
 
+pub mod index;
 mod object;
 
+pub use index::{IndexKey, IndexKeyError};
 pub use object::{CachedObject, ObjectError, Transform, object_key};
+
+use index::Index;
 
 use crate::plugin::ObjectReader;
 use crate::selector::LabelSelector;
@@ -21,6 +26,7 @@ pub struct Store {
 struct Inner {
     objects: HashMap<Box<str>, Arc<CachedObject>>,
     heap_bytes: usize,
+    indexes: HashMap<IndexKey, Index>,
 }
 
 impl Store {
@@ -36,9 +42,13 @@ impl Store {
 
     /// Stores `object`, returning what it replaced.
     pub fn upsert(&self, object: Arc<CachedObject>) -> Option<Arc<CachedObject>> {
+        let key = object.key().into_boxed_str();
         let mut inner = self.write();
+        for (index_key, index) in &mut inner.indexes {
+            index.file(&key, index_key.values(&object));
+        }
         inner.heap_bytes += object.heap_bytes();
-        let previous = inner.objects.insert(object.key().into_boxed_str(), object);
+        let previous = inner.objects.insert(key, object);
         if let Some(previous) = &previous {
             inner.heap_bytes -= previous.heap_bytes();
         }
@@ -51,8 +61,46 @@ impl Store {
         let removed = inner.objects.remove(key);
         if let Some(removed) = &removed {
             inner.heap_bytes -= removed.heap_bytes();
+            for index in inner.indexes.values_mut() {
+                index.unfile(key);
+            }
         }
         removed
+    }
+
+    /// Keeps an index by `index` from now on (built over what is cached
+    /// now); nothing if it already does. Indexes are never dropped: their
+    /// number is bounded by the declarations of the plugins on this
+    /// informer.
+    pub fn add_index(&self, index: &IndexKey) {
+        let mut inner = self.write();
+        if inner.indexes.contains_key(index) {
+            return;
+        }
+        let mut built = Index::default();
+        for (key, object) in &inner.objects {
+            built.file(key, index.values(object));
+        }
+        inner.indexes.insert(index.clone(), built);
+    }
+
+    /// The objects filed under `value` in the index by `index`, in
+    /// `namespace` (all if `None`), sorted by key; `None` if the store keeps
+    /// no such index. Costs the objects found, not the objects cached.
+    pub fn by_index(
+        &self,
+        index: &IndexKey,
+        value: &str,
+        namespace: Option<&str>,
+    ) -> Option<Vec<Arc<CachedObject>>> {
+        let inner = self.read();
+        let found = inner.indexes.get(index)?.keys(value, namespace);
+        Some(
+            found
+                .filter_map(|key| inner.objects.get(key))
+                .cloned()
+                .collect(),
+        )
     }
 
     /// Every object, in no particular order.
@@ -106,6 +154,19 @@ impl ObjectReader for Store {
         found.sort_by(|a, b| (a.namespace(), a.name()).cmp(&(b.namespace(), b.name())));
         found
     }
+
+    fn add_index(&self, index: &IndexKey) {
+        Store::add_index(self, index);
+    }
+
+    fn by_index(
+        &self,
+        index: &IndexKey,
+        value: &str,
+        namespace: Option<&str>,
+    ) -> Option<Vec<Arc<CachedObject>>> {
+        Store::by_index(self, index, value, namespace)
+    }
 }
 
 #[cfg(test)]
@@ -130,6 +191,30 @@ mod tests {
         assert_eq!(store.heap_bytes(), bytes_one);
         assert_eq!(store.remove("a/x").unwrap().resource_version(), "2");
         assert_eq!((store.len(), store.heap_bytes()), (0, 0));
+    }
+
+    #[test]
+    fn an_index_added_late_covers_what_was_cached_and_follows_every_write() {
+        let store = Store::new();
+        store.upsert(object("a", "x", 1, "web"));
+        store.upsert(object("b", "y", 2, "web"));
+        let by_app = IndexKey::label("app").unwrap();
+        assert!(store.by_index(&by_app, "web", None).is_none(), "not kept yet");
+        store.add_index(&by_app);
+        store.add_index(&by_app);
+        let keys = |value: &str, namespace: Option<&str>| {
+            let found = store.by_index(&by_app, value, namespace).unwrap();
+            found.iter().map(|o| o.key()).collect::<Vec<_>>()
+        };
+        assert_eq!(keys("web", None), ["a/x", "b/y"]);
+        assert_eq!(keys("web", Some("b")), ["b/y"]);
+        store.upsert(object("a", "x", 3, "db"));
+        store.upsert(object("a", "z", 4, "web"));
+        assert_eq!(keys("web", None), ["a/z", "b/y"]);
+        assert_eq!(keys("db", None), ["a/x"]);
+        store.remove("b/y");
+        assert_eq!(keys("web", None), ["a/z"]);
+        assert!(keys("gone", None).is_empty());
     }
 
     #[test]

@@ -267,6 +267,17 @@ fn write_key(out: &mut String, key: &str) {
     }
 }
 
+/// The raw JSON value at `path` (object member names, from the top) in
+/// `json`, if every step is an object holding the next name.
+pub(crate) fn value_at<'a>(json: &'a str, path: &[Box<str>]) -> Option<&'a RawValue> {
+    let mut current: &'a RawValue = serde_json::from_str(json).ok()?;
+    for name in path {
+        let fields: Fields<'a> = serde_json::from_str(current.get()).ok()?;
+        current = fields.get(name)?;
+    }
+    Some(current)
+}
+
 /// The fields of a JSON object in their original order, values unparsed.
 struct Fields<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
 

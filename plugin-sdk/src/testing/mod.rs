@@ -126,6 +126,8 @@ struct TestHost {
     metrics: MetricsHost,
     requeues: Vec<std::time::Duration>,
     http: http::Script,
+    /// The indexes given to [`declare`].
+    indexes: Vec<crate::cache::Index>,
 }
 
 /// A metric name and one value per label: one series.
@@ -371,8 +373,10 @@ pub fn take_events() -> Vec<EventRecord> {
     with_host(|host| std::mem::take(&mut host.events))
 }
 
-/// Declares the manifest's metrics to the test host: from now on it checks
-/// every update as the host does, and drops (records but does not count)
+/// Declares the manifest's metrics and indexes to the test host: from now
+/// on [`cache::by_index`](crate::cache::by_index) looks up its indexes (an
+/// index not declared is unknown, as on the host), and it checks every
+/// metric update as the host does, and drops (records but does not count)
 /// and logs as a warning one the host would drop: a metric not defined, an
 /// update of the wrong kind (`set` on a counter, `observe` on a gauge, …),
 /// the wrong number of label values, a negative counter increment, NaN, a
@@ -381,7 +385,8 @@ pub fn take_events() -> Vec<EventRecord> {
 /// # Panics
 ///
 /// When a definition breaks a rule that would stop the host from loading
-/// the plugin ([`Metric::problem`]), or a name is defined twice.
+/// the plugin ([`Metric::problem`]), a name is defined twice, or an index
+/// is of a kind the manifest does not subscribe to.
 ///
 /// ```
 /// use herald_sdk::metrics::{self, Metric};
@@ -408,7 +413,25 @@ pub fn declare(manifest: &Manifest) {
             "the host would not load this plugin: metric {name} is defined twice"
         );
     }
-    with_host(|host| host.metrics.declared = Some(declared));
+    let mut indexes: Vec<crate::cache::Index> = Vec::new();
+    for index in &manifest.indexes {
+        assert!(
+            manifest.subscriptions.iter().any(|s| s.kind == index.kind),
+            "the host would not load this plugin: index {:?} is of {}, which it does not subscribe to",
+            index.name,
+            index.kind
+        );
+        assert!(
+            !indexes.iter().any(|i| i.name == index.name),
+            "the host would not load this plugin: index {:?} is declared twice",
+            index.name
+        );
+        indexes.push(index.clone());
+    }
+    with_host(|host| {
+        host.metrics.declared = Some(declared);
+        host.indexes = indexes;
+    });
 }
 
 /// Every metric update made since the last [`take_metric_updates`], in
@@ -930,6 +953,29 @@ pub(crate) mod host {
                 .get(kind)
                 .and_then(|objects| objects.get(&key))
                 .cloned())
+        })
+    }
+
+    pub(crate) fn cache_by_index(
+        name: &str,
+        value: &str,
+        namespace: Option<&str>,
+    ) -> Result<Vec<String>, CacheError> {
+        with_host(|host| {
+            let index = host.indexes.iter().find(|i| i.name == name).ok_or_else(|| {
+                CacheError::UnknownIndex(format!(
+                    "{name} (the test host knows the indexes of the manifest given to testing::declare)"
+                ))
+            })?;
+            visible(host, &index.kind)?;
+            let objects = host.cache.get(&index.kind).into_iter().flatten();
+            Ok(objects
+                .filter(|((object_namespace, _), _)| {
+                    namespace.is_none() || object_namespace.as_deref() == namespace
+                })
+                .filter(|(_, json)| index.values(json).iter().any(|v| v == value))
+                .map(|(_, json)| json.clone())
+                .collect())
         })
     }
 

@@ -39,11 +39,12 @@ fn namespace(deployment: &Deployment) -> &str {
 
 impl Handler for RolloutWatch {
     fn manifest() -> Manifest {
-        // ReplicaSets are watched only to be visible to `cache::list`.
+        // ReplicaSets are watched only to be found through the owner index.
         let [duration, stuck] = metrics::definitions();
         Manifest::new("rollout-watch", env!("CARGO_PKG_VERSION"))
             .subscribe(Subscription::to::<Deployment>())
             .subscribe(Subscription::to::<ReplicaSet>())
+            .index(replica_sets::owner_index())
             .metric(duration)
             .metric(stuck)
     }

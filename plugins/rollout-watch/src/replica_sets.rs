@@ -1,13 +1,22 @@
-//! The ReplicaSets a Deployment owns, looked up in the host's cache and
-//! split into the new one (current template) and old ones still running.
+//! The ReplicaSets a Deployment owns, looked up in the host's cache by the
+//! owner index and split into the new one (current template) and old ones
+//! still running.
 
-use herald_sdk::cache;
+use herald_sdk::cache::{self, Index};
 use herald_sdk::k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
-use herald_sdk::k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 /// The annotation the Deployment controller numbers revisions with, on both
 /// the Deployment and its ReplicaSets.
 const REVISION: &str = "deployment.kubernetes.io/revision";
+
+/// The name of the index of ReplicaSets by the UIDs of their owners.
+const OWNER_INDEX: &str = "owner";
+
+/// The index [`describe`] looks ReplicaSets up by: kept by the host, so a
+/// look-up costs the ReplicaSets found, not a scan of them all.
+pub fn owner_index() -> Index {
+    Index::by_owner::<ReplicaSet>(OWNER_INDEX)
+}
 
 /// Log-ready descriptions: `name:ready/desired`, or `-` for none.
 pub struct ReplicaSets {
@@ -32,9 +41,9 @@ fn describe_one(set: &ReplicaSet) -> String {
     format!("{name}:{ready}/{desired}")
 }
 
-/// Finds `deployment`'s ReplicaSets: those its selector's `matchLabels`
-/// select in its namespace, owned by its UID. A failed look-up is logged and
-/// described as `?`.
+/// Finds `deployment`'s ReplicaSets through the owner index (those owned
+/// by its UID, in its namespace). A failed look-up is logged and described
+/// as `?`.
 pub fn describe(deployment: &Deployment, key: &str) -> ReplicaSets {
     match owned(deployment) {
         Ok(sets) => split(deployment, sets),
@@ -49,24 +58,9 @@ pub fn describe(deployment: &Deployment, key: &str) -> ReplicaSets {
 }
 
 fn owned(deployment: &Deployment) -> Result<Vec<ReplicaSet>, cache::CacheError> {
-    let match_labels = deployment.spec.selector.match_labels.clone();
-    let selector = cache::label_selector(&LabelSelector {
-        match_labels,
-        match_expressions: None,
-    });
     let namespace = deployment.metadata.namespace.as_deref();
     let uid = deployment.metadata.uid.as_deref().unwrap_or_default();
-    let sets = cache::list::<ReplicaSet>(namespace, selector.as_deref())?;
-    Ok(sets
-        .into_iter()
-        .filter(|set| {
-            set.metadata
-                .owner_references
-                .iter()
-                .flatten()
-                .any(|owner| owner.uid == uid)
-        })
-        .collect())
+    cache::by_index(OWNER_INDEX, uid, namespace)
 }
 
 /// The new ReplicaSet carries the Deployment's revision (or, failing that,

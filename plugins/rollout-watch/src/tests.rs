@@ -112,9 +112,15 @@ fn replica_set(
     }
 }
 
+/// A fresh test host that knows the plugin's indexes.
+fn reset() {
+    testing::reset();
+    testing::declare(&RolloutWatch::manifest());
+}
+
 #[test]
 fn a_rollout_is_started_progresses_and_completes() {
-    testing::reset();
+    reset();
     testing::cache_insert(&replica_set("web-old", "uid-web", 1, 2, 2));
     testing::cache_insert(&replica_set("web-new", "uid-web", 2, 2, 1));
     testing::cache_insert(&replica_set("web-stale", "uid-web", 0, 0, 0));
@@ -153,7 +159,7 @@ fn a_rollout_is_started_progresses_and_completes() {
 
 #[test]
 fn scaling_is_not_a_rollout() {
-    testing::reset();
+    reset();
     testing::subscribe(herald_sdk::GroupVersionKind::of::<ReplicaSet>());
     let before = deployment("nginx:1.27", 2, 2, [2, 3, 3, 3, 0]);
     let mut after = deployment("nginx:1.27", 2, 3, [2, 3, 3, 3, 0]);
@@ -177,7 +183,7 @@ fn scaling_is_not_a_rollout() {
 
 #[test]
 fn adds_deletes_and_replica_set_events() {
-    testing::reset();
+    reset();
     let mut plugin = RolloutWatch::default();
     plugin
         .on_add(&testing::added(&deployment(
@@ -240,7 +246,7 @@ fn adds_deletes_and_replica_set_events() {
 
 #[test]
 fn failed_look_ups_degrade_to_question_marks() {
-    testing::reset();
+    reset();
     let before = deployment("nginx:1", 1, 1, [1, 0, 0, 0, 0]);
     let after = deployment("nginx:1", 1, 1, [1, 1, 1, 1, 0]);
     RolloutWatch::default()
@@ -274,8 +280,7 @@ fn completion_waits_for_old_replicas_and_the_new_generation() {
 
 /// A plugin whose clock reads `now`, its metrics checked as the host would.
 fn timed(now: &Rc<Cell<Duration>>) -> RolloutWatch {
-    testing::reset();
-    testing::declare(&RolloutWatch::manifest());
+    reset();
     testing::subscribe(herald_sdk::GroupVersionKind::of::<ReplicaSet>());
     let now = Rc::clone(now);
     RolloutWatch::with_clock(Box::new(move || now.get()))

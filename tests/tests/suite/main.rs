@@ -12,6 +12,7 @@ mod egress;
 mod fault_matrix;
 mod hostile;
 mod identity;
+mod indexes;
 mod informers;
 mod kubectl;
 mod leader;

@@ -210,6 +210,8 @@ macro_rules! shared_imports {
                     })
                 }
                 LookupError::InvalidSelector(reason) => cache::CacheError::InvalidSelector(reason),
+                // `get` and `list` name no index; `index.lookup` has its own error.
+                LookupError::UnknownIndex(_) => cache::CacheError::InvalidSelector(err.to_string()),
             }
         }
 

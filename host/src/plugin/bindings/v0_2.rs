@@ -15,7 +15,8 @@ wasmtime::component::bindgen!({
 
 super::shared_imports!(self);
 
-/// A 0.2.0 manifest as the 0.3.0 record: it defines no metrics.
+/// A 0.2.0 manifest as the 0.3.0 record: it defines no metrics and no
+/// indexes.
 pub(crate) fn upgrade_manifest(raw: types::Manifest) -> super::Manifest {
     super::Manifest {
         name: raw.name,
@@ -25,5 +26,6 @@ pub(crate) fn upgrade_manifest(raw: types::Manifest) -> super::Manifest {
         capabilities: raw.capabilities,
         writes: raw.writes,
         metrics: Vec::new(),
+        indexes: Vec::new(),
     }
 }
