@@ -9,8 +9,8 @@
 //! repository root explains the method and reports the figures.
 //!
 //! One module per measurement ([`b1_throughput`] … [`b7_startup`], and
-//! [`b9_deadline`], [`b10_patch`], [`b11_sdks`], [`b12_capabilities`]); the
-//! rest is what they share: [`data`] (Pod variations), [`fixtures`] (plugin
+//! [`b9_deadline`], [`b10_patch`], [`b11_sdks`], [`b12_capabilities`],
+//! [`b13_index`]); the rest is what they share: [`data`] (Pod variations), [`fixtures`] (plugin
 //! components), [`native`] (the same handlers compiled natively),
 //! [`cluster`] (the embedded API server), [`latency`] (write-to-entry
 //! latencies), [`measure`] (repetitions, medians, memory) and [`table`]
@@ -20,6 +20,7 @@ pub mod alloc;
 pub mod b10_patch;
 pub mod b11_sdks;
 pub mod b12_capabilities;
+pub mod b13_index;
 pub mod b1_throughput;
 pub mod b2_fanout;
 pub mod b3_cache_memory;
@@ -82,6 +83,9 @@ pub fn run(settings: &Settings) -> Vec<Row> {
     }
     if settings.selected("B12") {
         rows.extend(b12_capabilities::run(settings, &fixtures, &runtime));
+    }
+    if settings.selected("B13") {
+        rows.extend(b13_index::run(settings));
     }
     rows
 }

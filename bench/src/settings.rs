@@ -7,7 +7,7 @@ pub struct Settings {
     pub quick: bool,
     /// Repetitions of each measurement.
     pub repetitions: usize,
-    /// Only these benchmark ids (`B1` … `B12`); empty means all.
+    /// Only these benchmark ids (`B1` … `B13`); empty means all.
     pub only: Vec<String>,
     /// B1: notifications per repetition for the no-op plugin.
     pub b1_noop_notifications: usize,
