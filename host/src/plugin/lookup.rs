@@ -158,3 +158,52 @@ impl CacheScope {
         Ok(objects)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Store, Transform};
+
+    fn declared(name: &str, by: IndexKey) -> IndexDefinition {
+        IndexDefinition {
+            name: name.into(),
+            kind: Gvk::new("apps", "v1", "ReplicaSet"),
+            by,
+        }
+    }
+
+    #[test]
+    fn plugins_declaring_the_same_index_share_the_one_their_informer_keeps() {
+        let store = Arc::new(Store::new());
+        store.upsert(Arc::new(
+            CachedObject::from_json(
+                r#"{"metadata":{"name":"web-1","namespace":"shop","ownerReferences":[{"uid":"u-1"}]}}"#,
+                "apps/v1",
+                "ReplicaSet",
+                Transform::default(),
+            )
+            .unwrap(),
+        ));
+        let kind = Gvk::new("apps", "v1", "ReplicaSet");
+        let first = CacheScope::new(vec![declared("owner", IndexKey::Owner)]);
+        let second = CacheScope::new(vec![
+            declared("by-owner", IndexKey::Owner),
+            declared("by-app", IndexKey::label("app").unwrap()),
+        ]);
+        for scope in [&first, &second] {
+            scope.bind(vec![(kind.clone(), store.clone() as Arc<dyn ObjectReader>)]);
+        }
+        assert_eq!(store.index_count(), 2, "one owner index for both, one by label");
+        let keys = |scope: &CacheScope, name: &str| {
+            let found = scope.by_index(name, "u-1", Some("shop")).unwrap();
+            found.iter().map(|o| o.key()).collect::<Vec<_>>()
+        };
+        assert_eq!(keys(&first, "owner"), ["shop/web-1"]);
+        assert_eq!(keys(&second, "by-owner"), ["shop/web-1"]);
+        assert_eq!(
+            first.by_index("by-owner", "u-1", None).unwrap_err(),
+            LookupError::UnknownIndex("by-owner".into()),
+            "each plugin looks up only by the names it declared"
+        );
+    }
+}

@@ -84,6 +84,11 @@ impl Store {
         inner.indexes.insert(index.clone(), built);
     }
 
+    /// How many indexes it keeps.
+    pub fn index_count(&self) -> usize {
+        self.read().indexes.len()
+    }
+
     /// The objects filed under `value` in the index by `index`, in
     /// `namespace` (all if `None`), sorted by key; `None` if the store keeps
     /// no such index. Costs the objects found, not the objects cached.
