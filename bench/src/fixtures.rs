@@ -16,6 +16,8 @@ use wasmtime::component::Component;
 pub enum Fixture {
     /// Does nothing.
     Noop,
+    /// Does nothing without the SDK's glue: the floor of a call.
+    Floor,
     /// Decodes `metadata` with serde_json.
     JsonMeta,
     /// Decodes the whole k8s-openapi `Pod`.
@@ -35,6 +37,7 @@ impl Fixture {
     pub fn label(self) -> &'static str {
         match self {
             Fixture::Noop => "no-op",
+            Fixture::Floor => "floor",
             Fixture::JsonMeta => "json-meta",
             Fixture::TypedPod => "typed-pod",
             Fixture::NamedNoop => "named-noop",
@@ -47,6 +50,7 @@ impl Fixture {
     fn path(self) -> &'static str {
         match self {
             Fixture::Noop => artifacts::NOOP,
+            Fixture::Floor => artifacts::FLOOR,
             Fixture::JsonMeta => artifacts::JSON_META,
             Fixture::TypedPod => artifacts::TYPED_POD,
             Fixture::NamedNoop => artifacts::NAMED_NOOP,

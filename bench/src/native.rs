@@ -28,7 +28,7 @@ struct Meta {
 /// Handles one added object as `fixture` does, natively.
 pub fn on_add(fixture: Fixture, json: &str) {
     match fixture {
-        Fixture::Noop | Fixture::NamedNoop | Fixture::LatencyProbe => {
+        Fixture::Noop | Fixture::Floor | Fixture::NamedNoop | Fixture::LatencyProbe => {
             black_box(json);
         }
         Fixture::JsonMeta => {
