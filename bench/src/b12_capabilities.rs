@@ -41,7 +41,11 @@ const UPDATES: u32 = 100_000;
 const REQUESTS: usize = 200;
 
 /// Runs B12.
-pub fn run(settings: &Settings, fixtures: &Fixtures, runtime: &tokio::runtime::Runtime) -> Vec<Row> {
+pub fn run(
+    settings: &Settings,
+    fixtures: &Fixtures,
+    runtime: &tokio::runtime::Runtime,
+) -> Vec<Row> {
     let mut rows = vec![metric_update(settings, fixtures)];
     rows.extend(http_request(settings, fixtures, runtime));
     rows
@@ -134,8 +138,8 @@ fn http_request(
     let address = listener.local_addr().expect("its address");
     let server = runtime.spawn(serve(listener));
     let origin = format!("http://{address}");
-    let grant: HttpGrant = serde_json::from_value(json!({"allowedOrigins": [origin]}))
-        .expect("the HTTP grant");
+    let grant: HttpGrant =
+        serde_json::from_value(json!({"allowedOrigins": [origin]})).expect("the HTTP grant");
     let plugin = load(
         fixtures,
         herald_test_artifacts::EGRESS_PROBE,

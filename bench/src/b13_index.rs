@@ -122,6 +122,11 @@ fn replica_set(i: usize) -> CachedObject {
         },
         "status": {"replicas": 3, "readyReplicas": 3, "availableReplicas": 3}
     });
-    CachedObject::from_json(&json.to_string(), "apps/v1", "ReplicaSet", Transform::default())
-        .expect("bench ReplicaSets parse")
+    CachedObject::from_json(
+        &json.to_string(),
+        "apps/v1",
+        "ReplicaSet",
+        Transform::default(),
+    )
+    .expect("bench ReplicaSets parse")
 }

@@ -14,7 +14,9 @@ fn every_benchmark_runs_in_quick_mode_and_reports_finite_numbers() {
         compiler_program: Some(env!("CARGO_BIN_EXE_herald-child").into()),
         ..Settings::quick()
     });
-    for id in ["B1", "B2", "B3", "B4", "B5", "B6", "B7", "B9", "B10", "B11", "B12", "B13"] {
+    for id in [
+        "B1", "B2", "B3", "B4", "B5", "B6", "B7", "B9", "B10", "B11", "B12", "B13",
+    ] {
         assert!(
             rows.iter().any(|row| row.id.starts_with(id)),
             "{id} reported no row: {rows:#?}"

@@ -194,13 +194,21 @@ impl Index {
 
     /// Objects of type `K` by the value of label `key`.
     pub fn by_label<K: Resource>(name: impl Into<String>, key: impl Into<String>) -> Self {
-        Self::new(name, GroupVersionKind::of::<K>(), IndexBy::Label(key.into()))
+        Self::new(
+            name,
+            GroupVersionKind::of::<K>(),
+            IndexBy::Label(key.into()),
+        )
     }
 
     /// Objects of type `K` by the value at a field path such as
     /// `spec.nodeName`.
     pub fn by_field<K: Resource>(name: impl Into<String>, path: impl Into<String>) -> Self {
-        Self::new(name, GroupVersionKind::of::<K>(), IndexBy::Field(path.into()))
+        Self::new(
+            name,
+            GroupVersionKind::of::<K>(),
+            IndexBy::Field(path.into()),
+        )
     }
 
     /// The values `json` (an object) is filed under, as the host computes
@@ -216,7 +224,11 @@ impl Index {
             _ => None,
         };
         match &self.by {
-            IndexBy::Label(key) => object["metadata"]["labels"].get(key).and_then(text).into_iter().collect(),
+            IndexBy::Label(key) => object["metadata"]["labels"]
+                .get(key)
+                .and_then(text)
+                .into_iter()
+                .collect(),
             IndexBy::Field(path) => path
                 .split('.')
                 .try_fold(&object, |value, step| value.get(step))
@@ -376,7 +388,10 @@ mod tests {
             .subscribe(crate::Subscription::to::<ReplicaSet>())
             .index(Index::by_owner::<ReplicaSet>("owner"))
             .index(Index::by_label::<ReplicaSet>("app", "app"))
-            .index(Index::by_field::<ReplicaSet>("namespace", "metadata.namespace"));
+            .index(Index::by_field::<ReplicaSet>(
+                "namespace",
+                "metadata.namespace",
+            ));
         assert!(
             by_index::<ReplicaSet>("owner", "u-1", None)
                 .is_err_and(|e| matches!(e, CacheError::UnknownIndex(_))),
@@ -391,11 +406,16 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         assert_eq!(names(by_index("owner", "u-1", None)), ["web-1", "web-2"]);
-        assert_eq!(names(by_index("owner", "u-2", Some("shop"))), Vec::<String>::new());
+        assert_eq!(
+            names(by_index("owner", "u-2", Some("shop"))),
+            Vec::<String>::new()
+        );
         assert_eq!(names(by_index("app", "db", None)), ["db-1"]);
         assert_eq!(names(by_index("namespace", "blog", None)), ["web-3"]);
         assert_eq!(
-            by_index::<ReplicaSet>("nodes", "n", None).unwrap_err().to_string(),
+            by_index::<ReplicaSet>("nodes", "n", None)
+                .unwrap_err()
+                .to_string(),
             "the manifest declares no index named \"nodes (the test host knows the indexes of the manifest given to testing::declare)\""
         );
     }

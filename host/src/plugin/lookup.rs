@@ -149,7 +149,11 @@ impl CacheScope {
         let readers = self.readers_for(&index.kind)?;
         let mut objects = Vec::new();
         for reader in &readers {
-            objects.extend(reader.by_index(&index.by, value, namespace).unwrap_or_default());
+            objects.extend(
+                reader
+                    .by_index(&index.by, value, namespace)
+                    .unwrap_or_default(),
+            );
         }
         if readers.len() > 1 {
             objects.sort_by(|a, b| (a.namespace(), a.name()).cmp(&(b.namespace(), b.name())));
@@ -193,7 +197,11 @@ mod tests {
         for scope in [&first, &second] {
             scope.bind(vec![(kind.clone(), store.clone() as Arc<dyn ObjectReader>)]);
         }
-        assert_eq!(store.index_count(), 2, "one owner index for both, one by label");
+        assert_eq!(
+            store.index_count(),
+            2,
+            "one owner index for both, one by label"
+        );
         let keys = |scope: &CacheScope, name: &str| {
             let found = scope.by_index(name, "u-1", Some("shop")).unwrap();
             found.iter().map(|o| o.key()).collect::<Vec<_>>()

@@ -123,7 +123,11 @@ impl IndexDefinition {
         if raw.name.is_empty() || raw.name.len() > 63 {
             return Err(bad("its name must be 1 to 63 characters".into()));
         }
-        let kind = Gvk::new(raw.kind.group.clone(), raw.kind.version.clone(), raw.kind.kind.clone());
+        let kind = Gvk::new(
+            raw.kind.group.clone(),
+            raw.kind.version.clone(),
+            raw.kind.kind.clone(),
+        );
         if !subscriptions.iter().any(|s| s.kind == kind) {
             return Err(bad(format!(
                 "it indexes {}, which the plugin does not subscribe to",
@@ -339,7 +343,10 @@ impl Manifest {
         let mut indexes: Vec<IndexDefinition> = Vec::with_capacity(raw.indexes.len());
         for (index, raw) in raw.indexes.into_iter().enumerate() {
             let definition = IndexDefinition::from_guest(index, raw, &subscriptions)?;
-            if indexes.iter().any(|earlier| earlier.name == definition.name) {
+            if indexes
+                .iter()
+                .any(|earlier| earlier.name == definition.name)
+            {
                 return Err(ManifestError::DuplicateIndex(definition.name));
             }
             indexes.push(definition);
@@ -608,11 +615,19 @@ mod tests {
         let valid = with(vec![
             index("owner", "ReplicaSet", abi::IndexBy::Owner),
             index("by-app", "ReplicaSet", abi::IndexBy::Label("app".into())),
-            index("replicas", "ReplicaSet", abi::IndexBy::Field("spec.replicas".into())),
+            index(
+                "replicas",
+                "ReplicaSet",
+                abi::IndexBy::Field("spec.replicas".into()),
+            ),
         ])
         .unwrap();
         assert_eq!(
-            valid.indexes.iter().map(|i| i.by.to_string()).collect::<Vec<_>>(),
+            valid
+                .indexes
+                .iter()
+                .map(|i| i.by.to_string())
+                .collect::<Vec<_>>(),
             ["owner", "label app", "field spec.replicas"]
         );
         let refused = |indexes| with(indexes).unwrap_err().to_string();
@@ -621,8 +636,12 @@ mod tests {
             "index 0 (\"x\") is invalid: it indexes apps/v1 Deployment, which the plugin does not subscribe to"
         );
         assert!(
-            refused(vec![index("x", "ReplicaSet", abi::IndexBy::Field("spec..x".into()))])
-                .contains("field path \"spec..x\""),
+            refused(vec![index(
+                "x",
+                "ReplicaSet",
+                abi::IndexBy::Field("spec..x".into())
+            )])
+            .contains("field path \"spec..x\""),
         );
         assert!(refused(vec![index("", "ReplicaSet", abi::IndexBy::Owner)]).contains("1 to 63"));
         assert_eq!(

@@ -12,8 +12,8 @@
 
 use super::object::{CachedObject, value_at};
 use std::collections::{BTreeSet, HashMap};
-use std::ops::Bound;
 use std::fmt;
+use std::ops::Bound;
 
 /// What an index files objects under.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -53,7 +53,11 @@ impl IndexKey {
     /// (`spec.nodeName`, `status.phase`).
     pub fn field(path: &str) -> Result<Self, IndexKeyError> {
         let steps: Vec<Box<str>> = path.split('.').map(Box::from).collect();
-        if path.is_empty() || steps.iter().any(|step| step.is_empty() || step.trim() != &**step) {
+        if path.is_empty()
+            || steps
+                .iter()
+                .any(|step| step.is_empty() || step.trim() != &**step)
+        {
             return Err(IndexKeyError::BadFieldPath(path.to_owned()));
         }
         Ok(IndexKey::Field(steps.into()))
@@ -168,7 +172,9 @@ impl Index {
         let keys = self.keys_by_value.get(value);
         let start = prefix.clone().unwrap_or_default();
         keys.into_iter()
-            .flat_map(move |keys| keys.range::<str, _>((Bound::Included(&*start), Bound::Unbounded)))
+            .flat_map(move |keys| {
+                keys.range::<str, _>((Bound::Included(&*start), Bound::Unbounded))
+            })
             .map(|key| &**key)
             .take_while(move |key| prefix.as_ref().is_none_or(|p| key.starts_with(p.as_str())))
     }
@@ -205,10 +211,19 @@ mod tests {
         };
         assert_eq!(values(IndexKey::label("app").unwrap()), ["web"]);
         assert!(values(IndexKey::label("tier").unwrap()).is_empty());
-        assert_eq!(values(IndexKey::field("spec.nodeName").unwrap()), ["node-a"]);
+        assert_eq!(
+            values(IndexKey::field("spec.nodeName").unwrap()),
+            ["node-a"]
+        );
         assert_eq!(values(IndexKey::field("spec.priority").unwrap()), ["7"]);
-        assert_eq!(values(IndexKey::field("spec.hostNetwork").unwrap()), ["true"]);
-        assert!(values(IndexKey::field("spec.containers").unwrap()).is_empty(), "not a scalar");
+        assert_eq!(
+            values(IndexKey::field("spec.hostNetwork").unwrap()),
+            ["true"]
+        );
+        assert!(
+            values(IndexKey::field("spec.containers").unwrap()).is_empty(),
+            "not a scalar"
+        );
         assert!(values(IndexKey::field("spec.missing.deeper").unwrap()).is_empty());
         assert_eq!(values(IndexKey::Owner), ["u-1", "u-2"]);
     }

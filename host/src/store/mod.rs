@@ -204,7 +204,10 @@ mod tests {
         store.upsert(object("a", "x", 1, "web"));
         store.upsert(object("b", "y", 2, "web"));
         let by_app = IndexKey::label("app").unwrap();
-        assert!(store.by_index(&by_app, "web", None).is_none(), "not kept yet");
+        assert!(
+            store.by_index(&by_app, "web", None).is_none(),
+            "not kept yet"
+        );
         store.add_index(&by_app);
         store.add_index(&by_app);
         let keys = |value: &str, namespace: Option<&str>| {

@@ -160,7 +160,10 @@ async fn a_requeue_after_from_a_plugin_delivers_its_key_again_after_the_delay() 
     assert!(
         again[2].duration_since(created) >= after * 2,
         "each redelivery waited its delay: {:?}",
-        again.iter().map(|at| at.duration_since(created)).collect::<Vec<_>>()
+        again
+            .iter()
+            .map(|at| at.duration_since(created))
+            .collect::<Vec<_>>()
     );
     eventually("nothing waits any more", || listener.depth() == 0).await;
     assert_eq!(adds_of("again").len(), 3, "requeued twice, as asked");

@@ -93,9 +93,10 @@ async fn rollout_watch_finds_a_deployments_replica_sets_through_its_owner_index(
             .map(|l| l.stats.delivered.load(Ordering::SeqCst))
             .sum::<u64>()
     };
-    eventually("both Deployments and the three ReplicaSets are delivered", || {
-        delivered() == 5
-    })
+    eventually(
+        "both Deployments and the three ReplicaSets are delivered",
+        || delivered() == 5,
+    )
     .await;
 
     let status = json!({"status": {"observedGeneration": 1, "replicas": 3, "updatedReplicas": 1,
