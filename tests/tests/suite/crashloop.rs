@@ -21,9 +21,13 @@ use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 use std::sync::Arc;
 
-/// The restarts of the Pod's one container, as the kubelet reports them.
-fn restarted(restarts: i32) -> serde_json::Value {
-    json!({"status": {"phase": "Running", "containerStatuses": [{
+/// The restarts of the Pod's one container, as the kubelet reports them,
+/// with the Pod's start time (which lets the plugin count every restart
+/// since then even when coalesced delivery merges several changes into
+/// one, as it may under load).
+fn restarted(restarts: i32, started: std::time::SystemTime) -> serde_json::Value {
+    json!({"status": {"phase": "Running", "startTime": herald::time_serde::format(started),
+        "containerStatuses": [{
         "name": "worker", "image": "ghcr.io/example/worker:1.4", "imageID": "",
         "ready": false, "started": false, "restartCount": restarts,
         "state": {"waiting": {"reason": "CrashLoopBackOff"}},
@@ -65,12 +69,13 @@ async fn a_crash_loop_is_alerted_once_through_a_failing_then_recovering_webhook(
         "spec": {"containers": [{"name": "worker", "image": "ghcr.io/example/worker:1.4"}]},
     }))
     .unwrap();
+    let started = std::time::SystemTime::now();
     pods.create(&PostParams::default(), &pod).await.unwrap();
     for restarts in 1..=3 {
         pods.patch_status(
             "crashy",
             &PatchParams::default(),
-            &Patch::Merge(restarted(restarts)),
+            &Patch::Merge(restarted(restarts, started)),
         )
         .await
         .unwrap();
@@ -97,7 +102,7 @@ async fn a_crash_loop_is_alerted_once_through_a_failing_then_recovering_webhook(
     pods.patch_status(
         "crashy",
         &PatchParams::default(),
-        &Patch::Merge(restarted(4)),
+        &Patch::Merge(restarted(4, started)),
     )
     .await
     .unwrap();
