@@ -465,12 +465,14 @@ impl CoalescedQueue {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::store::{CachedObject, Transform};
     use std::collections::HashMap;
     use std::sync::Arc;
 
+    /// A Pod `n/name` at resourceVersion `rv`; `add` and `update` are the
+    /// worker's tests' builders too.
     fn obj(name: &str, rv: u32) -> Arc<CachedObject> {
         let json = format!(
             r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"{name}","namespace":"n","resourceVersion":"{rv}"}}}}"#
@@ -478,14 +480,14 @@ mod tests {
         Arc::new(CachedObject::from_json(&json, "v1", "Pod", Transform::default()).unwrap())
     }
 
-    fn add(name: &str, rv: u32, initial: bool) -> Notification {
+    pub(in crate::dispatch) fn add(name: &str, rv: u32, initial: bool) -> Notification {
         Notification::Add {
             object: obj(name, rv),
             initial,
         }
     }
 
-    fn update(name: &str, old: u32, new: u32) -> Notification {
+    pub(in crate::dispatch) fn update(name: &str, old: u32, new: u32) -> Notification {
         Notification::Update {
             old: obj(name, old),
             new: obj(name, new),

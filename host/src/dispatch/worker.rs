@@ -869,10 +869,10 @@ impl Contexts {
 
 #[cfg(test)]
 mod tests {
+    use super::super::queue::tests::{add, update};
     use super::*;
     use crate::gvk::Gvk;
     use crate::plugin::Subscription;
-    use crate::store::{CachedObject, Transform};
     use std::collections::{HashMap, HashSet};
     use std::sync::mpsc;
 
@@ -930,28 +930,6 @@ mod tests {
             Ok(Handled {
                 requeue_after: self.requeue.get(&ctx.key).copied(),
             })
-        }
-    }
-
-    fn obj(name: &str, rv: u32) -> Arc<CachedObject> {
-        let json = format!(
-            r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"{name}","namespace":"n","resourceVersion":"{rv}"}}}}"#
-        );
-        Arc::new(CachedObject::from_json(&json, "v1", "Pod", Transform::default()).unwrap())
-    }
-
-    fn add(name: &str, rv: u32, initial: bool) -> Notification {
-        Notification::Add {
-            object: obj(name, rv),
-            initial,
-        }
-    }
-
-    fn update(name: &str, old: u32, new: u32) -> Notification {
-        Notification::Update {
-            old: obj(name, old),
-            new: obj(name, new),
-            resync: false,
         }
     }
 
