@@ -260,8 +260,8 @@ impl Index {
 }
 
 /// The cached objects of type `K` that the manifest's index `name` files
-/// under `value` (only in `namespace`, if given), sorted by namespace and
-/// name.
+/// under `value` (only in `namespace`, if given), sorted by key
+/// (`namespace/name`).
 pub fn by_index<K: Resource + DeserializeOwned>(
     name: &str,
     value: &str,

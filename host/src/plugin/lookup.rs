@@ -133,7 +133,8 @@ impl CacheScope {
     }
 
     /// The objects the declared index `name` files under `value`, in
-    /// `namespace` if given, sorted by key. An object visible through two
+    /// `namespace` if given, sorted by key (`namespace/name`), as each
+    /// store's index keeps them. An object visible through two
     /// subscriptions is returned once.
     pub fn by_index(
         &self,
@@ -156,7 +157,7 @@ impl CacheScope {
             );
         }
         if readers.len() > 1 {
-            objects.sort_by(|a, b| (a.namespace(), a.name()).cmp(&(b.namespace(), b.name())));
+            objects.sort_by_cached_key(|object| object.key());
             objects.dedup_by(|a, b| Arc::ptr_eq(a, b));
         }
         Ok(objects)

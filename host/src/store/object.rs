@@ -268,14 +268,18 @@ fn write_key(out: &mut String, key: &str) {
 }
 
 /// The raw JSON value at `path` (object member names, from the top) in
-/// `json`, if every step is an object holding the next name.
+/// `json`, if every step is an object holding the next name; `None` for an
+/// empty path. Each level is read once, its members' values unparsed.
 pub(crate) fn value_at<'a>(json: &'a str, path: &[Box<str>]) -> Option<&'a RawValue> {
-    let mut current: &'a RawValue = serde_json::from_str(json).ok()?;
+    let mut object = json;
+    let mut found = None;
     for name in path {
-        let fields: Fields<'a> = serde_json::from_str(current.get()).ok()?;
-        current = fields.get(name)?;
+        let fields: Fields<'a> = serde_json::from_str(object).ok()?;
+        let value = fields.get(name)?;
+        object = value.get();
+        found = Some(value);
     }
-    Some(current)
+    found
 }
 
 /// The fields of a JSON object in their original order, values unparsed.

@@ -969,13 +969,22 @@ pub(crate) mod host {
             })?;
             visible(host, &index.kind)?;
             let objects = host.cache.get(&index.kind).into_iter().flatten();
-            Ok(objects
+            let mut found: Vec<(String, String)> = objects
                 .filter(|((object_namespace, _), _)| {
                     namespace.is_none() || object_namespace.as_deref() == namespace
                 })
                 .filter(|(_, json)| index.values(json).iter().any(|v| v == value))
-                .map(|(_, json)| json.clone())
-                .collect())
+                .map(|((object_namespace, name), json)| {
+                    let key = match object_namespace {
+                        Some(namespace) => format!("{namespace}/{name}"),
+                        None => name.clone(),
+                    };
+                    (key, json.clone())
+                })
+                .collect();
+            // In key order, as the host's index keeps them.
+            found.sort();
+            Ok(found.into_iter().map(|(_, json)| json).collect())
         })
     }
 
