@@ -1,4 +1,5 @@
-//! B2: fan-out of one resource to 1, 10 and 100 plugins.
+//! B2: fan-out of one resource to 1, 10 and 100 plugins (and the method of
+//! [`crate::b8_pool`], the same at 100 and 1,000).
 //!
 //! One `named-noop` component is loaded as 100 distinct plugins. Each
 //! repetition grows the set of running plugins step by step (1 → 10 → 100
@@ -10,7 +11,7 @@
 //! Figures: the cache's bytes at each step (one cache, whatever the fan-out);
 //! resident memory per plugin instance that has handled events, as the
 //! growth of RSS from one step to the next divided by the plugins added
-//! (the instance, its store, its touched linear memory and its thread; the
+//! (the instance, its store, its touched linear memory and its task; the
 //! largest value over the repetitions, since a later repetition may reuse
 //! heap an earlier one freed); and notifications delivered per CPU-second
 //! across all plugins (CPU time of every thread, less the bench thread's
@@ -49,17 +50,34 @@ struct Step {
 
 /// Runs B2.
 pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
-    let counts = &settings.b2_plugins;
-    let most = *counts.last().expect("B2 needs plugin counts");
+    fanout(
+        settings,
+        fixtures,
+        "B2",
+        &settings.b2_plugins,
+        settings.b2_events,
+    )
+}
+
+/// Fans `events` adds out to each of `counts` plugins in turn (ascending),
+/// reporting rows named `id`.
+pub fn fanout(
+    settings: &Settings,
+    fixtures: &Fixtures,
+    id: &str,
+    counts: &[usize],
+    events: usize,
+) -> Vec<Row> {
+    let most = *counts.last().expect("a fan-out needs plugin counts");
     let plugins: Vec<_> = (0..most)
-        .map(|i| fixtures.load_named(Fixture::NamedNoop, &format!("fan-{i:03}")))
+        .map(|i| fixtures.load_named(Fixture::NamedNoop, &format!("fan-{i:04}")))
         .collect();
-    let objects = cached_pods(PodSize::Small, settings.b2_events);
+    let objects = cached_pods(PodSize::Small, events);
     let subscription = plugins[0].manifest().subscriptions[0].clone();
     let mut steps = vec![Step::default(); counts.len()];
     for rep in 0..settings.repetitions {
         crate::progress(format!(
-            "B2 fan-out repetition {}/{}",
+            "{id} fan-out repetition {}/{}",
             rep + 1,
             settings.repetitions
         ));
@@ -126,7 +144,7 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
     let mut rows = Vec::new();
     for (step, &count) in steps.iter().zip(counts).skip(1) {
         rows.push(Row::ratio_of(
-            format!("B2.cache-{count}"),
+            format!("{id}.cache-{count}"),
             format!("cache bytes with {count} plugins on one resource; baseline: 1 plugin"),
             Unit::Bytes,
             first.cache_bytes.clone(),
@@ -136,7 +154,7 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
     }
     for (step, &count) in steps.iter().zip(counts).skip(1) {
         rows.push(Row::ratio_of(
-            format!("B2.rate-{count}"),
+            format!("{id}.rate-{count}"),
             format!("notifications delivered per CPU-second across {count} no-op plugins; baseline: 1 plugin"),
             Unit::PerSecond,
             first.rate.clone(),
@@ -152,7 +170,7 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
         s
     };
     let mut rss_row = Row::ratio_of(
-        format!("B2.rss-{count}"),
+        format!("{id}.rss-{count}"),
         format!(
             "RSS per plugin instance that has handled events (growth {previous}→{count} plugins, worst repetition); baseline: the first plugin"
         ),
@@ -170,7 +188,7 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
             .collect::<Vec<_>>()
             .join(", "),
         last.heap_per_plugin.median() / 1024.0,
-        settings.b2_events,
+        events,
         steps
             .iter()
             .zip(counts)

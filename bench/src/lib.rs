@@ -9,7 +9,7 @@
 //! repository root explains the method and reports the figures.
 //!
 //! One module per measurement ([`b1_throughput`] … [`b7_startup`], and
-//! [`b9_deadline`], [`b10_patch`], [`b11_sdks`], [`b12_capabilities`],
+//! [`b8_pool`], [`b9_deadline`], [`b10_patch`], [`b11_sdks`], [`b12_capabilities`],
 //! [`b13_index`]); the rest is what they share: [`data`] (Pod variations), [`fixtures`] (plugin
 //! components), [`native`] (the same handlers compiled natively),
 //! [`cluster`] (the embedded API server), [`latency`] (write-to-entry
@@ -28,6 +28,7 @@ pub mod b4_latency;
 pub mod b5_late_join;
 pub mod b6_reload;
 pub mod b7_startup;
+pub mod b8_pool;
 pub mod b9_deadline;
 pub mod cluster;
 pub mod data;
@@ -56,6 +57,9 @@ pub fn run(settings: &Settings) -> Vec<Row> {
     }
     if settings.selected("B2") {
         rows.extend(b2_fanout::run(settings, &fixtures));
+    }
+    if settings.selected("B8") {
+        rows.extend(b8_pool::run(settings, &fixtures));
     }
     if settings.selected("B3") {
         rows.extend(b3_cache_memory::run(settings));

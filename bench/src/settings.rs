@@ -20,6 +20,10 @@ pub struct Settings {
     pub b2_plugins: Vec<usize>,
     /// B2: events per step.
     pub b2_events: usize,
+    /// B8: plugin counts, ascending.
+    pub b8_plugins: Vec<usize>,
+    /// B8: events per step.
+    pub b8_events: usize,
     /// B3: cache sizes (objects).
     pub b3_objects: Vec<usize>,
     /// B3: largest size at which the unstripped kube-runtime stores are also
@@ -70,6 +74,8 @@ impl Settings {
             b1_noop_only: false,
             b2_plugins: vec![1, 10, 100],
             b2_events: 2_000,
+            b8_plugins: vec![1, 100, 1_000],
+            b8_events: 1_000,
             b3_objects: vec![10_000, 100_000],
             b3_unstripped_max: 10_000,
             b4_rates: vec![1_000, 5_000],
@@ -100,6 +106,8 @@ impl Settings {
             b1_noop_only: false,
             b2_plugins: vec![1, 2, 4],
             b2_events: 50,
+            b8_plugins: vec![1, 3, 6],
+            b8_events: 20,
             b3_objects: vec![100, 400],
             b3_unstripped_max: 400,
             b4_rates: vec![200],

@@ -30,6 +30,8 @@ pub struct Config {
     pub queue: QueueConfig,
     /// Shutdown.
     pub shutdown: ShutdownConfig,
+    /// The worker pool that runs plugins' calls.
+    pub dispatch: DispatchConfig,
     /// Plugin files: size cap and the optional sha256 allow-list.
     pub plugin_files: PluginFilesConfig,
     /// Per-plugin settings, by plugin file name without `.wasm` (which is
@@ -166,6 +168,7 @@ impl Default for Config {
             limits: LimitsConfig::default(),
             queue: QueueConfig::default(),
             shutdown: ShutdownConfig::default(),
+            dispatch: DispatchConfig::default(),
             plugin_files: PluginFilesConfig::default(),
             plugins: BTreeMap::new(),
             leader_election: LeaderElectionConfig::default(),
@@ -388,6 +391,26 @@ impl Default for ShutdownConfig {
         }
     }
 }
+
+/// `dispatch`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct DispatchConfig {
+    /// Threads of the worker pool every plugin's calls run on; unset: one
+    /// per CPU.
+    pub workers: Option<usize>,
+}
+
+impl DispatchConfig {
+    /// The pool's threads.
+    pub fn workers(&self) -> usize {
+        self.workers.unwrap_or_else(crate::plugin::default_workers)
+    }
+}
+
+/// The most `dispatch.workers` may be: more threads than this only adds
+/// switching (plugins waiting on I/O hold no thread).
+pub const MAX_WORKERS: usize = 1024;
 
 /// `pluginFiles`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -870,6 +893,14 @@ impl Config {
         if self.plugin_files.max_size == 0 {
             return Err(("pluginFiles.maxSize".into(), "must be above zero".into()));
         }
+        if let Some(workers) = self.dispatch.workers
+            && !(1..=MAX_WORKERS).contains(&workers)
+        {
+            return Err((
+                "dispatch.workers".into(),
+                format!("must be between 1 and {MAX_WORKERS}, not {workers}"),
+            ));
+        }
         if let Some(allowed) = &self.plugin_files.allowed_sha256 {
             check_digests("pluginFiles.allowedSha256", allowed)?;
         }
@@ -1195,6 +1226,19 @@ mod tests {
     #[test]
     fn an_empty_file_means_every_default() {
         assert_eq!(Config::parse("", "herald.yaml").unwrap(), Config::default());
+    }
+
+    #[test]
+    fn the_worker_pool_defaults_to_one_thread_per_cpu_and_refuses_zero() {
+        let config = Config::default();
+        assert_eq!(config.dispatch.workers(), crate::plugin::default_workers());
+        let config = Config::parse("dispatch:\n  workers: 3\n", "herald.yaml").unwrap();
+        assert_eq!(config.dispatch.workers(), 3);
+        let refused = error("dispatch:\n  workers: 0\n").to_string();
+        assert!(
+            refused.contains("dispatch.workers") && refused.contains("between 1 and 1024"),
+            "{refused}"
+        );
     }
 
     #[test]

@@ -111,6 +111,7 @@ impl Service {
         let engine = PluginEngine::new(EngineSettings {
             max_file_bytes: config.plugin_files.max_size,
             compiler,
+            workers: config.dispatch.workers(),
             ..EngineSettings::default()
         })?;
         let reflector = ReflectorConfig {

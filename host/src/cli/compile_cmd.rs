@@ -29,6 +29,8 @@ pub fn run(args: CompileArgs) -> ExitCode {
         max_file_bytes: args.max_file_bytes,
         max_wasm_stack: args.max_wasm_stack,
         compiler: Compiler::InProcess,
+        // It compiles and exits: no plugin runs in it.
+        workers: 1,
     };
     match compile_artifact(settings, &args.input, &args.output) {
         Ok(()) => ExitCode::SUCCESS,

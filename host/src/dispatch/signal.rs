@@ -1,13 +1,18 @@
-//! A wake-up flag a plugin worker sleeps on, set by every push to its listeners.
+//! A wake-up flag a plugin's dispatch task sleeps on, set by every push to
+//! its listeners.
 
+use std::future::poll_fn;
 use std::sync::{Condvar, Mutex};
+use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
-/// Wakes a worker thread. A notify that arrives before the wait is not lost.
+/// Wakes a waiter: a thread blocked in [`wait`](Self::wait), or the task
+/// awaiting [`raised`](Self::raised). A notify that arrives before the wait
+/// is not lost.
 ///
-/// The condition variable is signalled only when a thread is actually
-/// waiting: pushes to the listeners of a busy worker (the common case under
-/// load) then cost a lock and a store, not a `futex` wake system call each.
+/// A waiter is woken only when one is actually waiting: pushes to the
+/// listeners of a busy plugin (the common case under load) then cost a lock
+/// and a store, not a wake-up each.
 #[derive(Debug, Default)]
 pub struct Signal {
     state: Mutex<State>,
@@ -20,6 +25,8 @@ struct State {
     /// Threads blocked in `wait`/`wait_until`, counted under the same lock
     /// as `raised`, so a notify either sees a waiter or is seen by it.
     waiters: usize,
+    /// The task awaiting [`Signal::raised`], if one is.
+    task: Option<Waker>,
 }
 
 impl Signal {
@@ -28,9 +35,43 @@ impl Signal {
         let mut state = self.lock();
         state.raised = true;
         let wake = state.waiters > 0;
+        let task = state.task.take();
         drop(state);
         if wake {
             self.condvar.notify_one();
+        }
+        if let Some(task) = task {
+            task.wake();
+        }
+    }
+
+    /// Waits, without blocking the thread, until the flag is raised; lowers
+    /// it. Meant for one task at a time: a second task awaiting it at once
+    /// takes the first one's place.
+    pub async fn raised(&self) {
+        poll_fn(|cx| {
+            let mut state = self.lock();
+            if state.raised {
+                state.raised = false;
+                state.task = None;
+                return Poll::Ready(());
+            }
+            match &mut state.task {
+                Some(task) => task.clone_from(cx.waker()),
+                None => state.task = Some(cx.waker().clone()),
+            }
+            Poll::Pending
+        })
+        .await
+    }
+
+    /// [`raised`](Self::raised), or `deadline` passing (on the tokio clock
+    /// of the runtime the task runs on); true if raised.
+    pub async fn raised_by(&self, deadline: Instant) -> bool {
+        tokio::select! {
+            biased;
+            () = self.raised() => true,
+            () = tokio::time::sleep_until(deadline.into()) => false,
         }
     }
 
@@ -90,6 +131,43 @@ mod tests {
             !signal.wait_for(Duration::from_millis(1)),
             "lowered once seen"
         );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_task_is_woken_by_every_notify_whether_asleep_or_not() {
+        let signal = Arc::new(Signal::default());
+        let rounds = 1000;
+        let waiter = {
+            let signal = signal.clone();
+            tokio::spawn(async move {
+                for _ in 0..rounds {
+                    assert!(
+                        signal
+                            .raised_by(Instant::now() + Duration::from_secs(10))
+                            .await,
+                        "a notify was lost"
+                    );
+                }
+            })
+        };
+        let notifier = tokio::task::spawn_blocking(move || {
+            for _ in 0..rounds {
+                signal.notify();
+                while signal.lock().raised {
+                    std::thread::yield_now();
+                }
+            }
+        });
+        notifier.await.unwrap();
+        waiter.await.expect("the task saw every round");
+    }
+
+    #[tokio::test]
+    async fn a_notify_before_the_await_is_not_lost() {
+        let signal = Signal::default();
+        signal.notify();
+        signal.raised().await;
+        assert!(!signal.raised_by(Instant::now()).await, "lowered once seen");
     }
 
     #[test]

@@ -1,5 +1,24 @@
-//! A plugin's worker: one OS thread that owns the plugin's instance and
-//! delivers its listeners' notifications one at a time.
+//! A plugin's worker: one task of the plugins' worker pool that owns the
+//! plugin's instance and delivers its listeners' notifications one at a
+//! time.
+//!
+//! # Scheduling
+//!
+//! Every plugin is one task on the engine's worker pool (a few threads,
+//! one per CPU unless configured): a plugin costs a parked task, not a
+//! thread, and a wake-up of its task drains every one of its listeners.
+//! A call waiting in a host call (a Kubernetes write, an HTTP request, a
+//! WASI clock) is a suspended future that holds no thread, so a slow or
+//! stuck plugin leaves the pool to the others until its deadline.
+//!
+//! Fairness is time slicing, round-robin: a task gives its thread back to
+//! the pool, going to the back of its run queue, after [`SLICE_CALLS`]
+//! deliveries or one [`EPOCH_TICK`](crate::plugin::EPOCH_TICK) of running,
+//! whichever comes first, and a single call running wasm for longer yields
+//! at every epoch tick (the store's epoch callback). So a busy plugin, one
+//! with a deep backlog or one spinning in a call, delays another runnable
+//! plugin by at most about one slice per task ahead of it in the queue,
+//! whatever it does; it cannot starve it.
 //!
 //! # Guarantees
 //!
@@ -31,15 +50,17 @@
 //!   [synced](Listener::has_synced) only once every key of its initial list
 //!   was handled or skipped: a key of it waiting for a retry holds the
 //!   marker (and readiness) back, not the other keys.
-//! - The worker never polls: with nothing ready it sleeps until the earliest
-//!   instant a waiting key becomes ready, or until a push or a stop wakes it.
+//! - The worker never polls: with nothing ready its task sleeps until the
+//!   earliest instant a waiting key becomes ready, or until a push or a stop
+//!   wakes it.
 //! - Nothing waits on a worker: informers only push into listener buffers, so
 //!   a slow, stuck or crashing plugin delays nobody but itself.
 //! - Nothing waits on a worker without a bound: every call ends by its
 //!   deadline ([`crate::plugin`]'s deadline mechanism), and
-//!   [`PluginWorker::stop`] waits for the thread only until a given instant,
-//!   after which the thread is abandoned (detached, and reported by the
-//!   caller) and everything else goes on. A drain delivers what is ready and
+//!   [`PluginWorker::stop`] waits for the task only until a given instant,
+//!   after which the task is abandoned (aborted, which drops its call at its
+//!   next epoch tick or wait, and reported by the caller) and everything
+//!   else goes on. A drain delivers what is ready and
 //!   ends: keys waiting for a retry or a requeue are dropped, not waited for
 //!   (a restarted or swapped-in plugin gets every key again in its initial
 //!   list).
@@ -53,12 +74,20 @@ use super::listener::Listener;
 use super::notification::Notification;
 use super::queue::{Item, KeyBackoff, Retry, exponential, later};
 use super::signal::Signal;
+use crate::plugin::EPOCH_TICK;
+use crate::plugin::bindings::HandlerCall;
 use crate::plugin::{CallError, Delivery, EventContext, Handled, LoadedPlugin, PluginInstance};
 use serde::Serialize;
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
+use tokio::task::JoinHandle;
+use tracing::Instrument;
+
+/// Deliveries a plugin's task makes before it yields its thread to the
+/// pool's other tasks (sooner if one [`EPOCH_TICK`] has passed).
+pub const SLICE_CALLS: u32 = 64;
 
 /// How failed calls are retried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,16 +163,16 @@ const STOPPING: u8 = 2;
 struct Shared {
     plugin: LoadedPlugin,
     dispatch: Dispatch,
-    /// Raised by the thread as it exits, so `stop` waits without polling.
+    /// Raised by the task as it ends, so `stop` waits without polling.
     exited: Signal,
-    /// Set (before `exited` is raised) once the thread is done.
+    /// Set (before `exited` is raised) once the task is done.
     has_exited: AtomicBool,
 }
 
 /// Reads the time; [`Instant::now`] but in tests.
 type Clock = Box<dyn Fn() -> Instant + Send + Sync>;
 
-/// The delivery loop: everything a worker's thread needs but the plugin
+/// The delivery loop: everything a worker's task needs but the plugin
 /// itself, so tests can drive it with a stand-in for the plugin and a clock
 /// of their own.
 struct Dispatch {
@@ -165,7 +194,7 @@ struct Dispatch {
 /// started ([`PluginWorker::start`]).
 pub struct PluginWorker {
     shared: Arc<Shared>,
-    thread: Option<JoinHandle<()>>,
+    task: Option<JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for PluginWorker {
@@ -177,7 +206,7 @@ impl std::fmt::Debug for PluginWorker {
 }
 
 impl PluginWorker {
-    /// An idle worker for `plugin`: no thread and no call until [`start`](Self::start).
+    /// An idle worker for `plugin`: no task and no call until [`start`](Self::start).
     pub fn new(plugin: LoadedPlugin, retry: RetryPolicy) -> Self {
         Self::with_feed(plugin, retry, None)
     }
@@ -192,7 +221,7 @@ impl PluginWorker {
                 exited: Signal::default(),
                 has_exited: AtomicBool::new(false),
             }),
-            thread: None,
+            task: None,
         }
     }
 
@@ -203,23 +232,22 @@ impl PluginWorker {
         worker
     }
 
-    /// Starts the worker thread; it delivers what its listeners buffered so
-    /// far, then everything they receive. Does nothing if already started.
+    /// Starts the worker's task on the engine's worker pool; it delivers
+    /// what its listeners buffered so far, then everything they receive.
+    /// Does nothing if already started.
     pub fn start(&mut self) {
-        if self.thread.is_some() {
+        if self.task.is_some() {
             return;
         }
         let shared = self.shared.clone();
-        let thread = std::thread::Builder::new()
-            .name(format!("plugin-{}", shared.plugin.name()))
-            .spawn(move || {
-                let mut instance = PluginInstance::lazy(shared.plugin.clone());
-                shared.dispatch.run(&mut instance);
-                shared.has_exited.store(true, Ordering::Release);
-                shared.exited.notify();
-            })
-            .expect("spawning a plugin worker thread");
-        self.thread = Some(thread);
+        let pool = shared.plugin.engine().pool().clone();
+        self.task = Some(pool.spawn(async move {
+            let mut instance = PluginInstance::lazy(shared.plugin.clone());
+            shared.dispatch.run(&mut instance).await;
+            drop(instance);
+            shared.has_exited.store(true, Ordering::Release);
+            shared.exited.notify();
+        }));
     }
 
     /// The plugin.
@@ -270,11 +298,11 @@ impl PluginWorker {
     /// ready (up to that instant; what waits for a retry or a requeue is
     /// not waited for); otherwise after the call in flight (which ends by
     /// itself or at its deadline). What is still buffered is dropped. Waits
-    /// for the thread until `give_up_at` and no longer: a thread still busy
-    /// then is [`Stopped::Abandoned`], left to end on its own while its
-    /// caller goes on.
+    /// for the task until `give_up_at` and no longer: a task still busy
+    /// then is [`Stopped::Abandoned`], aborted while its caller goes on.
+    /// Blocks the calling thread: call it off the async runtime.
     pub fn stop(mut self, drain_until: Option<Instant>, give_up_at: Instant) -> Stopped {
-        let Some(thread) = self.thread.take() else {
+        let Some(task) = self.task.take() else {
             return Stopped::Exited;
         };
         let dispatch = &self.shared.dispatch;
@@ -287,7 +315,7 @@ impl PluginWorker {
             }
             None => dispatch.set_mode(STOPPING),
         }
-        finish(thread, &self.shared, give_up_at)
+        finish(task, &self.shared, give_up_at)
     }
 
     /// Stops the worker after its call in flight, waiting for it at most
@@ -298,7 +326,7 @@ impl PluginWorker {
     }
 
     /// The longest a call in flight can take to come back: its deadline,
-    /// plus [`STOP_MARGIN`] for the fault to be raised and the thread to wake.
+    /// plus [`STOP_MARGIN`] for the fault to be raised and the task to wake.
     pub fn call_bound(&self) -> Duration {
         self.shared.plugin.limits().call_deadline + STOP_MARGIN
     }
@@ -309,27 +337,29 @@ impl PluginWorker {
 /// deadline; the rest is room for a loaded machine.
 pub const STOP_MARGIN: Duration = Duration::from_secs(1);
 
-/// How a worker's thread ended when it was stopped.
+/// How a worker's task ended when it was stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stopped {
-    /// The thread exited.
+    /// The task ended.
     Exited,
-    /// The thread did not exit in time: it was detached and ends on its own,
-    /// having no more notifications to deliver.
+    /// The task did not end in time: it was aborted, which drops its call
+    /// in flight at the call's next epoch tick or wait, and the instance
+    /// with it; it has no more notifications to deliver.
     Abandoned,
 }
 
-/// Joins `thread` if it exits by `give_up_at`; detaches it otherwise.
-fn finish(thread: JoinHandle<()>, shared: &Shared, give_up_at: Instant) -> Stopped {
+/// Waits for `task` to end until `give_up_at`; aborts it otherwise.
+fn finish(task: JoinHandle<()>, shared: &Shared, give_up_at: Instant) -> Stopped {
     let exited = || shared.has_exited.load(Ordering::Acquire);
     while !exited() && shared.exited.wait_until(give_up_at) {}
     if exited() {
-        let _ = thread.join();
         Stopped::Exited
     } else {
+        task.abort();
         tracing::error!(
             plugin = shared.plugin.name(),
-            "plugin worker did not stop in time: abandoned (its thread ends on its own)"
+            "plugin worker did not stop in time: abandoned (its call is dropped at its next \
+             epoch tick or wait)"
         );
         Stopped::Abandoned
     }
@@ -337,10 +367,10 @@ fn finish(thread: JoinHandle<()>, shared: &Shared, give_up_at: Instant) -> Stopp
 
 impl Drop for PluginWorker {
     fn drop(&mut self) {
-        if let Some(thread) = self.thread.take() {
+        if let Some(task) = self.task.take() {
             self.shared.dispatch.set_mode(STOPPING);
             let give_up_at = Instant::now() + self.call_bound();
-            finish(thread, &self.shared, give_up_at);
+            finish(task, &self.shared, give_up_at);
         }
     }
 }
@@ -352,7 +382,7 @@ trait Calls {
         &mut self,
         ctx: &EventContext,
         notification: &Notification,
-    ) -> Result<Handled, CallError>;
+    ) -> impl Future<Output = Result<Handled, CallError>> + Send;
 }
 
 impl Calls for PluginInstance {
@@ -360,12 +390,13 @@ impl Calls for PluginInstance {
         &mut self,
         ctx: &EventContext,
         notification: &Notification,
-    ) -> Result<Handled, CallError> {
-        match notification {
-            Notification::Add { object, .. } => self.on_add(ctx, object.json()),
-            Notification::Update { old, new, .. } => self.on_update(ctx, old.json(), new.json()),
-            Notification::Delete { object, .. } => self.on_delete(ctx, object.json()),
-        }
+    ) -> impl Future<Output = Result<Handled, CallError>> + Send {
+        let call = match notification {
+            Notification::Add { object, .. } => HandlerCall::Add(object.json()),
+            Notification::Update { old, new, .. } => HandlerCall::Update(old.json(), new.json()),
+            Notification::Delete { object, .. } => HandlerCall::Delete(object.json()),
+        };
+        self.deliver(ctx, call)
     }
 }
 
@@ -443,30 +474,41 @@ impl Dispatch {
         self.mode_changed.notify();
     }
 
-    /// Delivers until stopped, or, draining, until nothing is ready.
-    fn run(&self, calls: &mut impl Calls) {
+    /// Delivers until stopped, or, draining, until nothing is ready,
+    /// yielding the pool's thread after each slice (see the module docs).
+    async fn run(&self, calls: &mut impl Calls) {
         let mut cursor = Cursor::default();
+        let mut slice = Slice::new();
         loop {
             let mode = self.mode.load(Ordering::Acquire);
             if mode == STOPPING {
                 return;
             }
-            match self.step(calls, &mut cursor) {
-                Step::Worked => {}
+            match self.step(calls, &mut cursor).await {
+                Step::Worked => {
+                    if slice.spent() {
+                        tokio::task::yield_now().await;
+                        slice = Slice::new();
+                    }
+                }
                 Step::Stopped => return,
                 // What waits for a retry or a requeue is not waited for.
                 Step::Idle(_) if mode == DRAINING => return,
                 Step::Idle(Some(ready_at)) => {
-                    self.signal.wait_until(ready_at);
+                    self.signal.raised_by(ready_at).await;
+                    slice = Slice::new();
                 }
-                Step::Idle(None) => self.signal.wait(),
+                Step::Idle(None) => {
+                    self.signal.raised().await;
+                    slice = Slice::new();
+                }
             }
         }
     }
 
     /// Takes the next ready entry, visiting listeners round-robin, and
     /// delivers it.
-    fn step(&self, calls: &mut impl Calls, cursor: &mut Cursor) -> Step {
+    async fn step(&self, calls: &mut impl Calls, cursor: &mut Cursor) -> Step {
         let Some((listener, item)) = self.next_item(&mut cursor.next_listener, self.now()) else {
             return Step::Idle(self.next_ready_at());
         };
@@ -480,11 +522,20 @@ impl Dispatch {
         match listener.subscription().delivery {
             Delivery::EveryEvent => {
                 let skips = cursor.consecutive_skips;
-                if skips > 0 && !self.pause(self.retry.backoff(skips + self.retry.max_retries)) {
+                if skips > 0
+                    && !self
+                        .pause(self.retry.backoff(skips + self.retry.max_retries))
+                        .await
+                {
                     return Step::Stopped;
                 }
                 let ctx = cursor.contexts.for_notification(&listener, &notification);
-                match self.deliver_in_order(calls, &listener, &notification, ctx) {
+                let span = self.call_span(&listener, ctx, notification.kind());
+                match self
+                    .deliver_in_order(calls, &listener, &notification, ctx)
+                    .instrument(span)
+                    .await
+                {
                     Delivered::Ok => cursor.consecutive_skips = 0,
                     Delivered::Skipped => {
                         cursor.consecutive_skips = skips.saturating_add(1);
@@ -494,7 +545,10 @@ impl Dispatch {
             }
             Delivery::Coalesced => {
                 let ctx = cursor.contexts.for_notification(&listener, &notification);
-                self.deliver_coalesced(calls, &listener, notification, ctx);
+                let span = self.call_span(&listener, ctx, notification.kind());
+                self.deliver_coalesced(calls, &listener, notification, ctx)
+                    .instrument(span)
+                    .await;
             }
         }
         Step::Worked
@@ -525,7 +579,7 @@ impl Dispatch {
     }
 
     /// Calls the handler, timing the call into the listener's stats.
-    fn timed_call(
+    async fn timed_call(
         &self,
         calls: &mut impl Calls,
         listener: &Listener,
@@ -533,7 +587,7 @@ impl Dispatch {
         ctx: &EventContext,
     ) -> (Result<Handled, CallError>, Duration) {
         let started = Instant::now();
-        let result = calls.call(ctx, notification);
+        let result = calls.call(ctx, notification).await;
         let took = started.elapsed();
         listener.stats.duration.observe(took.as_secs_f64());
         listener
@@ -550,10 +604,7 @@ impl Dispatch {
     }
 
     /// Delivers one every-event notification with its retries, in place.
-    /// With `herald::call=debug` in the log filter, each delivery is a span
-    /// carrying the plugin, resource, key and event type, so the plugin's
-    /// log lines show what they were about.
-    fn deliver_in_order(
+    async fn deliver_in_order(
         &self,
         calls: &mut impl Calls,
         listener: &Listener,
@@ -561,10 +612,9 @@ impl Dispatch {
         ctx: &EventContext,
     ) -> Delivered {
         let event = notification.kind();
-        let _span = self.call_span(listener, ctx, event);
         let mut attempt = 0u32;
         loop {
-            let (result, took) = self.timed_call(calls, listener, notification, ctx);
+            let (result, took) = self.timed_call(calls, listener, notification, ctx).await;
             let err = match result {
                 Ok(handled) => {
                     listener.stats.delivered.fetch_add(1, Ordering::Relaxed);
@@ -593,7 +643,7 @@ impl Dispatch {
             listener.stats.retried.fetch_add(1, Ordering::Relaxed);
             add_millis(&listener.stats.backoff_millis, delay);
             self.record_failure(listener, event, &ctx.key, &err, attempt, Some(delay));
-            if !self.pause(delay) {
+            if !self.pause(delay).await {
                 return Delivered::Stopped;
             }
         }
@@ -602,7 +652,7 @@ impl Dispatch {
     /// Delivers one coalesced notification once; a failure hands it back to
     /// its queue to wait for its key's backoff (or gives up on it), a
     /// requeue request hands it back to wait for the delay asked.
-    fn deliver_coalesced(
+    async fn deliver_coalesced(
         &self,
         calls: &mut impl Calls,
         listener: &Listener,
@@ -610,8 +660,7 @@ impl Dispatch {
         ctx: &EventContext,
     ) {
         let event = notification.kind();
-        let _span = self.call_span(listener, ctx, event);
-        let (result, took) = self.timed_call(calls, listener, &notification, ctx);
+        let (result, took) = self.timed_call(calls, listener, &notification, ctx).await;
         let now = self.now();
         let err = match result {
             Ok(handled) => {
@@ -711,12 +760,10 @@ impl Dispatch {
         }
     }
 
-    fn call_span(
-        &self,
-        listener: &Listener,
-        ctx: &EventContext,
-        event: &'static str,
-    ) -> tracing::span::EnteredSpan {
+    /// With `herald::call=debug` in the log filter, each delivery is a span
+    /// carrying the plugin, resource, key and event type, so the plugin's
+    /// log lines show what they were about.
+    fn call_span(&self, listener: &Listener, ctx: &EventContext, event: &str) -> tracing::Span {
         tracing::debug_span!(
             target: "herald::call",
             "call",
@@ -725,7 +772,6 @@ impl Dispatch {
             key = %ctx.key,
             event,
         )
-        .entered()
     }
 
     /// Publishes a delivery's outcome to the feed, if the worker has one
@@ -802,14 +848,36 @@ impl Dispatch {
     }
 
     /// Sleeps for `delay` unless the worker is told to stop; false if it was.
-    fn pause(&self, delay: Duration) -> bool {
+    async fn pause(&self, delay: Duration) -> bool {
         let until = Instant::now() + delay;
         while self.mode.load(Ordering::Acquire) != STOPPING {
-            if !self.mode_changed.wait_until(until) {
+            if !self.mode_changed.raised_by(until).await {
                 return true;
             }
         }
         false
+    }
+}
+
+/// One turn of a plugin's task on a pool thread: it ends after
+/// [`SLICE_CALLS`] deliveries or one [`EPOCH_TICK`], whichever is first.
+struct Slice {
+    started: Instant,
+    calls: u32,
+}
+
+impl Slice {
+    fn new() -> Self {
+        Slice {
+            started: Instant::now(),
+            calls: 0,
+        }
+    }
+
+    /// Counts a delivery; true once the slice is used up.
+    fn spent(&mut self) -> bool {
+        self.calls += 1;
+        self.calls >= SLICE_CALLS || self.started.elapsed() >= EPOCH_TICK
     }
 }
 
@@ -902,6 +970,8 @@ mod tests {
     #[derive(Default)]
     struct Script {
         failing: HashSet<String>,
+        /// Keys whose call never ends: it waits, as in a host call.
+        stuck: HashSet<String>,
         requeue: HashMap<String, Duration>,
         calls: Vec<String>,
         /// Where calls are also reported, for tests on a real thread.
@@ -910,6 +980,23 @@ mod tests {
 
     impl Calls for Script {
         fn call(
+            &mut self,
+            ctx: &EventContext,
+            notification: &Notification,
+        ) -> impl Future<Output = Result<Handled, CallError>> + Send {
+            let stuck = self.stuck.contains(&ctx.key);
+            let answer = self.answer(ctx, notification);
+            async move {
+                if stuck {
+                    std::future::pending::<()>().await;
+                }
+                answer
+            }
+        }
+    }
+
+    impl Script {
+        fn answer(
             &mut self,
             ctx: &EventContext,
             notification: &Notification,
@@ -964,14 +1051,22 @@ mod tests {
         script: &mut Script,
         cursor: &mut Cursor,
     ) -> (Vec<String>, Option<Instant>) {
+        let runtime = current_thread();
         for _ in 0..10_000 {
-            match dispatch.step(script, cursor) {
+            match runtime.block_on(dispatch.step(script, cursor)) {
                 Step::Worked => {}
                 Step::Idle(next) => return (std::mem::take(&mut script.calls), next),
                 Step::Stopped => panic!("stopped"),
             }
         }
         panic!("never idle")
+    }
+
+    fn current_thread() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
     }
 
     fn count(counter: &std::sync::atomic::AtomicU64) -> u64 {
@@ -1199,8 +1294,75 @@ mod tests {
     ) -> (std::thread::JoinHandle<()>, mpsc::Receiver<String>) {
         let (report, calls) = mpsc::channel();
         script.report = Some(report);
-        let thread = std::thread::spawn(move || dispatch.run(&mut script));
+        let thread =
+            std::thread::spawn(move || current_thread().block_on(dispatch.run(&mut script)));
         (thread, calls)
+    }
+
+    /// The pool at its smallest, one thread, shared by three plugins: one
+    /// with a deep backlog, one whose call waits forever (as in a host
+    /// call), one with a single notification. The busy one gives the thread
+    /// up after one slice, the waiting one holds none, and the third one's
+    /// notification is delivered before the busy one's second slice.
+    #[test]
+    fn a_busy_plugin_yields_the_thread_after_a_slice_and_a_waiting_one_holds_none() {
+        let runtime = current_thread();
+        let (report, calls) = mpsc::channel();
+        let plugin = |keys: Vec<String>, stuck: &[&str]| {
+            let dispatch = threaded(Duration::from_millis(5));
+            let pods = listener(&dispatch, Delivery::Coalesced);
+            for key in keys {
+                pods.push(add(&key, 1, false));
+            }
+            let mut script = Script {
+                stuck: stuck.iter().map(|k| (*k).to_owned()).collect(),
+                report: Some(report.clone()),
+                ..Script::default()
+            };
+            let task = {
+                let dispatch = dispatch.clone();
+                runtime.spawn(async move { dispatch.run(&mut script).await })
+            };
+            (dispatch, pods, task)
+        };
+        let backlog = 1000;
+        let busy = plugin((0..backlog).map(|i| format!("busy-{i}")).collect(), &[]);
+        let waiting = plugin(vec!["stuck".into()], &["n/stuck"]);
+        let quiet = plugin(vec!["quiet".into()], &[]);
+
+        runtime.block_on(async {
+            while quiet.1.stats.delivered.load(Ordering::Acquire) == 0 {
+                tokio::task::yield_now().await;
+            }
+        });
+        let seen: Vec<String> = calls.try_iter().collect();
+        let quiet_at = seen.iter().position(|c| c == "add n/quiet@1").unwrap();
+        let busy_before = seen[..quiet_at]
+            .iter()
+            .filter(|c| c.contains("busy"))
+            .count();
+        assert!(
+            busy_before <= SLICE_CALLS as usize,
+            "the busy plugin made {busy_before} calls before the quiet one had its turn"
+        );
+        assert!(seen[..quiet_at].contains(&"add n/stuck@1".to_owned()));
+        assert_eq!(
+            waiting.1.stats.delivered.load(Ordering::Relaxed)
+                + waiting.1.stats.failed.load(Ordering::Relaxed),
+            0,
+            "the waiting call is still under way"
+        );
+
+        // The busy plugin goes on to the end of its backlog meanwhile.
+        runtime.block_on(async {
+            while busy.1.stats.delivered.load(Ordering::Acquire) < backlog {
+                tokio::task::yield_now().await;
+            }
+        });
+        for (dispatch, _, task) in [busy, waiting, quiet] {
+            dispatch.set_mode(STOPPING);
+            drop(task);
+        }
     }
 
     /// How long a test waits for what must happen before calling it a hang.

@@ -3,9 +3,9 @@
 
 use super::bindings::PluginPre;
 use super::compiler::Compiler;
-use super::deadline::HostIo;
 use super::error::LoadError;
 use super::host::HostState;
+use super::pool::{WorkerPool, default_workers};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -27,6 +27,8 @@ pub struct EngineSettings {
     pub max_wasm_stack: usize,
     /// Where plugins are compiled.
     pub compiler: Compiler,
+    /// Threads of the worker pool that runs every plugin's calls.
+    pub workers: usize,
 }
 
 impl Default for EngineSettings {
@@ -35,6 +37,7 @@ impl Default for EngineSettings {
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
             max_wasm_stack: 1024 * 1024,
             compiler: Compiler::InProcess,
+            workers: default_workers(),
         }
     }
 }
@@ -70,7 +73,7 @@ struct EngineInner {
     linker: Linker<HostState>,
     settings: EngineSettings,
     ticker_stop: Arc<AtomicBool>,
-    io: HostIo,
+    pool: WorkerPool,
 }
 
 impl Drop for EngineInner {
@@ -104,8 +107,8 @@ impl PluginEngine {
             .map_err(|e| EngineError(e.to_string()))?;
         super::bindings::add_to_linker(&mut linker).map_err(|e| EngineError(e.to_string()))?;
 
-        let io = HostIo::new()
-            .map_err(|e| EngineError(format!("cannot start the host I/O runtime: {e}")))?;
+        let pool = WorkerPool::new(settings.workers)
+            .map_err(|e| EngineError(format!("cannot start the plugins' worker pool: {e}")))?;
         let ticker_stop = Arc::new(AtomicBool::new(false));
         spawn_epoch_ticker(engine.weak(), ticker_stop.clone());
         Ok(PluginEngine {
@@ -114,7 +117,7 @@ impl PluginEngine {
                 linker,
                 settings,
                 ticker_stop,
-                io,
+                pool,
             }),
         })
     }
@@ -129,9 +132,10 @@ impl PluginEngine {
         &self.inner.settings
     }
 
-    /// The runtime plugins' host calls wait on.
-    pub(crate) fn io(&self) -> &tokio::runtime::Handle {
-        self.inner.io.handle()
+    /// The worker pool: the runtime plugins' calls run on and their host
+    /// calls wait on.
+    pub(crate) fn pool(&self) -> &tokio::runtime::Handle {
+        self.inner.pool.handle()
     }
 
     /// Checks that `bytes` look like a component, then compiles it. Slow
@@ -150,13 +154,6 @@ impl PluginEngine {
             .instantiate_pre(component)
             .map_err(|e| LoadError::WrongWorld(one_line(&e)))?;
         PluginPre::new(instance_pre).map_err(LoadError::WrongWorld)
-    }
-
-    /// How many epoch ticks cover `deadline` (at least one, rounded up, plus
-    /// one for the tick already under way).
-    pub(crate) fn deadline_ticks(deadline: Duration) -> u64 {
-        let tick = EPOCH_TICK.as_nanos();
-        (deadline.as_nanos().div_ceil(tick) as u64).max(1) + 1
     }
 }
 
@@ -252,15 +249,5 @@ mod tests {
                 max: 1024
             })
         ));
-    }
-
-    #[test]
-    fn deadlines_round_up_to_whole_ticks() {
-        assert_eq!(PluginEngine::deadline_ticks(Duration::ZERO), 2);
-        assert_eq!(PluginEngine::deadline_ticks(EPOCH_TICK), 2);
-        assert_eq!(
-            PluginEngine::deadline_ticks(EPOCH_TICK * 10 + Duration::from_nanos(1)),
-            12
-        );
     }
 }

@@ -2,8 +2,8 @@
 //! pre-instantiated component after any fault.
 
 use super::bindings::{EventContext, HandlerCall, Plugin};
-use super::deadline::{DeadlinePassed, run_until};
-use super::engine::{PluginEngine, one_line};
+use super::deadline::{DeadlinePassed, block_on, within};
+use super::engine::one_line;
 use super::error::{CallError, FaultKind};
 use super::host::HostState;
 use super::limits::MemoryLimitExceeded;
@@ -50,7 +50,7 @@ impl std::fmt::Debug for PluginInstance {
 impl PluginInstance {
     /// Instantiates `plugin`.
     pub fn new(plugin: LoadedPlugin) -> Result<Self, CallError> {
-        let live = instantiate(&plugin)?;
+        let live = block_on(plugin.engine().pool(), instantiate(&plugin))?;
         Ok(PluginInstance {
             plugin,
             live: Some(live),
@@ -78,47 +78,57 @@ impl PluginInstance {
         self.rebuilds
     }
 
-    /// Delivers an add.
+    /// Delivers an add, blocking this thread until the call ends (never
+    /// call it from an async task: see [`deliver`](Self::deliver)).
     pub fn on_add(&mut self, ctx: &EventContext, obj: &str) -> Result<Handled, CallError> {
-        self.call(ctx, HandlerCall::Add(obj))
+        self.call_blocking(ctx, HandlerCall::Add(obj))
     }
 
-    /// Delivers an update.
+    /// Delivers an update, blocking (as [`on_add`](Self::on_add)).
     pub fn on_update(
         &mut self,
         ctx: &EventContext,
         old: &str,
         new: &str,
     ) -> Result<Handled, CallError> {
-        self.call(ctx, HandlerCall::Update(old, new))
+        self.call_blocking(ctx, HandlerCall::Update(old, new))
     }
 
-    /// Delivers a delete.
+    /// Delivers a delete, blocking (as [`on_add`](Self::on_add)).
     pub fn on_delete(&mut self, ctx: &EventContext, obj: &str) -> Result<Handled, CallError> {
-        self.call(ctx, HandlerCall::Delete(obj))
+        self.call_blocking(ctx, HandlerCall::Delete(obj))
+    }
+
+    fn call_blocking(
+        &mut self,
+        ctx: &EventContext,
+        call: HandlerCall<'_>,
+    ) -> Result<Handled, CallError> {
+        let pool = self.plugin.engine().pool().clone();
+        block_on(&pool, self.deliver(ctx, call))
     }
 
     /// Makes one call, bounded by the plugin's call deadline however it
     /// spends its time ([`deadline`](super::deadline)). Instantiating a fresh
     /// instance first (after a fault) has a deadline of its own. A requeue
     /// request counts only when the call succeeds; a failed call's is
-    /// dropped (its retry follows the failure backoff).
-    fn call(&mut self, ctx: &EventContext, call: HandlerCall<'_>) -> Result<Handled, CallError> {
+    /// dropped (its retry follows the failure backoff). Runs as a task of
+    /// the worker pool: waiting in a host call, it holds none of its threads.
+    pub(crate) async fn deliver(
+        &mut self,
+        ctx: &EventContext,
+        call: HandlerCall<'_>,
+    ) -> Result<Handled, CallError> {
         let live = match &mut self.live {
             Some(live) => live,
-            None => self.live.insert(instantiate(&self.plugin)?),
+            None => self.live.insert(instantiate(&self.plugin).await?),
         };
         let deadline = self.plugin.limits().call_deadline;
-        live.store
-            .set_epoch_deadline(PluginEngine::deadline_ticks(deadline));
         let ends = Instant::now() + deadline;
+        live.store.set_epoch_deadline(1);
         live.store.data_mut().deadline = Some(ends);
         live.store.data_mut().take_requeue();
-        let outcome = run_until(
-            self.plugin.engine().io(),
-            ends,
-            live.bindings.call_handler(&mut live.store, ctx, call),
-        );
+        let outcome = within(ends, live.bindings.call_handler(&mut live.store, ctx, call)).await;
         live.store.data().finish_output();
         let requeue_after = live.store.data_mut().take_requeue();
         let trap = match outcome {
@@ -134,14 +144,14 @@ impl PluginInstance {
 }
 
 /// A fresh instance of `plugin`, its start-up code bounded by the call deadline.
-fn instantiate(plugin: &LoadedPlugin) -> Result<Live, CallError> {
+async fn instantiate(plugin: &LoadedPlugin) -> Result<Live, CallError> {
     let mut store = new_store(plugin);
     let deadline = plugin.limits().call_deadline;
-    let instantiated = run_until(
-        plugin.engine().io(),
+    let instantiated = within(
         Instant::now() + deadline,
         plugin.pre().instantiate_async(&mut store),
-    );
+    )
+    .await;
     let bindings = match instantiated {
         Ok(Ok(bindings)) => bindings,
         Ok(Err(error)) => return Err(CallError::Instantiate(one_line(&error))),

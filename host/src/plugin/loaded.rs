@@ -263,7 +263,7 @@ fn read_manifest(
     let mut store = new_store_with(engine, context, limits);
     let deadline = Instant::now() + limits.call_deadline;
     store.data_mut().deadline = Some(deadline);
-    let outcome = run_until(engine.io(), deadline, async {
+    let outcome = run_until(engine.pool(), deadline, async {
         let bindings = pre
             .instantiate_async(&mut store)
             .await
@@ -447,9 +447,15 @@ pub(crate) fn new_store_with(
     let limiter = super::limits::InstanceLimiter::new(&limits);
     let mut store = wasmtime::Store::new(engine.engine(), HostState::new(context, limiter));
     store.limiter(|state| &mut state.limiter);
-    store.epoch_deadline_trap();
+    // At every epoch tick in wasm: past the call's deadline, trap; before
+    // it, yield the pool's thread to other plugins and carry on after them.
+    store.epoch_deadline_callback(|store| match store.data().deadline {
+        Some(ends) if Instant::now() >= ends => Err(wasmtime::Trap::Interrupt.into()),
+        _ => Ok(wasmtime::UpdateDeadline::Yield(1)),
+    });
+    store.set_epoch_deadline(1);
     // Instantiation runs guest code (start functions) too: give it the call deadline.
-    store.set_epoch_deadline(PluginEngine::deadline_ticks(limits.call_deadline));
+    store.data_mut().deadline = Some(Instant::now() + limits.call_deadline);
     store
 }
 
@@ -501,7 +507,7 @@ mod tests {
         let linker = wasmtime::component::Linker::<HostState>::new(engine.engine());
         let deadline = Instant::now() + limits.call_deadline;
         let result = run_until(
-            engine.io(),
+            engine.pool(),
             deadline,
             linker.instantiate_async(&mut store, component),
         )

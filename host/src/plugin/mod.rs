@@ -25,6 +25,7 @@ mod loaded;
 mod logging;
 mod lookup;
 mod manifest;
+mod pool;
 mod stdio;
 
 pub use artifacts::{
@@ -49,6 +50,7 @@ pub use logging::{
     TracingSink,
 };
 pub use lookup::{CacheScope, LookupError, ObjectReader};
+pub use pool::default_workers;
 pub use manifest::{
     Delivery, MAX_RESYNC, MAX_SUBSCRIPTIONS, MIN_RESYNC, Manifest, ManifestError, RequestedLimits,
     Subscription, is_plugin_name,
