@@ -39,6 +39,8 @@ pub struct Config {
     pub plugins: BTreeMap<String, PluginConfig>,
     /// Leader election among replicas.
     pub leader_election: LeaderElectionConfig,
+    /// Sharding of the plugins among replicas.
+    pub sharding: ShardingConfig,
     /// Plugins pulled from OCI registries, each followed like a file of the
     /// plugin directory.
     pub plugin_sources: Vec<PluginSourceConfig>,
@@ -172,6 +174,7 @@ impl Default for Config {
             plugin_files: PluginFilesConfig::default(),
             plugins: BTreeMap::new(),
             leader_election: LeaderElectionConfig::default(),
+            sharding: ShardingConfig::default(),
             plugin_sources: Vec::new(),
             plugin_source_cache: None,
             plugin_metrics: PluginMetricsConfig::default(),
@@ -658,12 +661,22 @@ fn parse_yaml<T: serde::de::DeserializeOwned + Default>(
 }
 
 /// `leaderElection`: several replicas, one dispatching (see [`crate::leader`]).
+pub type LeaderElectionConfig = LeaseConfig;
+
+/// `sharding`: several replicas dividing the plugins, each dispatched by
+/// the holder of its Lease (see [`crate::shard`]).
+pub type ShardingConfig = LeaseConfig;
+
+/// A section that coordinates replicas through Leases with leader
+/// election's rules: `leaderElection` and `sharding` (mutually exclusive).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase", default)]
-pub struct LeaderElectionConfig {
-    /// Contend for a Lease; only the holder dispatches to plugins.
+pub struct LeaseConfig {
+    /// On: contend for Leases (leader election: one Lease, only the holder
+    /// dispatches; sharding: one Lease per plugin).
     pub enabled: bool,
-    /// Name of the Lease.
+    /// Name of the Lease (leader election), or the prefix of every Lease
+    /// (sharding: `<name>-plugin-<plugin>`, `<name>-member-<hash>`).
     pub lease_name: String,
     /// Namespace of the Lease; unset: the pod's namespace (`POD_NAMESPACE`,
     /// or the service account's namespace file), else `default`.
@@ -682,9 +695,9 @@ pub struct LeaderElectionConfig {
     pub retry_period: Duration,
 }
 
-impl Default for LeaderElectionConfig {
+impl Default for LeaseConfig {
     fn default() -> Self {
-        LeaderElectionConfig {
+        LeaseConfig {
             enabled: false,
             lease_name: "herald".into(),
             lease_namespace: None,
@@ -700,10 +713,11 @@ impl Default for LeaderElectionConfig {
 pub const SERVICE_ACCOUNT_NAMESPACE_FILE: &str =
     "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
 
-impl LeaderElectionConfig {
-    /// Checks the values; the error is `(key, problem)` with the full key.
-    fn validate(&self) -> Result<(), (String, String)> {
-        let keyed = leader_key;
+impl LeaseConfig {
+    /// Checks the values of the section `section`; the error is `(key,
+    /// problem)` with the full key.
+    fn validate(&self, section: &str) -> Result<(), (String, String)> {
+        let keyed = |err| lease_key(section, err);
         crate::leader::check_timings(self.lease_duration, self.renew_deadline, self.retry_period)
             .map_err(keyed)?;
         crate::leader::check_lease_name(&self.lease_name).map_err(keyed)?;
@@ -716,17 +730,22 @@ impl LeaderElectionConfig {
         Ok(())
     }
 
-    /// The elector's settings, with the unset identity and namespace taken
-    /// from the environment (`POD_NAME`, `POD_NAMESPACE`, the host name, the
-    /// service account's namespace file).
-    pub fn lease_settings(&self) -> Result<crate::leader::LeaseSettings, ConfigError> {
-        self.lease_settings_from(&|name| std::env::var(name).ok(), &|path| {
+    /// The Lease settings of the section `section` (`leaderElection` or
+    /// `sharding`, for error messages), with the unset identity and
+    /// namespace taken from the environment (`POD_NAME`, `POD_NAMESPACE`,
+    /// the host name, the service account's namespace file).
+    pub fn lease_settings(
+        &self,
+        section: &str,
+    ) -> Result<crate::leader::LeaseSettings, ConfigError> {
+        self.lease_settings_from(section, &|name| std::env::var(name).ok(), &|path| {
             std::fs::read_to_string(path).ok()
         })
     }
 
     fn lease_settings_from(
         &self,
+        section: &str,
         env: &dyn Fn(&str) -> Option<String>,
         read: &dyn Fn(&str) -> Option<String>,
     ) -> Result<crate::leader::LeaseSettings, ConfigError> {
@@ -738,7 +757,7 @@ impl LeaderElectionConfig {
             .or_else(|| nonblank(read("/proc/sys/kernel/hostname")))
             .ok_or_else(|| ConfigError::new(
                 "environment",
-                "leaderElection.identity",
+                &format!("{section}.identity"),
                 "is unset and neither POD_NAME nor the host name is available: set it, unique per replica",
             ))?;
         let namespace = nonblank(self.lease_namespace.clone())
@@ -754,20 +773,21 @@ impl LeaderElectionConfig {
             retry_period: self.retry_period,
         };
         settings.validate().map_err(|err| {
-            let (key, problem) = leader_key(err);
+            let (key, problem) = lease_key(section, err);
             ConfigError::new("environment", &key, &problem)
         })?;
         Ok(settings)
     }
 }
 
-/// The full configuration key and problem of a leader election setting error.
-fn leader_key(err: crate::leader::LeaderError) -> (String, String) {
+/// The full configuration key and problem of a Lease setting error in
+/// `section`.
+fn lease_key(section: &str, err: crate::leader::LeaderError) -> (String, String) {
     match err {
         crate::leader::LeaderError::InvalidSettings { setting, problem } => {
-            (format!("leaderElection.{setting}"), problem)
+            (format!("{section}.{setting}"), problem)
         }
-        other => ("leaderElection".into(), other.to_string()),
+        other => (section.into(), other.to_string()),
     }
 }
 
@@ -924,7 +944,25 @@ impl Config {
             }
             _ => {}
         }
-        self.leader_election.validate()?;
+        self.leader_election.validate("leaderElection")?;
+        self.sharding.validate("sharding")?;
+        let group = &self.sharding.lease_name;
+        if group.len() > crate::shard::MAX_GROUP_NAME || group.contains('.') {
+            return Err((
+                "sharding.leaseName".into(),
+                format!(
+                    "{:?} must be at most {} characters without '.': it is a label value and prefixes every Lease's name",
+                    self.sharding.lease_name,
+                    crate::shard::MAX_GROUP_NAME
+                ),
+            ));
+        }
+        if self.sharding.enabled && self.leader_election.enabled {
+            return Err((
+                "sharding.enabled".into(),
+                "sharding and leaderElection.enabled cannot both be on: under sharding every replica dispatches its own plugins; turn leaderElection off".into(),
+            ));
+        }
         let mut references = std::collections::HashSet::new();
         for (i, source) in self.plugin_sources.iter().enumerate() {
             let reference = crate::oci::parse_reference(&source.oci)
@@ -1351,6 +1389,7 @@ mod tests {
             "pluginFiles",
             "plugins",
             "leaderElection",
+            "sharding",
             "pluginSources[]",
         ];
         // A list entry's index is a placeholder: `pluginSources[{i}].oci`
@@ -1612,6 +1651,42 @@ mod tests {
     }
 
     #[test]
+    fn sharding_is_off_by_default_and_refused_together_with_leader_election() {
+        let config = Config::parse("sharding: {}\n", "herald.yaml").unwrap();
+        assert!(!config.sharding.enabled);
+        assert_eq!(config.sharding.lease_duration, Duration::from_secs(15));
+        let both = error("leaderElection:\n  enabled: true\nsharding:\n  enabled: true\n");
+        assert_eq!(both.key, "sharding.enabled");
+        assert!(both.problem.contains("leaderElection.enabled"), "{both}");
+    }
+
+    #[test]
+    fn sharding_settings_are_checked_naming_the_sharding_key() {
+        let err = error("sharding:\n  leaseDuration: 10s\n  renewDeadline: 10s\n");
+        assert_eq!(err.key, "sharding.renewDeadline");
+        let err = error("sharding:\n  leaseName: herald.shard\n");
+        assert_eq!(err.key, "sharding.leaseName");
+        let long = format!("sharding:\n  leaseName: {}\n", "a".repeat(64));
+        assert_eq!(error(&long).key, "sharding.leaseName");
+        assert_eq!(error("sharding:\n  replicas: 3\n").key, "sharding.replicas");
+        let settings = ShardingConfig {
+            identity: Some("pod-a".into()),
+            lease_namespace: Some("ops".into()),
+            ..ShardingConfig::default()
+        }
+        .lease_settings("sharding")
+        .unwrap();
+        assert_eq!(
+            (settings.identity.as_str(), settings.namespace.as_str()),
+            ("pod-a", "ops")
+        );
+        let err = ShardingConfig::default()
+            .lease_settings_from("sharding", &|_| None, &|_| None)
+            .unwrap_err();
+        assert_eq!(err.key, "sharding.identity");
+    }
+
+    #[test]
     fn leader_election_names_are_checked_and_unknown_keys_refused() {
         assert_eq!(
             error("leaderElection:\n  leaseName: Herald_Lock\n").key,
@@ -1640,7 +1715,9 @@ mod tests {
             "HOSTNAME" => Some("node-host".to_owned()),
             _ => None,
         };
-        let settings = config.lease_settings_from(&pod, &|_| None).unwrap();
+        let settings = config
+            .lease_settings_from("leaderElection", &pod, &|_| None)
+            .unwrap();
         assert_eq!(settings.identity, "herald-7d9f-abcde");
         assert_eq!(settings.namespace, "herald-system");
         assert_eq!(settings.name, "herald");
@@ -1649,11 +1726,15 @@ mod tests {
         let token_dir = |path: &str| {
             (path == SERVICE_ACCOUNT_NAMESPACE_FILE).then(|| "from-token\n".to_owned())
         };
-        let settings = config.lease_settings_from(&bare, &token_dir).unwrap();
+        let settings = config
+            .lease_settings_from("leaderElection", &bare, &token_dir)
+            .unwrap();
         assert_eq!(settings.identity, "laptop");
         assert_eq!(settings.namespace, "from-token");
 
-        let settings = config.lease_settings_from(&bare, &|_| None).unwrap();
+        let settings = config
+            .lease_settings_from("leaderElection", &bare, &|_| None)
+            .unwrap();
         assert_eq!(settings.namespace, "default");
 
         let explicit = LeaderElectionConfig {
@@ -1661,14 +1742,16 @@ mod tests {
             lease_namespace: Some("ops".into()),
             ..LeaderElectionConfig::default()
         };
-        let settings = explicit.lease_settings_from(&pod, &|_| None).unwrap();
+        let settings = explicit
+            .lease_settings_from("leaderElection", &pod, &|_| None)
+            .unwrap();
         assert_eq!(
             (settings.identity.as_str(), settings.namespace.as_str()),
             ("replica-1", "ops")
         );
 
         let err = config
-            .lease_settings_from(&|_| None, &|_| None)
+            .lease_settings_from("leaderElection", &|_| None, &|_| None)
             .unwrap_err();
         assert_eq!(err.key, "leaderElection.identity");
     }

@@ -14,6 +14,20 @@
 //! nothing more is delivered once the call in flight ends. Starting,
 //! swapping and stopping plugins work the same in both modes.
 //!
+//! # Sharded
+//!
+//! A sharded daemon ([`Daemon::sharded`], see `crate::shard`) dispatches
+//! only the plugins this replica owns ([`Daemon::set_owned`]), and only
+//! those take informers: a plugin it does not own is loaded and its kinds
+//! resolved, but it subscribes to nothing, so the informers (and their
+//! caches) follow ownership. A plugin it comes to own takes its informers
+//! and joins them as a listener: on an informer that is already running
+//! (another owned plugin uses it) it gets the cache as a snapshot, on a new
+//! one the informer's first list; either way as initial-list adds, then live
+//! events. A plugin it stops owning leaves at once, its buffer dropped, its
+//! call in flight waited for, and an informer no other owned plugin uses
+//! stops and drops its cache.
+//!
 //! # Plugin metrics
 //!
 //! The daemon holds the host-wide [`PluginMetricsRegistry`]: plugins are
@@ -27,7 +41,7 @@ use crate::dispatch::{Feed, LastError, Listener, PluginWorker, RetryPolicy, STOP
 use crate::informer::{InformerKey, Informers, ResolveError, SharedInformer};
 use crate::plugin::{LoadedPlugin, ObjectReader, Subscription};
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
@@ -68,6 +82,10 @@ struct Active {
 /// One running plugin.
 struct Entry {
     plugin: LoadedPlugin,
+    /// Every subscription with the informer key it resolved to.
+    resolved: Vec<(Subscription, InformerKey)>,
+    /// The informers taken: one per subscription while the plugin is owned
+    /// (always, unless sharded), none otherwise.
     subscribed: Vec<Subscribed>,
     active: Option<Active>,
     since: SystemTime,
@@ -75,19 +93,41 @@ struct Entry {
 
 impl Entry {
     /// A plugin running from now.
-    fn new(plugin: LoadedPlugin, subscribed: Vec<Subscribed>, active: Option<Active>) -> Self {
+    fn new(
+        plugin: LoadedPlugin,
+        resolved: Vec<(Subscription, InformerKey)>,
+        subscribed: Vec<Subscribed>,
+        active: Option<Active>,
+    ) -> Self {
         Entry {
             plugin,
+            resolved,
             subscribed,
             active,
             since: SystemTime::now(),
         }
+    }
+
+    /// Whether the plugin holds its informers (it is owned).
+    fn is_subscribed(&self) -> bool {
+        !self.subscribed.is_empty() || self.resolved.is_empty()
     }
 }
 
 struct State {
     plugins: BTreeMap<String, Entry>,
     dispatching: bool,
+    /// Sharded: the plugins this replica owns; `None`: all of them.
+    owned: Option<BTreeSet<String>>,
+}
+
+impl State {
+    /// Whether `plugin` should hold its informers.
+    fn owns(&self, plugin: &str) -> bool {
+        self.owned
+            .as_ref()
+            .is_none_or(|owned| owned.contains(plugin))
+    }
 }
 
 /// Status of one running plugin, as `/plugins` reports it.
@@ -103,8 +143,12 @@ pub struct PluginStatus {
     /// Loaded since.
     #[serde(with = "crate::time_serde")]
     pub since: SystemTime,
-    /// Receiving notifications (false on a replica standing by).
+    /// Receiving notifications (false on a replica standing by, and on a
+    /// sharded replica that does not own it).
     pub dispatching: bool,
+    /// The replica that owns it, under sharding (filled in by the
+    /// endpoints from the sharding view; `None` otherwise).
+    pub owner: Option<String>,
     /// Every listener's initial list handled.
     pub synced: bool,
     /// Why the plugin is degraded (it skipped part of an initial list), if it is.
@@ -192,6 +236,15 @@ impl Daemon {
         Self::with_dispatching(informers, retry, false)
     }
 
+    /// A sharded daemon (see the module docs) owning no plugin yet: it
+    /// dispatches, but only the plugins [`set_owned`](Daemon::set_owned)
+    /// names.
+    pub fn sharded(informers: Arc<Informers>, retry: RetryPolicy) -> Self {
+        let daemon = Self::with_dispatching(informers, retry, true);
+        daemon.lock().owned = Some(BTreeSet::new());
+        daemon
+    }
+
     fn with_dispatching(informers: Arc<Informers>, retry: RetryPolicy, dispatching: bool) -> Self {
         Daemon {
             informers,
@@ -199,6 +252,7 @@ impl Daemon {
             state: Mutex::new(State {
                 plugins: BTreeMap::new(),
                 dispatching,
+                owned: None,
             }),
             abandoned: Arc::default(),
             feed: None,
@@ -236,27 +290,33 @@ impl Daemon {
     }
 
     /// Starts a plugin: resolves every subscription first (a kind the server
-    /// does not serve refuses the plugin and starts nothing), then takes the
-    /// (shared) informers and, when dispatching, registers a listener per
-    /// subscription. Listeners that join an informer which has already
-    /// synced first receive its snapshot as initial-list adds.
+    /// does not serve refuses the plugin and starts nothing), then, if it is
+    /// owned (always, unless sharded), takes the (shared) informers and,
+    /// when dispatching, registers a listener per subscription. Listeners
+    /// that join an informer which has already synced first receive its
+    /// snapshot as initial-list adds.
     pub async fn start(&self, plugin: LoadedPlugin) -> Result<(), StartError> {
         let name = plugin.name().to_owned();
         if self.lock().plugins.contains_key(&name) {
             return Err(StartError::Duplicate(name));
         }
-        let subscribed = self.subscribe(&plugin).await?;
+        let resolved = self.resolve(&plugin).await?;
         let mut state = self.lock();
         if state.plugins.contains_key(&name) {
-            drop(state);
-            self.release(subscribed);
             return Err(StartError::Duplicate(name));
         }
+        let subscribed = if state.owns(&name) {
+            self.acquire(&plugin, &resolved)
+        } else {
+            Vec::new()
+        };
         plugin.context().metrics.activate();
-        let active = state.dispatching.then(|| self.join(&plugin, &subscribed));
-        state
-            .plugins
-            .insert(name.clone(), Entry::new(plugin, subscribed, active));
+        let active =
+            (state.dispatching && !subscribed.is_empty()).then(|| self.join(&plugin, &subscribed));
+        state.plugins.insert(
+            name.clone(),
+            Entry::new(plugin, resolved, subscribed, active),
+        );
         tracing::debug!(plugin = %name, "plugin started");
         Ok(())
     }
@@ -272,13 +332,16 @@ impl Daemon {
     /// server does not serve), the old one keeps running untouched.
     pub async fn swap(&self, plugin: LoadedPlugin) -> Result<(), StartError> {
         let name = plugin.name().to_owned();
-        let subscribed = self.subscribe(&plugin).await?;
+        let resolved = self.resolve(&plugin).await?;
         let old = {
             let mut state = self.lock();
             let Some(old) = state.plugins.remove(&name) else {
-                drop(state);
-                self.release(subscribed);
                 return Err(StartError::NotRunning(name));
+            };
+            let subscribed = if old.is_subscribed() {
+                self.acquire(&plugin, &resolved)
+            } else {
+                Vec::new()
             };
             let active = old.active.as_ref().map(|previous| {
                 let new = self.idle(&plugin, &subscribed);
@@ -301,9 +364,10 @@ impl Daemon {
             // to the others are refused from here.
             plugin.context().metrics.activate();
             // Not started yet: the old version's call in flight finishes first.
-            state
-                .plugins
-                .insert(name.clone(), Entry::new(plugin, subscribed, active));
+            state.plugins.insert(
+                name.clone(),
+                Entry::new(plugin, resolved, subscribed, active),
+            );
             old
         };
         if let Some(previous) = old.active {
@@ -353,7 +417,7 @@ impl Daemon {
             let mut stopped = Vec::new();
             for entry in state.plugins.values_mut() {
                 if dispatching {
-                    if entry.active.is_none() {
+                    if entry.active.is_none() && entry.is_subscribed() {
                         entry.active = Some(self.join(&entry.plugin, &entry.subscribed));
                     }
                 } else if let Some(active) = entry.active.take() {
@@ -373,6 +437,55 @@ impl Daemon {
                 "stopped dispatching to plugins: standing by with warm caches"
             }
         );
+    }
+
+    /// Sharded: dispatches exactly the plugins in `owned` from now on (a
+    /// plugin not running yet is taken up when it starts). A plugin newly
+    /// owned takes its informers and joins them (initial list, then live
+    /// events); one no longer owned leaves them at once, its buffer dropped,
+    /// and returns once its call in flight is over (bounded as any stop);
+    /// informers nobody uses any more stop. Unsharded, it makes the daemon
+    /// sharded.
+    pub async fn set_owned(&self, owned: BTreeSet<String>) {
+        let (stopped, released) = {
+            let mut state = self.lock();
+            if state.owned.as_ref() == Some(&owned) {
+                return;
+            }
+            let dispatching = state.dispatching;
+            let mut stopped = Vec::new();
+            let mut released = Vec::new();
+            for (name, entry) in state.plugins.iter_mut() {
+                let wanted = owned.contains(name);
+                if wanted && !entry.is_subscribed() {
+                    entry.subscribed = self.acquire(&entry.plugin, &entry.resolved);
+                    if dispatching {
+                        entry.active = Some(self.join(&entry.plugin, &entry.subscribed));
+                    }
+                    tracing::info!(plugin = %name, "owning the plugin: subscribed, with a fresh initial list");
+                } else if !wanted && entry.is_subscribed() {
+                    if let Some(active) = entry.active.take() {
+                        leave(&entry.subscribed, &active);
+                        stopped.push(active.worker);
+                    }
+                    released.push(std::mem::take(&mut entry.subscribed));
+                    // Its look-ups must not keep the stores alive.
+                    entry.plugin.cache_scope().bind(Vec::new());
+                    tracing::info!(plugin = %name, "no longer owning the plugin: unsubscribed");
+                }
+            }
+            state.owned = Some(owned);
+            (stopped, released)
+        };
+        self.stop_workers(stopped).await;
+        for subscribed in released {
+            self.release(subscribed);
+        }
+    }
+
+    /// The plugins this daemon dispatches under sharding (`None` unsharded).
+    pub fn owned(&self) -> Option<BTreeSet<String>> {
+        self.lock().owned.clone()
     }
 
     /// Stops every plugin, letting each drain its buffers until `deadline`.
@@ -423,9 +536,12 @@ impl Daemon {
         (abandoned.recent.iter().cloned().collect(), abandoned.total)
     }
 
-    /// Resolves a plugin's subscriptions, takes their informers and binds
-    /// the plugin's cache look-ups to their stores; registers nothing.
-    async fn subscribe(&self, plugin: &LoadedPlugin) -> Result<Vec<Subscribed>, StartError> {
+    /// Resolves a plugin's subscriptions to informer keys (discovery);
+    /// takes no informer.
+    async fn resolve(
+        &self,
+        plugin: &LoadedPlugin,
+    ) -> Result<Vec<(Subscription, InformerKey)>, StartError> {
         let mut keys = Vec::new();
         for subscription in &plugin.manifest().subscriptions {
             let key = self
@@ -438,12 +554,22 @@ impl Daemon {
                 })?;
             keys.push((subscription.clone(), key));
         }
-        let subscribed: Vec<Subscribed> = keys
-            .into_iter()
+        Ok(keys)
+    }
+
+    /// Takes the informers of resolved subscriptions and binds the
+    /// plugin's cache look-ups to their stores; registers nothing.
+    fn acquire(
+        &self,
+        plugin: &LoadedPlugin,
+        resolved: &[(Subscription, InformerKey)],
+    ) -> Vec<Subscribed> {
+        let subscribed: Vec<Subscribed> = resolved
+            .iter()
             .map(|(subscription, key)| Subscribed {
-                informer: self.informers.acquire(&key),
-                subscription,
-                key,
+                informer: self.informers.acquire(key),
+                subscription: subscription.clone(),
+                key: key.clone(),
             })
             .collect();
         plugin.cache_scope().bind(
@@ -457,7 +583,7 @@ impl Daemon {
                 })
                 .collect(),
         );
-        Ok(subscribed)
+        subscribed
     }
 
     /// An idle worker for `plugin` with one listener per subscription,
@@ -547,6 +673,7 @@ impl Daemon {
                     sha256: entry.plugin.digest().to_owned(),
                     since: entry.since,
                     dispatching: entry.active.is_some(),
+                    owner: None,
                     synced: entry.active.is_some() && subscriptions.iter().all(|s| s.synced),
                     degraded: subscriptions
                         .iter()

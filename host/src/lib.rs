@@ -37,6 +37,7 @@ pub mod reload;
 pub mod replay;
 pub mod selector;
 pub mod service;
+pub mod shard;
 pub mod source;
 pub mod store;
 pub mod text;

@@ -77,6 +77,10 @@ pub const HOST_FAMILIES: &[(&str, MetricType)] = &[
     // Plugins' own metrics (capability::metrics).
     ("herald_plugin_metric_errors", MetricType::Counter),
     ("herald_plugin_metric_series_dropped", MetricType::Counter),
+    // Sharding (shard::view), exported only when it is on.
+    ("herald_shard_owned_plugins", MetricType::Gauge),
+    ("herald_shard_members", MetricType::Gauge),
+    ("herald_shard_ownership_changes", MetricType::Counter),
 ];
 
 /// Buckets of the handler duration histogram, in seconds: 10 µs to ~10 s.
@@ -557,6 +561,9 @@ mod tests {
             ActionStats::default(),
         ))));
         registry.register_collector(Box::new(PluginMetricsRegistry::new()));
+        registry.register_collector(Box::new(crate::shard::ShardCollector(Arc::new(
+            crate::shard::ShardView::new("replica-a"),
+        ))));
         let exported = types(&encode(&registry));
         let listed: Vec<(String, String)> = HOST_FAMILIES
             .iter()

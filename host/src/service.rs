@@ -20,7 +20,9 @@ use crate::reload::{
     DEFAULT_RESCAN_INTERVAL, FileStatuses, PluginDirectory, PluginSources, ReloadError,
     ReloadSetup, SettleTiming, SourcesError, SourcesSetup,
 };
+use crate::shard::{KnownPlugins, ShardCollector, Sharding};
 use crate::store::Transform;
+use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -49,6 +51,9 @@ pub enum ServiceError {
     /// A setting cannot be used as it is.
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
+    /// Sharding is misconfigured.
+    #[error(transparent)]
+    Shard(#[from] crate::shard::ShardError),
 }
 
 /// A running daemon.
@@ -60,6 +65,14 @@ pub struct Service {
     address: SocketAddr,
     endpoints: JoinHandle<()>,
     leadership: Option<Leadership>,
+    sharding: Option<Ownership>,
+}
+
+/// This replica's part in sharding: the coordinator and the task that
+/// hands the plugins it owns to the daemon.
+struct Ownership {
+    sharding: Sharding,
+    follower: JoinHandle<()>,
 }
 
 /// This replica's part in leader election: the election and the task that
@@ -122,30 +135,52 @@ impl Service {
         };
         let informers = Arc::new(Informers::new(client.clone(), reflector));
         let elected = config.leader_election.enabled;
+        let sharded = config.sharding.enabled;
         let daemon = Arc::new(
             if elected {
                 // Followers keep warm caches and dispatch nothing.
                 Daemon::standby(informers, config.retry_policy())
+            } else if sharded {
+                // Only the plugins whose Lease this replica holds.
+                Daemon::sharded(informers, config.retry_policy())
             } else {
                 Daemon::new(informers, config.retry_policy())
             }
             .with_feed(Arc::new(Feed::default())),
         );
+        let section = if sharded {
+            (&config.sharding, "sharding")
+        } else {
+            (&config.leader_election, "leaderElection")
+        };
         let mut replica = Replica {
-            identity: config
-                .leader_election
-                .lease_settings()
+            identity: section
+                .0
+                .lease_settings(section.1)
                 .ok()
                 .map(|settings| settings.identity),
             lease: None,
         };
         let leadership = if elected {
-            let settings = config.leader_election.lease_settings()?;
+            let settings = config.leader_election.lease_settings("leaderElection")?;
             replica.lease = Some(settings.lease_key());
             tracing::info!(lease = %settings.lease_key(), identity = %settings.identity, "leader election on: dispatching only while holding the Lease");
-            let election = LeaderElector::new(client, settings)?.spawn();
+            let election = LeaderElector::new(client.clone(), settings)?.spawn();
             let follower = tokio::spawn(follow_leadership(election.leadership(), daemon.clone()));
             Some(Leadership { election, follower })
+        } else {
+            None
+        };
+        let sharding = if sharded {
+            let settings = config.sharding.lease_settings("sharding")?;
+            replica.lease = Some(format!("{}/{}-*", settings.namespace, settings.name));
+            let (applied, applied_rx) = watch::channel(BTreeSet::new());
+            let names = daemon.clone();
+            let known: KnownPlugins = Arc::new(move || names.names().into_iter().collect());
+            let sharding = Sharding::spawn(client, settings, known, applied_rx)?;
+            let follower =
+                tokio::spawn(follow_ownership(sharding.owned(), daemon.clone(), applied));
+            Some(Ownership { sharding, follower })
         } else {
             None
         };
@@ -160,6 +195,11 @@ impl Service {
                 let mut registry = crate::metrics::registry(daemon.clone(), stats.clone());
                 registry.register_collector(Box::new(ActionStatsCollector(access.stats.clone())));
                 registry.register_collector(Box::new(daemon.plugin_metrics().clone()));
+                if let Some(ownership) = &sharding {
+                    registry.register_collector(Box::new(ShardCollector(
+                        ownership.sharding.view().clone(),
+                    )));
+                }
                 registry
             },
             files: files.clone(),
@@ -167,6 +207,7 @@ impl Service {
             shutting_down: AtomicBool::new(false),
             logs: Some(logs.clone()),
             replica,
+            sharding: sharding.as_ref().map(|o| o.sharding.view().clone()),
         });
         let address = listener.local_addr().map_err(ServiceError::Listen)?;
         let endpoints = tokio::spawn(ops::serve(listener, ops.clone()));
@@ -212,6 +253,7 @@ impl Service {
             address,
             endpoints,
             leadership,
+            sharding,
         })
     }
 
@@ -245,7 +287,8 @@ impl Service {
     /// longer followed, the watches stop and the plugins' queues drain until
     /// `grace` has passed; what is left then is dropped. Under leader
     /// election the Lease is released last, once nothing dispatches any more,
-    /// so a follower takes over without waiting for it to expire.
+    /// so a follower takes over without waiting for it to expire; under
+    /// sharding every plugin's Lease and the member Lease likewise.
     pub async fn shutdown(self, grace: Duration) {
         let deadline = Instant::now() + grace;
         self.ops.shutting_down.store(true, Ordering::Release);
@@ -260,6 +303,9 @@ impl Service {
         if let Some(leadership) = &self.leadership {
             leadership.follower.abort();
         }
+        if let Some(ownership) = &self.sharding {
+            ownership.follower.abort();
+        }
         let daemon = self.daemon.clone();
         let _ = tokio::task::spawn_blocking(move || daemon.shutdown(deadline)).await;
         if let Some(leadership) = self.leadership {
@@ -269,6 +315,11 @@ impl Service {
                     "could not release the leader Lease (it expires on its own): {err}"
                 ),
             }
+        }
+        if let Some(ownership) = self.sharding {
+            // Nothing dispatches any more: hand every plugin over at once.
+            ownership.sharding.release().await;
+            tracing::info!("released the sharding Leases");
         }
         self.endpoints.abort();
         tracing::info!("shutdown complete");
@@ -288,6 +339,26 @@ async fn follow_leadership(mut leading: watch::Receiver<bool>, daemon: Arc<Daemo
         if leading.changed().await.is_err() {
             // The election ended: without the Lease, nothing may dispatch.
             daemon.set_dispatching(false).await;
+            return;
+        }
+    }
+}
+
+/// Makes the daemon dispatch exactly the plugins this replica owns, and
+/// reports each set once applied (a plugin given up is released only then).
+async fn follow_ownership(
+    mut owned: watch::Receiver<BTreeSet<String>>,
+    daemon: Arc<Daemon>,
+    applied: watch::Sender<BTreeSet<String>>,
+) {
+    loop {
+        let now = owned.borrow_and_update().clone();
+        daemon.set_owned(now.clone()).await;
+        applied.send_replace(now);
+        if owned.changed().await.is_err() {
+            // The coordinator ended: without its Leases, nothing may dispatch.
+            daemon.set_owned(BTreeSet::new()).await;
+            applied.send_replace(BTreeSet::new());
             return;
         }
     }

@@ -1,15 +1,10 @@
-//! The election loop: read the Lease, decide, write it back conditionally on
-//! its resourceVersion, publish leadership; and the handle that stops it.
+//! The election loop: one [`LeaseLock`] tried every `retryPeriod`,
+//! leadership published as it comes and goes; and the handle that stops it.
 
 use super::LeaderError;
-use super::record::{Decision, Observed, claim, decide, released};
-use super::settings::{JITTER_FACTOR, LeaseSettings};
-use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, PostParams};
+use super::lock::{Attempt, LeaseLock};
+use super::settings::{LeaseSettings, jittered};
 use std::future::Future;
-use std::time::Duration;
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -18,9 +13,8 @@ use tokio::time::Instant;
 /// [`leadership`](LeaderElector::leadership) receiver, then drive it with
 /// [`run`](LeaderElector::run) or [`spawn`](LeaderElector::spawn).
 pub struct LeaderElector {
-    api: Api<Lease>,
+    lock: LeaseLock,
     settings: LeaseSettings,
-    observed: Option<Observed>,
     leading: watch::Sender<bool>,
 }
 
@@ -33,27 +27,20 @@ impl std::fmt::Debug for LeaderElector {
     }
 }
 
-/// What one attempt found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Attempt {
-    /// We hold the Lease: acquired or renewed just now.
-    Leading,
-    /// Someone else holds a claim that has not expired.
-    Following {
-        /// Their identity.
-        holder: String,
-    },
-}
-
 impl LeaderElector {
     /// An elector for `settings.namespace/settings.name` through `client`.
     /// Checks the settings; makes no request yet.
     pub fn new(client: kube::Client, settings: LeaseSettings) -> Result<Self, LeaderError> {
         settings.validate()?;
         Ok(LeaderElector {
-            api: Api::namespaced(client, &settings.namespace),
+            lock: LeaseLock::new(
+                client,
+                &settings.namespace,
+                &settings.name,
+                &settings.identity,
+                settings.lease_duration,
+            ),
             settings,
-            observed: None,
             leading: watch::Sender::new(false),
         })
     }
@@ -122,13 +109,13 @@ impl LeaderElector {
             };
             let mut retry_at_once = false;
             match outcome {
-                Ok(Attempt::Leading) => {
+                Ok(Attempt::Held) => {
                     if renewed.is_none() {
                         tracing::info!(%lease, identity = %self.settings.identity, "acquired the leader Lease: this replica now dispatches to plugins");
                     }
                     renewed = Some(started);
                 }
-                Ok(Attempt::Following { holder }) => {
+                Ok(Attempt::HeldBy { holder }) => {
                     if renewed.take().is_some() {
                         tracing::warn!(%lease, %holder, "lost the leader Lease to another replica: stepping down");
                     } else {
@@ -182,27 +169,21 @@ impl LeaderElector {
     /// acting as leader: from here on another replica may lead.
     async fn release(&mut self) -> Result<bool, LeaderError> {
         self.publish(false);
-        let lease = self.settings.lease_key();
+        let lease = self.lock.key();
         let deadline = self.settings.renew_deadline;
         let attempt = async {
-            let Some(current) = self.get().await? else {
-                return Ok(false);
-            };
-            let spec = current.spec.clone().unwrap_or_default();
-            if spec.holder_identity.as_deref() != Some(self.settings.identity.as_str()) {
-                return Ok(false);
+            let current = self.lock.get().await?;
+            let released = self.lock.release(current).await?;
+            if released {
+                tracing::info!(%lease, "released the leader Lease");
             }
-            let mut next = current;
-            next.spec = Some(released(&spec, Timestamp::now()));
-            self.replace(&next).await?;
-            tracing::info!(lease = %self.settings.lease_key(), "released the leader Lease");
-            Ok(true)
+            Ok(released)
         };
         tokio::time::timeout(deadline, attempt)
             .await
             .unwrap_or_else(|_| {
                 Err(LeaderError::Timeout {
-                    lease,
+                    lease: self.lock.key(),
                     after: deadline,
                 })
             })
@@ -211,46 +192,8 @@ impl LeaderElector {
     /// One round of client-go's `tryAcquireOrRenew`: read (or create) the
     /// Lease, decide, and write conditionally on the resourceVersion read.
     async fn try_acquire_or_renew(&mut self) -> Result<Attempt, LeaderError> {
-        let Some(current) = self.get().await? else {
-            let spec = claim(
-                &self.settings.identity,
-                self.settings.lease_duration,
-                Timestamp::now(),
-            );
-            let lease = Lease {
-                metadata: ObjectMeta {
-                    name: Some(self.settings.name.clone()),
-                    namespace: Some(self.settings.namespace.clone()),
-                    ..ObjectMeta::default()
-                },
-                spec: Some(spec),
-            };
-            let created = self.create(&lease).await?;
-            self.observe(created.spec.unwrap_or_default());
-            return Ok(Attempt::Leading);
-        };
-        self.observe(current.spec.clone().unwrap_or_default());
-        let observed = self.observed.as_ref().expect("just observed");
-        match decide(
-            observed,
-            &self.settings.identity,
-            self.settings.lease_duration,
-            Instant::now(),
-            Timestamp::now(),
-        ) {
-            Decision::HeldBy { holder, .. } => Ok(Attempt::Following { holder }),
-            Decision::Write(spec) => {
-                let mut next = current;
-                next.spec = Some(spec);
-                let written = self.replace(&next).await?;
-                self.observe(written.spec.unwrap_or_default());
-                Ok(Attempt::Leading)
-            }
-        }
-    }
-
-    fn observe(&mut self, spec: k8s_openapi::api::coordination::v1::LeaseSpec) {
-        self.observed = Some(Observed::update(self.observed.take(), spec, Instant::now()));
+        let current = self.lock.get().await?;
+        self.lock.try_acquire_or_renew(current).await
     }
 
     fn publish(&self, leading: bool) {
@@ -260,53 +203,6 @@ impl LeaderElector {
             changed
         });
     }
-
-    async fn get(&self) -> Result<Option<Lease>, LeaderError> {
-        self.api
-            .get_opt(&self.settings.name)
-            .await
-            .map_err(|e| self.api_error(e))
-    }
-
-    async fn create(&self, lease: &Lease) -> Result<Lease, LeaderError> {
-        self.api
-            .create(&PostParams::default(), lease)
-            .await
-            .map_err(|e| self.api_error(e))
-    }
-
-    /// PUT with the resourceVersion the object was read at: the server
-    /// refuses it with 409 if anyone wrote the Lease in between.
-    async fn replace(&self, lease: &Lease) -> Result<Lease, LeaderError> {
-        self.api
-            .replace(&self.settings.name, &PostParams::default(), lease)
-            .await
-            .map_err(|e| self.api_error(e))
-    }
-
-    fn api_error(&self, err: kube::Error) -> LeaderError {
-        let lease = self.settings.lease_key();
-        match err {
-            kube::Error::Api(status) if status.code == 409 => LeaderError::Conflict { lease },
-            kube::Error::Api(status) if status.code == 403 => LeaderError::Forbidden {
-                lease,
-                message: status.message.clone(),
-            },
-            source => LeaderError::Api { lease, source },
-        }
-    }
-}
-
-/// `period` stretched by a random factor in `[1, 1 + JITTER_FACTOR)`, as
-/// client-go spaces a follower's attempts.
-fn jittered(period: Duration) -> Duration {
-    use std::hash::{BuildHasher, Hasher as _};
-    // Each RandomState has fresh keys: hashing nothing gives a random u64.
-    let random = std::collections::hash_map::RandomState::new()
-        .build_hasher()
-        .finish();
-    let unit = (random >> 11) as f64 / (1u64 << 53) as f64;
-    period.mul_f64(1.0 + JITTER_FACTOR * unit)
 }
 
 /// A running election (see [`LeaderElector::spawn`]).

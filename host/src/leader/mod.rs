@@ -1,6 +1,7 @@
 //! Leader election on a `coordination.k8s.io/v1` Lease, so that several
 //! replicas of Herald can run and only one dispatches to plugins while the
-//! others keep their informers' caches warm.
+//! others keep their informers' caches warm; and the [`LeaseLock`] it is
+//! built on, which sharding (`crate::shard`) holds once per plugin.
 //!
 //! # Protocol
 //!
@@ -42,7 +43,7 @@
 //!
 //! // Informers start regardless of leadership: followers keep warm caches.
 //! if config.leader_election.enabled {
-//!     let settings = config.leader_election.lease_settings()?; // names the key at fault
+//!     let settings = config.leader_election.lease_settings("leaderElection")?; // names the key at fault
 //!     let election = LeaderElector::new(client.clone(), settings)?.spawn();
 //!     let mut leading = election.leadership();
 //!     tokio::spawn(async move {
@@ -81,13 +82,15 @@
 //!   (see `deploy/`).
 
 mod elector;
+mod lock;
 mod record;
 mod settings;
 
 pub use elector::{Election, LeaderElector};
+pub use lock::{Attempt, LeaseLock};
 pub use settings::{
     DEFAULT_LEASE_DURATION, DEFAULT_RENEW_DEADLINE, DEFAULT_RETRY_PERIOD, JITTER_FACTOR,
-    LeaseSettings, check_identity, check_lease_name, check_namespace, check_timings,
+    LeaseSettings, check_identity, check_lease_name, check_namespace, check_timings, jittered,
 };
 
 use std::time::Duration;

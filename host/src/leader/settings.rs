@@ -179,6 +179,18 @@ fn starts_and_ends_alphanumeric(text: &str) -> bool {
     alnum(text.as_bytes().first()) && alnum(text.as_bytes().last())
 }
 
+/// `period` stretched by a random factor in `[1, 1 + JITTER_FACTOR)`, as
+/// client-go spaces a follower's attempts.
+pub fn jittered(period: Duration) -> Duration {
+    use std::hash::{BuildHasher, Hasher as _};
+    // Each RandomState has fresh keys: hashing nothing gives a random u64.
+    let random = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    let unit = (random >> 11) as f64 / (1u64 << 53) as f64;
+    period.mul_f64(1.0 + JITTER_FACTOR * unit)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -41,6 +41,8 @@ pub struct OpsState {
     pub logs: Option<Arc<RecentLogs>>,
     /// Who this replica is, for the dashboard.
     pub replica: Replica,
+    /// Who owns which plugin, under sharding.
+    pub sharding: Option<Arc<crate::shard::ShardView>>,
 }
 
 /// A response body: whole, or streamed.
@@ -72,6 +74,17 @@ impl OpsState {
         !self.shutting_down.load(Ordering::Acquire)
             && self.loaded.load(Ordering::Acquire)
             && self.daemon.ready()
+    }
+
+    /// Every running plugin's status, with its owner under sharding.
+    pub fn plugin_status(&self) -> Vec<PluginStatus> {
+        let mut plugins = self.daemon.status();
+        if let Some(view) = &self.sharding {
+            for plugin in &mut plugins {
+                plugin.owner = view.owner(&plugin.name);
+            }
+        }
+        plugins
     }
 
     fn respond(&self, method: &Method, path: &str) -> Response<Body> {
@@ -143,7 +156,7 @@ impl OpsState {
             "/plugins" => {
                 let report = PluginsReport {
                     ready: self.ready(),
-                    plugins: self.daemon.status(),
+                    plugins: self.plugin_status(),
                     files: self
                         .files
                         .snapshot()

@@ -26,4 +26,5 @@ mod reload;
 mod replicas;
 mod runtime;
 mod sandbox;
+mod sharding;
 mod stuck;

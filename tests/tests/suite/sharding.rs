@@ -1,0 +1,654 @@
+//! Sharding across replicas: three real `herald run` processes (the suite's
+//! `herald-replica` binary, real HTTP to the API server, real signals)
+//! divide six plugins through Leases. Killed, a replica's plugins move to
+//! the others within the lease duration plus a stated bound and every
+//! object reaches them; restarted, it takes its share back; terminated, it
+//! releases its Leases at once. The Lease history (watched by the test from
+//! the start) and the plugins' own records (each replica's log) show that
+//! no plugin was ever dispatched by two replicas at once.
+//!
+//! Every wait polls for an observable condition under a generous bound;
+//! timings are asserted only where the protocol promises them.
+
+use crate::cluster::TestCluster;
+use futures::StreamExt;
+use herald_tests::artifacts;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use kube::api::{Api, WatchEvent, WatchParams};
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The Leases' timings: short, so that the test is quick.
+const LEASE_DURATION: Duration = Duration::from_secs(2);
+/// How long a test waits for anything that should happen; a safety net.
+const NEVER: Duration = Duration::from_secs(90);
+/// The bound promised after a SIGKILL, beyond the lease duration: the
+/// member and plugin Leases expire together, the survivors see it at their
+/// next round (100 ms), take the plugins, start their informers and deliver
+/// the first notification of a fresh initial list.
+const FAILOVER_MARGIN: Duration = Duration::from_secs(3);
+/// The Lease group of the test.
+const GROUP: &str = "herald-shard";
+/// Six plugins: copies of the recorder under names of their own.
+const PLUGINS: [&str; 6] = [
+    "shard-p1", "shard-p2", "shard-p3", "shard-p4", "shard-p5", "shard-p6",
+];
+
+/// The recorder, renamed: its default manifest name (the 8 bytes
+/// `recorder` just before its version string, `0.1.0`, in the data
+/// segment) replaced
+/// by `name`, of the same length, so the file loads as another plugin.
+fn renamed_recorder(name: &str) -> Vec<u8> {
+    assert_eq!(name.len(), "recorder".len());
+    let mut bytes = artifacts::bytes(artifacts::RECORDER);
+    let needle = b"recorder";
+    let at: Vec<usize> = bytes
+        .windows(needle.len() + 2)
+        .enumerate()
+        .filter(|(_, w)| {
+            &w[..needle.len()] == needle
+                && w[needle.len()].is_ascii_digit()
+                && w[needle.len() + 1] == b'.'
+        })
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(
+        at.len(),
+        1,
+        "the recorder's default name is not found exactly once before its version: the fixture changed"
+    );
+    bytes[at[0]..at[0] + needle.len()].copy_from_slice(name.as_bytes());
+    bytes
+}
+
+/// One plugin call as the recorder logged it.
+#[derive(Debug, Clone)]
+struct Delivery {
+    replica: String,
+    plugin: String,
+    key: String,
+    initial: bool,
+    at: Timestamp,
+}
+
+/// A `herald run` process of the suite, its log read line by line.
+struct Replica {
+    identity: String,
+    child: Child,
+    lines: Arc<Mutex<Vec<String>>>,
+}
+
+impl Replica {
+    fn start(identity: &str, config: &Path) -> Replica {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_herald-replica"))
+            .args(["run", "--config"])
+            .arg(config)
+            .env_remove("RUST_LOG")
+            .env_remove("KUBECONFIG")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("starting herald run");
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        for stream in [
+            Box::new(child.stdout.take().unwrap()) as Box<dyn Read + Send>,
+            Box::new(child.stderr.take().unwrap()),
+        ] {
+            let lines = lines.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                    lines.lock().unwrap().push(line);
+                }
+            });
+        }
+        Replica {
+            identity: identity.to_owned(),
+            child,
+            lines,
+        }
+    }
+
+    fn log(&self) -> Vec<String> {
+        self.lines.lock().unwrap().clone()
+    }
+
+    /// The endpoints' address, once logged.
+    async fn endpoints(&self) -> String {
+        let line = wait_for("the endpoints' address", || {
+            self.log()
+                .into_iter()
+                .find(|l| l.contains("endpoints: http://"))
+        })
+        .await;
+        let start = line.find("http://").unwrap() + "http://".len();
+        line[start..]
+            .split(['/', ' ', '"'])
+            .next()
+            .unwrap()
+            .to_owned()
+    }
+
+    /// The recorder lines of this process.
+    fn deliveries(&self) -> Vec<Delivery> {
+        self.log()
+            .iter()
+            .filter_map(|line| {
+                let json: serde_json::Value = serde_json::from_str(line).ok()?;
+                let fields = &json["fields"];
+                let message = fields["message"].as_str()?;
+                let key = message.split(' ').find_map(|f| f.strip_prefix("key="))?;
+                Some(Delivery {
+                    replica: self.identity.clone(),
+                    plugin: fields["plugin"].as_str()?.to_owned(),
+                    key: key.to_owned(),
+                    initial: message.contains("initial=true"),
+                    at: json["timestamp"].as_str()?.parse().ok()?,
+                })
+            })
+            .collect()
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status()
+            .expect("running kill");
+        assert!(status.success(), "kill {signal} failed");
+    }
+
+    /// Waits for the process to exit.
+    async fn exited(&mut self) -> std::process::ExitStatus {
+        let child = &mut self.child;
+        wait_for("the replica to exit", || child.try_wait().unwrap()).await
+    }
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Polls `probe` until it gives something, under [`NEVER`].
+async fn wait_for<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + NEVER;
+    loop {
+        if let Some(found) = probe() {
+            return found;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// `GET http://address/path`, the body.
+fn http_get(address: &str, path: &str) -> Option<String> {
+    let mut stream = std::net::TcpStream::connect(address).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    let (head, body) = response.split_once("\r\n\r\n")?;
+    head.starts_with("HTTP/1.1 200").then(|| body.to_owned())
+}
+
+/// The owner of each plugin, as `/plugins` of the replica at `address`
+/// shows it (only if it lists every plugin).
+fn owners(address: &str) -> Option<BTreeMap<String, Option<String>>> {
+    let body = http_get(address, "/plugins")?;
+    let report: serde_json::Value = serde_json::from_str(&body).ok()?;
+    let owners: BTreeMap<String, Option<String>> = report["plugins"]
+        .as_array()?
+        .iter()
+        .map(|p| {
+            (
+                p["name"].as_str().unwrap_or_default().to_owned(),
+                p["owner"].as_str().map(str::to_owned),
+            )
+        })
+        .collect();
+    (owners.len() == PLUGINS.len()).then_some(owners)
+}
+
+/// One version of a Lease as the test's watch saw it.
+#[derive(Debug, Clone)]
+struct Version {
+    lease: String,
+    holder: Option<String>,
+    acquired: Option<Timestamp>,
+    renewed: Option<Timestamp>,
+}
+
+/// Records every version of every Lease in the namespace from now on.
+fn watch_leases(cluster: &TestCluster) -> Arc<Mutex<Vec<Version>>> {
+    let history = Arc::new(Mutex::new(Vec::new()));
+    let api: Api<Lease> = Api::namespaced(cluster.client.clone(), &cluster.namespace);
+    let seen = history.clone();
+    tokio::spawn(async move {
+        let mut version = "0".to_owned();
+        loop {
+            let params = WatchParams::default().timeout(290);
+            let Ok(stream) = api.watch(&params, &version).await else {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            };
+            let mut stream = stream.boxed();
+            while let Some(Ok(event)) = stream.next().await {
+                let lease = match event {
+                    WatchEvent::Added(l) | WatchEvent::Modified(l) => l,
+                    WatchEvent::Deleted(_) | WatchEvent::Bookmark(_) => continue,
+                    WatchEvent::Error(e) => panic!("the Lease watch failed: {e:?}"),
+                };
+                version = lease.metadata.resource_version.clone().unwrap_or(version);
+                let spec = lease.spec.clone().unwrap_or_default();
+                seen.lock().unwrap().push(Version {
+                    lease: lease.metadata.name.clone().unwrap_or_default(),
+                    holder: spec.holder_identity.filter(|h| !h.is_empty()),
+                    acquired: spec.acquire_time.map(|t| t.0),
+                    renewed: spec.renew_time.map(|t| t.0),
+                });
+            }
+        }
+    });
+    history
+}
+
+fn plugin_lease(plugin: &str) -> String {
+    format!("{GROUP}-plugin-{plugin}")
+}
+
+/// Holder changes of one Lease: `(last version of the old holder, first
+/// of the new one, whether the Lease was released in between)`.
+fn handovers(history: &[Version], lease: &str) -> Vec<(Version, Version, bool)> {
+    let mut out = Vec::new();
+    let mut held: Option<Version> = None;
+    let mut released = false;
+    for v in history.iter().filter(|v| v.lease == lease) {
+        match &v.holder {
+            None => released = held.is_some(),
+            Some(holder) => {
+                if let Some(previous) = &held
+                    && previous.holder.as_ref() != Some(holder)
+                {
+                    out.push((previous.clone(), v.clone(), released));
+                }
+                released = false;
+                held = Some(v.clone());
+            }
+        }
+    }
+    out
+}
+
+/// Each replica's tenure of each plugin: `(replica, from, to)`, from the
+/// Lease history (`to` is `None` while it still holds it).
+fn tenures(history: &[Version], lease: &str) -> Vec<(String, Timestamp, Option<Timestamp>)> {
+    let mut out: Vec<(String, Timestamp, Option<Timestamp>)> = Vec::new();
+    let mut current: Option<(String, Timestamp)> = None;
+    for v in history.iter().filter(|v| v.lease == lease) {
+        match (&current, &v.holder) {
+            (Some((holder, _)), Some(h)) if holder == h => {}
+            (Some((holder, from)), next) => {
+                // Released (renewTime of the release) or taken over
+                // (acquireTime of the new holder): the old tenure ends.
+                let to = match next {
+                    None => v.renewed,
+                    Some(_) => v.acquired,
+                };
+                out.push((holder.clone(), *from, to.or(Some(Timestamp::now()))));
+                current = next.clone().zip(v.acquired);
+            }
+            (None, Some(h)) => current = Some((h.clone(), v.acquired.expect("acquireTime"))),
+            (None, None) => {}
+        }
+    }
+    if let Some((holder, from)) = current {
+        out.push((holder, from, None));
+    }
+    out
+}
+
+/// Writes the configuration of one replica.
+fn write_config(dir: &Path, cluster: &TestCluster, kubeconfig: &Path, identity: &str) -> PathBuf {
+    let mut plugins = serde_json::Map::new();
+    for name in PLUGINS {
+        plugins.insert(
+            name.into(),
+            serde_json::json!({"config": {
+                "kind": {"version": "v1", "kind": "ConfigMap"},
+                "namespace": cluster.namespace,
+            }}),
+        );
+    }
+    let config = serde_json::json!({
+        "pluginDir": dir.join("plugins"),
+        "listen": "127.0.0.1:0",
+        "source": {"kind": "kubeconfig", "kubeconfig": kubeconfig},
+        "log": {"format": "json", "pluginLinesPerSecond": 1_000_000, "pluginBurst": 1_000_000},
+        "pluginFiles": {"artifactCache": {"dir": dir.join("artifacts")}},
+        "shutdown": {"gracePeriod": "5s"},
+        "sharding": {
+            "enabled": true,
+            "leaseName": GROUP,
+            "leaseNamespace": cluster.namespace,
+            "identity": identity,
+            "leaseDuration": "2s",
+            "renewDeadline": "1s",
+            "retryPeriod": "100ms",
+        },
+        "plugins": plugins,
+    });
+    let path = dir.join(format!("{identity}.yaml"));
+    std::fs::write(&path, serde_yaml::to_string(&config).unwrap()).unwrap();
+    path
+}
+
+/// Waits until every plugin is owned, per `/plugins` of `address`, and the
+/// owners are exactly `replicas`, each with at most `ceil(6 / n)`.
+async fn wait_for_balance(address: &str, replicas: &[&str]) -> BTreeMap<String, String> {
+    let share = PLUGINS.len().div_ceil(replicas.len());
+    wait_for(&format!("the plugins balanced over {replicas:?}"), || {
+        let owners = owners(address)?;
+        let owners: BTreeMap<String, String> = owners
+            .into_iter()
+            .map(|(p, o)| Some((p, o?)))
+            .collect::<Option<_>>()?;
+        let mut load: BTreeMap<&str, usize> = BTreeMap::new();
+        for owner in owners.values() {
+            *load.entry(owner.as_str()).or_default() += 1;
+        }
+        let balanced = load.keys().copied().collect::<BTreeSet<_>>()
+            == replicas.iter().copied().collect()
+            && load.values().all(|n| *n <= share);
+        balanced.then_some(owners)
+    })
+    .await
+}
+
+/// Every delivery of every replica so far.
+fn all_deliveries(replicas: &[&Replica], earlier: &[Delivery]) -> Vec<Delivery> {
+    let mut all = earlier.to_vec();
+    for r in replicas {
+        all.extend(r.deliveries());
+    }
+    all
+}
+
+/// Whether `plugin` has recorded the ConfigMap `name` on `replica`.
+fn recorded(deliveries: &[Delivery], replica: &str, plugin: &str, name: &str) -> bool {
+    deliveries.iter().any(|d| {
+        d.replica == replica && d.plugin == plugin && d.key.rsplit('/').next() == Some(name)
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_replicas_divide_the_plugins_and_hand_them_over_when_one_dies_returns_or_leaves() {
+    let cluster = TestCluster::start().await;
+    let dir = std::env::temp_dir().join(format!(
+        "herald-sharding-{}-{}",
+        std::process::id(),
+        cluster.namespace
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("plugins")).unwrap();
+    for name in PLUGINS {
+        std::fs::write(
+            dir.join("plugins").join(format!("{name}.wasm")),
+            renamed_recorder(name),
+        )
+        .unwrap();
+    }
+    let kubeconfig = cluster.kubeconfig(&dir);
+    let history = watch_leases(&cluster);
+    let config = |id: &str| write_config(&dir, &cluster, &kubeconfig, id);
+
+    // A alone takes every plugin; B and C then take their shares.
+    cluster.create_config_map("before", "a", "1").await;
+    let a = Replica::start("replica-a", &config("replica-a"));
+    let a_address = a.endpoints().await;
+    wait_for_balance(&a_address, &["replica-a"]).await;
+    let b = Replica::start("replica-b", &config("replica-b"));
+    let mut c = Replica::start("replica-c", &config("replica-c"));
+    let owners = wait_for_balance(&a_address, &["replica-a", "replica-b", "replica-c"]).await;
+    let c_plugins: Vec<String> = owners
+        .iter()
+        .filter(|(_, o)| *o == "replica-c")
+        .map(|(p, _)| p.clone())
+        .collect();
+    assert_eq!(
+        c_plugins.len(),
+        2,
+        "six plugins over three replicas: {owners:?}"
+    );
+
+    // Every plugin, wherever it runs, gets the objects.
+    cluster.create_config_map("spread", "a", "1").await;
+    wait_for("every plugin to record `spread` on its owner", || {
+        let all = all_deliveries(&[&a, &b, &c], &[]);
+        owners
+            .iter()
+            .all(|(p, o)| recorded(&all, o, p, "spread"))
+            .then_some(())
+    })
+    .await;
+
+    // SIGKILL C: its plugins move to A and B once their Leases expire.
+    let killed_at = Timestamp::now();
+    c.signal("-KILL");
+    c.exited().await;
+    let c_records = c.deliveries();
+    cluster.create_config_map("after-kill", "a", "1").await;
+    let moved = wait_for_balance(&a_address, &["replica-a", "replica-b"]).await;
+    wait_for(
+        "C's plugins to record `after-kill` on their new owners",
+        || {
+            let all = all_deliveries(&[&a, &b], &[]);
+            c_plugins
+                .iter()
+                .all(|p| recorded(&all, &moved[p], p, "after-kill"))
+                .then_some(())
+        },
+    )
+    .await;
+    let all = all_deliveries(&[&a, &b], &[]);
+    for plugin in &c_plugins {
+        let first = all
+            .iter()
+            .filter(|d| &d.plugin == plugin && d.at > killed_at)
+            .map(|d| d.at)
+            .min()
+            .expect("a delivery after the kill");
+        let failover = first.duration_since(killed_at);
+        eprintln!(
+            "{plugin}: first dispatched by {} {failover:?} after the kill",
+            moved[plugin]
+        );
+        let bound = SignedDuration::try_from(LEASE_DURATION + FAILOVER_MARGIN).unwrap();
+        assert!(
+            failover <= bound,
+            "{plugin} was first dispatched by its new owner {failover:?} after the kill, beyond {bound:?}"
+        );
+        // The new owner starts from a fresh initial list: everything so far.
+        for name in ["before", "spread"] {
+            assert!(
+                all.iter().any(|d| &d.plugin == plugin
+                    && d.replica == moved[plugin]
+                    && d.initial
+                    && d.key.ends_with(&format!("/{name}"))),
+                "{plugin}'s new owner did not get {name} in its initial list"
+            );
+        }
+    }
+
+    // C comes back (same identity) and takes a share again.
+    let c = Replica::start("replica-c", &config("replica-c"));
+    let back = wait_for_balance(&a_address, &["replica-a", "replica-b", "replica-c"]).await;
+    assert!(back.values().any(|o| o == "replica-c"));
+    // Balanced, it stays so: every plugin's Lease renewed five more times
+    // by the same holder.
+    let renewals = |lease: &str| {
+        history
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|v| v.lease == lease)
+            .count()
+    };
+    let before: BTreeMap<&str, usize> = PLUGINS
+        .iter()
+        .map(|p| (*p, renewals(&plugin_lease(p))))
+        .collect();
+    wait_for("five more renewals of every plugin's Lease", || {
+        PLUGINS
+            .iter()
+            .all(|p| renewals(&plugin_lease(p)) >= before[p] + 5)
+            .then_some(())
+    })
+    .await;
+    assert_eq!(
+        owners_now(&a_address),
+        back,
+        "ownership moved although nothing changed"
+    );
+
+    // SIGTERM B: it releases its Leases (holder cleared) rather than
+    // letting them expire, and A and C take them over.
+    let mut b = b;
+    let b_plugins: Vec<String> = back
+        .iter()
+        .filter(|(_, o)| *o == "replica-b")
+        .map(|(p, _)| p.clone())
+        .collect();
+    assert!(!b_plugins.is_empty());
+    b.signal("-TERM");
+    let status = b.exited().await;
+    assert!(status.success(), "SIGTERM: a clean exit, not {status:?}");
+    let b_records = b.deliveries();
+    // What followed B's last version of each of its Leases, once seen.
+    let history_now = wait_for("a version after B's last one on each of its Leases", || {
+        let history = history.lock().unwrap().clone();
+        b_plugins
+            .iter()
+            .all(|p| {
+                let lease = plugin_lease(p);
+                let versions: Vec<&Version> = history.iter().filter(|v| v.lease == lease).collect();
+                versions
+                    .iter()
+                    .rposition(|v| v.holder.as_deref() == Some("replica-b"))
+                    .is_some_and(|at| at + 1 < versions.len())
+            })
+            .then_some(history)
+    })
+    .await;
+    for plugin in &b_plugins {
+        let lease = plugin_lease(plugin);
+        let versions: Vec<&Version> = history_now.iter().filter(|v| v.lease == lease).collect();
+        let last_of_b = versions
+            .iter()
+            .rposition(|v| v.holder.as_deref() == Some("replica-b"))
+            .expect("B held it");
+        assert!(
+            versions
+                .get(last_of_b + 1)
+                .is_some_and(|next| next.holder.is_none()),
+            "B exited without releasing {lease}: after its last renewal came {:?}",
+            versions.get(last_of_b + 1)
+        );
+    }
+    let member_released = history_now.iter().any(|v| {
+        v.lease.starts_with(&format!("{GROUP}-member-"))
+            && v.holder.is_none()
+            && history_now
+                .iter()
+                .any(|w| w.lease == v.lease && w.holder.as_deref() == Some("replica-b"))
+    });
+    assert!(member_released, "B's member Lease was not released");
+    let after_term = wait_for_balance(&a_address, &["replica-a", "replica-c"]).await;
+    cluster.create_config_map("after-term", "a", "1").await;
+    wait_for("every plugin to record `after-term`", || {
+        let all = all_deliveries(&[&a, &c], &[]);
+        after_term
+            .iter()
+            .all(|(p, o)| recorded(&all, o, p, "after-term"))
+            .then_some(())
+    })
+    .await;
+
+    // The whole history: released handovers precede expiry; expired ones
+    // waited the lease duration; no delivery outside its replica's tenure.
+    let history_all = history.lock().unwrap().clone();
+    for plugin in PLUGINS {
+        let lease = plugin_lease(plugin);
+        for (from, to, released) in handovers(&history_all, &lease) {
+            if released {
+                continue;
+            }
+            let waited = to
+                .acquired
+                .expect("acquireTime")
+                .duration_since(from.renewed.expect("renewTime"));
+            assert!(
+                waited
+                    >= SignedDuration::try_from(LEASE_DURATION - Duration::from_millis(1)).unwrap(),
+                "{lease}: {:?} took over from {:?} {waited:?} after its last renewal, before the lease expired",
+                to.holder,
+                from.holder
+            );
+        }
+    }
+    let every = all_deliveries(&[&a, &c], &[c_records, b_records].concat());
+    eprintln!(
+        "{} deliveries checked against {} Lease versions",
+        every.len(),
+        history_all.len()
+    );
+    for plugin in PLUGINS {
+        let spans = tenures(&history_all, &plugin_lease(plugin));
+        for d in every.iter().filter(|d| d.plugin == plugin) {
+            let inside = spans.iter().any(|(holder, from, to)| {
+                holder == &d.replica
+                    && d.at >= *from - SignedDuration::from_millis(1)
+                    && to.is_none_or(|to| d.at <= to + SignedDuration::from_millis(1))
+            });
+            assert!(
+                inside,
+                "{plugin} was dispatched by {} at {} outside its tenures {spans:?}",
+                d.replica, d.at
+            );
+        }
+        // Every object reached the plugin.
+        for name in ["before", "spread", "after-kill", "after-term"] {
+            assert!(
+                every
+                    .iter()
+                    .any(|d| d.plugin == plugin && d.key.ends_with(&format!("/{name}"))),
+                "{plugin} never recorded {name}"
+            );
+        }
+    }
+
+    a.signal("-TERM");
+    c.signal("-TERM");
+    drop((a, c));
+    let _ = std::fs::remove_dir_all(&dir);
+    cluster.cleanup().await;
+}
+
+/// The owners `/plugins` shows now (every plugin owned).
+fn owners_now(address: &str) -> BTreeMap<String, String> {
+    owners(address)
+        .expect("/plugins answers")
+        .into_iter()
+        .map(|(p, o)| (p, o.expect("every plugin owned")))
+        .collect()
+}
