@@ -93,7 +93,13 @@ fn deploy_dir() -> PathBuf {
 /// Every document of every `deploy/*.yaml`, in the order `kubectl apply -f
 /// deploy/` applies them (files by name).
 pub fn documents() -> Vec<Document> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(deploy_dir())
+    documents_in("")
+}
+
+/// Every document of every `deploy/<dir>/*.yaml`, in the order `kubectl
+/// apply -f` applies them (files by name).
+fn documents_in(dir: &str) -> Vec<Document> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(deploy_dir().join(dir))
         .expect("reading deploy/")
         .map(|entry| entry.unwrap().path())
         .filter(|path| path.extension().is_some_and(|e| e == "yaml" || e == "yml"))
@@ -102,7 +108,10 @@ pub fn documents() -> Vec<Document> {
     let mut documents = Vec::new();
     for path in files {
         let text = std::fs::read_to_string(&path).unwrap();
-        let file = format!("deploy/{}", path.file_name().unwrap().to_string_lossy());
+        let file = format!(
+            "deploy/{}",
+            path.strip_prefix(deploy_dir()).unwrap().to_string_lossy()
+        );
         for document in serde_yaml::Deserializer::from_str(&text) {
             let value: Value = serde::Deserialize::deserialize(document)
                 .unwrap_or_else(|e| panic!("{file}: not YAML: {e}"));
@@ -119,8 +128,13 @@ pub fn documents() -> Vec<Document> {
 
 /// The one document of `kind`, parsed.
 pub fn one<K: DeserializeOwned + Serialize + k8s_openapi::Resource>() -> K {
-    let matching: Vec<Document> = documents()
-        .into_iter()
+    one_of(&documents())
+}
+
+/// The one document of `kind` among `documents`, parsed.
+fn one_of<K: DeserializeOwned + Serialize + k8s_openapi::Resource>(documents: &[Document]) -> K {
+    let matching: Vec<&Document> = documents
+        .iter()
         .filter(|d| d.kind() == K::KIND && d.api_version() == K::API_VERSION)
         .collect();
     assert_eq!(
@@ -137,28 +151,7 @@ fn every_deploy_document_parses_into_its_kubernetes_type_without_losing_a_field(
     let documents = documents();
     let mut kinds = BTreeSet::new();
     for document in &documents {
-        match (document.api_version(), document.kind()) {
-            ("v1", "Namespace") => drop(document.parse::<Namespace>()),
-            ("v1", "ServiceAccount") => drop(document.parse::<ServiceAccount>()),
-            ("v1", "ConfigMap") => drop(document.parse::<ConfigMap>()),
-            ("v1", "Service") => drop(document.parse::<Service>()),
-            ("apps/v1", "Deployment") => drop(document.parse::<Deployment>()),
-            ("policy/v1", "PodDisruptionBudget") => drop(document.parse::<PodDisruptionBudget>()),
-            ("rbac.authorization.k8s.io/v1", "ClusterRole") => {
-                drop(document.parse::<ClusterRole>())
-            }
-            ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding") => {
-                drop(document.parse::<ClusterRoleBinding>())
-            }
-            ("rbac.authorization.k8s.io/v1", "Role") => drop(document.parse::<Role>()),
-            ("rbac.authorization.k8s.io/v1", "RoleBinding") => {
-                drop(document.parse::<RoleBinding>())
-            }
-            (api_version, kind) => panic!(
-                "{}: {api_version} {kind} has no typed check here: add one",
-                document.file
-            ),
-        }
+        parse_typed(document);
         kinds.insert(document.kind().to_owned());
     }
     for wanted in [
@@ -172,6 +165,28 @@ fn every_deploy_document_parses_into_its_kubernetes_type_without_losing_a_field(
         "Deployment",
     ] {
         assert!(kinds.contains(wanted), "deploy/ has no {wanted}");
+    }
+}
+
+/// Parses a document into its k8s-openapi type (see [`Document::parse`]).
+fn parse_typed(document: &Document) {
+    match (document.api_version(), document.kind()) {
+        ("v1", "Namespace") => drop(document.parse::<Namespace>()),
+        ("v1", "ServiceAccount") => drop(document.parse::<ServiceAccount>()),
+        ("v1", "ConfigMap") => drop(document.parse::<ConfigMap>()),
+        ("v1", "Service") => drop(document.parse::<Service>()),
+        ("apps/v1", "Deployment") => drop(document.parse::<Deployment>()),
+        ("policy/v1", "PodDisruptionBudget") => drop(document.parse::<PodDisruptionBudget>()),
+        ("rbac.authorization.k8s.io/v1", "ClusterRole") => drop(document.parse::<ClusterRole>()),
+        ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding") => {
+            drop(document.parse::<ClusterRoleBinding>())
+        }
+        ("rbac.authorization.k8s.io/v1", "Role") => drop(document.parse::<Role>()),
+        ("rbac.authorization.k8s.io/v1", "RoleBinding") => drop(document.parse::<RoleBinding>()),
+        (api_version, kind) => panic!(
+            "{}: {api_version} {kind} has no typed check here: add one",
+            document.file
+        ),
     }
 }
 
@@ -485,10 +500,20 @@ async fn the_deploy_manifests_apply_to_the_embedded_api_server() {
         .await
         .expect("embedded API server");
     let client = kube::Client::try_from(kube::Config::new(server.url().parse().unwrap())).unwrap();
+    apply_all(&client, documents()).await;
+    let deployments: Api<Deployment> = Api::namespaced(client, "herald");
+    let stored = deployments.get("herald").await.unwrap();
+    assert_eq!(stored.spec.replicas, Some(2));
+    server.shutdown().await;
+}
+
+/// Applies `documents` in order (server-side apply) and checks what is
+/// stored; every kind of a Herald deployment must be among them.
+async fn apply_all(client: &kube::Client, documents: Vec<Document>) {
     let discovery = kube::Discovery::new(client.clone()).run().await.unwrap();
     let mut applied = BTreeSet::new();
     let mut parse_only = BTreeSet::new();
-    for document in documents() {
+    for document in documents {
         let gvk = kube::core::GroupVersionKind::try_from(&kube::core::TypeMeta {
             api_version: document.api_version().to_owned(),
             kind: document.kind().to_owned(),
@@ -553,8 +578,113 @@ async fn the_deploy_manifests_apply_to_the_embedded_api_server() {
             "{wanted} was not applied (parse-only: {parse_only:?})"
         );
     }
+}
+
+/// `deploy/00-namespace.yaml` then `deploy/sharded/`, as its README says to
+/// apply them.
+fn sharded_documents() -> Vec<Document> {
+    let mut documents: Vec<Document> = documents()
+        .into_iter()
+        .filter(|d| d.kind() == "Namespace")
+        .collect();
+    documents.extend(documents_in("sharded"));
+    documents
+}
+
+#[test]
+fn the_sharded_variant_differs_from_the_base_only_where_sharding_needs_it() {
+    let base = documents();
+    let sharded = documents_in("sharded");
+    for document in &sharded {
+        parse_typed(document);
+    }
+    let base_deployment: Deployment = one_of(&base);
+    let deployment: Deployment = one_of(&sharded);
+    assert_eq!(deployment.spec.replicas, Some(3));
+    let mut expected = base_deployment.clone();
+    expected.spec.replicas = Some(3);
+    assert_eq!(
+        deployment, expected,
+        "deploy/sharded/30-deployment.yaml must equal deploy/30-deployment.yaml but for replicas"
+    );
+    assert_eq!(
+        one_of::<ClusterRole>(&sharded),
+        one_of::<ClusterRole>(&base)
+    );
+    assert_eq!(
+        one_of::<ClusterRoleBinding>(&sharded),
+        one_of::<ClusterRoleBinding>(&base)
+    );
+    assert_eq!(
+        one_of::<ServiceAccount>(&sharded),
+        one_of::<ServiceAccount>(&base)
+    );
+    assert_eq!(one_of::<Service>(&sharded), one_of::<Service>(&base));
+
+    // The configuration: the base one with sharding instead of leader election.
+    let config_of = |documents: &[Document]| {
+        let map: ConfigMap = one_of(documents);
+        Config::parse(&map.data.unwrap()["herald.yaml"], "herald.yaml").unwrap()
+    };
+    let config = config_of(&sharded);
+    assert!(config.sharding.enabled && !config.leader_election.enabled);
+    let mut expected = config_of(&base);
+    expected.sharding = expected.leader_election.clone();
+    expected.leader_election.enabled = false;
+    assert_eq!(config, expected);
+
+    // The Lease Role: the verbs sharding uses, on Leases only, in the
+    // namespace the Leases live in, bound to Herald's account.
+    let namespace = deployment.metadata.namespace.clone().unwrap();
+    let role: Role = one_of(&sharded);
+    assert_eq!(
+        role.metadata.namespace.as_ref(),
+        Some(
+            config
+                .sharding
+                .lease_namespace
+                .as_ref()
+                .unwrap_or(&namespace)
+        )
+    );
+    let rules = role.rules.unwrap();
+    assert_eq!(rules.len(), 1, "one rule: {rules:?}");
+    let rule = &rules[0];
+    assert_eq!(
+        rule.api_groups.as_deref(),
+        Some(&["coordination.k8s.io".to_owned()][..])
+    );
+    assert_eq!(rule.resources.as_deref(), Some(&["leases".to_owned()][..]));
+    let verbs: BTreeSet<&str> = rule.verbs.iter().map(String::as_str).collect();
+    assert_eq!(verbs, BTreeSet::from(["create", "get", "list", "update"]));
+    let binding: RoleBinding = one_of(&sharded);
+    assert_eq!(binding.role_ref.name, role.metadata.name.unwrap());
+    let account: ServiceAccount = one_of(&sharded);
+    assert_eq!(
+        Some(&binding.subjects.unwrap()[0].name),
+        account.metadata.name.as_ref()
+    );
+
+    // The PDB lets one replica at a time go (it hands its plugins over).
+    let budget: PodDisruptionBudget = one_of(&sharded);
+    let spec = budget.spec.unwrap();
+    assert_eq!(spec.max_unavailable, Some(IntOrString::Int(1)));
+    assert!(spec.min_available.is_none());
+    let labels = deployment.spec.template.metadata.unwrap().labels.unwrap();
+    for (key, value) in spec.selector.unwrap().match_labels.unwrap() {
+        assert_eq!(labels.get(&key), Some(&value), "PDB selector {key}");
+    }
+}
+
+#[tokio::test]
+async fn the_sharded_manifests_apply_to_the_embedded_api_server() {
+    let server = herald_apiserver::start(herald_apiserver::ApiServerConfig::default())
+        .await
+        .expect("embedded API server");
+    let client = kube::Client::try_from(kube::Config::new(server.url().parse().unwrap())).unwrap();
+    apply_all(&client, sharded_documents()).await;
     let deployments: Api<Deployment> = Api::namespaced(client, "herald");
     let stored = deployments.get("herald").await.unwrap();
-    assert_eq!(stored.spec.replicas, Some(2));
+    assert_eq!(stored.spec.replicas, Some(3));
     server.shutdown().await;
 }
