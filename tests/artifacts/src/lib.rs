@@ -25,6 +25,44 @@ pub fn variant(component: &[u8], tag: &str) -> Vec<u8> {
     bytes
 }
 
+/// The `recorder` fixture under another name: its default manifest name
+/// (the 8 bytes `recorder` just before its version string, `0.1.0`, in the
+/// data segment) replaced by `name`, which must be 8 bytes long too. The
+/// file then loads as a plugin of its own with the recorder's behaviour, so
+/// tests and benchmarks can drop several into one plugin directory (where
+/// a plugin's name comes from its manifest read without configuration).
+///
+/// # Panics
+///
+/// If `name` is not 8 bytes, or the recorder's default name is not found
+/// exactly once before a version number (the fixture changed).
+pub fn renamed_recorder(name: &str) -> Vec<u8> {
+    let needle = b"recorder";
+    assert_eq!(
+        name.len(),
+        needle.len(),
+        "{name:?}: the name must be 8 bytes"
+    );
+    let mut bytes = self::bytes(RECORDER);
+    let at: Vec<usize> = bytes
+        .windows(needle.len() + 2)
+        .enumerate()
+        .filter(|(_, w)| {
+            &w[..needle.len()] == needle
+                && w[needle.len()].is_ascii_digit()
+                && w[needle.len() + 1] == b'.'
+        })
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(
+        at.len(),
+        1,
+        "the recorder's default name is not found exactly once before its version: the fixture changed"
+    );
+    bytes[at[0]..at[0] + needle.len()].copy_from_slice(name.as_bytes());
+    bytes
+}
+
 /// `value` as unsigned LEB128, the encoding of wasm's sizes.
 fn leb128(mut value: usize) -> Vec<u8> {
     let mut out = Vec::new();

@@ -496,14 +496,20 @@ fn the_lease_role_allows_exactly_the_configured_lease() {
 
 #[tokio::test]
 async fn the_deploy_manifests_apply_to_the_embedded_api_server() {
+    apply_to_a_fresh_server(documents(), 2).await;
+}
+
+/// Applies `documents` to a new embedded API server and checks the stored
+/// Deployment's replica count.
+async fn apply_to_a_fresh_server(documents: Vec<Document>, replicas: i32) {
     let server = herald_apiserver::start(herald_apiserver::ApiServerConfig::default())
         .await
         .expect("embedded API server");
     let client = kube::Client::try_from(kube::Config::new(server.url().parse().unwrap())).unwrap();
-    apply_all(&client, documents()).await;
+    apply_all(&client, documents).await;
     let deployments: Api<Deployment> = Api::namespaced(client, "herald");
     let stored = deployments.get("herald").await.unwrap();
-    assert_eq!(stored.spec.replicas, Some(2));
+    assert_eq!(stored.spec.replicas, Some(replicas));
     server.shutdown().await;
 }
 
@@ -678,13 +684,5 @@ fn the_sharded_variant_differs_from_the_base_only_where_sharding_needs_it() {
 
 #[tokio::test]
 async fn the_sharded_manifests_apply_to_the_embedded_api_server() {
-    let server = herald_apiserver::start(herald_apiserver::ApiServerConfig::default())
-        .await
-        .expect("embedded API server");
-    let client = kube::Client::try_from(kube::Config::new(server.url().parse().unwrap())).unwrap();
-    apply_all(&client, sharded_documents()).await;
-    let deployments: Api<Deployment> = Api::namespaced(client, "herald");
-    let stored = deployments.get("herald").await.unwrap();
-    assert_eq!(stored.spec.replicas, Some(3));
-    server.shutdown().await;
+    apply_to_a_fresh_server(sharded_documents(), 3).await;
 }

@@ -39,33 +39,6 @@ const PLUGINS: [&str; 6] = [
     "shard-p1", "shard-p2", "shard-p3", "shard-p4", "shard-p5", "shard-p6",
 ];
 
-/// The recorder, renamed: its default manifest name (the 8 bytes
-/// `recorder` just before its version string, `0.1.0`, in the data
-/// segment) replaced
-/// by `name`, of the same length, so the file loads as another plugin.
-fn renamed_recorder(name: &str) -> Vec<u8> {
-    assert_eq!(name.len(), "recorder".len());
-    let mut bytes = artifacts::bytes(artifacts::RECORDER);
-    let needle = b"recorder";
-    let at: Vec<usize> = bytes
-        .windows(needle.len() + 2)
-        .enumerate()
-        .filter(|(_, w)| {
-            &w[..needle.len()] == needle
-                && w[needle.len()].is_ascii_digit()
-                && w[needle.len() + 1] == b'.'
-        })
-        .map(|(i, _)| i)
-        .collect();
-    assert_eq!(
-        at.len(),
-        1,
-        "the recorder's default name is not found exactly once before its version: the fixture changed"
-    );
-    bytes[at[0]..at[0] + needle.len()].copy_from_slice(name.as_bytes());
-    bytes
-}
-
 /// One plugin call as the recorder logged it.
 #[derive(Debug, Clone)]
 struct Delivery {
@@ -79,12 +52,14 @@ struct Delivery {
 /// A `herald run` process of the suite, its log read line by line.
 struct Replica {
     identity: String,
+    /// Where its endpoints listen.
+    address: String,
     child: Child,
     lines: Arc<Mutex<Vec<String>>>,
 }
 
 impl Replica {
-    fn start(identity: &str, config: &Path) -> Replica {
+    fn start(identity: &str, config: &Path, address: &str) -> Replica {
         let mut child = Command::new(env!("CARGO_BIN_EXE_herald-replica"))
             .args(["run", "--config"])
             .arg(config)
@@ -108,6 +83,7 @@ impl Replica {
         }
         Replica {
             identity: identity.to_owned(),
+            address: address.to_owned(),
             child,
             lines,
         }
@@ -115,22 +91,6 @@ impl Replica {
 
     fn log(&self) -> Vec<String> {
         self.lines.lock().unwrap().clone()
-    }
-
-    /// The endpoints' address, once logged.
-    async fn endpoints(&self) -> String {
-        let line = wait_for("the endpoints' address", || {
-            self.log()
-                .into_iter()
-                .find(|l| l.contains("endpoints: http://"))
-        })
-        .await;
-        let start = line.find("http://").unwrap() + "http://".len();
-        line[start..]
-            .split(['/', ' ', '"'])
-            .next()
-            .unwrap()
-            .to_owned()
     }
 
     /// The recorder lines of this process.
@@ -319,7 +279,13 @@ fn tenures(history: &[Version], lease: &str) -> Vec<(String, Timestamp, Option<T
 }
 
 /// Writes the configuration of one replica.
-fn write_config(dir: &Path, cluster: &TestCluster, kubeconfig: &Path, identity: &str) -> PathBuf {
+fn write_config(
+    dir: &Path,
+    cluster: &TestCluster,
+    kubeconfig: &Path,
+    identity: &str,
+    address: &str,
+) -> PathBuf {
     let mut plugins = serde_json::Map::new();
     for name in PLUGINS {
         plugins.insert(
@@ -332,7 +298,7 @@ fn write_config(dir: &Path, cluster: &TestCluster, kubeconfig: &Path, identity: 
     }
     let config = serde_json::json!({
         "pluginDir": dir.join("plugins"),
-        "listen": "127.0.0.1:0",
+        "listen": address,
         "source": {"kind": "kubeconfig", "kubeconfig": kubeconfig},
         "log": {"format": "json", "pluginLinesPerSecond": 1_000_000, "pluginBurst": 1_000_000},
         "pluginFiles": {"artifactCache": {"dir": dir.join("artifacts")}},
@@ -404,21 +370,39 @@ async fn three_replicas_divide_the_plugins_and_hand_them_over_when_one_dies_retu
     for name in PLUGINS {
         std::fs::write(
             dir.join("plugins").join(format!("{name}.wasm")),
-            renamed_recorder(name),
+            artifacts::renamed_recorder(name),
         )
         .unwrap();
     }
     let kubeconfig = cluster.kubeconfig(&dir);
     let history = watch_leases(&cluster);
-    let config = |id: &str| write_config(&dir, &cluster, &kubeconfig, id);
+    // A port of its own for each replica, kept across its restart.
+    let addresses: BTreeMap<&str, String> = ["replica-a", "replica-b", "replica-c"]
+        .into_iter()
+        .map(|id| {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .expect("a free port")
+                .port();
+            (id, format!("127.0.0.1:{port}"))
+        })
+        .collect();
+    let start = |id: &str| {
+        let address = &addresses[id];
+        Replica::start(
+            id,
+            &write_config(&dir, &cluster, &kubeconfig, id, address),
+            address,
+        )
+    };
 
     // A alone takes every plugin; B and C then take their shares.
     cluster.create_config_map("before", "a", "1").await;
-    let a = Replica::start("replica-a", &config("replica-a"));
-    let a_address = a.endpoints().await;
+    let a = start("replica-a");
+    let a_address = a.address.clone();
     wait_for_balance(&a_address, &["replica-a"]).await;
-    let b = Replica::start("replica-b", &config("replica-b"));
-    let mut c = Replica::start("replica-c", &config("replica-c"));
+    let b = start("replica-b");
+    let mut c = start("replica-c");
     let owners = wait_for_balance(&a_address, &["replica-a", "replica-b", "replica-c"]).await;
     let c_plugins: Vec<String> = owners
         .iter()
@@ -491,7 +475,7 @@ async fn three_replicas_divide_the_plugins_and_hand_them_over_when_one_dies_retu
     }
 
     // C comes back (same identity) and takes a share again.
-    let c = Replica::start("replica-c", &config("replica-c"));
+    let c = start("replica-c");
     let back = wait_for_balance(&a_address, &["replica-a", "replica-b", "replica-c"]).await;
     assert!(back.values().any(|o| o == "replica-c"));
     // Balanced, it stays so: every plugin's Lease renewed five more times
