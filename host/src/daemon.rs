@@ -750,6 +750,61 @@ mod tests {
         LoadedPlugin::load(engine, &std::fs::read(NOOP).unwrap(), options).unwrap()
     }
 
+    /// The `named-noop` fixture as plugin `name`.
+    fn named(engine: &PluginEngine, daemon: &Daemon, name: &str) -> LoadedPlugin {
+        let options = LoadOptions {
+            metrics: Some(daemon.plugin_metrics().clone()),
+            config: Some(serde_json::json!({ "name": name }).to_string()),
+            ..LoadOptions::default()
+        };
+        let bytes = std::fs::read(herald_test_artifacts::NAMED_NOOP).unwrap();
+        LoadedPlugin::load(engine, &bytes, options).unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_sharded_daemon_subscribes_only_the_plugins_it_owns_and_informers_follow() {
+        let server = herald_apiserver::start(Default::default()).await.unwrap();
+        let client = kube::Client::try_from(kube::Config::new(server.url().parse().unwrap()));
+        let informers = Arc::new(Informers::new(client.unwrap(), Default::default()));
+        let daemon = Daemon::sharded(informers.clone(), RetryPolicy::default());
+        let engine = PluginEngine::new(Default::default()).unwrap();
+        daemon.start(named(&engine, &daemon, "one")).await.unwrap();
+        daemon.start(named(&engine, &daemon, "two")).await.unwrap();
+        assert!(informers.all().is_empty(), "nothing owned, nothing watched");
+        assert!(daemon.status().iter().all(|p| !p.dispatching));
+
+        let owned = |names: &[&str]| names.iter().map(|n| (*n).to_owned()).collect();
+        daemon.set_owned(owned(&["one"])).await;
+        assert_eq!(informers.all().len(), 1);
+        assert_eq!(daemon.listeners("one").len(), 1);
+        assert!(daemon.listeners("two").is_empty());
+
+        // A swap of a plugin not owned takes no informer either.
+        daemon.swap(named(&engine, &daemon, "two")).await.unwrap();
+        assert!(daemon.listeners("two").is_empty());
+        assert_eq!(informers.all()[0].processor().listener_count(), 1);
+
+        daemon.set_owned(owned(&["two"])).await;
+        assert!(daemon.listeners("one").is_empty());
+        assert_eq!(daemon.listeners("two").len(), 1);
+        assert_eq!(informers.all().len(), 1);
+
+        daemon.set_owned(owned(&[])).await;
+        assert!(
+            informers.all().is_empty(),
+            "the last owned plugin gone, its informer stops"
+        );
+        assert!(daemon.status().iter().all(|p| !p.dispatching));
+        // A plugin owned before it starts is subscribed when it does.
+        daemon.set_owned(owned(&["three"])).await;
+        daemon
+            .start(named(&engine, &daemon, "three"))
+            .await
+            .unwrap();
+        assert_eq!(daemon.listeners("three").len(), 1);
+        daemon.shutdown(Instant::now() + Duration::from_secs(5));
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_versions_metrics_go_live_when_it_starts_or_is_swapped_in_and_go_when_it_stops() {
         let server = herald_apiserver::start(Default::default()).await.unwrap();
