@@ -7,7 +7,7 @@ pub struct Settings {
     pub quick: bool,
     /// Repetitions of each measurement.
     pub repetitions: usize,
-    /// Only these benchmark ids (`B1` … `B13`); empty means all.
+    /// Only these benchmark ids (`B1` … `B14`); empty means all.
     pub only: Vec<String>,
     /// B1: notifications per repetition for the no-op plugin.
     pub b1_noop_notifications: usize,
@@ -56,6 +56,12 @@ pub struct Settings {
     pub b11_sdk_calls: usize,
     /// B11: live instances per language for the RSS per instance.
     pub b11_instances: usize,
+    /// B14: plugins the replicas divide.
+    pub b14_plugins: usize,
+    /// B14: writes per repetition of the throughput comparison.
+    pub b14_events: usize,
+    /// B14: their rate, per second.
+    pub b14_rate: u32,
     /// B11: the `herald` command line to compile in a child process with
     /// (`herald-child`, a binary of this crate: the bench and the quick test
     /// set it from `CARGO_BIN_EXE_herald-child`).
@@ -91,6 +97,9 @@ impl Settings {
             b11_rust_calls: 20_000,
             b11_sdk_calls: 2_000,
             b11_instances: 20,
+            b14_plugins: 6,
+            b14_events: 2_000,
+            b14_rate: 500,
             compiler_program: None,
         }
     }
@@ -123,6 +132,9 @@ impl Settings {
             b11_rust_calls: 200,
             b11_sdk_calls: 20,
             b11_instances: 2,
+            b14_plugins: 3,
+            b14_events: 40,
+            b14_rate: 100,
             compiler_program: None,
         }
     }

@@ -1,0 +1,458 @@
+//! B14: sharding across replicas. Real `herald run` processes (this
+//! crate's `herald-child`, the `herald` command line) against the embedded
+//! API server, dividing the same plugins through Leases.
+//!
+//! - B14.a: deliveries per CPU-second of all replicas together, 3 replicas
+//!   against 1, with the same plugins (renamed copies of the `recorder`
+//!   fixture on the ConfigMaps of one namespace, log lines filtered out)
+//!   and the same writes at the same rate. CPU is every replica process's
+//!   user + system time (`/proc/<pid>/stat`) from the first write until
+//!   every plugin has handled every write; deliveries are the `delivered`
+//!   counts `/plugins` reports.
+//! - B14.b: failover, kill → first event handled by the new owner: a
+//!   replica owning a chosen plugin is killed with SIGKILL while a
+//!   ConfigMap is updated every 10 ms; the survivors' `/plugins` are read
+//!   every 10 ms until one of them reports a delivery by that plugin. The
+//!   Leases use a 2 s duration (1 s renew deadline, 100 ms retry period), so
+//!   the figure is that duration plus what the hand-over adds; with
+//!   client-go's 15 s it is 15 s plus the same.
+
+use crate::cluster::Cluster;
+use crate::measure::{PATIENCE, Samples};
+use crate::settings::Settings;
+use crate::table::{Goal, Row, Unit};
+use herald_test_artifacts as artifacts;
+use http_body_util::{BodyExt, Empty};
+use hyper::body::Bytes;
+use hyper_util::rt::TokioIo;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The namespace written to (one of the benchmark's).
+const NAMESPACE: &str = "bench-0";
+/// The lease duration the replicas run with.
+const LEASE_DURATION: Duration = Duration::from_secs(2);
+/// ConfigMaps the writes go to, in turn.
+const POOL: usize = 20;
+
+/// Runs B14.
+pub fn run(settings: &Settings, runtime: &tokio::runtime::Runtime) -> Vec<Row> {
+    let Some(program) = settings.compiler_program.clone() else {
+        return vec![pending("B14", "needs the herald-child binary")];
+    };
+    crate::progress("B14: sharding (3 replicas vs 1, failover)");
+    // Clients spawn their connection tasks on the runtime.
+    let _runtime = runtime.enter();
+    let cluster = runtime.block_on(Cluster::start());
+    let kubeconfig_dir = scratch("kube");
+    let kubeconfig = kubeconfig_dir.join("kubeconfig");
+    runtime.block_on(write_kubeconfig(&cluster, &kubeconfig));
+    let client = cluster.client();
+    runtime.block_on(create_pool(&client));
+    let rig = Rig {
+        program,
+        dir: scratch("rig"),
+        kubeconfig,
+        plugins: (1..=settings.b14_plugins)
+            .map(|i| format!("bench-{i:02}"))
+            .collect(),
+    };
+    std::fs::create_dir_all(rig.dir.join("plugins")).unwrap();
+    for name in &rig.plugins {
+        std::fs::write(
+            rig.dir.join("plugins").join(format!("{name}.wasm")),
+            artifacts::renamed_recorder(name),
+        )
+        .unwrap();
+    }
+
+    let mut failovers = Samples::new();
+    let mut written = 0;
+    let mut throughput = |replicas: &[Replica]| {
+        rig.wait_balanced(runtime, replicas);
+        let mut samples = Samples::new();
+        for _ in 0..settings.repetitions {
+            samples.push(rig.deliveries_per_cpu_second(
+                runtime,
+                &client,
+                replicas,
+                settings,
+                &mut written,
+            ));
+        }
+        samples
+    };
+    let one = throughput(&[rig.start("replica-0")]);
+    let mut replicas: Vec<Replica> = (0..3).map(|i| rig.start(&format!("replica-{i}"))).collect();
+    let three = throughput(&replicas);
+    for _ in 0..settings.repetitions {
+        let (seconds, victim) = rig.failover(runtime, &client, &mut replicas, &mut written);
+        failovers.push(seconds);
+        replicas[victim] = rig.start(&format!("replica-{victim}"));
+        rig.wait_balanced(runtime, &replicas);
+    }
+    drop(replicas);
+    let _ = std::fs::remove_dir_all(&rig.dir);
+    let _ = std::fs::remove_dir_all(&kubeconfig_dir);
+    let events = settings.b14_events;
+    let rate = settings.b14_rate;
+    vec![
+        Row::ratio_of(
+            "B14.a",
+            format!(
+                "deliveries per CPU-second of all replicas, 3 replicas (measured) vs 1 (baseline), {} plugins, {events} writes at {rate}/s",
+                rig.plugins.len()
+            ),
+            Unit::PerSecond,
+            one,
+            three,
+            Goal::None,
+        )
+        .with_details(
+            "each replica runs one informer (the plugins all watch ConfigMaps of one namespace), so 3 replicas pay 3 watches, 3 caches and 3 processes' lease rounds for the same deliveries",
+        ),
+        Row::ratio_of(
+            "B14.b",
+            format!(
+                "failover, SIGKILL → first event handled by the new owner ({}s lease, 100 ms retry, polled every 10 ms)",
+                LEASE_DURATION.as_secs()
+            ),
+            Unit::Seconds,
+            Samples::new(),
+            failovers,
+            Goal::ValueAtMost(LEASE_DURATION.as_secs_f64() + 3.0),
+        )
+        .with_details(
+            "the bound is the suite's: the lease duration plus 3 s for the next round, the new informer's list and the first call",
+        ),
+    ]
+}
+
+fn pending(id: &str, why: &'static str) -> Row {
+    Row::ratio_of(
+        id,
+        "sharding",
+        Unit::Seconds,
+        Samples::new(),
+        Samples::new(),
+        Goal::Pending(why),
+    )
+}
+
+/// A fresh directory of this run.
+fn scratch(what: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("herald-b14-{what}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A kubeconfig for the embedded server.
+async fn write_kubeconfig(cluster: &Cluster, path: &Path) {
+    let text = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: bench\n  cluster:\n    server: {}\ncontexts:\n- name: bench\n  context:\n    cluster: bench\n    user: bench\ncurrent-context: bench\nusers:\n- name: bench\n  user: {{}}\n",
+        cluster.url()
+    );
+    tokio::fs::write(path, text).await.unwrap();
+}
+
+/// The ConfigMaps written to.
+async fn create_pool(client: &kube::Client) {
+    let api: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        Api::namespaced(client.clone(), NAMESPACE);
+    for i in 0..POOL {
+        let cm = serde_json::from_value(serde_json::json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": format!("b14-{i}")},
+            "data": {"n": "0"},
+        }))
+        .unwrap();
+        api.create(&PostParams::default(), &cm)
+            .await
+            .expect("creating a ConfigMap");
+    }
+}
+
+/// Writes `count` updates at `rate` per second (in turn over the pool),
+/// each setting a value never written before (`written` counts them).
+async fn write(client: &kube::Client, count: usize, rate: u32, written: &mut usize) {
+    let api: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        Api::namespaced(client.clone(), NAMESPACE);
+    let started = tokio::time::Instant::now();
+    for i in 0..count {
+        let due = started + Duration::from_secs_f64(i as f64 / f64::from(rate));
+        tokio::time::sleep_until(due).await;
+        *written += 1;
+        let patch = Patch::Merge(serde_json::json!({"data": {"n": written.to_string()}}));
+        api.patch(
+            &format!("b14-{}", *written % POOL),
+            &PatchParams::default(),
+            &patch,
+        )
+        .await
+        .expect("updating a ConfigMap");
+    }
+}
+
+/// Where the replicas run from.
+struct Rig {
+    program: PathBuf,
+    dir: PathBuf,
+    kubeconfig: PathBuf,
+    plugins: Vec<String>,
+}
+
+/// A `herald run` process.
+struct Replica {
+    child: Child,
+    address: std::net::SocketAddr,
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Replica {
+    /// User + system CPU time so far, in seconds.
+    fn cpu_seconds(&self) -> f64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id()))
+            .expect("reading /proc/<pid>/stat");
+        // Fields after the command name (which may hold spaces), from 3.
+        let after = &stat[stat.rfind(')').unwrap() + 2..];
+        let fields: Vec<&str> = after.split(' ').collect();
+        let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+        // SAFETY: sysconf only reads a configuration value of the system.
+        #[allow(unsafe_code)]
+        let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+        ticks / per_second
+    }
+}
+
+/// One plugin as a replica's `/plugins` reports it.
+#[derive(Debug, Clone)]
+struct Reported {
+    dispatching: bool,
+    synced: bool,
+    delivered: u64,
+}
+
+impl Rig {
+    fn start(&self, identity: &str) -> Replica {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let address = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+        let mut plugins = serde_json::Map::new();
+        for name in &self.plugins {
+            plugins.insert(
+                name.clone(),
+                serde_json::json!({"config": {
+                    "kind": {"version": "v1", "kind": "ConfigMap"},
+                    "namespace": NAMESPACE,
+                }}),
+            );
+        }
+        let config = serde_json::json!({
+            "pluginDir": self.dir.join("plugins"),
+            "listen": address.to_string(),
+            "source": {"kind": "kubeconfig", "kubeconfig": self.kubeconfig},
+            "log": {"level": "warn", "format": "json"},
+            "pluginFiles": {"artifactCache": {"dir": self.dir.join("artifacts")}},
+            "sharding": {
+                "enabled": true,
+                "leaseName": "b14",
+                "leaseNamespace": NAMESPACE,
+                "identity": identity,
+                "leaseDuration": format!("{}s", LEASE_DURATION.as_secs()),
+                "renewDeadline": "1s",
+                "retryPeriod": "100ms",
+            },
+            "plugins": plugins,
+        });
+        let path = self.dir.join(format!("{identity}.json"));
+        std::fs::write(&path, config.to_string()).unwrap();
+        let child = Command::new(&self.program)
+            .args(["run", "--config"])
+            .arg(&path)
+            .env_remove("RUST_LOG")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starting herald run");
+        Replica { child, address }
+    }
+
+    /// Each plugin as every replica reports it (a replica not answering yet
+    /// reports nothing).
+    fn reports(
+        &self,
+        runtime: &tokio::runtime::Runtime,
+        replicas: &[Replica],
+    ) -> Vec<BTreeMap<String, Reported>> {
+        replicas
+            .iter()
+            .map(|r| runtime.block_on(plugins_of(r.address)).unwrap_or_default())
+            .collect()
+    }
+
+    /// Waits until every plugin is dispatched and through its initial list
+    /// on exactly one replica, and every replica owns at most its share.
+    fn wait_balanced(&self, runtime: &tokio::runtime::Runtime, replicas: &[Replica]) {
+        let share = self.plugins.len().div_ceil(replicas.len());
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let reports = self.reports(runtime, replicas);
+            let owners = |name: &String| {
+                reports
+                    .iter()
+                    .filter(|r| r.get(name).is_some_and(|p| p.dispatching && p.synced))
+                    .count()
+            };
+            let loads_ok = reports
+                .iter()
+                .all(|r| r.values().filter(|p| p.dispatching).count() <= share);
+            if loads_ok && self.plugins.iter().all(|name| owners(name) == 1) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "B14: the plugins were not balanced over {} replicas: {reports:?}",
+                replicas.len()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Total deliveries of every plugin on every replica.
+    fn delivered(&self, runtime: &tokio::runtime::Runtime, replicas: &[Replica]) -> u64 {
+        self.reports(runtime, replicas)
+            .iter()
+            .flat_map(|r| r.values())
+            .map(|p| p.delivered)
+            .sum()
+    }
+
+    /// One repetition of B14.a.
+    fn deliveries_per_cpu_second(
+        &self,
+        runtime: &tokio::runtime::Runtime,
+        client: &kube::Client,
+        replicas: &[Replica],
+        settings: &Settings,
+        written: &mut usize,
+    ) -> f64 {
+        let before = self.delivered(runtime, replicas);
+        let cpu_before: f64 = replicas.iter().map(Replica::cpu_seconds).sum();
+        runtime.block_on(write(
+            client,
+            settings.b14_events,
+            settings.b14_rate,
+            written,
+        ));
+        let expected = before + (settings.b14_events * self.plugins.len()) as u64;
+        crate::measure::wait_every(
+            "B14: every plugin handles every write",
+            PATIENCE,
+            Duration::from_millis(5),
+            || self.delivered(runtime, replicas) >= expected,
+        );
+        let cpu = replicas.iter().map(Replica::cpu_seconds).sum::<f64>() - cpu_before;
+        let delivered = self.delivered(runtime, replicas) - before;
+        delivered as f64 / cpu
+    }
+
+    /// One repetition of B14.b: kills the owner of the first plugin and
+    /// returns the seconds until a survivor handled an event for it, and
+    /// which replica was killed.
+    fn failover(
+        &self,
+        runtime: &tokio::runtime::Runtime,
+        client: &kube::Client,
+        replicas: &mut [Replica],
+        written: &mut usize,
+    ) -> (f64, usize) {
+        let plugin = &self.plugins[0];
+        let reports = self.reports(runtime, replicas);
+        let victim = reports
+            .iter()
+            .position(|r| r.get(plugin).is_some_and(|p| p.dispatching))
+            .expect("an owner of the plugin");
+        let killed = Instant::now();
+        replicas[victim].child.kill().expect("SIGKILL");
+        let _ = replicas[victim].child.wait();
+        let writer = {
+            let client = client.clone();
+            let mut first = *written;
+            runtime.spawn(async move {
+                loop {
+                    write(&client, 1, 1000, &mut first).await;
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            })
+        };
+        let deadline = Instant::now() + PATIENCE;
+        let seconds = loop {
+            let handled = replicas.iter().enumerate().any(|(i, r)| {
+                i != victim
+                    && runtime
+                        .block_on(plugins_of(r.address))
+                        .and_then(|p| p.get(plugin).cloned())
+                        .is_some_and(|p| p.dispatching && p.delivered > 0)
+            });
+            if handled {
+                break killed.elapsed().as_secs_f64();
+            }
+            assert!(Instant::now() < deadline, "B14: no failover of {plugin}");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        writer.abort();
+        *written += 100_000;
+        (seconds, victim)
+    }
+}
+
+/// `/plugins` of the replica at `address`: each plugin's dispatching,
+/// synced and delivered (summed over its subscriptions).
+async fn plugins_of(address: std::net::SocketAddr) -> Option<BTreeMap<String, Reported>> {
+    let stream = tokio::net::TcpStream::connect(address).await.ok()?;
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .ok()?;
+    tokio::spawn(connection);
+    let request = hyper::Request::get("/plugins")
+        .header(hyper::header::HOST, address.to_string())
+        .body(Empty::<Bytes>::new())
+        .ok()?;
+    let response = sender.send_request(request).await.ok()?;
+    let body = response.into_body().collect().await.ok()?.to_bytes();
+    let report: serde_json::Value = serde_json::from_slice(&body).ok()?;
+    Some(
+        report["plugins"]
+            .as_array()?
+            .iter()
+            .map(|p| {
+                let delivered = p["subscriptions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|s| s["delivered"].as_u64().unwrap_or(0))
+                    .sum();
+                (
+                    p["name"].as_str().unwrap_or_default().to_owned(),
+                    Reported {
+                        dispatching: p["dispatching"].as_bool().unwrap_or(false),
+                        synced: p["synced"].as_bool().unwrap_or(false),
+                        delivered,
+                    },
+                )
+            })
+            .collect(),
+    )
+}
