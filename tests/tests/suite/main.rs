@@ -19,6 +19,7 @@ mod leader;
 mod objects;
 mod oci;
 mod odd_objects;
+mod pool;
 mod randomized;
 mod rbac;
 mod recording;
