@@ -167,8 +167,7 @@ impl OpsState {
                 .map(|(path, _)| path.display().to_string())
         };
         let plugins = self
-            .daemon
-            .status()
+            .plugin_status()
             .into_iter()
             .map(|status| PluginView {
                 file: file_of(&status.name),
