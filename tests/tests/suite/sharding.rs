@@ -558,6 +558,29 @@ async fn three_replicas_divide_the_plugins_and_hand_them_over_when_one_dies_retu
     });
     assert!(member_released, "B's member Lease was not released");
     let after_term = wait_for_balance(&a_address, &["replica-a", "replica-c"]).await;
+    // Handed over, not expired: the next holder took each of B's plugins
+    // well within a lease duration of its release.
+    let history_now = history.lock().unwrap().clone();
+    for plugin in &b_plugins {
+        let lease = plugin_lease(plugin);
+        let versions: Vec<&Version> = history_now.iter().filter(|v| v.lease == lease).collect();
+        let released = versions
+            .iter()
+            .rposition(|v| v.holder.is_none())
+            .expect("the release");
+        let taken = versions[released..]
+            .iter()
+            .find(|v| v.holder.is_some())
+            .expect("a new holder");
+        let after = taken
+            .acquired
+            .expect("acquireTime")
+            .duration_since(versions[released].renewed.expect("renewTime"));
+        assert!(
+            after < SignedDuration::try_from(LEASE_DURATION).unwrap(),
+            "{lease} was taken {after:?} after B released it: as if it had expired"
+        );
+    }
     cluster.create_config_map("after-term", "a", "1").await;
     wait_for("every plugin to record `after-term`", || {
         let all = all_deliveries(&[&a, &c], &[]);
@@ -620,6 +643,24 @@ async fn three_replicas_divide_the_plugins_and_hand_them_over_when_one_dies_retu
             );
         }
     }
+
+    // The metrics agree with /plugins: A's load, and the changes it saw.
+    let metrics = http_get(&a_address, "/metrics").expect("/metrics answers");
+    let sample = |name: &str| {
+        metrics
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .unwrap_or_else(|| panic!("no sample {name} in /metrics"))
+    };
+    let owned_by_a = owners_now(&a_address)
+        .values()
+        .filter(|o| *o == "replica-a")
+        .count();
+    assert_eq!(sample("herald_shard_owned_plugins") as usize, owned_by_a);
+    assert_eq!(sample("herald_shard_members"), 2.0);
+    assert!(sample("herald_shard_ownership_changes_total{change=\"acquired\"}") >= 6.0);
+    assert!(sample("herald_shard_ownership_changes_total{change=\"released\"}") >= 1.0);
 
     a.signal("-TERM");
     c.signal("-TERM");
