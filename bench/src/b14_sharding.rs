@@ -16,6 +16,9 @@
 //!   Leases use a 2 s duration (1 s renew deadline, 100 ms retry period), so
 //!   the figure is that duration plus what the hand-over adds; with
 //!   client-go's 15 s it is 15 s plus the same.
+//! - B14.c: the API cost of per-plugin Leases: Lease writes per second
+//!   (a watch of the namespace's Leases over one second) with 3 replicas
+//!   balanced and idle.
 
 use crate::cluster::Cluster;
 use crate::measure::{PATIENCE, Samples};
@@ -88,6 +91,10 @@ pub fn run(settings: &Settings, runtime: &tokio::runtime::Runtime) -> Vec<Row> {
     let one = throughput(&[rig.start("replica-0")]);
     let mut replicas: Vec<Replica> = (0..3).map(|i| rig.start(&format!("replica-{i}"))).collect();
     let three = throughput(&replicas);
+    let mut lease_writes = Samples::new();
+    for _ in 0..settings.repetitions {
+        lease_writes.push(runtime.block_on(lease_writes_per_second(&client)));
+    }
     for _ in 0..settings.repetitions {
         let (seconds, victim) = rig.failover(runtime, &client, &mut replicas, &mut written);
         failovers.push(seconds);
@@ -128,6 +135,21 @@ pub fn run(settings: &Settings, runtime: &tokio::runtime::Runtime) -> Vec<Row> {
         .with_details(
             "the bound is the suite's: the lease duration plus 3 s for the next round, the new informer's list and the first call",
         ),
+        Row::ratio_of(
+            "B14.c",
+            format!(
+                "Lease writes per second with 3 replicas and {} plugins, balanced and idle (100 ms retry period)",
+                rig.plugins.len()
+            ),
+            Unit::PerSecond,
+            Samples::new(),
+            lease_writes,
+            Goal::None,
+        )
+        .with_details(format!(
+            "expected (plugins + replicas) / retryPeriod = {:.0}/s: one renewal of each plugin's and each member's Lease per round; plus one list of the group per replica per round (not counted: not a write)",
+            (rig.plugins.len() + 3) as f64 / 0.1
+        )),
     ]
 }
 
@@ -195,6 +217,35 @@ async fn write(client: &kube::Client, count: usize, rate: u32, written: &mut usi
         .await
         .expect("updating a ConfigMap");
     }
+}
+
+/// Lease writes seen by a watch of the namespace's Leases over one second.
+async fn lease_writes_per_second(client: &kube::Client) -> f64 {
+    use futures::StreamExt;
+    use k8s_openapi::api::coordination::v1::Lease;
+    let api: Api<Lease> = Api::namespaced(client.clone(), NAMESPACE);
+    let listed = api
+        .list(&kube::api::ListParams::default())
+        .await
+        .expect("listing Leases");
+    let version = listed.metadata.resource_version.unwrap_or_default();
+    let mut events = api
+        .watch(&kube::api::WatchParams::default().timeout(30), &version)
+        .await
+        .expect("watching Leases")
+        .boxed();
+    let window = Duration::from_secs(1);
+    let end = tokio::time::Instant::now() + window;
+    let mut writes = 0u32;
+    while let Ok(Some(event)) = tokio::time::timeout_at(end, events.next()).await {
+        if matches!(
+            event,
+            Ok(kube::api::WatchEvent::Added(_) | kube::api::WatchEvent::Modified(_))
+        ) {
+            writes += 1;
+        }
+    }
+    f64::from(writes) / window.as_secs_f64()
 }
 
 /// Where the replicas run from.
