@@ -677,3 +677,104 @@ fn owners_now(address: &str) -> BTreeMap<String, String> {
         .map(|(p, o)| (p, o.expect("every plugin owned")))
         .collect()
 }
+
+/// Mirrors a coordinator's owned set into its `applied` channel, as a
+/// daemon that stops plugins at once would, until told to hold.
+fn follow(
+    mut owned: tokio::sync::watch::Receiver<BTreeSet<String>>,
+    applied: tokio::sync::watch::Sender<BTreeSet<String>>,
+    hold: Arc<std::sync::atomic::AtomicBool>,
+) {
+    tokio::spawn(async move {
+        loop {
+            if !hold.load(std::sync::atomic::Ordering::SeqCst) {
+                applied.send_replace(owned.borrow_and_update().clone());
+            }
+            tokio::select! {
+                changed = owned.changed() => if changed.is_err() { return },
+                () = tokio::time::sleep(Duration::from_millis(20)) => {}
+            }
+        }
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugin_given_up_is_released_only_once_its_replica_has_stopped_it() {
+    use herald::leader::LeaseSettings;
+    use herald::shard::{KnownPlugins, Sharding};
+    let cluster = TestCluster::start().await;
+    let settings = |identity: &str| LeaseSettings {
+        lease_duration: LEASE_DURATION,
+        renew_deadline: Duration::from_secs(1),
+        retry_period: Duration::from_millis(100),
+        ..LeaseSettings::new(&cluster.namespace, "inproc", identity)
+    };
+    let known: KnownPlugins = Arc::new(|| BTreeSet::from(["p1".to_owned(), "p2".to_owned()]));
+    let spawn = |identity: &str, hold: Arc<std::sync::atomic::AtomicBool>| {
+        let (applied, applied_rx) = tokio::sync::watch::channel(BTreeSet::new());
+        let sharding = Sharding::spawn(
+            cluster.client.clone(),
+            settings(identity),
+            known.clone(),
+            applied_rx,
+        )
+        .expect("valid settings");
+        follow(sharding.owned(), applied, hold);
+        sharding
+    };
+    let a_hold = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let a = spawn("a", a_hold.clone());
+    let a_owned = a.owned();
+    wait_for("a to own both plugins", || {
+        (a_owned.borrow().len() == 2).then_some(())
+    })
+    .await;
+
+    // A's daemon now stops nothing: when B joins, A stops publishing one
+    // plugin as owned but keeps renewing its Lease.
+    a_hold.store(true, std::sync::atomic::Ordering::SeqCst);
+    let b = spawn("b", Arc::new(std::sync::atomic::AtomicBool::new(false)));
+    let given_up = wait_for("a to give one plugin up", || {
+        let owned = a_owned.borrow();
+        (owned.len() == 1).then(|| {
+            ["p1", "p2"]
+                .into_iter()
+                .find(|p| !owned.contains(*p))
+                .unwrap()
+                .to_owned()
+        })
+    })
+    .await;
+    let leases: Api<Lease> = Api::namespaced(cluster.client.clone(), &cluster.namespace);
+    let lease = format!("inproc-plugin-{given_up}");
+    let mut renewals = 0;
+    let mut last = None;
+    let deadline = Instant::now() + NEVER;
+    while renewals < 5 {
+        assert!(Instant::now() < deadline, "a stopped renewing {lease}");
+        let spec = leases.get(&lease).await.unwrap().spec.unwrap();
+        assert_eq!(
+            spec.holder_identity.as_deref(),
+            Some("a"),
+            "{lease} left a before a's daemon stopped the plugin"
+        );
+        if spec.renew_time != last {
+            renewals += 1;
+            last = spec.renew_time;
+        }
+        assert!(!b.owned().borrow().contains(&given_up));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    // Once A's daemon has stopped it, A releases it and B takes it.
+    a_hold.store(false, std::sync::atomic::Ordering::SeqCst);
+    let b_owned = b.owned();
+    wait_for("b to own the plugin a gave up", || {
+        b_owned.borrow().contains(&given_up).then_some(())
+    })
+    .await;
+    assert_eq!(a.view().changes(herald::shard::Change::Released), 1);
+    a.release().await;
+    b.release().await;
+    cluster.cleanup().await;
+}
