@@ -7,6 +7,10 @@
 //! the start) and the plugins' own records (each replica's log) show that
 //! no plugin was ever dispatched by two replicas at once.
 //!
+//! An in-process test drives two coordinators directly to show the
+//! hand-over handshake: a plugin given up is released only once its
+//! replica has stopped it.
+//!
 //! Every wait polls for an observable condition under a generous bound;
 //! timings are asserted only where the protocol promises them.
 
