@@ -28,6 +28,7 @@ use herald_test_artifacts as artifacts;
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;
+use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -54,64 +55,72 @@ pub fn run(settings: &Settings, runtime: &tokio::runtime::Runtime) -> Vec<Row> {
     let kubeconfig = kubeconfig_dir.join("kubeconfig");
     runtime.block_on(write_kubeconfig(&cluster, &kubeconfig));
     let client = cluster.client();
-    runtime.block_on(create_pool(&client));
-    let rig = Rig {
-        program,
-        dir: scratch("rig"),
-        kubeconfig,
-        plugins: (1..=settings.b14_plugins)
-            .map(|i| format!("bench-{i:02}"))
-            .collect(),
-    };
-    std::fs::create_dir_all(rig.dir.join("plugins")).unwrap();
-    for name in &rig.plugins {
-        std::fs::write(
-            rig.dir.join("plugins").join(format!("{name}.wasm")),
-            artifacts::renamed_recorder(name),
-        )
-        .unwrap();
-    }
+    let plugins: Vec<String> = (1..=settings.b14_plugins)
+        .map(|i| format!("bench-{i:02}"))
+        .collect();
+    // Every plugin on the ConfigMaps of one namespace (one informer per
+    // replica), or each on its own namespace (the informers divide).
+    let shared = Rig::new(&program, &kubeconfig, "b14", &plugins, |_| {
+        NAMESPACE.to_owned()
+    });
+    assert!(
+        plugins.len() < crate::data::NAMESPACES,
+        "B14: a namespace per plugin"
+    );
+    let own = Rig::new(&program, &kubeconfig, "b14own", &plugins, |i| {
+        format!("bench-{}", i + 1)
+    });
+    runtime.block_on(async {
+        shared.create_pools(&client).await;
+        own.create_pools(&client).await;
+        own.fill(&client, settings.b14_objects).await;
+    });
 
-    let mut failovers = Samples::new();
     let mut written = 0;
-    let mut throughput = |replicas: &[Replica]| {
-        rig.wait_balanced(runtime, replicas);
-        let mut samples = Samples::new();
-        for _ in 0..settings.repetitions {
-            samples.push(rig.deliveries_per_cpu_second(
-                runtime,
-                &client,
-                replicas,
-                settings,
-                &mut written,
-            ));
-        }
-        samples
-    };
-    let one = throughput(&[rig.start("replica-0")]);
-    let mut replicas: Vec<Replica> = (0..3).map(|i| rig.start(&format!("replica-{i}"))).collect();
-    let three = throughput(&replicas);
+    let one = shared.throughput(
+        runtime,
+        &client,
+        &[shared.start("replica-0")],
+        settings,
+        &mut written,
+    );
+    let mut replicas: Vec<Replica> = (0..3)
+        .map(|i| shared.start(&format!("replica-{i}")))
+        .collect();
+    let three = shared.throughput(runtime, &client, &replicas, settings, &mut written);
     let mut lease_writes = Samples::new();
     for _ in 0..settings.repetitions {
         lease_writes.push(runtime.block_on(lease_writes_per_second(&client)));
     }
+    let mut failovers = Samples::new();
     for _ in 0..settings.repetitions {
-        let (seconds, victim) = rig.failover(runtime, &client, &mut replicas, &mut written);
+        let (seconds, victim) = shared.failover(runtime, &client, &mut replicas, &mut written);
         failovers.push(seconds);
-        replicas[victim] = rig.start(&format!("replica-{victim}"));
-        rig.wait_balanced(runtime, &replicas);
+        replicas[victim] = shared.start(&format!("replica-{victim}"));
+        shared.wait_balanced(runtime, &replicas);
     }
     drop(replicas);
-    let _ = std::fs::remove_dir_all(&rig.dir);
+
+    let single = [own.start("own-0")];
+    let own_one = own.throughput(runtime, &client, &single, settings, &mut written);
+    let (rss_one, cache_one) = own.memory(runtime, &single);
+    drop(single);
+    let replicas: Vec<Replica> = (0..3).map(|i| own.start(&format!("own-{i}"))).collect();
+    let own_three = own.throughput(runtime, &client, &replicas, settings, &mut written);
+    let (rss_three, cache_three) = own.memory(runtime, &replicas);
+    drop(replicas);
+    for rig in [&shared, &own] {
+        let _ = std::fs::remove_dir_all(&rig.dir);
+    }
     let _ = std::fs::remove_dir_all(&kubeconfig_dir);
     let events = settings.b14_events;
     let rate = settings.b14_rate;
+    let count = plugins.len();
     vec![
         Row::ratio_of(
             "B14.a",
             format!(
-                "deliveries per CPU-second of all replicas, 3 replicas (measured) vs 1 (baseline), {} plugins, {events} writes at {rate}/s",
-                rig.plugins.len()
+                "deliveries per CPU-second of all replicas, 3 replicas (measured) vs 1 (baseline), {count} plugins all on one namespace's ConfigMaps, {events} writes at {rate}/s"
             ),
             Unit::PerSecond,
             one,
@@ -119,8 +128,41 @@ pub fn run(settings: &Settings, runtime: &tokio::runtime::Runtime) -> Vec<Row> {
             Goal::None,
         )
         .with_details(
-            "each replica runs one informer (the plugins all watch ConfigMaps of one namespace), so 3 replicas pay 3 watches, 3 caches and 3 processes' lease rounds for the same deliveries",
+            "each replica runs the one informer its plugins share, so 3 replicas pay 3 watches, 3 caches and 3 processes' lease rounds for the same deliveries",
         ),
+        Row::ratio_of(
+            "B14.a2",
+            format!(
+                "deliveries per CPU-second of all replicas, 3 replicas vs 1, {count} plugins each on its own namespace, {events} writes at {rate}/s spread over them"
+            ),
+            Unit::PerSecond,
+            own_one,
+            own_three,
+            Goal::None,
+        )
+        .with_details(
+            "the informers divide between the replicas: what 3 replicas add is 3 processes and their lease rounds",
+        ),
+        Row::ratio_of(
+            "B14.d",
+            format!(
+                "resident memory of the largest replica, 3 replicas vs 1, {count} plugins each on its own namespace of {} ConfigMaps of ~4 KiB",
+                settings.b14_objects
+            ),
+            Unit::Bytes,
+            one_sample(rss_one),
+            one_sample(rss_three),
+            Goal::None,
+        )
+        .with_details(format!(
+            "cache bytes (herald_cache_bytes): {:.1} MiB on the single replica; {} on the three",
+            cache_one.iter().sum::<f64>() / (1024.0 * 1024.0),
+            cache_three
+                .iter()
+                .map(|b| format!("{:.1} MiB", b / (1024.0 * 1024.0)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
         Row::ratio_of(
             "B14.b",
             format!(
@@ -139,7 +181,7 @@ pub fn run(settings: &Settings, runtime: &tokio::runtime::Runtime) -> Vec<Row> {
             "B14.c",
             format!(
                 "Lease writes per second with 3 replicas and {} plugins, balanced and idle (100 ms retry period)",
-                rig.plugins.len()
+                count
             ),
             Unit::PerSecond,
             Samples::new(),
@@ -148,9 +190,16 @@ pub fn run(settings: &Settings, runtime: &tokio::runtime::Runtime) -> Vec<Row> {
         )
         .with_details(format!(
             "expected (plugins + replicas) / retryPeriod = {:.0}/s: one renewal of each plugin's and each member's Lease per round; plus one list of the group per replica per round (not counted: not a write)",
-            (rig.plugins.len() + 3) as f64 / 0.1
+            (count + 3) as f64 / 0.1
         )),
     ]
+}
+
+/// A single measurement as samples.
+fn one_sample(value: f64) -> Samples {
+    let mut samples = Samples::new();
+    samples.push(value);
+    samples
 }
 
 fn pending(id: &str, why: &'static str) -> Row {
@@ -181,36 +230,26 @@ async fn write_kubeconfig(cluster: &Cluster, path: &Path) {
     tokio::fs::write(path, text).await.unwrap();
 }
 
-/// The ConfigMaps written to.
-async fn create_pool(client: &kube::Client) {
-    let api: Api<k8s_openapi::api::core::v1::ConfigMap> =
-        Api::namespaced(client.clone(), NAMESPACE);
-    for i in 0..POOL {
-        let cm = serde_json::from_value(serde_json::json!({
-            "apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": format!("b14-{i}")},
-            "data": {"n": "0"},
-        }))
-        .unwrap();
-        api.create(&PostParams::default(), &cm)
-            .await
-            .expect("creating a ConfigMap");
-    }
-}
-
-/// Writes `count` updates at `rate` per second (in turn over the pool),
-/// each setting a value never written before (`written` counts them).
-async fn write(client: &kube::Client, count: usize, rate: u32, written: &mut usize) {
-    let api: Api<k8s_openapi::api::core::v1::ConfigMap> =
-        Api::namespaced(client.clone(), NAMESPACE);
+/// Writes `count` updates at `rate` per second, in turn over the pool of
+/// each of `namespaces`, each setting a value never written before
+/// (`written` counts them).
+async fn write(
+    client: &kube::Client,
+    namespaces: &[String],
+    count: usize,
+    rate: u32,
+    written: &mut usize,
+) {
     let started = tokio::time::Instant::now();
     for i in 0..count {
         let due = started + Duration::from_secs_f64(i as f64 / f64::from(rate));
         tokio::time::sleep_until(due).await;
         *written += 1;
+        let namespace = &namespaces[*written % namespaces.len()];
+        let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
         let patch = Patch::Merge(serde_json::json!({"data": {"n": written.to_string()}}));
         api.patch(
-            &format!("b14-{}", *written % POOL),
+            &format!("b14-{}", (*written / namespaces.len()) % POOL),
             &PatchParams::default(),
             &patch,
         )
@@ -248,12 +287,15 @@ async fn lease_writes_per_second(client: &kube::Client) -> f64 {
     f64::from(writes) / window.as_secs_f64()
 }
 
-/// Where the replicas run from.
+/// Where the replicas run from: one plugin directory, one Lease group.
 struct Rig {
     program: PathBuf,
     dir: PathBuf,
     kubeconfig: PathBuf,
+    group: String,
     plugins: Vec<String>,
+    /// The namespace of each plugin's ConfigMaps.
+    namespaces: Vec<String>,
 }
 
 /// A `herald run` process.
@@ -278,10 +320,15 @@ impl Replica {
         let after = &stat[stat.rfind(')').unwrap() + 2..];
         let fields: Vec<&str> = after.split(' ').collect();
         let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+        ticks * Self::tick()
+    }
+
+    /// The unit of `/proc/<pid>/stat`'s CPU times, in seconds.
+    fn tick() -> f64 {
         // SAFETY: sysconf only reads a configuration value of the system.
         #[allow(unsafe_code)]
         let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-        ticks / per_second
+        1.0 / per_second
     }
 }
 
@@ -294,6 +341,103 @@ struct Reported {
 }
 
 impl Rig {
+    /// A plugin directory of `plugins` (renamed recorders), plugin `i`
+    /// watching the ConfigMaps of `namespace(i)`, for the Lease group `group`.
+    fn new(
+        program: &Path,
+        kubeconfig: &Path,
+        group: &str,
+        plugins: &[String],
+        namespace: impl Fn(usize) -> String,
+    ) -> Rig {
+        let dir = scratch(group);
+        std::fs::create_dir_all(dir.join("plugins")).unwrap();
+        for name in plugins {
+            std::fs::write(
+                dir.join("plugins").join(format!("{name}.wasm")),
+                artifacts::renamed_recorder(name),
+            )
+            .unwrap();
+        }
+        Rig {
+            program: program.to_owned(),
+            dir,
+            kubeconfig: kubeconfig.to_owned(),
+            group: group.to_owned(),
+            namespaces: (0..plugins.len()).map(namespace).collect(),
+            plugins: plugins.to_vec(),
+        }
+    }
+
+    /// The distinct namespaces the plugins watch.
+    fn watched(&self) -> Vec<String> {
+        let set: std::collections::BTreeSet<&String> = self.namespaces.iter().collect();
+        set.into_iter().cloned().collect()
+    }
+
+    /// The ConfigMaps written to, in each watched namespace.
+    async fn create_pools(&self, client: &kube::Client) {
+        for namespace in self.watched() {
+            create(client, &namespace, "b14", POOL, 0).await;
+        }
+    }
+
+    /// `count` ConfigMaps of about 4 KiB in each watched namespace.
+    async fn fill(&self, client: &kube::Client, count: usize) {
+        for namespace in self.watched() {
+            create(client, &namespace, "fill", count, 4096).await;
+        }
+    }
+
+    /// Deliveries per CPU-second over the repetitions, once balanced.
+    fn throughput(
+        &self,
+        runtime: &tokio::runtime::Runtime,
+        client: &kube::Client,
+        replicas: &[Replica],
+        settings: &Settings,
+        written: &mut usize,
+    ) -> Samples {
+        self.wait_balanced(runtime, replicas);
+        let mut samples = Samples::new();
+        for _ in 0..settings.repetitions {
+            samples
+                .push(self.deliveries_per_cpu_second(runtime, client, replicas, settings, written));
+        }
+        samples
+    }
+
+    /// The largest resident set of `replicas`, and each one's cache bytes.
+    fn memory(&self, runtime: &tokio::runtime::Runtime, replicas: &[Replica]) -> (f64, Vec<f64>) {
+        let rss = replicas
+            .iter()
+            .map(|r| {
+                let status = std::fs::read_to_string(format!("/proc/{}/status", r.child.id()))
+                    .expect("reading /proc/<pid>/status");
+                status
+                    .lines()
+                    .find_map(|l| l.strip_prefix("VmRSS:"))
+                    .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+                    .expect("VmRSS")
+                    * 1024.0
+            })
+            .fold(0.0, f64::max);
+        let cache = replicas
+            .iter()
+            .map(|r| {
+                let text = runtime
+                    .block_on(fetch(r.address, "/metrics"))
+                    .expect("/metrics answers");
+                String::from_utf8_lossy(&text)
+                    .lines()
+                    .filter(|l| l.starts_with("herald_cache_bytes"))
+                    .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+                    .sum()
+            })
+            .collect();
+        (rss, cache)
+    }
+
     fn start(&self, identity: &str) -> Replica {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
@@ -306,7 +450,7 @@ impl Rig {
                 name.clone(),
                 serde_json::json!({"config": {
                     "kind": {"version": "v1", "kind": "ConfigMap"},
-                    "namespace": NAMESPACE,
+                    "namespace": self.namespaces[self.plugins.iter().position(|p| p == name).unwrap()],
                 }}),
             );
         }
@@ -318,7 +462,7 @@ impl Rig {
             "pluginFiles": {"artifactCache": {"dir": self.dir.join("artifacts")}},
             "sharding": {
                 "enabled": true,
-                "leaseName": "b14",
+                "leaseName": self.group,
                 "leaseNamespace": NAMESPACE,
                 "identity": identity,
                 "leaseDuration": format!("{}s", LEASE_DURATION.as_secs()),
@@ -403,18 +547,24 @@ impl Rig {
         let cpu_before: f64 = replicas.iter().map(Replica::cpu_seconds).sum();
         runtime.block_on(write(
             client,
+            &self.watched(),
             settings.b14_events,
             settings.b14_rate,
             written,
         ));
-        let expected = before + (settings.b14_events * self.plugins.len()) as u64;
+        // Each write reaches the plugins watching its namespace.
+        let fan_out = self.plugins.len() / self.watched().len();
+        let expected = before + (settings.b14_events * fan_out) as u64;
         crate::measure::wait_every(
             "B14: every plugin handles every write",
             PATIENCE,
             Duration::from_millis(5),
             || self.delivered(runtime, replicas) >= expected,
         );
-        let cpu = replicas.iter().map(Replica::cpu_seconds).sum::<f64>() - cpu_before;
+        // At least one tick of the clock /proc counts in (10 ms): a quick
+        // run's handful of writes may cost less than one.
+        let cpu = (replicas.iter().map(Replica::cpu_seconds).sum::<f64>() - cpu_before)
+            .max(Replica::tick());
         let delivered = self.delivered(runtime, replicas) - before;
         delivered as f64 / cpu
     }
@@ -441,9 +591,10 @@ impl Rig {
         let writer = {
             let client = client.clone();
             let mut first = *written;
+            let namespaces = self.watched();
             runtime.spawn(async move {
                 loop {
-                    write(&client, 1, 1000, &mut first).await;
+                    write(&client, &namespaces, 1, 1000, &mut first).await;
                     tokio::time::sleep(Duration::from_millis(10)).await;
                 }
             })
@@ -469,20 +620,51 @@ impl Rig {
     }
 }
 
-/// `/plugins` of the replica at `address`: each plugin's dispatching,
-/// synced and delivered (summed over its subscriptions).
-async fn plugins_of(address: std::net::SocketAddr) -> Option<BTreeMap<String, Reported>> {
+/// `GET path` from the replica at `address`: the body, if it answered.
+async fn fetch(address: std::net::SocketAddr, path: &str) -> Option<Bytes> {
     let stream = tokio::net::TcpStream::connect(address).await.ok()?;
     let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await
         .ok()?;
     tokio::spawn(connection);
-    let request = hyper::Request::get("/plugins")
+    let request = hyper::Request::get(path)
         .header(hyper::header::HOST, address.to_string())
         .body(Empty::<Bytes>::new())
         .ok()?;
     let response = sender.send_request(request).await.ok()?;
-    let body = response.into_body().collect().await.ok()?.to_bytes();
+    Some(response.into_body().collect().await.ok()?.to_bytes())
+}
+
+/// Creates `count` ConfigMaps `<prefix>-<i>` in `namespace`, each with
+/// `bytes` of data (16 at a time).
+async fn create(client: &kube::Client, namespace: &str, prefix: &str, count: usize, bytes: usize) {
+    use futures::StreamExt;
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
+    let value = "x".repeat(bytes);
+    futures::stream::iter(0..count)
+        .map(|i| {
+            let (api, value) = (api.clone(), value.clone());
+            async move {
+                let cm = serde_json::from_value(serde_json::json!({
+                    "apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": format!("{prefix}-{i}")},
+                    "data": {"n": "0", "payload": value},
+                }))
+                .unwrap();
+                api.create(&PostParams::default(), &cm)
+                    .await
+                    .expect("creating a ConfigMap");
+            }
+        })
+        .buffer_unordered(16)
+        .collect::<Vec<()>>()
+        .await;
+}
+
+/// `/plugins` of the replica at `address`: each plugin's dispatching,
+/// synced and delivered (summed over its subscriptions).
+async fn plugins_of(address: std::net::SocketAddr) -> Option<BTreeMap<String, Reported>> {
+    let body = fetch(address, "/plugins").await?;
     let report: serde_json::Value = serde_json::from_slice(&body).ok()?;
     Some(
         report["plugins"]

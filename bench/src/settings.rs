@@ -62,6 +62,9 @@ pub struct Settings {
     pub b14_events: usize,
     /// B14: their rate, per second.
     pub b14_rate: u32,
+    /// B14: ConfigMaps of about 4 KiB in each plugin's namespace, for the
+    /// memory comparison.
+    pub b14_objects: usize,
     /// B11: the `herald` command line to compile in a child process with
     /// (`herald-child`, a binary of this crate: the bench and the quick test
     /// set it from `CARGO_BIN_EXE_herald-child`).
@@ -100,6 +103,7 @@ impl Settings {
             b14_plugins: 6,
             b14_events: 2_000,
             b14_rate: 500,
+            b14_objects: 2_000,
             compiler_program: None,
         }
     }
@@ -133,8 +137,9 @@ impl Settings {
             b11_sdk_calls: 20,
             b11_instances: 2,
             b14_plugins: 3,
-            b14_events: 40,
-            b14_rate: 100,
+            b14_events: 200,
+            b14_rate: 400,
+            b14_objects: 20,
             compiler_program: None,
         }
     }
