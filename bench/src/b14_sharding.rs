@@ -9,6 +9,12 @@
 //!   user + system time (`/proc/<pid>/stat`) from the first write until
 //!   every plugin has handled every write; deliveries are the `delivered`
 //!   counts `/plugins` reports.
+//! - B14.a2: the same with each plugin on the ConfigMaps of its own
+//!   namespace, so that the informers divide between the replicas, the
+//!   writes spread over the namespaces.
+//! - B14.d: in that layout, with every namespace filled with ConfigMaps of
+//!   about 4 KiB, the resident memory of the largest replica, 3 against 1
+//!   (and each one's `herald_cache_bytes`).
 //! - B14.b: failover, kill → first event handled by the new owner: a
 //!   replica owning a chosen plugin is killed with SIGKILL while a
 //!   ConfigMap is updated every 10 ms; the survivors' `/plugins` are read
