@@ -395,7 +395,8 @@ impl Rig {
         }
     }
 
-    /// Deliveries per CPU-second over the repetitions, once balanced.
+    /// Deliveries per CPU-second (B14.a, B14.a2), one sample per
+    /// repetition, once balanced.
     fn throughput(
         &self,
         runtime: &tokio::runtime::Runtime,
@@ -407,8 +408,30 @@ impl Rig {
         self.wait_balanced(runtime, replicas);
         let mut samples = Samples::new();
         for _ in 0..settings.repetitions {
-            samples
-                .push(self.deliveries_per_cpu_second(runtime, client, replicas, settings, written));
+            let before = self.delivered(runtime, replicas);
+            let cpu_before: f64 = replicas.iter().map(Replica::cpu_seconds).sum();
+            runtime.block_on(write(
+                client,
+                &self.watched(),
+                settings.b14_events,
+                settings.b14_rate,
+                written,
+            ));
+            // Each write reaches the plugins watching its namespace.
+            let fan_out = self.plugins.len() / self.watched().len();
+            let expected = before + (settings.b14_events * fan_out) as u64;
+            crate::measure::wait_every(
+                "B14: every plugin handles every write",
+                PATIENCE,
+                Duration::from_millis(5),
+                || self.delivered(runtime, replicas) >= expected,
+            );
+            // At least one tick of the clock /proc counts in (10 ms): a quick
+            // run's handful of writes may cost less than one.
+            let cpu = (replicas.iter().map(Replica::cpu_seconds).sum::<f64>() - cpu_before)
+                .max(Replica::tick());
+            let delivered = self.delivered(runtime, replicas) - before;
+            samples.push(delivered as f64 / cpu);
         }
         samples
     }
@@ -538,41 +561,6 @@ impl Rig {
             .flat_map(|r| r.values())
             .map(|p| p.delivered)
             .sum()
-    }
-
-    /// One repetition of B14.a.
-    fn deliveries_per_cpu_second(
-        &self,
-        runtime: &tokio::runtime::Runtime,
-        client: &kube::Client,
-        replicas: &[Replica],
-        settings: &Settings,
-        written: &mut usize,
-    ) -> f64 {
-        let before = self.delivered(runtime, replicas);
-        let cpu_before: f64 = replicas.iter().map(Replica::cpu_seconds).sum();
-        runtime.block_on(write(
-            client,
-            &self.watched(),
-            settings.b14_events,
-            settings.b14_rate,
-            written,
-        ));
-        // Each write reaches the plugins watching its namespace.
-        let fan_out = self.plugins.len() / self.watched().len();
-        let expected = before + (settings.b14_events * fan_out) as u64;
-        crate::measure::wait_every(
-            "B14: every plugin handles every write",
-            PATIENCE,
-            Duration::from_millis(5),
-            || self.delivered(runtime, replicas) >= expected,
-        );
-        // At least one tick of the clock /proc counts in (10 ms): a quick
-        // run's handful of writes may cost less than one.
-        let cpu = (replicas.iter().map(Replica::cpu_seconds).sum::<f64>() - cpu_before)
-            .max(Replica::tick());
-        let delivered = self.delivered(runtime, replicas) - before;
-        delivered as f64 / cpu
     }
 
     /// One repetition of B14.b: kills the owner of the first plugin and
