@@ -12,10 +12,11 @@
 //! stuck plugin leaves the pool to the others until its deadline.
 //!
 //! Fairness is time slicing, round-robin: a task gives its thread back to
-//! the pool, going to the back of its run queue, after [`SLICE_CALLS`]
-//! deliveries or one [`EPOCH_TICK`](crate::plugin::EPOCH_TICK) of running,
-//! whichever comes first, and a single call running wasm for longer yields
-//! at every epoch tick (the store's epoch callback). So a busy plugin, one
+//! the pool, going to the back of its run queue, after one
+//! [`EPOCH_TICK`](crate::plugin::EPOCH_TICK) (5 ms) of running or
+//! [`SLICE_CALLS`] deliveries, whichever comes first, and a single call
+//! running wasm for longer yields at every epoch tick (the store's epoch
+//! callback). So a busy plugin, one
 //! with a deep backlog or one spinning in a call, delays another runnable
 //! plugin by at most about one slice per task ahead of it in the queue,
 //! whatever it does; it cannot starve it.
@@ -76,7 +77,9 @@ use super::queue::{Item, KeyBackoff, Retry, exponential, later};
 use super::signal::Signal;
 use crate::plugin::EPOCH_TICK;
 use crate::plugin::bindings::HandlerCall;
-use crate::plugin::{CallError, Delivery, EventContext, Handled, LoadedPlugin, PluginInstance};
+use crate::plugin::{
+    Busy, CallError, Delivery, Demand, EventContext, Handled, LoadedPlugin, PluginInstance, idle,
+};
 use serde::Serialize;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -86,8 +89,11 @@ use tokio::task::JoinHandle;
 use tracing::Instrument;
 
 /// Deliveries a plugin's task makes before it yields its thread to the
-/// pool's other tasks (sooner if one [`EPOCH_TICK`] has passed).
-pub const SLICE_CALLS: u32 = 64;
+/// pool's other tasks (sooner if one [`EPOCH_TICK`] has passed). A yield
+/// costs the pool a wake-up of another thread and may move the task: at 64
+/// the host's own cost per no-op delivery rose by a fifth (B1.a1); at 1024
+/// a no-op plugin yields about every 2 ms, so time ends most slices.
+pub const SLICE_CALLS: u32 = 1024;
 
 /// How failed calls are retried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -186,6 +192,8 @@ struct Dispatch {
     last_error: Mutex<Option<LastError>>,
     /// Where finished deliveries are announced, if anywhere.
     feed: Option<Arc<Feed>>,
+    /// Whether other plugins' tasks may be waiting for a pool thread.
+    demand: Arc<Demand>,
     clock: Clock,
 }
 
@@ -213,7 +221,13 @@ impl PluginWorker {
 
     /// [`new`](Self::new), publishing each finished delivery to `feed`.
     pub fn with_feed(plugin: LoadedPlugin, retry: RetryPolicy, feed: Option<Arc<Feed>>) -> Self {
-        let dispatch = Dispatch::new(plugin.name().into(), retry, feed, Box::new(Instant::now));
+        let dispatch = Dispatch::new(
+            plugin.name().into(),
+            retry,
+            feed,
+            plugin.engine().demand().clone(),
+            Box::new(Instant::now),
+        );
         PluginWorker {
             shared: Arc::new(Shared {
                 plugin,
@@ -241,9 +255,11 @@ impl PluginWorker {
         }
         let shared = self.shared.clone();
         let pool = shared.plugin.engine().pool().clone();
+        // Counted before it first runs: a spawned task waits for a thread.
+        let busy = shared.dispatch.demand.busy();
         self.task = Some(pool.spawn(async move {
             let mut instance = PluginInstance::lazy(shared.plugin.clone());
-            shared.dispatch.run(&mut instance).await;
+            shared.dispatch.run(&mut instance, busy).await;
             drop(instance);
             shared.has_exited.store(true, Ordering::Release);
             shared.exited.notify();
@@ -428,7 +444,13 @@ enum Delivered {
 }
 
 impl Dispatch {
-    fn new(name: Arc<str>, retry: RetryPolicy, feed: Option<Arc<Feed>>, clock: Clock) -> Self {
+    fn new(
+        name: Arc<str>,
+        retry: RetryPolicy,
+        feed: Option<Arc<Feed>>,
+        demand: Arc<Demand>,
+        clock: Clock,
+    ) -> Self {
         Dispatch {
             name,
             listeners: RwLock::new(Vec::new()),
@@ -438,6 +460,7 @@ impl Dispatch {
             retry,
             last_error: Mutex::new(None),
             feed,
+            demand,
             clock,
         }
     }
@@ -475,34 +498,38 @@ impl Dispatch {
     }
 
     /// Delivers until stopped, or, draining, until nothing is ready,
-    /// yielding the pool's thread after each slice (see the module docs).
-    async fn run(&self, calls: &mut impl Calls) {
+    /// yielding the pool's thread after each slice if other plugins may
+    /// want it (see the module docs). `busy` counts the task in the pool's
+    /// demand from its spawn.
+    async fn run(&self, calls: &mut impl Calls, busy: Busy) {
         let mut cursor = Cursor::default();
         let mut slice = Slice::new();
+        let mut busy = busy;
         loop {
             let mode = self.mode.load(Ordering::Acquire);
             if mode == STOPPING {
                 return;
             }
-            match self.step(calls, &mut cursor).await {
+            let idle_until = match self.step(calls, &mut cursor).await {
                 Step::Worked => {
                     if slice.spent() {
-                        tokio::task::yield_now().await;
+                        if self.demand.contended() {
+                            tokio::task::yield_now().await;
+                        }
                         slice = Slice::new();
                     }
+                    continue;
                 }
                 Step::Stopped => return,
                 // What waits for a retry or a requeue is not waited for.
                 Step::Idle(_) if mode == DRAINING => return,
-                Step::Idle(Some(ready_at)) => {
-                    self.signal.raised_by(ready_at).await;
-                    slice = Slice::new();
-                }
-                Step::Idle(None) => {
-                    self.signal.raised().await;
-                    slice = Slice::new();
-                }
-            }
+                Step::Idle(ready_at) => ready_at,
+            };
+            busy = match idle_until {
+                Some(ready_at) => idle(busy, self.signal.raised_by(ready_at)).await.1,
+                None => idle(busy, self.signal.raised()).await.1,
+            };
+            slice = Slice::new();
         }
     }
 
@@ -531,11 +558,8 @@ impl Dispatch {
                 }
                 let ctx = cursor.contexts.for_notification(&listener, &notification);
                 let span = self.call_span(&listener, ctx, notification.kind());
-                match self
-                    .deliver_in_order(calls, &listener, &notification, ctx)
-                    .instrument(span)
-                    .await
-                {
+                let delivery = self.deliver_in_order(calls, &listener, &notification, ctx);
+                match in_span(span, delivery).await {
                     Delivered::Ok => cursor.consecutive_skips = 0,
                     Delivered::Skipped => {
                         cursor.consecutive_skips = skips.saturating_add(1);
@@ -546,9 +570,8 @@ impl Dispatch {
             Delivery::Coalesced => {
                 let ctx = cursor.contexts.for_notification(&listener, &notification);
                 let span = self.call_span(&listener, ctx, notification.kind());
-                self.deliver_coalesced(calls, &listener, notification, ctx)
-                    .instrument(span)
-                    .await;
+                let delivery = self.deliver_coalesced(calls, &listener, notification, ctx);
+                in_span(span, delivery).await;
             }
         }
         Step::Worked
@@ -881,6 +904,17 @@ impl Slice {
     }
 }
 
+/// Runs `future` inside `span`, or as it is when the span is disabled (the
+/// common case: entering and leaving even a disabled span at every poll
+/// costs a measurable share of a no-op delivery).
+async fn in_span<F: Future>(span: tracing::Span, future: F) -> F::Output {
+    if span.is_disabled() {
+        future.await
+    } else {
+        future.instrument(span).await
+    }
+}
+
 fn add_millis(counter: &std::sync::atomic::AtomicU64, delay: Duration) {
     let millis = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
     counter.fetch_add(millis, Ordering::Relaxed);
@@ -976,6 +1010,8 @@ mod tests {
         calls: Vec<String>,
         /// Where calls are also reported, for tests on a real thread.
         report: Option<mpsc::Sender<String>>,
+        /// Run during the call whose key this is.
+        hook: Option<(String, Box<dyn FnOnce() + Send>)>,
     }
 
     impl Calls for Script {
@@ -1011,6 +1047,11 @@ mod tests {
             if let Some(report) = &self.report {
                 let _ = report.send(call);
             }
+            if self.hook.as_ref().is_some_and(|(key, _)| *key == ctx.key)
+                && let Some((_, hook)) = self.hook.take()
+            {
+                hook();
+            }
             if self.failing.contains(&ctx.key) {
                 return Err(CallError::Handler(format!("refused {}", ctx.key)));
             }
@@ -1022,7 +1063,13 @@ mod tests {
 
     fn dispatch_with(retry: RetryPolicy, clock: &ManualClock) -> Dispatch {
         let clock = clock.clone();
-        Dispatch::new("test".into(), retry, None, Box::new(move || clock.now()))
+        Dispatch::new(
+            "test".into(),
+            retry,
+            None,
+            Arc::new(Demand::new(1)),
+            Box::new(move || clock.now()),
+        )
     }
 
     fn listener(dispatch: &Dispatch, delivery: Delivery) -> Arc<Listener> {
@@ -1294,22 +1341,25 @@ mod tests {
     ) -> (std::thread::JoinHandle<()>, mpsc::Receiver<String>) {
         let (report, calls) = mpsc::channel();
         script.report = Some(report);
-        let thread =
-            std::thread::spawn(move || current_thread().block_on(dispatch.run(&mut script)));
+        let thread = std::thread::spawn(move || {
+            let busy = dispatch.demand.busy();
+            current_thread().block_on(dispatch.run(&mut script, busy))
+        });
         (thread, calls)
     }
 
     /// The pool at its smallest, one thread, shared by three plugins: one
-    /// with a deep backlog, one whose call waits forever (as in a host
+    /// with a deep backlog (five slices), one whose call waits forever (as in a host
     /// call), one with a single notification. The busy one gives the thread
     /// up after one slice, the waiting one holds none, and the third one's
     /// notification is delivered before the busy one's second slice.
     #[test]
     fn a_busy_plugin_yields_the_thread_after_a_slice_and_a_waiting_one_holds_none() {
         let runtime = current_thread();
+        let demand = Arc::new(Demand::new(1));
         let (report, calls) = mpsc::channel();
         let plugin = |keys: Vec<String>, stuck: &[&str]| {
-            let dispatch = threaded(Duration::from_millis(5));
+            let dispatch = threaded_on(Duration::from_millis(5), demand.clone());
             let pods = listener(&dispatch, Delivery::Coalesced);
             for key in keys {
                 pods.push(add(&key, 1, false));
@@ -1321,11 +1371,12 @@ mod tests {
             };
             let task = {
                 let dispatch = dispatch.clone();
-                runtime.spawn(async move { dispatch.run(&mut script).await })
+                let busy = dispatch.demand.busy();
+                runtime.spawn(async move { dispatch.run(&mut script, busy).await })
             };
             (dispatch, pods, task)
         };
-        let backlog = 1000;
+        let backlog = 5 * u64::from(SLICE_CALLS);
         let busy = plugin((0..backlog).map(|i| format!("busy-{i}")).collect(), &[]);
         let waiting = plugin(vec!["stuck".into()], &["n/stuck"]);
         let quiet = plugin(vec!["quiet".into()], &[]);
@@ -1365,10 +1416,80 @@ mod tests {
         }
     }
 
+    /// One thread, two plugins: one with a deep backlog, one idle. A push
+    /// to the idle one during the busy one's slice (made from inside a
+    /// call, so on the pool's only thread) counts it as wanting the thread
+    /// at once, so the busy one yields at the end of that slice, not at the
+    /// end of its backlog.
+    #[test]
+    fn a_plugin_woken_while_another_is_busy_is_served_at_the_end_of_its_slice() {
+        let runtime = current_thread();
+        let demand = Arc::new(Demand::new(1));
+        let (report, calls) = mpsc::channel();
+        let busy = threaded_on(Duration::from_millis(5), demand.clone());
+        let quiet = threaded_on(Duration::from_millis(5), demand.clone());
+        let busy_pods = listener(&busy, Delivery::Coalesced);
+        let quiet_pods = listener(&quiet, Delivery::Coalesced);
+        let backlog = 10 * u64::from(SLICE_CALLS);
+        for i in 0..backlog {
+            busy_pods.push(add(&format!("busy-{i}"), 1, false));
+        }
+        let push_at = "n/busy-1500";
+        let mut busy_script = Script {
+            report: Some(report.clone()),
+            hook: Some((
+                push_at.to_owned(),
+                Box::new(move || quiet_pods.push(add("quiet", 1, false))),
+            )),
+            ..Script::default()
+        };
+        let mut quiet_script = Script {
+            report: Some(report),
+            ..Script::default()
+        };
+        let tasks = [
+            (
+                busy.clone(),
+                runtime.spawn({
+                    let (busy, guard) = (busy.clone(), busy.demand.busy());
+                    async move { busy.run(&mut busy_script, guard).await }
+                }),
+            ),
+            (
+                quiet.clone(),
+                runtime.spawn({
+                    let (quiet, guard) = (quiet.clone(), quiet.demand.busy());
+                    async move { quiet.run(&mut quiet_script, guard).await }
+                }),
+            ),
+        ];
+        runtime.block_on(async {
+            while busy_pods.stats.delivered.load(Ordering::Acquire) < backlog {
+                tokio::task::yield_now().await;
+            }
+        });
+        let seen: Vec<String> = calls.try_iter().collect();
+        let pushed = seen.iter().position(|c| c.contains(push_at)).unwrap();
+        let served = seen.iter().position(|c| c == "add n/quiet@1").unwrap();
+        assert!(
+            served > pushed && served - pushed <= SLICE_CALLS as usize,
+            "pushed during call {pushed}, served at call {served} (slice: {SLICE_CALLS})"
+        );
+        for (dispatch, task) in tasks {
+            dispatch.set_mode(STOPPING);
+            drop(task);
+        }
+    }
+
     /// How long a test waits for what must happen before calling it a hang.
     const NEVER: Duration = Duration::from_secs(30);
 
     fn threaded(base_delay: Duration) -> Arc<Dispatch> {
+        threaded_on(base_delay, Arc::new(Demand::new(1)))
+    }
+
+    /// A dispatch counted in `demand` (with the real clock).
+    fn threaded_on(base_delay: Duration, demand: Arc<Demand>) -> Arc<Dispatch> {
         let retry = RetryPolicy {
             coalesced: KeyBackoff {
                 base_delay,
@@ -1380,6 +1501,7 @@ mod tests {
             "test".into(),
             retry,
             None,
+            demand,
             Box::new(Instant::now),
         ))
     }

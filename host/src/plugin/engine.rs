@@ -138,6 +138,11 @@ impl PluginEngine {
         self.inner.pool.handle()
     }
 
+    /// How many plugins' tasks want the pool's threads.
+    pub(crate) fn demand(&self) -> &Arc<super::pool::Demand> {
+        self.inner.pool.demand()
+    }
+
     /// Checks that `bytes` look like a component, then compiles it. Slow
     /// (milliseconds to seconds): never call it on a dispatch path.
     pub fn compile(&self, bytes: &[u8]) -> Result<Component, LoadError> {

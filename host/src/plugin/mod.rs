@@ -50,8 +50,8 @@ pub use logging::{
     TracingSink,
 };
 pub use lookup::{CacheScope, LookupError, ObjectReader};
-pub use pool::default_workers;
 pub use manifest::{
     Delivery, MAX_RESYNC, MAX_SUBSCRIPTIONS, MIN_RESYNC, Manifest, ManifestError, RequestedLimits,
     Subscription, is_plugin_name,
 };
+pub use pool::{Busy, Demand, default_workers, idle};
