@@ -127,8 +127,16 @@ pub fn run(command: PluginCommand) -> ExitCode {
     }
 }
 
+/// The engine of a one-shot command, with a worker pool of one thread: a
+/// plugin's calls are made one at a time anyway, and with one thread what
+/// its concurrent host calls do (replay's scripted HTTP answers, handed out
+/// in the order requests arrive) happens in the same order at every run.
 fn engine(settings: EngineSettings) -> Result<PluginEngine, ExitCode> {
-    PluginEngine::new(settings).map_err(fail)
+    PluginEngine::new(EngineSettings {
+        workers: 1,
+        ..settings
+    })
+    .map_err(fail)
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, ExitCode> {
