@@ -6,7 +6,7 @@ use std::sync::{Condvar, Mutex};
 use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
-/// Wakes a waiter: a thread blocked in [`wait`](Self::wait), or the task
+/// Wakes a waiter: a thread blocked in [`wait_until`](Self::wait_until), or the task
 /// awaiting [`raised`](Self::raised). A notify that arrives before the wait
 /// is not lost.
 ///
@@ -22,7 +22,7 @@ pub struct Signal {
 #[derive(Debug, Default)]
 struct State {
     raised: bool,
-    /// Threads blocked in `wait`/`wait_until`, counted under the same lock
+    /// Threads blocked in `wait_until`, counted under the same lock
     /// as `raised`, so a notify either sees a waiter or is seen by it.
     waiters: usize,
     /// The task awaiting [`Signal::raised`], if one is.
@@ -73,17 +73,6 @@ impl Signal {
             () = self.raised() => true,
             () = tokio::time::sleep_until(deadline.into()) => false,
         }
-    }
-
-    /// Waits until the flag is raised, then lowers it.
-    pub fn wait(&self) {
-        let mut state = self.lock();
-        while !state.raised {
-            state.waiters += 1;
-            state = self.condvar.wait(state).unwrap_or_else(|e| e.into_inner());
-            state.waiters -= 1;
-        }
-        state.raised = false;
     }
 
     /// Waits until the flag is raised or `deadline` passes; lowers it.

@@ -57,12 +57,13 @@ impl EngineSettings {
 
 /// The engine every plugin is compiled and run with.
 ///
-/// Calls into plugins run on the plugin's own worker thread, never on the
-/// daemon's async runtime, through wasmtime's async API so that host calls
-/// which wait (clocks, `poll`, I/O) wait on the engine's host I/O runtime and
-/// the call deadline bounds them too (`plugin/deadline.rs`). Time
-/// spent running wasm is bounded by epoch interruption: a ticker thread
-/// advances the epoch every [`EPOCH_TICK`].
+/// Calls into plugins run as tasks of the engine's worker pool
+/// (`plugin/pool.rs`), never on the daemon's async runtime, through
+/// wasmtime's async API so that host calls which wait (clocks, `poll`, I/O)
+/// wait on the pool without holding its threads, and the call deadline
+/// bounds them too (`plugin/deadline.rs`). Running wasm is pre-empted, and
+/// stopped at its deadline, by epoch interruption: a ticker thread advances
+/// the epoch every [`EPOCH_TICK`].
 #[derive(Clone)]
 pub struct PluginEngine {
     inner: Arc<EngineInner>,
