@@ -1348,6 +1348,18 @@ mod tests {
         (thread, calls)
     }
 
+    /// Spawns `dispatch`'s loop on `runtime`, counted busy from now as a
+    /// worker's task is.
+    fn run_on(
+        runtime: &tokio::runtime::Runtime,
+        dispatch: &Arc<Dispatch>,
+        mut script: Script,
+    ) -> tokio::task::JoinHandle<()> {
+        let dispatch = dispatch.clone();
+        let busy = dispatch.demand.busy();
+        runtime.spawn(async move { dispatch.run(&mut script, busy).await })
+    }
+
     /// The pool at its smallest, one thread, shared by three plugins: one
     /// with a deep backlog (five slices), one whose call waits forever (as in a host
     /// call), one with a single notification. The busy one gives the thread
@@ -1364,16 +1376,12 @@ mod tests {
             for key in keys {
                 pods.push(add(&key, 1, false));
             }
-            let mut script = Script {
+            let script = Script {
                 stuck: stuck.iter().map(|k| (*k).to_owned()).collect(),
                 report: Some(report.clone()),
                 ..Script::default()
             };
-            let task = {
-                let dispatch = dispatch.clone();
-                let busy = dispatch.demand.busy();
-                runtime.spawn(async move { dispatch.run(&mut script, busy).await })
-            };
+            let task = run_on(&runtime, &dispatch, script);
             (dispatch, pods, task)
         };
         let backlog = 5 * u64::from(SLICE_CALLS);
@@ -1435,7 +1443,7 @@ mod tests {
             busy_pods.push(add(&format!("busy-{i}"), 1, false));
         }
         let push_at = "n/busy-1500";
-        let mut busy_script = Script {
+        let busy_script = Script {
             report: Some(report.clone()),
             hook: Some((
                 push_at.to_owned(),
@@ -1443,25 +1451,13 @@ mod tests {
             )),
             ..Script::default()
         };
-        let mut quiet_script = Script {
+        let quiet_script = Script {
             report: Some(report),
             ..Script::default()
         };
         let tasks = [
-            (
-                busy.clone(),
-                runtime.spawn({
-                    let (busy, guard) = (busy.clone(), busy.demand.busy());
-                    async move { busy.run(&mut busy_script, guard).await }
-                }),
-            ),
-            (
-                quiet.clone(),
-                runtime.spawn({
-                    let (quiet, guard) = (quiet.clone(), quiet.demand.busy());
-                    async move { quiet.run(&mut quiet_script, guard).await }
-                }),
-            ),
+            (busy.clone(), run_on(&runtime, &busy, busy_script)),
+            (quiet.clone(), run_on(&runtime, &quiet, quiet_script)),
         ];
         runtime.block_on(async {
             while busy_pods.stats.delivered.load(Ordering::Acquire) < backlog {
