@@ -357,14 +357,7 @@ impl Rig {
         namespace: impl Fn(usize) -> String,
     ) -> Rig {
         let dir = scratch(group);
-        std::fs::create_dir_all(dir.join("plugins")).unwrap();
-        for name in plugins {
-            std::fs::write(
-                dir.join("plugins").join(format!("{name}.wasm")),
-                artifacts::renamed_recorder(name),
-            )
-            .unwrap();
-        }
+        artifacts::write_renamed_recorders(&dir.join("plugins"), plugins);
         Rig {
             program: program.to_owned(),
             dir,

@@ -63,6 +63,22 @@ pub fn renamed_recorder(name: &str) -> Vec<u8> {
     bytes
 }
 
+/// Writes one [`renamed_recorder`] per name into `dir` (created if need
+/// be), as `<name>.wasm`: a plugin directory of distinct recorders.
+///
+/// # Panics
+///
+/// As [`renamed_recorder`], or if the directory cannot be written.
+pub fn write_renamed_recorders<S: AsRef<str>>(dir: &std::path::Path, names: &[S]) {
+    std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    for name in names {
+        let name = name.as_ref();
+        let path = dir.join(format!("{name}.wasm"));
+        std::fs::write(&path, renamed_recorder(name))
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    }
+}
+
 /// `value` as unsigned LEB128, the encoding of wasm's sizes.
 fn leb128(mut value: usize) -> Vec<u8> {
     let mut out = Vec::new();

@@ -370,14 +370,7 @@ async fn three_replicas_divide_the_plugins_and_hand_them_over_when_one_dies_retu
         cluster.namespace
     ));
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("plugins")).unwrap();
-    for name in PLUGINS {
-        std::fs::write(
-            dir.join("plugins").join(format!("{name}.wasm")),
-            artifacts::renamed_recorder(name),
-        )
-        .unwrap();
-    }
+    artifacts::write_renamed_recorders(&dir.join("plugins"), &PLUGINS);
     let kubeconfig = cluster.kubeconfig(&dir);
     let history = watch_leases(&cluster);
     // A port of its own for each replica, kept across its restart.
