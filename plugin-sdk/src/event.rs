@@ -1,9 +1,10 @@
 //! The notifications a handler receives: [`Event`] for adds and deletes,
 //! [`Update`] for updates, both carrying a [`Context`].
 
-use serde::de::DeserializeOwned;
+use serde::Deserialize;
 
 use crate::bindings::herald::plugin0_2_0::types as wit;
+use crate::view::ObjectView;
 use crate::{Error, GroupVersionKind};
 
 /// Facts about the notification being delivered, as the host sent them.
@@ -136,9 +137,16 @@ impl Event {
 
     /// The object decoded into `T`: any `k8s-openapi` type (`Pod`,
     /// `Deployment`, ...) or any type deriving `Deserialize`, such as a
-    /// struct with only the fields a plugin reads.
-    pub fn object<T: DeserializeOwned>(&self) -> Result<T, Error> {
+    /// struct with only the fields a plugin reads, which may borrow its
+    /// strings from the event.
+    pub fn object<'a, T: Deserialize<'a>>(&'a self) -> Result<T, Error> {
         decode(&self.json, "object")
+    }
+
+    /// The object read lazily: its metadata now, borrowed, and its spec,
+    /// status and other fields when asked for (see [`crate::view`]).
+    pub fn view(&self) -> Result<ObjectView<'_>, Error> {
+        ObjectView::parse(&self.json)
     }
 }
 
@@ -179,8 +187,18 @@ impl Update {
     }
 
     /// The previous state decoded into `T` (see [`Event::object`]).
-    pub fn old<T: DeserializeOwned>(&self) -> Result<T, Error> {
+    pub fn old<'a, T: Deserialize<'a>>(&'a self) -> Result<T, Error> {
         decode(&self.old_json, "old object")
+    }
+
+    /// The previous state read lazily (see [`Event::view`]).
+    pub fn old_view(&self) -> Result<ObjectView<'_>, Error> {
+        ObjectView::read(&self.old_json, "old object")
+    }
+
+    /// The new state read lazily (see [`Event::view`]).
+    pub fn new_view(&self) -> Result<ObjectView<'_>, Error> {
+        ObjectView::read(&self.new_json, "new object")
     }
 
     /// The new state decoded into `T` (see [`Event::object`]).
@@ -188,12 +206,12 @@ impl Update {
         clippy::new_ret_no_self,
         reason = "pairs with `old`: `update.new::<Pod>()` reads as the new state"
     )]
-    pub fn new<T: DeserializeOwned>(&self) -> Result<T, Error> {
+    pub fn new<'a, T: Deserialize<'a>>(&'a self) -> Result<T, Error> {
         decode(&self.new_json, "new object")
     }
 }
 
-fn decode<T: DeserializeOwned>(json: &str, what: &str) -> Result<T, Error> {
+fn decode<'a, T: Deserialize<'a>>(json: &'a str, what: &str) -> Result<T, Error> {
     serde_json::from_str(json).map_err(|error| {
         Error::from(error).context(format_args!(
             "decoding the {what} as {}",
@@ -261,16 +279,16 @@ mod tests {
     #[test]
     fn objects_decode_into_partial_structs() {
         #[derive(Deserialize)]
-        struct Named {
-            metadata: Meta,
+        struct Named<'a> {
+            #[serde(borrow)]
+            metadata: Meta<'a>,
         }
         #[derive(Deserialize)]
-        struct Meta {
-            name: String,
+        struct Meta<'a> {
+            name: &'a str,
         }
-        let named: Named = Event::from_parts(context("shop/web-0"), POD)
-            .object()
-            .unwrap();
+        let event = Event::from_parts(context("shop/web-0"), POD);
+        let named: Named = event.object().unwrap();
         assert_eq!(named.metadata.name, "web-0");
     }
 
@@ -283,6 +301,34 @@ mod tests {
         let phase = |pod: Pod| pod.status.and_then(|status| status.phase).unwrap();
         assert_eq!(phase(update.old().unwrap()), "Running");
         assert_eq!(phase(update.new().unwrap()), "Succeeded");
+    }
+
+    #[test]
+    fn views_read_each_side_lazily() {
+        #[derive(Deserialize)]
+        struct Phase<'a> {
+            phase: &'a str,
+        }
+        let newer = POD.replace("Running", "Succeeded");
+        let update = Update::from_parts(context("shop/web-0"), POD, newer);
+        let (old, new) = (update.old_view().unwrap(), update.new_view().unwrap());
+        assert_eq!(old.metadata().name(), "web-0");
+        assert_eq!(old.status::<Phase>().unwrap().unwrap().phase, "Running");
+        assert_eq!(new.status::<Phase>().unwrap().unwrap().phase, "Succeeded");
+        let event = Event::from_parts(context("shop/web-0"), POD);
+        assert_eq!(
+            event.view().unwrap().metadata().resource_version(),
+            Some("42")
+        );
+
+        let broken = Update::from_parts(context("shop/web-0"), POD, "[]");
+        let error = broken.new_view().unwrap_err();
+        assert!(
+            error
+                .message()
+                .starts_with("reading the new object: invalid type"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -177,7 +177,11 @@
 //!   resource version, initial-list / resync / final-state-unknown flags),
 //!   the raw JSON, and typed decoding: `event.object::<Pod>()`,
 //!   `update.old::<Pod>()`, `update.new::<Pod>()`, into any `k8s-openapi`
-//!   type or your own `Deserialize` struct.
+//!   type or your own `Deserialize` struct (which may borrow from the
+//!   event). Or lazily, paying only for what is read: `event.view()` is an
+//!   [`ObjectView`](view::ObjectView), the metadata borrowed from the JSON
+//!   and the spec and status decoded on demand,
+//!   `event.view()?.status::<PodStatus>()`.
 //! - **Logging**: [`info!`], [`warn!`], [`error!`], [`debug!`] and
 //!   [`trace!`] with `format!` syntax write to the host's log, tagged with
 //!   the plugin's name. Call them by path (`herald_sdk::info!`); they are
@@ -254,6 +258,7 @@ mod manifest;
 pub mod metrics;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod testing;
+pub mod view;
 pub mod workqueue;
 
 pub use error::Error;
