@@ -1,30 +1,34 @@
 //! `pod-lifecycle`: one log line per fact in a Pod's life: created (or
 //! listed on replay), phase transitions, container restarts, deletion.
+//!
+//! It reads only the Pods' status, through the SDK's lazy view: the spec,
+//! most of a Pod's bytes, is scanned but never decoded.
 
-use herald_sdk::k8s_openapi::api::core::v1::{ContainerStatus, Pod};
+use herald_sdk::k8s_openapi::api::core::v1::{ContainerStatus, Pod, PodStatus};
+use herald_sdk::view::ObjectView;
 use herald_sdk::{Error, Event, Handler, Manifest, Subscription, Update};
 
 /// Logs the life of every Pod in the cluster.
 #[derive(Default)]
 pub struct PodLifecycle;
 
+/// A Pod's status, the one part of it this plugin reads.
+fn status(pod: &ObjectView) -> Result<PodStatus, Error> {
+    Ok(pod.status()?.unwrap_or_default())
+}
+
 /// `status.phase`, or `none` while the API server has not set one.
-fn phase(pod: &Pod) -> &str {
-    pod.status
-        .as_ref()
-        .and_then(|status| status.phase.as_deref())
-        .unwrap_or("none")
+fn phase(status: &PodStatus) -> &str {
+    status.phase.as_deref().unwrap_or("none")
 }
 
 /// Restart counts of init and app containers, by name, in spec order.
-fn restart_counts(pod: &Pod) -> impl Iterator<Item = (&str, i32)> {
-    let status = pod.status.as_ref();
+fn restart_counts(status: &PodStatus) -> impl Iterator<Item = (&str, i32)> {
     let init = status
-        .and_then(|status| status.init_container_statuses.as_deref())
+        .init_container_statuses
+        .as_deref()
         .unwrap_or_default();
-    let app = status
-        .and_then(|status| status.container_statuses.as_deref())
-        .unwrap_or_default();
+    let app = status.container_statuses.as_deref().unwrap_or_default();
     init.iter()
         .chain(app)
         .map(|container: &ContainerStatus| (container.name.as_str(), container.restart_count))
@@ -37,7 +41,7 @@ impl Handler for PodLifecycle {
     }
 
     fn on_add(&mut self, event: &Event) -> Result<(), Error> {
-        let pod: Pod = event.object()?;
+        let status = status(&event.view()?)?;
         // A replayed add is a Pod that already existed when the plugin
         // joined: report it, but not as a creation.
         let verb = if event.is_initial_list() {
@@ -45,7 +49,7 @@ impl Handler for PodLifecycle {
         } else {
             "created"
         };
-        herald_sdk::info!("{verb} pod={} phase={}", event.key(), phase(&pod));
+        herald_sdk::info!("{verb} pod={} phase={}", event.key(), phase(&status));
         Ok(())
     }
 
@@ -53,7 +57,7 @@ impl Handler for PodLifecycle {
         if event.is_resync() {
             return Ok(());
         }
-        let (old, new): (Pod, Pod) = (event.old()?, event.new()?);
+        let (old, new) = (status(&event.old_view()?)?, status(&event.new_view()?)?);
         let key = event.key();
         if phase(&old) != phase(&new) {
             herald_sdk::info!(
@@ -74,7 +78,7 @@ impl Handler for PodLifecycle {
     }
 
     fn on_delete(&mut self, event: &Event) -> Result<(), Error> {
-        let pod: Pod = event.object()?;
+        let status = status(&event.view()?)?;
         // A tombstone: the deletion happened while the watch was down, and
         // the phase is only the last one the cache knew.
         let verb = if event.final_state_unknown() {
@@ -82,7 +86,7 @@ impl Handler for PodLifecycle {
         } else {
             "deleted"
         };
-        herald_sdk::info!("{verb} pod={} phase={}", event.key(), phase(&pod));
+        herald_sdk::info!("{verb} pod={} phase={}", event.key(), phase(&status));
         Ok(())
     }
 }
@@ -92,7 +96,6 @@ herald_sdk::export_plugin!(PodLifecycle);
 // Native only: the SDK's stand-in host does not exist on wasm.
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
-    use herald_sdk::k8s_openapi::api::core::v1::PodStatus;
     use herald_sdk::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     use herald_sdk::testing;
 
