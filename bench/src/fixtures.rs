@@ -22,6 +22,8 @@ pub enum Fixture {
     JsonMeta,
     /// Decodes the whole k8s-openapi `Pod`.
     TypedPod,
+    /// Reads a Pod's metadata, status and node through the SDK's lazy view.
+    PodView,
     /// Does nothing; named by its configuration.
     NamedNoop,
     /// Records write-to-entry latencies; named by its configuration.
@@ -40,6 +42,7 @@ impl Fixture {
             Fixture::Floor => "floor",
             Fixture::JsonMeta => "json-meta",
             Fixture::TypedPod => "typed-pod",
+            Fixture::PodView => "pod-view",
             Fixture::NamedNoop => "named-noop",
             Fixture::LatencyProbe => "latency-probe",
             Fixture::InfiniteLoop => "infinite-loop",
@@ -53,6 +56,7 @@ impl Fixture {
             Fixture::Floor => artifacts::FLOOR,
             Fixture::JsonMeta => artifacts::JSON_META,
             Fixture::TypedPod => artifacts::TYPED_POD,
+            Fixture::PodView => artifacts::POD_VIEW,
             Fixture::NamedNoop => artifacts::NAMED_NOOP,
             Fixture::LatencyProbe => artifacts::LATENCY_PROBE,
             Fixture::InfiniteLoop => artifacts::INFINITE_LOOP,
