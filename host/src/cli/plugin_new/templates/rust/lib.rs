@@ -1,7 +1,8 @@
 //! `{{name}}`: a Herald plugin that logs Pods being added, changing phase
 //! and being deleted.
 
-use herald_sdk::k8s_openapi::api::core::v1::Pod;
+use herald_sdk::k8s_openapi::api::core::v1::{Pod, PodStatus};
+use herald_sdk::view::ObjectView;
 use herald_sdk::{Error, Event, Handler, Manifest, Subscription, Update};
 
 /// The plugin: no state of its own.
@@ -9,11 +10,14 @@ use herald_sdk::{Error, Event, Handler, Manifest, Subscription, Update};
 pub struct Plugin;
 
 /// A Pod's `status.phase`, or `none` before the API server sets one.
-fn phase(pod: &Pod) -> &str {
-    pod.status
-        .as_ref()
-        .and_then(|status| status.phase.as_deref())
-        .unwrap_or("none")
+///
+/// Through the lazy view only the status is decoded; the rest of the Pod
+/// is skipped. (`event.object::<Pod>()` would build all of it.)
+fn phase(pod: &ObjectView) -> Result<String, Error> {
+    let status: Option<PodStatus> = pod.status()?;
+    Ok(status
+        .and_then(|status| status.phase)
+        .unwrap_or_else(|| "none".into()))
 }
 
 impl Handler for Plugin {
@@ -22,21 +26,16 @@ impl Handler for Plugin {
     }
 
     fn on_add(&mut self, event: &Event) -> Result<(), Error> {
-        let pod: Pod = event.object()?;
+        let phase = phase(&event.view()?)?;
         let verb = if event.is_initial_list() { "listed" } else { "added" };
-        herald_sdk::info!("{verb} pod={} phase={}", event.key(), phase(&pod));
+        herald_sdk::info!("{verb} pod={} phase={phase}", event.key());
         Ok(())
     }
 
     fn on_update(&mut self, event: &Update) -> Result<(), Error> {
-        let (old, new): (Pod, Pod) = (event.old()?, event.new()?);
-        if phase(&old) != phase(&new) {
-            herald_sdk::info!(
-                "phase pod={} from={} to={}",
-                event.key(),
-                phase(&old),
-                phase(&new)
-            );
+        let (old, new) = (phase(&event.old_view()?)?, phase(&event.new_view()?)?);
+        if old != new {
+            herald_sdk::info!("phase pod={} from={old} to={new}", event.key());
         }
         Ok(())
     }
@@ -52,7 +51,6 @@ herald_sdk::export_plugin!(Plugin);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use herald_sdk::k8s_openapi::api::core::v1::PodStatus;
     use herald_sdk::testing;
 
     fn pod(phase: &str) -> Pod {
