@@ -50,6 +50,11 @@ use serde_json::value::RawValue;
 use crate::Error;
 
 /// An object read lazily from its JSON text: see the [module](self) docs.
+///
+/// It also implements `Deserialize`, so a list of objects or a struct can
+/// hold views, as long as the deserializer borrows from its input
+/// (`serde_json::from_str`, `from_slice`): the unparsed fields are slices
+/// of that input.
 #[derive(Clone, Debug, Default)]
 pub struct ObjectView<'a> {
     api_version: Option<Text<'a>>,
