@@ -54,7 +54,8 @@ use crate::Error;
 /// It also implements `Deserialize`, so a list of objects or a struct can
 /// hold views, as long as the deserializer borrows from its input
 /// (`serde_json::from_str`, `from_slice`): the unparsed fields are slices
-/// of that input.
+/// of that input. (`from_reader`, which cannot lend its input, refuses it
+/// at compile time.)
 #[derive(Clone, Debug, Default)]
 pub struct ObjectView<'a> {
     api_version: Option<Text<'a>>,
@@ -577,6 +578,25 @@ mod tests {
         // An object without metadata or identity reads as empty, not as an error.
         let bare = ObjectView::parse("{}").unwrap();
         assert_eq!((bare.kind(), bare.metadata().name()), ("", ""));
+    }
+
+    #[test]
+    fn views_deserialize_inside_other_types_from_borrowed_text() {
+        let list =
+            r#"{"items":[{"metadata":{"name":"a"},"spec":{"x":1}},{"metadata":{"name":"b"}}]}"#;
+        #[derive(serde::Deserialize)]
+        struct List<'a> {
+            #[serde(borrow)]
+            items: Vec<ObjectView<'a>>,
+        }
+        let list: List = serde_json::from_str(list).unwrap();
+        let names: Vec<_> = list
+            .items
+            .iter()
+            .map(|item| item.metadata().name())
+            .collect();
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(list.items[0].raw("spec"), Some(r#"{"x":1}"#));
     }
 
     #[test]
