@@ -24,13 +24,25 @@
 //! The object an Event is about is anything that serializes to a Kubernetes
 //! object with `apiVersion`, `kind` and `metadata.name` (every `k8s-openapi`
 //! type, a `serde_json::Value` read from the cache or from [`crate::kube`]),
-//! or an explicit [`ObjectReference`].
+//! or an explicit [`ObjectReference`], which an object read through the
+//! lazy view gives without decoding it: `ObjectReference::from_view(&pod)`.
 
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::GroupVersionKind;
 use crate::kube::KubeError;
+use crate::view::ObjectView;
+
+/// The fields of an object that identify it, wherever they were read from.
+struct Identity<'a> {
+    api_version: Option<&'a str>,
+    kind: Option<&'a str>,
+    namespace: Option<&'a str>,
+    name: Option<&'a str>,
+    uid: Option<&'a str>,
+    resource_version: Option<&'a str>,
+}
 
 /// Normal or Warning, as Kubernetes defines them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -111,26 +123,50 @@ impl ObjectReference {
     /// Like [`ObjectReference::of`], for an object already in JSON.
     pub fn from_json(object: &Value) -> Result<Self, KubeError> {
         let field = |pointer: &str| object.pointer(pointer).and_then(Value::as_str);
-        let required = |pointer: &str| {
-            field(pointer)
-                .filter(|value| !value.is_empty())
-                .ok_or_else(|| {
-                    KubeError::Encoding(format!(
-                        "an Event's object needs {}, which it lacks",
-                        &pointer[1..].replace('/', ".")
-                    ))
-                })
-        };
-        let api_version = required("/apiVersion")?;
+        Self::from_identity(Identity {
+            api_version: field("/apiVersion"),
+            kind: field("/kind"),
+            namespace: field("/metadata/namespace"),
+            name: field("/metadata/name"),
+            uid: field("/metadata/uid"),
+            resource_version: field("/metadata/resourceVersion"),
+        })
+    }
+
+    /// Like [`ObjectReference::of`], for an object read through
+    /// [`Event::view`](crate::Event::view): no encoding, no decoding.
+    pub fn from_view(object: &ObjectView) -> Result<Self, KubeError> {
+        let meta = object.metadata();
+        fn non_empty(text: &str) -> Option<&str> {
+            Some(text).filter(|text| !text.is_empty())
+        }
+        Self::from_identity(Identity {
+            api_version: non_empty(object.api_version()),
+            kind: non_empty(object.kind()),
+            namespace: meta.namespace(),
+            name: non_empty(meta.name()),
+            uid: meta.uid(),
+            resource_version: meta.resource_version(),
+        })
+    }
+
+    fn from_identity(identity: Identity) -> Result<Self, KubeError> {
+        fn required<'a>(value: Option<&'a str>, path: &str) -> Result<&'a str, KubeError> {
+            value.filter(|value| !value.is_empty()).ok_or_else(|| {
+                KubeError::Encoding(format!("an Event's object needs {path}, which it lacks"))
+            })
+        }
+        let api_version = required(identity.api_version, "apiVersion")?;
         let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
         Ok(Self {
-            kind: GroupVersionKind::new(group, version, required("/kind")?),
-            namespace: field("/metadata/namespace")
+            kind: GroupVersionKind::new(group, version, required(identity.kind, "kind")?),
+            namespace: identity
+                .namespace
                 .filter(|namespace| !namespace.is_empty())
                 .map(str::to_owned),
-            name: required("/metadata/name")?.to_owned(),
-            uid: field("/metadata/uid").map(str::to_owned),
-            resource_version: field("/metadata/resourceVersion").map(str::to_owned),
+            name: required(identity.name, "metadata.name")?.to_owned(),
+            uid: identity.uid.map(str::to_owned),
+            resource_version: identity.resource_version.map(str::to_owned),
         })
     }
 
@@ -353,6 +389,24 @@ mod tests {
             ObjectReference::from_json(&deployment).unwrap().kind,
             GroupVersionKind::of::<Deployment>()
         );
+    }
+
+    #[test]
+    fn references_come_from_views_as_from_the_decoded_object() {
+        let json = serde_json::to_string(&pod()).unwrap();
+        let view = ObjectView::parse(&json).unwrap();
+        assert_eq!(
+            ObjectReference::from_view(&view).unwrap(),
+            ObjectReference::of(&pod()).unwrap()
+        );
+        let nameless = ObjectView::parse(r#"{"apiVersion":"v1","kind":"Pod","metadata":{}}"#);
+        assert_eq!(
+            ObjectReference::from_view(&nameless.unwrap()).unwrap_err(),
+            KubeError::Encoding("an Event's object needs metadata.name, which it lacks".into())
+        );
+        let kindless = ObjectView::parse(r#"{"apiVersion":"v1","metadata":{"name":"a"}}"#);
+        let error = ObjectReference::from_view(&kindless.unwrap()).unwrap_err();
+        assert!(error.message().contains("needs kind"), "{error}");
     }
 
     #[test]
