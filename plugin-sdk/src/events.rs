@@ -137,14 +137,13 @@ impl ObjectReference {
     /// [`Event::view`](crate::Event::view): no encoding, no decoding.
     pub fn from_view(object: &ObjectView) -> Result<Self, KubeError> {
         let meta = object.metadata();
-        fn non_empty(text: &str) -> Option<&str> {
-            Some(text).filter(|text| !text.is_empty())
-        }
+        // The view reads an absent identity field as empty, which
+        // `from_identity` refuses as it refuses an absent one.
         Self::from_identity(Identity {
-            api_version: non_empty(object.api_version()),
-            kind: non_empty(object.kind()),
+            api_version: Some(object.api_version()),
+            kind: Some(object.kind()),
             namespace: meta.namespace(),
-            name: non_empty(meta.name()),
+            name: Some(meta.name()),
             uid: meta.uid(),
             resource_version: meta.resource_version(),
         })
