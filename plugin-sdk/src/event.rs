@@ -4,7 +4,7 @@
 use serde::Deserialize;
 
 use crate::bindings::herald::plugin0_2_0::types as wit;
-use crate::view::ObjectView;
+use crate::view::{ObjectView, decode};
 use crate::{Error, GroupVersionKind};
 
 /// Facts about the notification being delivered, as the host sent them.
@@ -140,7 +140,7 @@ impl Event {
     /// struct with only the fields a plugin reads, which may borrow its
     /// strings from the event.
     pub fn object<'a, T: Deserialize<'a>>(&'a self) -> Result<T, Error> {
-        decode(&self.json, "object")
+        decode(&self.json, "the object")
     }
 
     /// The object read lazily: its metadata now, borrowed, and its spec,
@@ -188,7 +188,7 @@ impl Update {
 
     /// The previous state decoded into `T` (see [`Event::object`]).
     pub fn old<'a, T: Deserialize<'a>>(&'a self) -> Result<T, Error> {
-        decode(&self.old_json, "old object")
+        decode(&self.old_json, "the old object")
     }
 
     /// The previous state read lazily (see [`Event::view`]).
@@ -207,17 +207,8 @@ impl Update {
         reason = "pairs with `old`: `update.new::<Pod>()` reads as the new state"
     )]
     pub fn new<'a, T: Deserialize<'a>>(&'a self) -> Result<T, Error> {
-        decode(&self.new_json, "new object")
+        decode(&self.new_json, "the new object")
     }
-}
-
-fn decode<'a, T: Deserialize<'a>>(json: &'a str, what: &str) -> Result<T, Error> {
-    serde_json::from_str(json).map_err(|error| {
-        Error::from(error).context(format_args!(
-            "decoding the {what} as {}",
-            std::any::type_name::<T>()
-        ))
-    })
 }
 
 #[cfg(test)]

@@ -113,12 +113,7 @@ impl<'a> ObjectView<'a> {
         let Some(raw) = self.raw(name).filter(|raw| *raw != "null") else {
             return Ok(None);
         };
-        serde_json::from_str(raw).map(Some).map_err(|error| {
-            Error::from(error).context(format_args!(
-                "decoding `{name}` as {}",
-                std::any::type_name::<T>()
-            ))
-        })
+        decode(raw, format_args!("`{name}`")).map(Some)
     }
 
     /// A top-level field's JSON text as the host sent it, undecoded: cheap
@@ -440,6 +435,21 @@ impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
 
         deserializer.deserialize_str(Chars(std::marker::PhantomData))
     }
+}
+
+/// `json` decoded into `T`, the error naming `what` was decoded and into
+/// which type: what every typed accessor of [`Event`](crate::Event),
+/// [`Update`](crate::Update) and [`ObjectView`] shares.
+pub(crate) fn decode<'a, T: Deserialize<'a>>(
+    json: &'a str,
+    what: impl fmt::Display,
+) -> Result<T, Error> {
+    serde_json::from_str(json).map_err(|error| {
+        Error::from(error).context(format_args!(
+            "decoding {what} as {}",
+            std::any::type_name::<T>()
+        ))
+    })
 }
 
 /// `null` read as the type's default, as Go's JSON decoding does for the
