@@ -68,7 +68,7 @@ mod protobuf;
 mod registry;
 mod router;
 mod seed;
-pub mod selector;
+pub use herald_grammar::selector;
 mod server;
 mod status;
 mod storage;

@@ -1007,7 +1007,7 @@ impl State {
                 ));
             }
         };
-        validate::check_name(&name, validate::NameRule::of(&rt.id.group, &rt.id.plural))
+        validate::check_name(&name, &rt.id.group, &rt.id.plural)
             .map_err(|problem| ApiError::invalid(&rt, &name, "metadata.name", &problem))?;
         if rt.namespaced && !self.namespace_exists(&ns) {
             return Err(ApiError::not_found_in("", "namespaces", &ns));

@@ -102,7 +102,7 @@ pub struct PluginSourceConfig {
     /// tag is a new version) or `…@sha256:<digest>` (pinned, never changes).
     pub oci: String,
     /// How often a tag is checked for a new version.
-    #[serde(default = "default_poll_interval", with = "crate::duration_serde")]
+    #[serde(default = "default_poll_interval", with = "crate::units::duration")]
     pub poll_interval: Duration,
     /// Plain HTTP instead of HTTPS.
     #[serde(default)]
@@ -331,10 +331,10 @@ pub struct QueueConfig {
     /// Every-event delivery: retries in place before a notification is skipped.
     pub max_retries: u32,
     /// Every-event delivery: first retry delay (doubles each retry).
-    #[serde(with = "crate::duration_serde")]
+    #[serde(with = "crate::units::duration")]
     pub initial_backoff: Duration,
     /// Every-event delivery: longest retry delay.
-    #[serde(with = "crate::duration_serde")]
+    #[serde(with = "crate::units::duration")]
     pub max_backoff: Duration,
     /// Coalesced delivery: the per-key backoff of its work queue.
     pub coalesced: CoalescedQueueConfig,
@@ -358,10 +358,10 @@ impl Default for QueueConfig {
 #[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct CoalescedQueueConfig {
     /// Wait after a key's first failure; doubles with each further one.
-    #[serde(with = "crate::duration_serde")]
+    #[serde(with = "crate::units::duration")]
     pub base_delay: Duration,
     /// Longest wait.
-    #[serde(with = "crate::duration_serde")]
+    #[serde(with = "crate::units::duration")]
     pub max_delay: Duration,
     /// Retries of a key before its notification is skipped.
     pub max_retries: u32,
@@ -383,7 +383,7 @@ impl Default for CoalescedQueueConfig {
 #[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct ShutdownConfig {
     /// How long queues may drain after SIGTERM.
-    #[serde(with = "crate::duration_serde")]
+    #[serde(with = "crate::units::duration")]
     pub grace_period: Duration,
 }
 
@@ -420,14 +420,14 @@ pub const MAX_WORKERS: usize = 1024;
 #[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct PluginFilesConfig {
     /// Largest plugin file accepted.
-    #[serde(with = "crate::quantity")]
+    #[serde(with = "crate::units::quantity")]
     pub max_size: u64,
     /// If set, only files whose sha256 (lowercase hex) is listed are loaded.
     pub allowed_sha256: Option<Vec<String>>,
     /// The compiled-artifact cache.
     pub artifact_cache: ArtifactCacheConfig,
     /// How long compiling one plugin may take (in its child process).
-    #[serde(with = "crate::duration_serde")]
+    #[serde(with = "crate::units::duration")]
     pub compile_timeout: Duration,
     /// Whether a plugin's sidecar may grant it capabilities and writes (for
     /// what its `plugins.<name>` entry leaves unset). Off by default, so
@@ -450,7 +450,7 @@ pub struct ArtifactCacheConfig {
     /// Most bytes of entries kept: past it, the least recently used entries
     /// go after each compile (a Python or JavaScript plugin's entry is about
     /// 35 MiB, a Rust one's well under 1 MiB).
-    #[serde(with = "crate::quantity")]
+    #[serde(with = "crate::units::quantity")]
     pub max_size: u64,
 }
 
@@ -591,10 +591,10 @@ fn check_grants(
 #[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct PluginLimits {
     /// Call deadline.
-    #[serde(with = "opt_duration")]
+    #[serde(with = "crate::units::duration::option")]
     pub call_deadline: Option<Duration>,
     /// Memory cap.
-    #[serde(with = "opt_quantity")]
+    #[serde(with = "crate::units::quantity::option")]
     pub memory: Option<u64>,
 }
 
@@ -685,13 +685,13 @@ pub struct LeaseConfig {
     pub identity: Option<String>,
     /// How long a follower waits after the Lease last changed before taking
     /// it over (whole seconds).
-    #[serde(with = "crate::duration_serde")]
+    #[serde(with = "crate::units::duration")]
     pub lease_duration: Duration,
     /// The leader steps down if it has not renewed for this long.
-    #[serde(with = "crate::duration_serde")]
+    #[serde(with = "crate::units::duration")]
     pub renew_deadline: Duration,
     /// Wait between attempts to acquire or renew.
-    #[serde(with = "crate::duration_serde")]
+    #[serde(with = "crate::units::duration")]
     pub retry_period: Duration,
 }
 
@@ -1016,8 +1016,8 @@ impl Config {
                 "limits.callDeadline".into(),
                 format!(
                     "{} is above limits.max.callDeadline ({})",
-                    crate::duration_serde::format(deadline),
-                    crate::duration_serde::format(self.limits.max.call_deadline)
+                    crate::units::duration::format(deadline),
+                    crate::units::duration::format(self.limits.max.call_deadline)
                 ),
             ));
         }
@@ -1028,8 +1028,8 @@ impl Config {
                 "limits.memory".into(),
                 format!(
                     "{} is above limits.max.memory ({})",
-                    crate::quantity::format(memory),
-                    crate::quantity::format(self.limits.max.memory)
+                    crate::units::quantity::format(memory),
+                    crate::units::quantity::format(self.limits.max.memory)
                 ),
             ));
         }
@@ -1225,31 +1225,6 @@ impl Config {
                 memory_bytes: p.limits.memory,
             })
             .unwrap_or_default()
-    }
-}
-
-mod opt_duration {
-    use serde::{Deserialize, Deserializer};
-    use std::time::Duration;
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Option<Duration>, D::Error> {
-        #[derive(Deserialize)]
-        struct Wrapper(#[serde(with = "crate::duration_serde")] Duration);
-        Ok(Option::<Wrapper>::deserialize(deserializer)?.map(|w| w.0))
-    }
-}
-
-mod opt_quantity {
-    use serde::{Deserialize, Deserializer};
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Option<u64>, D::Error> {
-        #[derive(Deserialize)]
-        struct Wrapper(#[serde(with = "crate::quantity")] u64);
-        Ok(Option::<Wrapper>::deserialize(deserializer)?.map(|w| w.0))
     }
 }
 

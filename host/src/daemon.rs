@@ -141,7 +141,7 @@ pub struct PluginStatus {
     /// sha256 of its file.
     pub sha256: String,
     /// Loaded since.
-    #[serde(with = "crate::time_serde")]
+    #[serde(with = "crate::units::time")]
     pub since: SystemTime,
     /// Receiving notifications (false on a replica standing by, and on a
     /// sharded replica that does not own it).
@@ -192,7 +192,7 @@ pub struct AbandonedWorker {
     /// sha256 of the version it ran.
     pub sha256: String,
     /// When it was abandoned.
-    #[serde(with = "crate::time_serde")]
+    #[serde(with = "crate::units::time")]
     pub at: SystemTime,
 }
 

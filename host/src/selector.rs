@@ -1,6 +1,7 @@
-//! Kubernetes label and field selectors (parsing and matching), shared with
-//! the embedded API server so both sides agree on the grammar.
+//! Kubernetes label and field selectors (parsing and matching), from the
+//! `herald-grammar` crate, so the host, the embedded API server and the
+//! SDK's test host agree on the grammar.
 
-pub use herald_apiserver::selector::{
+pub use herald_grammar::selector::{
     FieldOperator, FieldSelector, FieldTerm, LabelSelector, Operator, Requirement, SelectorError,
 };

@@ -19,7 +19,7 @@
 use arbitrary::{Arbitrary, Unstructured};
 use herald::plugin::abi;
 use herald::plugin::{Delivery, MAX_RESYNC, MAX_SUBSCRIPTIONS, MIN_RESYNC, Manifest, Subscription};
-use herald::selector::{FieldSelector, LabelSelector};
+use herald_grammar::selector::{FieldSelector, LabelSelector};
 use std::collections::BTreeSet;
 use std::time::Duration;
 

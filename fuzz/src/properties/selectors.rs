@@ -13,7 +13,7 @@
 //!   its negation (`=`/`!=`, `in`/`notin`, exists/`!`) never agree.
 
 use arbitrary::Unstructured;
-use herald::selector::{
+use herald_grammar::selector::{
     FieldOperator, FieldSelector, FieldTerm, LabelSelector, Operator, Requirement, SelectorError,
 };
 use std::collections::BTreeMap;

@@ -294,7 +294,7 @@ impl Authority {
         let patch = json!({
             "series": {
                 "count": series.count + 1,
-                "lastObservedTime": crate::time_serde::format_micros(SystemTime::now()),
+                "lastObservedTime": crate::units::time::format_micros(SystemTime::now()),
             }
         });
         let request = self.event_request(
@@ -351,7 +351,7 @@ impl Authority {
                 "name": format!("{}.{nanos:x}", event.regarding.name),
                 "namespace": namespace,
             },
-            "eventTime": crate::time_serde::format_micros(now),
+            "eventTime": crate::units::time::format_micros(now),
             "reportingController": format!("herald.dev/{}", self.plugin()),
             "reportingInstance": reporting_instance(self.plugin()),
             "action": event.action,

@@ -34,7 +34,7 @@ pub struct ApiServerArgs {
     /// scaled and deleted in the namespaces `shop` and `payments` of
     /// `--seed examples/cluster`),
     /// one change every interval, e.g. 500ms.
-    #[arg(long, value_parser = crate::duration_serde::parse)]
+    #[arg(long, value_parser = crate::units::duration::parse)]
     pub churn_interval: Option<Duration>,
 }
 

@@ -12,7 +12,7 @@ use std::time::Duration;
 #[derive(Debug, Args)]
 pub struct DemoArgs {
     /// Stop after this long, e.g. 30s (default: run until Ctrl-C).
-    #[arg(long, value_parser = crate::duration_serde::parse)]
+    #[arg(long, value_parser = crate::units::duration::parse)]
     pub duration: Option<Duration>,
     /// Load the plugins in this directory instead of building the examples.
     #[arg(long)]
@@ -26,7 +26,7 @@ pub struct DemoArgs {
     #[arg(long, default_value = "127.0.0.1:9090")]
     pub listen: SocketAddr,
     /// Time between two changes of the churn generator, e.g. 500ms.
-    #[arg(long, default_value = "700ms", value_parser = crate::duration_serde::parse)]
+    #[arg(long, default_value = "700ms", value_parser = crate::units::duration::parse)]
     pub churn_interval: Duration,
 }
 

@@ -207,7 +207,7 @@ fn print_text(report: &CheckReport<'_>) {
         if let Some(period) = sub.resync_period {
             line.push_str(&format!(
                 ", resync every {}",
-                crate::duration_serde::format(period)
+                crate::units::duration::format(period)
             ));
         }
         line.push_str(match sub.delivery {
@@ -219,7 +219,7 @@ fn print_text(report: &CheckReport<'_>) {
     let limits = &manifest.limits;
     let deadline = limits
         .call_deadline
-        .map(crate::duration_serde::format)
+        .map(crate::units::duration::format)
         .unwrap_or_else(|| "default".into());
     let memory = limits
         .memory_bytes

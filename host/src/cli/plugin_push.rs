@@ -66,7 +66,7 @@ pub fn push(args: PushArgs) -> ExitCode {
             manifest.version.clone(),
         ),
     ]);
-    let created = crate::time_serde::format(std::time::SystemTime::now());
+    let created = crate::units::time::format(std::time::SystemTime::now());
     let artifact = PluginArtifact::new(bytes, info, created, annotations);
     let options = RegistryOptions {
         plain_http: args.plain_http,

@@ -50,7 +50,7 @@ pub struct RunArgs {
     #[arg(long, value_parser = parse_log_format)]
     pub log_format: Option<LogFormat>,
     /// How long queues may drain after SIGTERM, e.g. 10s [config: shutdown.gracePeriod].
-    #[arg(long, value_parser = crate::duration_serde::parse)]
+    #[arg(long, value_parser = crate::units::duration::parse)]
     pub grace_period: Option<Duration>,
 }
 

@@ -479,10 +479,10 @@ pub fn spawn_crash_loop(
         }
         // The kubelet reports when the Pod started, which lets a watcher
         // count every restart since then even from merged changes.
-        let started = crate::time_serde::format(std::time::SystemTime::now());
+        let started = crate::units::time::format(std::time::SystemTime::now());
         for restarts in 1.. {
             tokio::time::sleep(interval).await;
-            let finished = crate::time_serde::format(std::time::SystemTime::now());
+            let finished = crate::units::time::format(std::time::SystemTime::now());
             let status = json!({"status": {"phase": "Running", "startTime": started, "containerStatuses": [{
                 "name": "worker", "image": "ghcr.io/example/worker:1.4", "imageID": "",
                 "ready": false, "started": false, "restartCount": restarts,

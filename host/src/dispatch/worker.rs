@@ -156,7 +156,7 @@ pub struct LastError {
     /// The notification: event type and object key.
     pub notification: String,
     /// When.
-    #[serde(with = "crate::time_serde")]
+    #[serde(with = "crate::units::time")]
     pub at: SystemTime,
     /// Whether it was skipped after the last retry (otherwise it is retried).
     pub skipped: bool,

@@ -88,7 +88,7 @@ pub fn check_timings(
             "leaseDuration",
             format!(
                 "{} is not a whole number of seconds of at least 1s (the Lease stores seconds)",
-                crate::duration_serde::format(lease_duration)
+                crate::units::duration::format(lease_duration)
             ),
         ));
     }
@@ -103,8 +103,8 @@ pub fn check_timings(
             "renewDeadline",
             format!(
                 "{} must be shorter than leaseDuration ({}), or the leader could still act after a follower took over",
-                crate::duration_serde::format(renew_deadline),
-                crate::duration_serde::format(lease_duration)
+                crate::units::duration::format(renew_deadline),
+                crate::units::duration::format(lease_duration)
             ),
         ));
     }
@@ -113,8 +113,8 @@ pub fn check_timings(
             "retryPeriod",
             format!(
                 "{} is too long for renewDeadline {}: renewDeadline must exceed {JITTER_FACTOR} × retryPeriod so the leader gets more than one try",
-                crate::duration_serde::format(retry_period),
-                crate::duration_serde::format(renew_deadline)
+                crate::units::duration::format(retry_period),
+                crate::units::duration::format(renew_deadline)
             ),
         ));
     }

@@ -14,7 +14,7 @@ pub const DEFAULT_MEMORY_BYTES: u64 = 64 * 1024 * 1024;
 #[serde(rename_all = "camelCase")]
 pub struct Limits {
     /// Wall-clock budget for one handler call.
-    #[serde(with = "crate::duration_serde")]
+    #[serde(with = "crate::units::duration")]
     pub call_deadline: Duration,
     /// Cap on the instance's linear memory, in bytes.
     pub memory_bytes: u64,

@@ -46,7 +46,7 @@ pub struct Subscription {
     #[serde(
         rename = "resyncPeriodMs",
         skip_serializing_if = "Option::is_none",
-        with = "opt_millis"
+        with = "crate::units::duration::millis_option"
     )]
     pub resync_period: Option<Duration>,
     /// Queueing mode.
@@ -61,7 +61,7 @@ pub struct RequestedLimits {
     #[serde(
         rename = "callDeadlineMs",
         skip_serializing_if = "Option::is_none",
-        with = "opt_millis"
+        with = "crate::units::duration::millis_option"
     )]
     pub call_deadline: Option<Duration>,
     /// Linear memory cap in bytes.
@@ -532,21 +532,6 @@ fn non_empty(value: Option<String>) -> Option<String> {
 /// True for a valid plugin name: an RFC 1123 label.
 pub fn is_plugin_name(name: &str) -> bool {
     is_dns_label(name)
-}
-
-mod opt_millis {
-    use serde::Serializer;
-    use std::time::Duration;
-
-    pub fn serialize<S: Serializer>(
-        value: &Option<Duration>,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        match value {
-            Some(d) => serializer.serialize_u64(d.as_millis() as u64),
-            None => serializer.serialize_none(),
-        }
-    }
 }
 
 #[cfg(test)]

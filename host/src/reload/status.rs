@@ -42,14 +42,14 @@ pub struct FileStatus {
     /// sha256 of the running version.
     pub sha256: Option<String>,
     /// When the running version was loaded.
-    #[serde(with = "opt_time")]
+    #[serde(with = "crate::units::time::option")]
     pub loaded_at: Option<SystemTime>,
     /// How the running version was compiled: `cache hit` or `compiled in N ms`.
     pub compile: Option<String>,
     /// The last load error (the running version, if any, was kept).
     pub last_error: Option<String>,
     /// When that error happened.
-    #[serde(with = "opt_time")]
+    #[serde(with = "crate::units::time::option")]
     pub error_at: Option<SystemTime>,
     /// For a plugin pulled from a registry (`pluginSources`): the
     /// reference, what was pulled and the last attempt's outcome.
@@ -66,15 +66,15 @@ pub struct SourceStatus {
     /// The manifest digest of the version in the file, if any.
     pub manifest_digest: Option<String>,
     /// When that version was pulled.
-    #[serde(with = "opt_time")]
+    #[serde(with = "crate::units::time::option")]
     pub pulled_at: Option<SystemTime>,
     /// When the registry last answered (the tag checked, unchanged or not).
-    #[serde(with = "opt_time")]
+    #[serde(with = "crate::units::time::option")]
     pub checked_at: Option<SystemTime>,
     /// The last pull error (the version in the file, if any, stays).
     pub last_error: Option<String>,
     /// When that error happened.
-    #[serde(with = "opt_time")]
+    #[serde(with = "crate::units::time::option")]
     pub error_at: Option<SystemTime>,
 }
 
@@ -127,7 +127,7 @@ pub enum ReloadAction {
 #[serde(rename_all = "camelCase")]
 pub struct ReloadRecord {
     /// When.
-    #[serde(with = "crate::time_serde")]
+    #[serde(with = "crate::units::time")]
     pub at: SystemTime,
     /// What.
     pub action: ReloadAction,
@@ -357,21 +357,6 @@ impl FileStatuses {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<PathBuf, FileStatus>> {
         self.files.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-mod opt_time {
-    use serde::Serializer;
-    use std::time::SystemTime;
-
-    pub fn serialize<S: Serializer>(
-        time: &Option<SystemTime>,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        match time {
-            Some(time) => serializer.serialize_str(&crate::time_serde::format(*time)),
-            None => serializer.serialize_none(),
-        }
     }
 }
 

@@ -82,6 +82,7 @@
 //! assert_eq!(calls[3].body, Some(json!({"data": {"a": "1"}})));
 //! ```
 
+use herald_grammar::selector::LabelSelector;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -641,101 +642,6 @@ fn identity(json: &str) -> (Option<String>, String, String) {
     )
 }
 
-/// One requirement of a label selector.
-enum Requirement {
-    Equals(String, String),
-    NotEquals(String, String),
-    In(String, Vec<String>),
-    NotIn(String, Vec<String>),
-    Exists(String),
-    DoesNotExist(String),
-}
-
-impl Requirement {
-    fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        match self {
-            Self::Equals(key, value) => labels.get(key) == Some(value),
-            Self::NotEquals(key, value) => labels.get(key) != Some(value),
-            Self::In(key, values) => labels.get(key).is_some_and(|value| values.contains(value)),
-            Self::NotIn(key, values) => labels.get(key).is_none_or(|value| !values.contains(value)),
-            Self::Exists(key) => labels.contains_key(key),
-            Self::DoesNotExist(key) => !labels.contains_key(key),
-        }
-    }
-}
-
-/// Parses the Kubernetes label selector grammar (`a=b`, `a==b`, `a!=b`,
-/// `a in (x,y)`, `a notin (x)`, `a`, `!a`, joined by commas).
-fn parse_selector(selector: &str) -> Result<Vec<Requirement>, String> {
-    let mut parts = Vec::new();
-    let (mut depth, mut start) = (0usize, 0usize);
-    for (index, character) in selector.char_indices() {
-        match character {
-            '(' => depth += 1,
-            ')' => {
-                depth = depth
-                    .checked_sub(1)
-                    .ok_or_else(|| format!("unbalanced ')' in {selector:?}"))?
-            }
-            ',' if depth == 0 => {
-                parts.push(&selector[start..index]);
-                start = index + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&selector[start..]);
-    let valid = |word: &str| {
-        !word.is_empty()
-            && word
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c))
-    };
-    let check = |word: &str| {
-        if valid(word) {
-            Ok(word.to_owned())
-        } else {
-            Err(format!("invalid label key or value {word:?}"))
-        }
-    };
-    let set = |values: &str| -> Result<Vec<String>, String> {
-        let inner = values
-            .trim()
-            .strip_prefix('(')
-            .and_then(|rest| rest.strip_suffix(')'));
-        let inner = inner.ok_or_else(|| format!("expected a parenthesised set, got {values:?}"))?;
-        inner.split(',').map(|value| check(value.trim())).collect()
-    };
-    parts
-        .into_iter()
-        .map(str::trim)
-        .filter(|part| !part.is_empty())
-        .map(|part| {
-            if let Some((key, value)) = part.split_once("!=") {
-                Ok(Requirement::NotEquals(
-                    check(key.trim())?,
-                    check(value.trim())?,
-                ))
-            } else if let Some((key, value)) =
-                part.split_once("==").or_else(|| part.split_once('='))
-            {
-                Ok(Requirement::Equals(
-                    check(key.trim())?,
-                    check(value.trim())?,
-                ))
-            } else if let Some((key, values)) = part.split_once(" notin ") {
-                Ok(Requirement::NotIn(check(key.trim())?, set(values)?))
-            } else if let Some((key, values)) = part.split_once(" in ") {
-                Ok(Requirement::In(check(key.trim())?, set(values)?))
-            } else if let Some(key) = part.strip_prefix('!') {
-                Ok(Requirement::DoesNotExist(check(key.trim())?))
-            } else {
-                Ok(Requirement::Exists(check(part)?))
-            }
-        })
-        .collect()
-}
-
 fn labels_of(json: &str) -> BTreeMap<String, String> {
     let value: Value = serde_json::from_str(json).unwrap_or_default();
     value
@@ -993,8 +899,8 @@ pub(crate) mod host {
         namespace: Option<&str>,
         label_selector: Option<&str>,
     ) -> Result<Vec<String>, CacheError> {
-        let requirements = parse_selector(label_selector.unwrap_or_default())
-            .map_err(CacheError::InvalidSelector)?;
+        let selector = LabelSelector::parse(label_selector.unwrap_or_default())
+            .map_err(|e| CacheError::InvalidSelector(e.to_string()))?;
         with_host(|host| {
             visible(host, kind)?;
             let objects = host.cache.get(kind).into_iter().flatten();
@@ -1002,12 +908,7 @@ pub(crate) mod host {
                 .filter(|((object_namespace, _), _)| {
                     namespace.is_none() || object_namespace.as_deref() == namespace
                 })
-                .filter(|(_, json)| {
-                    let labels = labels_of(json);
-                    requirements
-                        .iter()
-                        .all(|requirement| requirement.matches(&labels))
-                })
+                .filter(|(_, json)| selector.matches(&labels_of(json)))
                 .map(|(_, json)| json.clone())
                 .collect())
         })
@@ -1023,14 +924,11 @@ mod tests {
             .iter()
             .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
             .collect();
-        parse_selector(selector)
-            .unwrap()
-            .iter()
-            .all(|requirement| requirement.matches(&labels))
+        LabelSelector::parse(selector).unwrap().matches(&labels)
     }
 
     #[test]
-    fn selector_grammar() {
+    fn the_test_host_reads_selectors_with_the_hosts_grammar() {
         let labels = [("app", "web"), ("tier", "front")];
         assert!(matches("", &labels));
         assert!(matches("app=web", &labels));
@@ -1040,9 +938,9 @@ mod tests {
         assert!(!matches("tier notin (front)", &labels));
         assert!(matches("app,!legacy", &labels));
         assert!(!matches("!app", &labels));
-        assert!(parse_selector("a=b=c").is_err());
-        assert!(parse_selector("a in x").is_err());
-        assert!(parse_selector("a in (x").is_err());
+        assert!(LabelSelector::parse("a=b=c").is_err());
+        assert!(LabelSelector::parse("a in x").is_err());
+        assert!(LabelSelector::parse("a in (x").is_err());
     }
 
     #[test]

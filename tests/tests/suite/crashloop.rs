@@ -26,13 +26,13 @@ use std::sync::Arc;
 /// since then even when coalesced delivery merges several changes into
 /// one, as it may under load).
 fn restarted(restarts: i32, started: std::time::SystemTime) -> serde_json::Value {
-    json!({"status": {"phase": "Running", "startTime": herald::time_serde::format(started),
+    json!({"status": {"phase": "Running", "startTime": herald::units::time::format(started),
         "containerStatuses": [{
         "name": "worker", "image": "ghcr.io/example/worker:1.4", "imageID": "",
         "ready": false, "started": false, "restartCount": restarts,
         "state": {"waiting": {"reason": "CrashLoopBackOff"}},
         "lastState": {"terminated": {"exitCode": 1, "reason": "Error",
-            "finishedAt": herald::time_serde::format(std::time::SystemTime::now())}},
+            "finishedAt": herald::units::time::format(std::time::SystemTime::now())}},
     }]}})
 }
 

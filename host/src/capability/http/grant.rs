@@ -29,14 +29,14 @@ pub struct HttpGrant {
     /// The origins requests may go to.
     pub allowed_origins: Vec<Origin>,
     /// How long establishing a connection (name look-up, TCP, TLS) may take.
-    #[serde(default = "default_connect_timeout", with = "crate::duration_serde")]
+    #[serde(default = "default_connect_timeout", with = "crate::units::duration")]
     pub connect_timeout: Duration,
     /// How long a whole request may take, connection and response body
     /// included; never longer than 80 % of what is left of the handler call.
-    #[serde(default = "default_timeout", with = "crate::duration_serde")]
+    #[serde(default = "default_timeout", with = "crate::units::duration")]
     pub timeout: Duration,
     /// The largest response body the plugin may read, in bytes.
-    #[serde(default = "default_max_response_size", with = "crate::quantity")]
+    #[serde(default = "default_max_response_size", with = "crate::units::quantity")]
     pub max_response_size: u64,
     /// Requests of the plugin in flight at once, across its instances.
     #[serde(default = "default_max_concurrent")]

@@ -61,6 +61,20 @@ pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D:
     }
 }
 
+/// `Option<u64>` byte quantities; absent or `null` is `None`.
+pub mod option {
+    use serde::{Deserialize, Deserializer};
+
+    /// Serde `deserialize_with`.
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<u64>, D::Error> {
+        #[derive(Deserialize)]
+        struct Wrapper(#[serde(with = "super")] u64);
+        Ok(Option::<Wrapper>::deserialize(deserializer)?.map(|w| w.0))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

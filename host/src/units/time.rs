@@ -49,6 +49,23 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (year, month, day)
 }
 
+/// `Option<SystemTime>` as RFC 3339, `null` for `None`.
+pub mod option {
+    use serde::Serializer;
+    use std::time::SystemTime;
+
+    /// Serde `serialize_with`.
+    pub fn serialize<S: Serializer>(
+        time: &Option<SystemTime>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match time {
+            Some(time) => super::serialize(time, serializer),
+            None => serializer.serialize_none(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

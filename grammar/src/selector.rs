@@ -2,7 +2,7 @@
 //!
 //! ```
 //! use std::collections::BTreeMap;
-//! use herald_apiserver::selector::LabelSelector;
+//! use herald_grammar::selector::LabelSelector;
 //!
 //! let sel = LabelSelector::parse("app=web,tier in (front, back),!canary").unwrap();
 //! let labels = BTreeMap::from([("app".to_string(), "web".to_string()),
@@ -432,7 +432,7 @@ fn validate_name_part(name: &str, what: &str) -> Result<(), SelectorError> {
 fn validate_label_key(key: &str) -> Result<(), SelectorError> {
     let name = match key.split_once('/') {
         Some((prefix, name)) => {
-            if !crate::validate::is_dns1123_subdomain(prefix) {
+            if !crate::name::is_dns1123_subdomain(prefix) {
                 return Err(SelectorError(format!(
                     "invalid label key {key:?}: prefix part must be a lowercase RFC 1123 subdomain"
                 )));
@@ -620,7 +620,7 @@ impl fmt::Display for FieldSelector {
 }
 
 /// Read a dotted field path (`status.phase`) from a JSON object as a string (`""` if absent).
-pub(crate) fn field_value(obj: &Value, path: &str) -> String {
+pub fn field_value(obj: &Value, path: &str) -> String {
     let mut cur = obj;
     for part in path.split('.') {
         match cur.get(part) {

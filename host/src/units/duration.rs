@@ -64,6 +64,50 @@ pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duratio
     }
 }
 
+/// `Option<Duration>` in the same forms; absent or `null` is `None`.
+pub mod option {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    /// Serde `serialize_with`.
+    pub fn serialize<S: Serializer>(
+        value: &Option<Duration>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(duration) => super::serialize(duration, serializer),
+            None => serializer.serialize_none(),
+        }
+    }
+
+    /// Serde `deserialize_with`.
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Duration>, D::Error> {
+        #[derive(Deserialize)]
+        struct Wrapper(#[serde(with = "super")] Duration);
+        Ok(Option::<Wrapper>::deserialize(deserializer)?.map(|w| w.0))
+    }
+}
+
+/// `Option<Duration>` serialized as a whole number of milliseconds, as the
+/// manifest's `…Ms` fields are.
+pub mod millis_option {
+    use serde::Serializer;
+    use std::time::Duration;
+
+    /// Serde `serialize_with`.
+    pub fn serialize<S: Serializer>(
+        value: &Option<Duration>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(d) => serializer.serialize_u64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            None => serializer.serialize_none(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
