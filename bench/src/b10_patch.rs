@@ -10,7 +10,7 @@ use crate::cluster::Cluster;
 use crate::measure::Samples;
 use crate::settings::Settings;
 use crate::table::{Goal, Row, Unit};
-use herald::capability::grant::WriteRule;
+use herald::capability::kube::WriteRule;
 use herald::capability::kube::{ClusterApi, writer_config};
 use herald::capability::rate::RateLimit;
 use herald::capability::{ClusterAccess, Grants};

@@ -40,9 +40,10 @@ use crate::fixtures::Fixtures;
 use crate::measure::{Samples, resident_bytes, thread_cpu_ns};
 use crate::settings::Settings;
 use crate::table::{Goal, Row, Unit};
+use herald::capability::log::LogRate;
 use herald::plugin::{
     ArtifactCache, CompileOutcome, DEFAULT_COMPILE_TIMEOUT, DEFAULT_MAX_FILE_BYTES, LoadOptions,
-    LoadedPlugin, LogRate, PluginEngine, PluginInstance, digest,
+    LoadedPlugin, PluginEngine, PluginInstance, digest,
 };
 use herald::store::CachedObject;
 use herald_test_artifacts as artifacts;

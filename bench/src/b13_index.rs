@@ -11,8 +11,8 @@
 use crate::measure::Samples;
 use crate::settings::Settings;
 use crate::table::{Goal, Row, Unit};
-use herald::plugin::ObjectReader;
 use herald::selector::LabelSelector;
+use herald::store::ObjectReader;
 use herald::store::{CachedObject, IndexKey, Store, Transform};
 use std::sync::Arc;
 use std::time::Instant;

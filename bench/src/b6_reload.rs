@@ -22,12 +22,13 @@ use crate::fixtures::Fixtures;
 use crate::measure::{PATIENCE, Samples};
 use crate::settings::Settings;
 use crate::table::{Goal, Row, Unit};
+use herald::capability::log::TracingSink;
 use herald::config::Config;
 use herald::daemon::Daemon;
 use herald::dispatch::{Listener, RetryPolicy};
 use herald::informer::{Informers, ReflectorConfig};
-use herald::metrics::LoaderStats;
-use herald::plugin::{ArtifactCache, TracingSink};
+use herald::plugin::ArtifactCache;
+use herald::reload::LoaderStats;
 use herald::reload::{
     DEFAULT_RESCAN_INTERVAL, FileStatuses, PluginDirectory, ReloadSetup, SettleTiming,
 };

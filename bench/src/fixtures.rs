@@ -2,9 +2,8 @@
 //! `herald-test-artifacts`, compiled once into one engine, loaded with a
 //! log sink the benchmarks read ([`LogCollector`]).
 
-use herald::plugin::{
-    LoadOptions, LoadedPlugin, LogLine, LogRate, LogSink, PluginEngine, RequestedLimits, digest,
-};
+use herald::capability::log::{LogLine, LogRate, LogSink};
+use herald::plugin::{LoadOptions, LoadedPlugin, PluginEngine, RequestedLimits, digest};
 use herald_test_artifacts as artifacts;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

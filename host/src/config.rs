@@ -2,8 +2,9 @@
 //! and validation that names the key at fault. Command-line flags override it.
 //! `docs/config.md` documents each key; `examples/herald.yaml` shows them all.
 
+use crate::capability::log::LogRate;
 use crate::dispatch::{KeyBackoff, RetryPolicy};
-use crate::plugin::{LimitPolicy, Limits, LogRate, RequestedLimits};
+use crate::plugin::{LimitPolicy, Limits, RequestedLimits};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -525,10 +526,14 @@ pub struct PluginConfig {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct GrantConfig {
-    /// Capabilities granted, e.g. `events`.
+    /// Capabilities granted by name: `events` (the same as an empty
+    /// `events` section). `http` is granted by its own section.
     pub capabilities: Vec<String>,
+    /// Events: where the plugin may record them beyond the objects it may
+    /// read. Its presence grants the `events` capability.
+    pub events: Option<crate::capability::events::EventsGrant>,
     /// Kubernetes API rules granted: verbs × group/kind × namespaces.
-    pub writes: Vec<crate::capability::grant::WriteRule>,
+    pub writes: Vec<crate::capability::kube::WriteRule>,
     /// Outbound HTTP: the origins the plugin may reach and the bounds of its
     /// requests. Its presence grants the `http` capability.
     pub http: Option<crate::capability::http::HttpGrant>,
@@ -537,7 +542,10 @@ pub struct GrantConfig {
 impl GrantConfig {
     /// True when nothing is granted.
     pub fn is_empty(&self) -> bool {
-        self.capabilities.is_empty() && self.writes.is_empty() && self.http.is_none()
+        self.capabilities.is_empty()
+            && self.events.is_none()
+            && self.writes.is_empty()
+            && self.http.is_none()
     }
 
     /// Checks the capabilities and rules; the error names the key at
@@ -1104,7 +1112,7 @@ impl Config {
     /// configuration, overrides or grants).
     pub fn anonymous_load_options(
         &self,
-        sink: std::sync::Arc<dyn crate::plugin::LogSink>,
+        sink: std::sync::Arc<dyn crate::capability::log::LogSink>,
     ) -> crate::plugin::LoadOptions {
         crate::plugin::LoadOptions {
             sink,
@@ -1131,7 +1139,7 @@ impl Config {
         &self,
         name: &str,
         sidecar: Option<&Sidecar>,
-        sink: std::sync::Arc<dyn crate::plugin::LogSink>,
+        sink: std::sync::Arc<dyn crate::capability::log::LogSink>,
     ) -> crate::plugin::LoadOptions {
         let entry = self.plugins.get(name);
         let overrides = self.overrides_for(name);
@@ -1195,8 +1203,15 @@ impl Config {
             (_, Some(sidecar)) => sidecar.clone(),
             _ => GrantConfig::default(),
         };
+        let events = grants.events.clone().or_else(|| {
+            grants
+                .capabilities
+                .iter()
+                .any(|c| c == crate::capability::events::CAPABILITY)
+                .then(Default::default)
+        });
         crate::capability::Grants {
-            capabilities: grants.capabilities,
+            events,
             writes: grants.writes,
             mode: entry
                 .and_then(|e| e.mode)
@@ -1436,8 +1451,7 @@ mod tests {
             http.max_concurrent,
             crate::capability::http::DEFAULT_MAX_CONCURRENT
         );
-        assert!(grants.grants(crate::capability::http::CAPABILITY));
-        assert!(!config.grants_for("other", None).grants("http"));
+        assert!(config.grants_for("other", None).http.is_none());
     }
 
     #[test]
@@ -1502,8 +1516,8 @@ mod tests {
 
     #[test]
     fn plugin_series_caps_default_to_the_global_one_and_are_bounded() {
-        let sink: std::sync::Arc<dyn crate::plugin::LogSink> =
-            std::sync::Arc::new(crate::plugin::MemorySink::default());
+        let sink: std::sync::Arc<dyn crate::capability::log::LogSink> =
+            std::sync::Arc::new(crate::capability::log::MemorySink::default());
         let config = Config::parse("", "herald.yaml").unwrap();
         assert_eq!(config.plugin_metrics.max_series, 1000);
         assert_eq!(

@@ -39,7 +39,8 @@
 use crate::capability::metrics::PluginMetricsRegistry;
 use crate::dispatch::{Feed, LastError, Listener, PluginWorker, RetryPolicy, STOP_MARGIN, Stopped};
 use crate::informer::{InformerKey, Informers, ResolveError, SharedInformer};
-use crate::plugin::{LoadedPlugin, ObjectReader, Subscription};
+use crate::plugin::{LoadedPlugin, Subscription};
+use crate::store::ObjectReader;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::Ordering;

@@ -4,18 +4,17 @@
 //! `herald run` and `herald demo` are this plus a source and a signal.
 
 use crate::capability::kube::ClusterApi;
+use crate::capability::log::{LogSink, RecentLogs};
 use crate::capability::{ActionStatsCollector, ClusterAccess};
 use crate::config::Config;
 use crate::daemon::Daemon;
 use crate::dispatch::Feed;
 use crate::informer::{Informers, ReflectorConfig};
 use crate::leader::{Election, LeaderElector, LeaderError};
-use crate::metrics::LoaderStats;
 use crate::ops::dashboard::Replica;
 use crate::ops::{self, OpsState};
-use crate::plugin::{
-    ArtifactCache, Compiler, EngineError, EngineSettings, LogSink, PluginEngine, RecentLogs,
-};
+use crate::plugin::{ArtifactCache, Compiler, EngineError, EngineSettings, PluginEngine};
+use crate::reload::LoaderStats;
 use crate::reload::{
     DEFAULT_RESCAN_INTERVAL, FileStatuses, PluginDirectory, PluginSources, ReloadError,
     ReloadSetup, SettleTiming, SourcesError, SourcesSetup,
@@ -192,7 +191,7 @@ impl Service {
         let ops = Arc::new(OpsState {
             daemon: daemon.clone(),
             registry: {
-                let mut registry = crate::metrics::registry(daemon.clone(), stats.clone());
+                let mut registry = crate::ops::metrics::registry(daemon.clone(), stats.clone());
                 registry.register_collector(Box::new(ActionStatsCollector(access.stats.clone())));
                 registry.register_collector(Box::new(daemon.plugin_metrics().clone()));
                 if let Some(ownership) = &sharding {

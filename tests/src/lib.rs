@@ -3,7 +3,8 @@
 
 pub use herald_test_artifacts as artifacts;
 
-use herald::plugin::{LoadOptions, LoadedPlugin, MemorySink, OwnedLogLine, PluginEngine};
+use herald::capability::log::{MemorySink, OwnedLogLine};
+use herald::plugin::{LoadOptions, LoadedPlugin, PluginEngine};
 use std::sync::{Arc, OnceLock};
 
 /// The engine shared by the tests of one process (as the daemon shares one).

@@ -17,8 +17,8 @@
 //!   kind, namespace and set of selector requirements); no limit of zero.
 
 use arbitrary::{Arbitrary, Unstructured};
-use herald::plugin::abi;
 use herald::plugin::{Delivery, MAX_RESYNC, MAX_SUBSCRIPTIONS, MIN_RESYNC, Manifest, Subscription};
+use herald::wit::abi;
 use herald_grammar::selector::{FieldSelector, LabelSelector};
 use std::collections::BTreeSet;
 use std::time::Duration;

@@ -3,10 +3,9 @@
 use super::fail;
 use crate::capability::ClusterAccess;
 use crate::capability::Grants;
+use crate::capability::log::MemorySink;
 use crate::capability::rate::RateLimit;
-use crate::plugin::{
-    EngineSettings, LoadOptions, LoadedPlugin, Manifest, MemorySink, PluginEngine,
-};
+use crate::plugin::{EngineSettings, LoadOptions, LoadedPlugin, Manifest, PluginEngine};
 use crate::replay::{DeliveryResult, ReplayApi, Replayer, parse_events, parse_responses};
 use clap::{Args, Subcommand, ValueEnum};
 use serde::Serialize;

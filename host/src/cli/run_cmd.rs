@@ -1,9 +1,9 @@
 //! `herald run`: the daemon.
 
 use super::fail;
+use crate::capability::log::TracingSink;
 use crate::config::{Config, LogFormat, SourceKind};
 use crate::ops;
-use crate::plugin::TracingSink;
 use crate::service::Service;
 use crate::source::Source;
 use clap::Args;

@@ -5,10 +5,10 @@
 pub mod churn;
 pub mod webhook;
 
+use crate::capability::log::{LogLevel, LogLine, LogSink};
 use crate::cli::run_cmd::{exit_on_second_signal, wait_for_signal};
 use crate::config::Config;
 use crate::ops;
-use crate::plugin::{LogLevel, LogLine, LogSink};
 use crate::service::Service;
 use crate::source::Source;
 use std::io::Write as _;
@@ -190,9 +190,9 @@ pub fn demo_plugin_settings() -> Vec<(String, crate::config::PluginConfig)> {
                 })),
                 mode: Some(Mode::DryRun),
                 grants: GrantConfig {
-                    capabilities: vec!["events".into()],
+                    events: Some(Default::default()),
                     writes: vec![rule(serde_json::json!(["patch"]), "", "Pod")],
-                    http: None,
+                    ..Default::default()
                 },
                 ..Default::default()
             },
@@ -210,7 +210,6 @@ pub fn demo_plugin_settings() -> Vec<(String, crate::config::PluginConfig)> {
             "namespace-defaults".into(),
             PluginConfig {
                 grants: GrantConfig {
-                    capabilities: Vec::new(),
                     writes: vec![
                         rule(
                             serde_json::json!(["get", "apply"]),
@@ -219,7 +218,7 @@ pub fn demo_plugin_settings() -> Vec<(String, crate::config::PluginConfig)> {
                         ),
                         rule(serde_json::json!(["get", "apply"]), "", "ResourceQuota"),
                     ],
-                    http: None,
+                    ..Default::default()
                 },
                 ..Default::default()
             },
@@ -244,7 +243,7 @@ fn crashloop_alert_settings(
                 "windowMinutes": 5,
             })),
             grants: GrantConfig {
-                capabilities: vec!["events".into()],
+                events: Some(Default::default()),
                 http: Some(http),
                 ..Default::default()
             },

@@ -53,7 +53,7 @@ impl Default for ListenerStats {
             requeued: AtomicU64::new(0),
             requeues_ignored: AtomicU64::new(0),
             faults: Default::default(),
-            duration: crate::metrics::handler_histogram(),
+            duration: crate::telemetry::handler_histogram(),
             call_micros: AtomicU64::new(0),
         }
     }

@@ -76,7 +76,7 @@ use super::notification::Notification;
 use super::queue::{Item, KeyBackoff, Retry, exponential, later};
 use super::signal::Signal;
 use crate::plugin::EPOCH_TICK;
-use crate::plugin::bindings::HandlerCall;
+use crate::plugin::HandlerCall;
 use crate::plugin::{
     Busy, CallError, Delivery, Demand, EventContext, Handled, LoadedPlugin, PluginInstance, idle,
 };

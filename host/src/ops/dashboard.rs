@@ -10,9 +10,9 @@
 //! [`Feed`](crate::dispatch::Feed)).
 
 use super::OpsState;
+use crate::capability::log::RecentLine;
 use crate::daemon::{AbandonedWorker, PluginStatus};
 use crate::dispatch::{FEED_BUFFER, MAX_WATCHERS, Received, Watcher};
-use crate::plugin::RecentLine;
 use crate::reload::{FileState, ReloadRecord};
 use bytes::Bytes;
 use serde::Serialize;

@@ -6,9 +6,10 @@
 //! endpoint is read-only: methods other than GET and HEAD are refused.
 
 pub mod dashboard;
+pub mod metrics;
 
+use crate::capability::log::RecentLogs;
 use crate::daemon::{AbandonedWorker, Daemon, PluginStatus};
-use crate::plugin::RecentLogs;
 use crate::reload::{FileStatus, FileStatuses};
 use bytes::Bytes;
 use dashboard::Replica;
@@ -131,7 +132,7 @@ impl OpsState {
             "/events/stream" => self.event_stream(),
             "/metrics" => text(
                 StatusCode::OK,
-                crate::metrics::encode(&self.registry),
+                crate::telemetry::encode(&self.registry),
                 "text/plain; version=0.0.4; charset=utf-8",
             ),
             "/healthz" | "/livez" => text(StatusCode::OK, "ok\n".into(), "text/plain"),

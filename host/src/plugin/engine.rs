@@ -1,11 +1,11 @@
 //! The one wasmtime [`Engine`] of the process, its linker, the epoch ticker
 //! that enforces call deadlines, and compilation of plugin files.
 
-use super::bindings::PluginPre;
 use super::compiler::Compiler;
 use super::error::LoadError;
-use super::host::HostState;
 use super::pool::{WorkerPool, default_workers};
+use super::state::HostState;
+use super::world::PluginPre;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -106,7 +106,7 @@ impl PluginEngine {
         let mut linker = Linker::<HostState>::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(|e| EngineError(e.to_string()))?;
-        super::bindings::add_to_linker(&mut linker).map_err(|e| EngineError(e.to_string()))?;
+        crate::capability::add_to_linker(&mut linker).map_err(|e| EngineError(e.to_string()))?;
 
         let pool = WorkerPool::new(settings.workers)
             .map_err(|e| EngineError(format!("cannot start the plugins' worker pool: {e}")))?;

@@ -48,7 +48,7 @@ pub enum LoadError {
     /// The component implements no version of the plugin world this host runs.
     #[error(
         "component does not implement a herald:plugin/plugin world this host runs ({versions}): {0}",
-        versions = super::bindings::WORLD_VERSIONS.join(", ")
+        versions = crate::wit::WORLD_VERSIONS.join(", ")
     )]
     WrongWorld(String),
     /// The component failed while being instantiated or asked for its manifest.

@@ -1,13 +1,14 @@
 //! A live plugin instance: one store, called sequentially, rebuilt from the
 //! pre-instantiated component after any fault.
 
-use super::bindings::{EventContext, HandlerCall, Plugin};
 use super::deadline::{DeadlinePassed, block_on, within};
 use super::engine::one_line;
 use super::error::{CallError, FaultKind};
-use super::host::HostState;
 use super::limits::MemoryLimitExceeded;
 use super::loaded::{LoadedPlugin, new_store_with};
+use super::state::HostState;
+use super::world::{HandlerCall, Plugin};
+use crate::wit::abi::EventContext;
 use std::time::{Duration, Instant};
 use wasmtime::Store;
 

@@ -2,20 +2,20 @@
 //! validated: ready to be instantiated by its worker.
 
 use super::artifacts::{ArtifactCache, CompileOutcome};
-use super::bindings::PluginPre;
 use super::deadline::{DeadlinePassed, run_until};
 use super::engine::{PluginEngine, check_header, one_line};
 use super::error::{CallError, LoadError};
-use super::host::{HostState, PluginContext};
 use super::instance::classify;
 use super::limits::{LimitError, LimitPolicy, Limits};
-use super::logging::{LogRate, LogSink, PluginLogger, TracingSink};
-use super::lookup::CacheScope;
 use super::manifest::{Manifest, ManifestError, RequestedLimits};
+use super::state::{HostState, PluginContext};
+use super::world::PluginPre;
+use crate::capability::cache::CacheScope;
+use crate::capability::log::{LogRate, LogSink, PluginLogger, TracingSink};
 use crate::capability::metrics::{
     DEFAULT_MAX_SERIES, MetricDefinition, PluginMetrics, PluginMetricsRegistry,
 };
-use crate::capability::{Authority, ClusterAccess, Grants};
+use crate::capability::{Authorized, ClusterAccess, Declared, Grants};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use std::time::Instant;
@@ -184,9 +184,10 @@ impl LoadedPlugin {
         format!("herald:plugin/plugin@{}", self.inner.pre.version())
     }
 
-    /// What the operator granted it.
-    pub fn authority(&self) -> &Arc<Authority> {
-        &self.inner.context.authority
+    /// Its Kubernetes API access: its declared (and granted) rules, mode
+    /// and rate limit.
+    pub fn kube(&self) -> &Arc<crate::capability::kube::KubeAccess> {
+        &self.inner.context.kube
     }
 
     /// The validated manifest.
@@ -252,13 +253,13 @@ fn read_manifest(
         options.sink.clone(),
         options.log_rate,
     ));
-    let context = Arc::new(PluginContext {
+    let context = Arc::new(PluginContext::new(
         logger,
-        cache: Arc::new(CacheScope::default()),
+        Arc::new(CacheScope::default()),
         config,
-        authority: Arc::new(Authority::none("(loading)")),
-        metrics: PluginMetrics::detached("(loading)"),
-    });
+        Authorized::none("(loading)"),
+        PluginMetrics::detached("(loading)"),
+    ));
     let limits = options.policy.default;
     let mut store = new_store_with(engine, context, limits);
     let deadline = Instant::now() + limits.call_deadline;
@@ -325,14 +326,17 @@ fn build(
         .policy
         .resolve(manifest.limits, options.overrides)
         .map_err(|e| limit_error(&manifest, e))?;
-    let authority = Authority::grant(
-        &manifest.name,
-        &manifest.writes,
-        &manifest.capabilities,
-        &options.grants,
-        options.access.clone(),
-    )
-    .map_err(|e| LoadError::Manifest(ManifestError::NotGranted(e)))?;
+    let authorized = options
+        .grants
+        .authorize(
+            Declared {
+                plugin: &manifest.name,
+                capabilities: &manifest.capabilities,
+                writes: &manifest.writes,
+            },
+            options.access.clone(),
+        )
+        .map_err(|e| LoadError::Manifest(ManifestError::NotGranted(e)))?;
     // Checked and made here, exported once the daemon starts this version.
     let metrics = options
         .metrics
@@ -350,13 +354,13 @@ fn build(
         options.sink.clone(),
         options.log_rate,
     ));
-    let context = Arc::new(PluginContext {
+    let context = Arc::new(PluginContext::new(
         logger,
-        cache: Arc::new(CacheScope::new(manifest.indexes.clone())),
-        config: options.config,
-        authority: Arc::new(authority),
+        Arc::new(CacheScope::new(manifest.indexes.clone())),
+        options.config,
+        authorized,
         metrics,
-    });
+    ));
     Ok(LoadedPlugin {
         inner: Arc::new(Inner {
             engine,
@@ -469,7 +473,7 @@ fn limit_error(manifest: &Manifest, err: LimitError) -> LoadError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugin::logging::MemorySink;
+    use crate::capability::log::MemorySink;
     use std::time::Duration;
 
     /// Two core instances, each with a memory of 40 pages (2.5 MiB).
@@ -487,18 +491,18 @@ mod tests {
         component: &Component,
         cap: u64,
     ) -> (Option<wasmtime::Error>, bool) {
-        let context = Arc::new(PluginContext {
-            logger: Arc::new(PluginLogger::new(
+        let context = Arc::new(PluginContext::new(
+            Arc::new(PluginLogger::new(
                 "two-memories".into(),
                 "-".into(),
                 Arc::new(MemorySink::default()),
                 LogRate::default(),
             )),
-            cache: Arc::default(),
-            config: None,
-            authority: Arc::new(Authority::none("two-memories")),
-            metrics: PluginMetrics::detached("two-memories"),
-        });
+            Arc::default(),
+            None,
+            Authorized::none("two-memories"),
+            PluginMetrics::detached("two-memories"),
+        ));
         let limits = Limits {
             call_deadline: Duration::from_secs(5),
             memory_bytes: cap,

@@ -1,11 +1,11 @@
 //! A plugin's manifest, validated: what it watches, how, and what it asks for.
 
-use super::abi;
-use crate::capability::grant::{Verb, WriteRule};
+use crate::capability::cache::IndexDefinition;
+use crate::capability::kube::{Verb, WriteRule};
 use crate::gvk::Gvk;
 use crate::selector::{FieldSelector, LabelSelector};
-use crate::store::IndexKey;
 use crate::text::is_dns_label;
+use crate::wit::abi;
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -93,59 +93,6 @@ pub struct Manifest {
     /// The cache indexes it looks objects up by.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub indexes: Vec<IndexDefinition>,
-}
-
-/// A cache index a plugin declared: looked up by `name`, kept by the
-/// informer of `kind` (see [`crate::store::index`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct IndexDefinition {
-    /// The name the plugin looks it up by.
-    pub name: String,
-    /// The kind whose cache it indexes; one the plugin subscribes to.
-    pub kind: Gvk,
-    /// What it files objects under.
-    pub by: IndexKey,
-}
-
-impl IndexDefinition {
-    /// Checks a declared index against the plugin's subscriptions; `index`
-    /// is its position in the manifest, for the error.
-    fn from_guest(
-        index: usize,
-        raw: abi::IndexDefinition,
-        subscriptions: &[Subscription],
-    ) -> Result<Self, ManifestError> {
-        let bad = |reason: String| ManifestError::Index {
-            index,
-            name: raw.name.clone(),
-            reason,
-        };
-        if raw.name.is_empty() || raw.name.len() > 63 {
-            return Err(bad("its name must be 1 to 63 characters".into()));
-        }
-        let kind = Gvk::new(
-            raw.kind.group.clone(),
-            raw.kind.version.clone(),
-            raw.kind.kind.clone(),
-        );
-        if !subscriptions.iter().any(|s| s.kind == kind) {
-            return Err(bad(format!(
-                "it indexes {}, which the plugin does not subscribe to",
-                shown(&kind)
-            )));
-        }
-        let by = match &raw.by {
-            abi::IndexBy::Label(key) => IndexKey::label(key),
-            abi::IndexBy::Field(path) => IndexKey::field(path),
-            abi::IndexBy::Owner => Ok(IndexKey::Owner),
-        }
-        .map_err(|e| bad(e.to_string()))?;
-        Ok(IndexDefinition {
-            name: raw.name,
-            kind,
-            by,
-        })
-    }
 }
 
 /// What is wrong with a manifest.
@@ -247,7 +194,7 @@ pub enum ManifestError {
     UnknownCapability(String),
     /// A write rule that cannot be used.
     #[error("{0}")]
-    WriteRule(#[from] crate::capability::grant::RuleError),
+    WriteRule(#[from] crate::capability::kube::RuleError),
     /// The plugin asks for more than the operator granted.
     #[error("{0}")]
     NotGranted(String),
@@ -342,7 +289,15 @@ impl Manifest {
         }
         let mut indexes: Vec<IndexDefinition> = Vec::with_capacity(raw.indexes.len());
         for (index, raw) in raw.indexes.into_iter().enumerate() {
-            let definition = IndexDefinition::from_guest(index, raw, &subscriptions)?;
+            let name = raw.name.clone();
+            let kinds: Vec<&Gvk> = subscriptions.iter().map(|s| &s.kind).collect();
+            let definition = IndexDefinition::from_guest(raw, &kinds).map_err(|reason| {
+                ManifestError::Index {
+                    index,
+                    name,
+                    reason,
+                }
+            })?;
             if indexes
                 .iter()
                 .any(|earlier| earlier.name == definition.name)

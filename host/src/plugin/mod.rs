@@ -1,5 +1,7 @@
 //! The plugin runtime: one wasmtime engine, components compiled once and
-//! pre-instantiated, one long-lived sandboxed instance per plugin.
+//! pre-instantiated, one long-lived sandboxed instance per plugin, and the
+//! store state through which each capability serves its imports
+//! ([`crate::capability`]).
 //!
 //! # Isolation
 //!
@@ -11,47 +13,39 @@
 //! pre-instantiated component before the next call; nothing a plugin does can
 //! crash the host.
 
-pub mod abi;
 mod artifacts;
-pub(crate) mod bindings;
 mod compiler;
 mod deadline;
 mod engine;
 mod error;
-pub(crate) mod host;
 mod instance;
 mod limits;
 mod loaded;
-mod logging;
-mod lookup;
 mod manifest;
 mod pool;
-mod stdio;
+mod state;
+mod world;
 
+pub use crate::wit::WORLD_VERSIONS;
+pub use crate::wit::abi::{EventContext, GroupVersionKind};
 pub use artifacts::{
     ArtifactCache, ArtifactCacheError, CompileOutcome, DEFAULT_ARTIFACT_CACHE_BYTES,
 };
-pub use bindings::{EventContext, GroupVersionKind, WORLD_VERSIONS};
 pub use compiler::{Compiler, DEFAULT_COMPILE_TIMEOUT, compile_artifact};
 pub use engine::{
     DEFAULT_MAX_FILE_BYTES, EPOCH_TICK, EngineError, EngineSettings, PluginEngine, check_header,
 };
 pub use error::{CallError, FaultKind, LoadError};
-pub use host::PluginContext;
 pub use instance::{Handled, MAX_ERROR_BYTES, PluginInstance};
 pub use limits::{
     DEFAULT_CALL_DEADLINE, DEFAULT_MEMORY_BYTES, LimitError, LimitPolicy, Limits,
     MemoryLimitExceeded,
 };
 pub use loaded::{Identified, LoadOptions, LoadedPlugin, digest, revision};
-pub use logging::{
-    LogLevel, LogLine, LogRate, LogSink, LogSource, MAX_LINE_BYTES, MemorySink, OwnedLogLine,
-    PluginLogger, RECENT_LINE_BYTES, RECENT_LINES, RECENT_PLUGINS, RecentLine, RecentLogs,
-    TracingSink,
-};
-pub use lookup::{CacheScope, LookupError, ObjectReader};
 pub use manifest::{
     Delivery, MAX_RESYNC, MAX_SUBSCRIPTIONS, MIN_RESYNC, Manifest, ManifestError, RequestedLimits,
     Subscription, is_plugin_name,
 };
 pub use pool::{Busy, Demand, default_workers, idle};
+pub use state::PluginContext;
+pub(crate) use world::HandlerCall;

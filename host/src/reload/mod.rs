@@ -29,18 +29,20 @@ pub mod sources;
 pub mod status;
 
 mod reconcile;
+mod stats;
 
 pub use settle::SettleTiming;
 pub use sources::{PluginSources, SourcesError, SourcesSetup};
+pub use stats::LoaderStats;
 pub use status::{
     FileState, FileStatus, FileStatuses, RELOAD_HISTORY, ReloadAction, ReloadRecord, SourceStatus,
 };
 
 use crate::capability::ClusterAccess;
+use crate::capability::log::LogSink;
 use crate::config::Config;
 use crate::daemon::Daemon;
-use crate::metrics::LoaderStats;
-use crate::plugin::{ArtifactCache, LogSink, PluginEngine};
+use crate::plugin::{ArtifactCache, PluginEngine};
 use notify::Watcher as _;
 use reconcile::{PassScope, Reconciler};
 use settle::Settle;

@@ -55,7 +55,7 @@ pub struct SourcesSetup {
     /// Each file's status.
     pub files: Arc<FileStatuses>,
     /// Where attempts are counted.
-    pub stats: Arc<crate::metrics::LoaderStats>,
+    pub stats: Arc<crate::reload::LoaderStats>,
 }
 
 /// The pulled directory could not be prepared.
@@ -202,7 +202,7 @@ struct Follower {
     file: PathBuf,
     max_size: u64,
     files: Arc<FileStatuses>,
-    stats: Arc<crate::metrics::LoaderStats>,
+    stats: Arc<crate::reload::LoaderStats>,
     registry: Option<Registry>,
     /// The version in the file, verified against its record.
     current: Option<Record>,

@@ -47,7 +47,7 @@
 use crate::capability::http::{OfflineHttp, OfflineRequest, OfflineResponse};
 use crate::capability::kube::{ApiBackend, ApiRequest, KubeError, Operation};
 use crate::gvk::Gvk;
-use crate::plugin::ObjectReader;
+use crate::store::ObjectReader;
 use crate::store::Store;
 use futures::future::BoxFuture;
 use serde::Deserialize;
@@ -91,7 +91,7 @@ impl Intent {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptedResponse {
-    verb: Option<crate::capability::grant::Verb>,
+    verb: Option<crate::capability::kube::Verb>,
     kind: Option<String>,
     namespace: Option<String>,
     name: Option<String>,

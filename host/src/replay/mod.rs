@@ -7,11 +7,10 @@ mod intents;
 pub use events::{EventParseError, EventType, RecordedEvent, parse_events};
 pub use intents::{HttpFailure, HttpIntent, Intent, ReplayApi, ScriptedResponse, parse_responses};
 
+use crate::capability::log::{MemorySink, OwnedLogLine};
 use crate::gvk::Gvk;
-use crate::plugin::{
-    CallError, EventContext, GroupVersionKind, LoadedPlugin, MemorySink, ObjectReader,
-    OwnedLogLine, PluginInstance,
-};
+use crate::plugin::{CallError, EventContext, GroupVersionKind, LoadedPlugin, PluginInstance};
+use crate::store::ObjectReader;
 use crate::store::{CachedObject, Store, Transform};
 use std::sync::Arc;
 

@@ -116,14 +116,14 @@ pub struct ShardCollector(pub std::sync::Arc<ShardView>);
 impl Collector for ShardCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let view = &self.0;
-        crate::metrics::family(
+        crate::telemetry::family(
             &mut encoder,
             "herald_shard_owned_plugins",
             "Plugins this replica owns (holds the Lease of) and dispatches to",
             MetricType::Gauge,
             &[(vec![], view.owned() as f64)],
         )?;
-        crate::metrics::family(
+        crate::telemetry::family(
             &mut encoder,
             "herald_shard_members",
             "Live replicas sharing the plugins, as this replica last observed them",
@@ -139,7 +139,7 @@ impl Collector for ShardCollector {
                 )
             })
             .collect();
-        crate::metrics::family(
+        crate::telemetry::family(
             &mut encoder,
             "herald_shard_ownership_changes",
             "Changes of this replica's ownership of plugins: acquired, released (rebalancing, unload, shutdown) or lost (another holder, or no renewal within renewDeadline)",

@@ -10,10 +10,28 @@ pub use object::{CachedObject, ObjectError, Transform, object_key};
 
 use index::Index;
 
-use crate::plugin::ObjectReader;
 use crate::selector::LabelSelector;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
+
+/// Read access to the cached objects of one subscription (one informer's store).
+pub trait ObjectReader: Send + Sync + 'static {
+    /// The JSON of `namespace/name` (or `name` for cluster-scoped kinds), if cached.
+    fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<CachedObject>>;
+    /// The JSON of every cached object in `namespace` (all if `None`) matching `selector`.
+    fn list(&self, namespace: Option<&str>, selector: &LabelSelector) -> Vec<Arc<CachedObject>>;
+    /// Keeps an index by `index` from now on (shared with every other
+    /// reader of the same cache).
+    fn add_index(&self, index: &IndexKey);
+    /// The cached objects in `namespace` (all if `None`) that the index by
+    /// `index` files under `value`; `None` if no such index is kept.
+    fn by_index(
+        &self,
+        index: &IndexKey,
+        value: &str,
+        namespace: Option<&str>,
+    ) -> Option<Vec<Arc<CachedObject>>>;
+}
 
 /// Objects by key (`namespace/name` or `name`). Written only by its informer
 /// (or by replay); read by listers and plugins' cache look-ups.

@@ -9,13 +9,14 @@ use super::cluster::TestCluster;
 use super::daemon::eventually;
 use super::recording::informers;
 use futures::future::BoxFuture;
-use herald::capability::grant::WriteRule;
+use herald::capability::kube::WriteRule;
 use herald::capability::kube::{ApiBackend, ApiRequest, ClusterApi, KubeError};
+use herald::capability::log::MemorySink;
 use herald::capability::rate::RateLimit;
 use herald::capability::{ClusterAccess, Grants, Mode};
 use herald::daemon::Daemon;
 use herald::dispatch::RetryPolicy;
-use herald::plugin::{LoadOptions, LoadedPlugin, MemorySink};
+use herald::plugin::{LoadOptions, LoadedPlugin};
 use herald_tests::{artifacts, engine, load_with, messages};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::api::{Api, ListParams, PostParams};
@@ -404,7 +405,7 @@ fn a_plugin_declaring_more_than_its_grant_is_not_loaded() {
     let nothing = load(Grants::default()).unwrap_err().to_string();
     assert!(nothing.contains("\"events\""), "{nothing}");
     let narrow = Grants {
-        capabilities: vec!["events".into()],
+        events: Some(Default::default()),
         writes: vec![granted(&config_map_rule(&["get", "apply"], &["team-a"]))],
         ..Grants::default()
     };
@@ -414,7 +415,7 @@ fn a_plugin_declaring_more_than_its_grant_is_not_loaded() {
         "the error names the missing grant: {error}"
     );
     let enough = Grants {
-        capabilities: vec!["events".into()],
+        events: Some(Default::default()),
         writes: vec![granted(&config_map_rule(
             &["get", "apply", "delete"],
             &["*"],
@@ -422,7 +423,7 @@ fn a_plugin_declaring_more_than_its_grant_is_not_loaded() {
         ..Grants::default()
     };
     let plugin = load(enough).expect("a grant covering the declaration loads");
-    assert_eq!(plugin.authority().rules().len(), 1);
+    assert_eq!(plugin.kube().rules().len(), 1);
     assert_eq!(plugin.world(), "herald:plugin/plugin@0.3.0");
 }
 
@@ -524,7 +525,7 @@ async fn repeated_events_merge_into_one_series() {
         &[],
         &["events"],
         Grants {
-            capabilities: vec!["events".into()],
+            events: Some(Default::default()),
             ..Grants::default()
         },
     )

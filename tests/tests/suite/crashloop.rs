@@ -51,7 +51,7 @@ async fn a_crash_loop_is_alerted_once_through_a_failing_then_recovering_webhook(
             json!({"webhookUrl": webhook.url(), "restarts": 3, "windowMinutes": 5}).to_string(),
         ),
         grants: Grants {
-            capabilities: vec!["events".into()],
+            events: Some(Default::default()),
             http: Some(http),
             ..Grants::default()
         },

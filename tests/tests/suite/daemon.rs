@@ -3,9 +3,10 @@
 
 use super::cluster::TestCluster;
 use super::recording::{PATIENCE, informers};
+use herald::capability::log::MemorySink;
 use herald::daemon::Daemon;
 use herald::dispatch::RetryPolicy;
-use herald::plugin::{LoadOptions, MemorySink};
+use herald::plugin::LoadOptions;
 use herald_tests::{artifacts, load_with};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -169,11 +170,11 @@ async fn a_requeue_after_from_a_plugin_delivers_its_key_again_after_the_delay() 
     assert_eq!(adds_of("again").len(), 3, "requeued twice, as asked");
     assert_eq!(adds_of("once").len(), 1, "never requeued");
     assert_eq!(listener.stats.requeued.load(Ordering::SeqCst), 2);
-    let registry = herald::metrics::registry(
+    let registry = herald::ops::metrics::registry(
         daemon.clone(),
-        Arc::new(herald::metrics::LoaderStats::default()),
+        Arc::new(herald::reload::LoaderStats::default()),
     );
-    let metrics = herald::metrics::encode(&registry);
+    let metrics = herald::telemetry::encode(&registry);
     let line = "herald_listener_requeues_total{plugin=\"requeuer\",resource=\"pods\",outcome=\"scheduled\"} 2";
     assert!(
         metrics.lines().any(|l| l == line),
@@ -253,11 +254,11 @@ async fn a_failing_coalesced_object_waits_in_backoff_while_others_flow_and_a_cha
         (1, 1, 0, 1, 1),
         "the broken pod still waits its backoff, nothing else does"
     );
-    let registry = herald::metrics::registry(
+    let registry = herald::ops::metrics::registry(
         daemon.clone(),
-        Arc::new(herald::metrics::LoaderStats::default()),
+        Arc::new(herald::reload::LoaderStats::default()),
     );
-    let metrics = herald::metrics::encode(&registry);
+    let metrics = herald::telemetry::encode(&registry);
     for line in [
         "herald_listener_queue_delayed{plugin=\"flaky\",resource=\"pods\"} 1",
         "herald_listener_backoff_milliseconds_total{plugin=\"flaky\",resource=\"pods\"} 60000",

@@ -13,10 +13,11 @@
 use super::cluster::TestCluster;
 use super::daemon::eventually;
 use super::recording::informers;
+use herald::capability::log::OwnedLogLine;
 use herald::daemon::Daemon;
 use herald::dispatch::RetryPolicy;
-use herald::metrics::LoaderStats;
-use herald::plugin::{FaultKind, LoadOptions, OwnedLogLine, RequestedLimits};
+use herald::plugin::{FaultKind, LoadOptions, RequestedLimits};
+use herald::reload::LoaderStats;
 use herald_tests::{artifacts, host_log, load_with};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use std::collections::BTreeMap;
@@ -154,7 +155,7 @@ async fn run(row: Row) -> Vec<OwnedLogLine> {
             .find(|s| s.name == row.plugin)
             .expect("its status")
     };
-    let registry = herald::metrics::registry(daemon.clone(), Arc::new(LoaderStats::default()));
+    let registry = herald::ops::metrics::registry(daemon.clone(), Arc::new(LoaderStats::default()));
     match row.outcome {
         Outcome::Fault(_) | Outcome::Refused => {
             eventually("every add is given up on", || {
@@ -181,7 +182,7 @@ async fn run(row: Row) -> Vec<OwnedLogLine> {
                         "herald_plugin_faults_total{{plugin=\"{}\",resource=\"pods\",kind=\"{kind}\"}} ",
                         row.plugin
                     );
-                    let metrics = herald::metrics::encode(&registry);
+                    let metrics = herald::telemetry::encode(&registry);
                     let value: u64 = metrics
                         .lines()
                         .find_map(|l| l.strip_prefix(&metric))

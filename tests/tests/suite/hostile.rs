@@ -2,9 +2,8 @@
 //! rebuilt, and a well-behaved plugin next to them keeps working.
 
 use super::objects::{context, pod};
-use herald::plugin::{
-    CallError, FaultKind, LoadOptions, LogLevel, PluginInstance, RequestedLimits,
-};
+use herald::capability::log::LogLevel;
+use herald::plugin::{CallError, FaultKind, LoadOptions, PluginInstance, RequestedLimits};
 use herald_tests::{artifacts, load, load_with, messages};
 use std::time::Duration;
 

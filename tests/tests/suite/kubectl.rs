@@ -6,9 +6,10 @@
 use super::cluster::TestCluster;
 use super::daemon::eventually;
 use super::recording::informers;
+use herald::capability::log::MemorySink;
 use herald::daemon::Daemon;
 use herald::dispatch::RetryPolicy;
-use herald::plugin::{LoadOptions, MemorySink};
+use herald::plugin::LoadOptions;
 use herald_tests::{artifacts, load_with};
 use serde_json::json;
 use std::path::Path;

@@ -12,11 +12,12 @@
 use super::cluster::TestCluster;
 use super::recording::{PATIENCE, informers};
 use super::reload::temp_dir;
+use herald::capability::log::MemorySink;
 use herald::config::{Config, PluginSourceConfig};
 use herald::daemon::Daemon;
-use herald::metrics::LoaderStats;
 use herald::oci::{ComponentInfo, PluginArtifact, Pushed, Registry, RegistryOptions};
-use herald::plugin::{MemorySink, digest};
+use herald::plugin::digest;
+use herald::reload::LoaderStats;
 use herald::reload::{
     DEFAULT_RESCAN_INTERVAL, FileState, FileStatus, FileStatuses, PluginDirectory, PluginSources,
     ReloadSetup, SettleTiming, SourcesSetup,

@@ -6,10 +6,11 @@
 use super::cluster::TestCluster;
 use super::daemon::eventually;
 use super::recording::{PATIENCE, informers};
+use herald::capability::log::{MemorySink, OwnedLogLine};
 use herald::config::{Config, PluginConfig};
 use herald::daemon::Daemon;
-use herald::metrics::LoaderStats;
-use herald::plugin::{ArtifactCache, MemorySink, OwnedLogLine, digest, revision};
+use herald::plugin::{ArtifactCache, digest, revision};
+use herald::reload::LoaderStats;
 use herald::reload::{
     DEFAULT_RESCAN_INTERVAL, FileState, FileStatus, FileStatuses, PluginDirectory, ReloadSetup,
     SettleTiming,

@@ -5,8 +5,8 @@
 
 use super::cluster::TestCluster;
 use super::daemon::eventually;
+use herald::capability::log::{MemorySink, OwnedLogLine};
 use herald::config::{Config, LeaderElectionConfig, PluginConfig};
-use herald::plugin::{MemorySink, OwnedLogLine};
 use herald::service::Service;
 use herald_tests::artifacts;
 use kube::api::ListParams;

@@ -2,7 +2,8 @@
 //! cache look-ups stay within the plugin's subscriptions.
 
 use super::objects::{context, pod};
-use herald::plugin::{LogLevel, LogSource, PluginInstance};
+use herald::capability::log::{LogLevel, LogSource};
+use herald::plugin::PluginInstance;
 use herald_tests::{artifacts, load, messages};
 
 #[test]

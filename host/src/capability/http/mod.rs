@@ -46,7 +46,7 @@
 //!
 //! # Embedding
 //!
-//! One [`Egress`] per loaded plugin ([`Authority::egress`]) holds its grant,
+//! One [`Egress`] per loaded plugin holds its grant,
 //! its slots and where it is counted; each instance's store holds an
 //! [`EgressHooks`] from [`Egress::hooks`] as its `wasi:http` hooks, and the
 //! worker gives it the deadline of each call ([`EgressHooks::set_deadline`]).
@@ -54,11 +54,11 @@
 //! `herald plugin replay` uses [`Egress::offline`] instead: every request is
 //! handed to an [`OfflineHttp`] answerer and never sent ([`offline`]).
 //!
-//! [`Authority::egress`]: super::Authority::egress
 
 pub mod address;
 mod body;
 mod grant;
+mod host;
 pub mod offline;
 mod send;
 mod stats;
@@ -68,6 +68,7 @@ pub use grant::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_RESPONSE_SIZE, DEFAULT_TIMEOUT,
     Host, HttpGrant, Origin, Scheme, Target,
 };
+pub use host::{HttpInstance, add_to_linker};
 pub use offline::{OfflineHttp, OfflineRequest, OfflineResponse};
 pub use stats::{EgressStats, Finished, Outcome};
 

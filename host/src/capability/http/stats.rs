@@ -155,7 +155,7 @@ impl EgressStats {
                 )
             })
             .collect();
-        crate::metrics::family(
+        crate::telemetry::family(
             encoder,
             "herald_plugin_http_requests",
             "Outbound HTTP requests of plugins, by outcome: ok (a response, any status), \

@@ -4,7 +4,7 @@
 //! connection" is proven by a later connection being the first one accepted.
 
 use super::*;
-use crate::capability::{ActionStats, ActionStatsCollector, Authority, Grants};
+use crate::capability::{ActionStats, ActionStatsCollector, Declared, Grants};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
 use std::net::{IpAddr, SocketAddr};
@@ -623,7 +623,7 @@ async fn requests_are_counted_on_the_metrics_page_by_outcome() {
     let _ = send(&mut hooks, "GET", "https://elsewhere.test/").await;
     let mut registry = prometheus_client::registry::Registry::default();
     registry.register_collector(Box::new(ActionStatsCollector(stats)));
-    let text = crate::metrics::encode(&registry);
+    let text = crate::telemetry::encode(&registry);
     for line in [
         "herald_plugin_http_requests_total{plugin=\"hooked\",outcome=\"ok\"} 1",
         "herald_plugin_http_requests_total{plugin=\"hooked\",outcome=\"denied-origin\"} 1",
@@ -649,30 +649,34 @@ fn audit_urls_leave_out_queries_and_user_information() {
 #[test]
 fn http_is_granted_by_an_http_grant_and_needs_the_manifests_declaration() {
     let declared = [CAPABILITY.to_owned()];
+    let declaring = |capabilities: &'static [String]| Declared {
+        plugin: PLUGIN,
+        capabilities,
+        writes: &[],
+    };
+    let declared: &'static [String] = Box::leak(Box::new(declared));
     let grant = origins(&["https://hooks.example.com"]);
     // Declared, not granted: not loaded, naming the grant to add.
-    let error = Authority::grant(PLUGIN, &[], &declared, &Grants::default(), None).unwrap_err();
+    let error = Grants::default()
+        .authorize(declaring(declared), None)
+        .unwrap_err();
     assert!(
         error.contains(&format!("plugins.{PLUGIN}.grants.http")),
         "{error}"
     );
-    let listed_only = Grants {
-        capabilities: declared.to_vec(),
-        ..Grants::default()
-    };
-    assert!(Authority::grant(PLUGIN, &[], &declared, &listed_only, None).is_err());
     // Declared and granted.
     let granted = Grants {
         http: Some(grant.clone()),
         ..Grants::default()
     };
-    let authority = Authority::grant(PLUGIN, &[], &declared, &granted, None).unwrap();
-    assert!(authority.has(CAPABILITY));
-    assert_eq!(authority.egress().grant(), Some(&grant));
+    let authorized = granted.authorize(declaring(declared), None).unwrap();
+    assert_eq!(authorized.http.grant(), Some(&grant));
     // Granted, not declared: its requests are refused.
-    let authority = Authority::grant(PLUGIN, &[], &[], &granted, None).unwrap();
-    assert_eq!(authority.egress().grant(), None);
+    let authorized = granted.authorize(declaring(&[]), None).unwrap();
+    assert_eq!(authorized.http.grant(), None);
     // The offline tools' grant passes the check and grants no origin.
-    let offline = Authority::grant(PLUGIN, &[], &declared, &Grants::all_declared(), None).unwrap();
-    assert_eq!(offline.egress().grant(), None);
+    let offline = Grants::all_declared()
+        .authorize(declaring(declared), None)
+        .unwrap();
+    assert_eq!(offline.http.grant(), None);
 }

@@ -2,7 +2,7 @@
 //! `kube` import to a backend (the cluster, or offline replay's script),
 //! and the errors it can end in.
 
-use crate::capability::grant::{Access, Verb};
+use super::rules::{Access, Verb};
 use crate::gvk::Gvk;
 use futures::future::BoxFuture;
 use serde::Serialize;

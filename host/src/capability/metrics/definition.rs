@@ -137,12 +137,12 @@ pub(super) fn occupied(family: &str, kind: MetricKind) -> Vec<String> {
     suffixes.iter().map(|s| format!("{family}{s}")).collect()
 }
 
-/// The host's own families (see [`crate::metrics::HOST_FAMILIES`]) as
+/// The host's own families (see [`crate::telemetry::HOST_FAMILIES`]) as
 /// taken names: sample name → the host family's exported name.
 fn host_names() -> HashMap<String, String> {
     use prometheus_client::metrics::MetricType;
     let mut taken = HashMap::new();
-    for (family, kind) in crate::metrics::HOST_FAMILIES {
+    for (family, kind) in crate::telemetry::HOST_FAMILIES {
         let (kind, shown) = match kind {
             MetricType::Counter => (MetricKind::Counter, format!("{family}_total")),
             MetricType::Histogram => (MetricKind::Histogram, (*family).to_owned()),

@@ -63,9 +63,11 @@
 
 pub mod definition;
 pub mod error;
+mod host;
 pub mod registry;
 mod render;
 
 pub use definition::{DEFAULT_BUCKETS, MetricDefinition, MetricKind};
 pub use error::{ErrorReason, MAX_LABEL_VALUE_BYTES, MetricError, Operation};
+pub use host::{MetricsHost, MetricsView, add_to_linker};
 pub use registry::{DEFAULT_MAX_SERIES, PluginMetrics, PluginMetricsRegistry};

@@ -53,7 +53,7 @@ impl Collector for PluginMetricsRegistry {
                 })
             })
             .collect();
-        crate::metrics::family(
+        crate::telemetry::family(
             &mut encoder,
             "herald_plugin_metric_errors",
             ERRORS_HELP,
@@ -66,7 +66,7 @@ impl Collector for PluginMetricsRegistry {
                 (vec![("plugin", plugin.clone())], count as f64)
             })
             .collect();
-        crate::metrics::family(
+        crate::telemetry::family(
             &mut encoder,
             "herald_plugin_metric_series_dropped",
             DROPPED_HELP,
@@ -150,7 +150,7 @@ impl Collector for PluginMetricsRegistry {
 pub(super) fn text(registry: &PluginMetricsRegistry) -> String {
     let mut prometheus = prometheus_client::registry::Registry::default();
     prometheus.register_collector(Box::new(registry.clone()));
-    crate::metrics::encode(&prometheus)
+    crate::telemetry::encode(&prometheus)
 }
 
 #[cfg(test)]

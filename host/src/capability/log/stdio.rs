@@ -1,6 +1,6 @@
 //! A plugin's stdout and stderr, turned into log lines tagged with its name.
 
-use super::logging::{LogLevel, LogSource, PluginLogger};
+use super::logger::{LogLevel, LogSource, PluginLogger};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -9,12 +9,12 @@ use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
 use wasmtime_wasi_io::bytes::Bytes;
 
 /// Most bytes buffered while waiting for a newline; a longer line is emitted in pieces.
-const MAX_PENDING: usize = super::logging::MAX_LINE_BYTES;
+const MAX_PENDING: usize = super::logger::MAX_LINE_BYTES;
 
 /// One of the guest's output streams; every newline-terminated line becomes a
 /// log line of the plugin (stdout at info, stderr at warn).
 #[derive(Clone)]
-pub(crate) struct LogStream {
+pub struct LogStream {
     inner: Arc<LineSplitter>,
 }
 
@@ -25,7 +25,8 @@ struct LineSplitter {
 }
 
 impl LogStream {
-    pub(crate) fn new(logger: Arc<PluginLogger>, source: LogSource) -> Self {
+    /// The stream of `source` (stdout or stderr), logged through `logger`.
+    pub fn new(logger: Arc<PluginLogger>, source: LogSource) -> Self {
         LogStream {
             inner: Arc::new(LineSplitter {
                 logger,
@@ -139,7 +140,7 @@ impl tokio::io::AsyncWrite for LogStream {
 
 impl LogStream {
     /// Emits a trailing partial line, at the end of a call.
-    pub(crate) fn finish(&self) {
+    pub fn finish(&self) {
         self.inner.flush();
     }
 }
@@ -147,7 +148,7 @@ impl LogStream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugin::logging::{LogRate, MemorySink};
+    use crate::capability::log::{LogRate, MemorySink};
 
     #[test]
     fn output_is_split_into_lines_across_writes() {

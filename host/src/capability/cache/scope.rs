@@ -1,30 +1,11 @@
 //! A plugin's read-only window on the shared cache: only the kinds (and the
 //! namespaces and selectors) it subscribed to, and the indexes it declared.
 
-use super::manifest::IndexDefinition;
+use super::index::IndexDefinition;
 use crate::gvk::Gvk;
 use crate::selector::LabelSelector;
-use crate::store::{CachedObject, IndexKey};
+use crate::store::{CachedObject, ObjectReader};
 use std::sync::{Arc, RwLock};
-
-/// Read access to the cached objects of one subscription (one informer's store).
-pub trait ObjectReader: Send + Sync + 'static {
-    /// The JSON of `namespace/name` (or `name` for cluster-scoped kinds), if cached.
-    fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<CachedObject>>;
-    /// The JSON of every cached object in `namespace` (all if `None`) matching `selector`.
-    fn list(&self, namespace: Option<&str>, selector: &LabelSelector) -> Vec<Arc<CachedObject>>;
-    /// Keeps an index by `index` from now on (shared with every other
-    /// reader of the same cache).
-    fn add_index(&self, index: &IndexKey);
-    /// The cached objects in `namespace` (all if `None`) that the index by
-    /// `index` files under `value`; `None` if no such index is kept.
-    fn by_index(
-        &self,
-        index: &IndexKey,
-        value: &str,
-        namespace: Option<&str>,
-    ) -> Option<Vec<Arc<CachedObject>>>;
-}
 
 /// Why a look-up was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -167,7 +148,7 @@ impl CacheScope {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{Store, Transform};
+    use crate::store::{IndexKey, Store, Transform};
 
     fn declared(name: &str, by: IndexKey) -> IndexDefinition {
         IndexDefinition {

@@ -1,120 +1,19 @@
-//! Prometheus metrics, read at scrape time from the counters the informers,
-//! listeners and plugin loader keep (nothing on the hot path but atomic adds
-//! and one histogram observation per call).
+//! The host's own metrics, read at scrape time from the counters the
+//! informers, listeners and plugin loader keep (nothing on the hot path but
+//! atomic adds and one histogram observation per call).
 
 use crate::daemon::Daemon;
 use crate::dispatch::Listener;
 use crate::informer::{EVENT_TYPES, SharedInformer};
 use crate::plugin::FaultKind;
+use crate::reload::LoaderStats;
+use crate::telemetry::{Labels, family};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::MetricType;
-use prometheus_client::metrics::counter::ConstCounter;
-use prometheus_client::metrics::gauge::ConstGauge;
-use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-
-/// Every metric family the host exports itself, by the name its `# TYPE`
-/// line gives (counters' samples add `_total`), with its type: the names
-/// plugin metrics may not take (`capability::metrics` refuses a definition
-/// whose series would collide with one). A test renders the host's
-/// collectors and checks this list against what they export, and against
-/// docs/metrics.md.
-pub const HOST_FAMILIES: &[(&str, MetricType)] = &[
-    // Informers.
-    ("herald_watch_events", MetricType::Counter),
-    ("herald_cache_objects", MetricType::Gauge),
-    ("herald_cache_bytes", MetricType::Gauge),
-    ("herald_watch_restarts", MetricType::Counter),
-    ("herald_relists", MetricType::Counter),
-    ("herald_watch_errors", MetricType::Counter),
-    ("herald_watch_bad_objects", MetricType::Counter),
-    // Listeners.
-    ("herald_notifications_received", MetricType::Counter),
-    ("herald_notifications_delivered", MetricType::Counter),
-    ("herald_notifications_failed", MetricType::Counter),
-    ("herald_notifications_retried", MetricType::Counter),
-    ("herald_notifications_skipped", MetricType::Counter),
-    ("herald_listener_queue_depth", MetricType::Gauge),
-    ("herald_listener_queue_delayed", MetricType::Gauge),
-    ("herald_listener_backoff_milliseconds", MetricType::Counter),
-    ("herald_listener_requeues", MetricType::Counter),
-    ("herald_plugin_faults", MetricType::Counter),
-    ("herald_handler_duration_seconds", MetricType::Histogram),
-    // Plugins and the process.
-    ("herald_plugin_log_lines_suppressed", MetricType::Counter),
-    ("herald_plugin_reloads", MetricType::Counter),
-    ("herald_plugin_unloads", MetricType::Counter),
-    ("herald_plugin_load_errors", MetricType::Counter),
-    ("herald_plugin_compiles", MetricType::Counter),
-    ("herald_plugin_compile_microseconds", MetricType::Counter),
-    ("herald_plugin_artifact_cache_hits", MetricType::Counter),
-    ("herald_plugin_source_pulls", MetricType::Counter),
-    ("herald_dispatching", MetricType::Gauge),
-    ("herald_plugin_workers_abandoned", MetricType::Counter),
-    ("herald_plugin_degraded", MetricType::Gauge),
-    ("herald_ready", MetricType::Gauge),
-    // What plugins do (capability::audit).
-    ("herald_plugin_api_requests", MetricType::Counter),
-    (
-        "herald_plugin_api_request_duration_seconds",
-        MetricType::Histogram,
-    ),
-    ("herald_plugin_api_rate_limit_waits", MetricType::Counter),
-    (
-        "herald_plugin_api_rate_limit_wait_milliseconds",
-        MetricType::Counter,
-    ),
-    ("herald_plugin_api_rate_limited", MetricType::Counter),
-    ("herald_plugin_events", MetricType::Counter),
-    ("herald_plugin_http_requests", MetricType::Counter),
-    (
-        "herald_plugin_http_request_duration_seconds",
-        MetricType::Histogram,
-    ),
-    // Plugins' own metrics (capability::metrics).
-    ("herald_plugin_metric_errors", MetricType::Counter),
-    ("herald_plugin_metric_series_dropped", MetricType::Counter),
-    // Sharding (shard::view), exported only when it is on.
-    ("herald_shard_owned_plugins", MetricType::Gauge),
-    ("herald_shard_members", MetricType::Gauge),
-    ("herald_shard_ownership_changes", MetricType::Counter),
-];
-
-/// Buckets of the handler duration histogram, in seconds: 10 µs to ~10 s.
-pub fn handler_duration_buckets() -> impl Iterator<Item = f64> {
-    prometheus_client::metrics::histogram::exponential_buckets(0.000_01, 4.0, 11)
-}
-
-/// A new handler duration histogram.
-pub fn handler_histogram() -> Histogram {
-    Histogram::new(handler_duration_buckets())
-}
-
-/// Process-wide counters of plugin loading.
-#[derive(Debug, Default)]
-pub struct LoaderStats {
-    /// Plugins loaded or swapped in.
-    pub reloads: AtomicU64,
-    /// Plugins unloaded because their file was removed.
-    pub unloads: AtomicU64,
-    /// Files that failed to load.
-    pub load_errors: AtomicU64,
-    /// Compilations done (cache misses).
-    pub compiles: AtomicU64,
-    /// Total compile time, in microseconds.
-    pub compile_micros: AtomicU64,
-    /// Loads served from the compiled-artifact cache.
-    pub cache_hits: AtomicU64,
-    /// Plugin source attempts that pulled a new version.
-    pub source_pulls: AtomicU64,
-    /// Plugin source attempts that found the version already pulled.
-    pub source_unchanged: AtomicU64,
-    /// Plugin source attempts that failed (registry down, refused, bad content).
-    pub source_errors: AtomicU64,
-}
 
 /// Collects every Herald metric from the running daemon at scrape time.
 #[derive(Debug)]
@@ -135,35 +34,6 @@ pub fn registry(daemon: Arc<Daemon>, loader: Arc<LoaderStats>) -> Registry {
     let mut registry = Registry::default();
     registry.register_collector(Box::new(HeraldCollector::new(daemon, loader)));
     registry
-}
-
-/// Encodes a registry in the Prometheus text format.
-pub fn encode(registry: &Registry) -> String {
-    let mut text = String::new();
-    prometheus_client::encoding::text::encode(&mut text, registry)
-        .expect("writing to a String cannot fail");
-    text
-}
-
-type Labels = Vec<(&'static str, String)>;
-
-pub(crate) fn family(
-    encoder: &mut DescriptorEncoder,
-    name: &str,
-    help: &str,
-    kind: MetricType,
-    rows: &[(Labels, f64)],
-) -> Result<(), std::fmt::Error> {
-    let mut metric = encoder.encode_descriptor(name, help, None, kind)?;
-    for (labels, value) in rows {
-        let labels: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        let encoder = metric.encode_family(&labels)?;
-        match kind {
-            MetricType::Counter => ConstCounter::new(*value as u64).encode(encoder)?,
-            _ => ConstGauge::new(*value as i64).encode(encoder)?,
-        }
-    }
-    Ok(())
 }
 
 fn informer_labels(informer: &SharedInformer) -> Labels {
@@ -536,6 +406,7 @@ mod tests {
     use crate::capability::{ActionStats, ActionStatsCollector};
     use crate::dispatch::RetryPolicy;
     use crate::informer::{Informers, ReflectorConfig};
+    use crate::telemetry::{HOST_FAMILIES, encode};
 
     /// `(family, type)` of every `# TYPE` line of `text`.
     fn types(text: &str) -> Vec<(String, String)> {
@@ -586,7 +457,7 @@ mod tests {
     /// docs/metrics.md names every host family as its samples are named.
     #[test]
     fn every_host_family_is_documented() {
-        let docs = include_str!("../../docs/metrics.md");
+        let docs = include_str!("../../../docs/metrics.md");
         for (name, kind) in HOST_FAMILIES {
             let shown = match kind {
                 MetricType::Counter => format!("`{name}_total`"),

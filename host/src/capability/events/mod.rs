@@ -16,17 +16,19 @@
 //! and in dry-run mode are sent with `dryRun=All` (nothing persists, and no
 //! series is kept).
 
-use super::Authority;
-use super::authority::Mode;
-use super::kube::{ApiRequest, KubeError, Operation, PatchType, Target};
+mod host;
+mod stats;
+
+pub use host::{EventsHost, EventsView, add_to_linker};
+pub use stats::EventStats;
+
+use super::Mode;
+use super::kube::{ApiRequest, KubeAccess, KubeError, Operation, PatchType, Target};
 use super::rate::{RateLimit, TokenBucket};
 use crate::gvk::Gvk;
-use crate::plugin::bindings::v0_2::herald::plugin::events as wit;
-use crate::plugin::bindings::v0_2::herald::plugin::kube as wit_kube;
-use crate::plugin::host::HostState;
 use serde_json::json;
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 /// The capability's name in manifests and grants.
@@ -44,9 +46,26 @@ const MAX_NOTE: usize = 1024;
 /// Most series and flood buckets remembered per plugin; the oldest go first.
 const MAX_TRACKED: usize = 4096;
 
-/// A plugin's Event state: open series and flood buckets.
-#[derive(Debug, Default)]
-pub struct Recorder {
+/// `plugins.<name>.grants.events`: Events granted to one plugin (also
+/// granted by listing `events` in `grants.capabilities`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct EventsGrant {
+    /// Namespaces the plugin may record Events in about objects its read
+    /// grant does not cover; `*` for every namespace. Empty (the default):
+    /// only Events about objects it may read.
+    pub namespaces: std::collections::BTreeSet<String>,
+}
+
+/// What one loaded plugin may do through `events`, and its Event state:
+/// open series and flood buckets. Shared by all its instances.
+#[derive(Debug)]
+pub struct EventsAccess {
+    /// Granted (declared in the manifest and granted by the operator).
+    granted: bool,
+    /// Where its Events are sent: the plugin's API access, whose rate limit
+    /// and deadline they share with its `kube` calls.
+    kube: Arc<KubeAccess>,
     state: Mutex<State>,
 }
 
@@ -193,7 +212,29 @@ impl EventRecord {
     }
 }
 
-impl Authority {
+impl EventsAccess {
+    /// The Events of the plugin `kube` is the access of; `granted` when the
+    /// plugin declared `events` and the operator granted it.
+    pub fn new(granted: bool, kube: Arc<KubeAccess>) -> Self {
+        EventsAccess {
+            granted,
+            kube,
+            state: Mutex::default(),
+        }
+    }
+
+    fn plugin(&self) -> &str {
+        self.kube.plugin()
+    }
+
+    fn mode(&self) -> Mode {
+        self.kube.mode()
+    }
+
+    fn stats(&self) -> Option<&super::ActionStats> {
+        self.kube.access().map(|access| &*access.stats)
+    }
+
     /// Publishes `event` for the plugin: granted, flood-limited, merged into
     /// an open series, sent within `deadline`.
     pub async fn publish(
@@ -207,7 +248,7 @@ impl Authority {
                 Ok(published) => published.label(),
                 Err(error) => error.outcome(),
             };
-            stats.event(self.plugin(), label);
+            stats.events.record(self.plugin(), label);
         }
         outcome
     }
@@ -217,7 +258,7 @@ impl Authority {
         event: &mut EventRecord,
         deadline: Option<Instant>,
     ) -> Result<Published, KubeError> {
-        if !self.has(CAPABILITY) {
+        if !self.granted {
             return Err(KubeError::NotGranted(format!(
                 "plugin {:?} was not granted the {CAPABILITY:?} capability: declare it in the \
                  manifest and have the operator grant it",
@@ -234,7 +275,7 @@ impl Authority {
         }
         let now = Instant::now();
         let open = {
-            let mut state = self.events.state.lock().unwrap_or_else(|e| e.into_inner());
+            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
             let flood = state.floods.entry(event.flood_key()).or_insert_with(|| {
                 TokenBucket::new(RateLimit {
                     qps: 1.0 / SPAM_REFILL.as_secs_f64(),
@@ -277,7 +318,7 @@ impl Authority {
                 body: body.to_string(),
             },
         );
-        let sent = self.send(request.clone(), deadline).await;
+        let sent = self.kube.send(request.clone(), deadline).await;
         self.audit_event(&request, &sent);
         sent.map_err(|(error, _)| error)?;
         if self.mode() == Mode::Enforce {
@@ -305,7 +346,7 @@ impl Authority {
                 body: patch.to_string(),
             },
         );
-        let sent = self.send(request.clone(), deadline).await;
+        let sent = self.kube.send(request.clone(), deadline).await;
         self.audit_event(&request, &sent);
         sent.map(|_| ()).map_err(|(error, _)| error)
     }
@@ -318,7 +359,7 @@ impl Authority {
         count: u32,
         now: Instant,
     ) {
-        let mut state = self.events.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         state.series.insert(
             event.series_key(),
             Series {
@@ -376,18 +417,13 @@ impl Authority {
             },
             operation,
             dry_run: self.mode() == Mode::DryRun,
-            field_manager: self.field_manager(),
+            field_manager: self.kube.field_manager(),
         }
     }
 
     fn audit_event(&self, request: &ApiRequest, sent: &Result<String, (KubeError, bool)>) {
-        if let Some(stats) = self.stats() {
-            let (outcome, detail) = match sent {
-                Ok(_) => ("ok", String::new()),
-                Err((error, _)) => (error.outcome(), error.to_string()),
-            };
-            stats.record(self.plugin(), request, outcome, None, &detail);
-        }
+        let answer = sent.clone().map_err(|(error, _)| error);
+        self.kube.audit(request, &answer, None);
     }
 }
 
@@ -413,38 +449,4 @@ fn reporting_instance(plugin: &str) -> String {
         .unwrap_or_else(|| "herald".into());
     let instance = format!("{plugin}-{host}");
     instance.chars().take(128).collect()
-}
-
-impl From<wit::ObjectReference> for ObjectRef {
-    fn from(r: wit::ObjectReference) -> Self {
-        ObjectRef {
-            gvk: Gvk::new(r.kind.group, r.kind.version, r.kind.kind),
-            namespace: r.namespace,
-            name: r.name,
-            uid: r.uid,
-            resource_version: r.resource_version,
-        }
-    }
-}
-
-impl wit::Host for HostState {
-    async fn publish(&mut self, event: wit::Event) -> Result<(), wit_kube::KubeError> {
-        let record = EventRecord {
-            regarding: event.regarding.into(),
-            related: event.related.map(Into::into),
-            event_type: match event.event_type {
-                wit::EventType::Normal => "Normal",
-                wit::EventType::Warning => "Warning",
-            },
-            reason: event.reason,
-            action: event.action,
-            note: event.note,
-        };
-        let authority = self.authority().clone();
-        authority
-            .publish(record, self.deadline)
-            .await
-            .map(|_| ())
-            .map_err(Into::into)
-    }
 }

@@ -1,0 +1,26 @@
+//! The `cache` capability, and index look-ups: read-only look-ups in the
+//! shared cache (a lister), answered from the informers' stores.
+//!
+//! - **Grant.** A plugin looks up only what it subscribed to: the kinds,
+//!   namespaces and selectors of its subscriptions, each of which the
+//!   operator's read grant had to cover for the plugin to load
+//!   ([`crate::capability::reads`]). Anything else answers `not-subscribed`.
+//!   Index look-ups ([`IndexDefinition`]) use only the indexes the manifest
+//!   declares, each on a subscribed kind; another name answers
+//!   `unknown-index`.
+//! - **Bounds.** An answer counts against the instance's memory cap before
+//!   it is built: one that would not fit is a memory-limit fault, never an
+//!   allocation. A look-up costs the objects found (indexes) or a scan of
+//!   one namespace's range of keys (listings).
+//! - **Dry-run.** No difference: reading the cache has no effect outside
+//!   the host.
+//! - **Replay.** `herald plugin replay` answers look-ups from an in-memory
+//!   cache filled by the recorded events.
+
+mod host;
+mod index;
+mod scope;
+
+pub use host::{CacheHost, CacheView, add_to_linker};
+pub use index::IndexDefinition;
+pub use scope::{CacheScope, LookupError};

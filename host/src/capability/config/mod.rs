@@ -1,0 +1,50 @@
+//! The `config` capability: the configuration the operator gave the plugin
+//! (`plugins.<name>.config`, or its sidecar's `config`), as JSON text.
+//!
+//! - **Grant.** Every plugin has it, and sees only its own configuration:
+//!   settings are keyed by the plugin's identity (the name its manifest
+//!   gives, optionally pinned to digests), never by its file name, so a
+//!   file calling itself by another plugin's name gets that plugin's
+//!   configuration only if the operator's pins (or signature key) admit it
+//!   (see `crate::reload`).
+//! - **Dry-run, replay.** No difference; `herald plugin replay --config`
+//!   hands the plugin a configuration.
+
+use crate::wit::{v0_1, v0_2};
+use wasmtime::component::{HasData, Linker};
+
+/// What the `config` import reaches: the plugin's configuration.
+pub struct ConfigHost<'a> {
+    /// The operator's configuration for the plugin, JSON text.
+    pub config: Option<&'a str>,
+}
+
+/// Implemented by the store's state: the `config` capability's view of it.
+pub trait ConfigView: Send {
+    /// The plugin's configuration.
+    fn config(&mut self) -> ConfigHost<'_>;
+}
+
+struct HasConfig;
+
+impl HasData for HasConfig {
+    type Data<'a> = ConfigHost<'a>;
+}
+
+/// Links the `config` import of every world version.
+pub fn add_to_linker<T: ConfigView + 'static>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
+    v0_1::herald::plugin::config::add_to_linker::<T, HasConfig>(linker, T::config)?;
+    v0_2::herald::plugin::config::add_to_linker::<T, HasConfig>(linker, T::config)
+}
+
+impl v0_1::herald::plugin::config::Host for ConfigHost<'_> {
+    fn get(&mut self) -> Option<String> {
+        self.config.map(str::to_owned)
+    }
+}
+
+impl v0_2::herald::plugin::config::Host for ConfigHost<'_> {
+    fn get(&mut self) -> Option<String> {
+        self.config.map(str::to_owned)
+    }
+}

@@ -1,0 +1,69 @@
+//! The `events` import (0.2.0 and later), on the plugin's [`EventsAccess`].
+
+use super::{EventRecord, EventsAccess, ObjectRef};
+use crate::gvk::Gvk;
+use crate::wit::v0_2::herald::plugin::events as wit;
+use crate::wit::v0_2::herald::plugin::kube as wit_kube;
+use std::sync::Arc;
+use std::time::Instant;
+use wasmtime::component::{HasData, Linker};
+
+/// What the `events` import reaches: the plugin's Events and the deadline of
+/// the call under way.
+pub struct EventsHost<'a> {
+    /// The plugin's Events.
+    pub access: &'a Arc<EventsAccess>,
+    /// When the call must end.
+    pub deadline: Option<Instant>,
+}
+
+/// Implemented by the store's state: the `events` capability's view.
+pub trait EventsView: Send {
+    /// The plugin's Events and the call's deadline.
+    fn events(&mut self) -> EventsHost<'_>;
+}
+
+struct HasEvents;
+
+impl HasData for HasEvents {
+    type Data<'a> = EventsHost<'a>;
+}
+
+/// Links `events` (0.2.0 and later).
+pub fn add_to_linker<T: EventsView + 'static>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
+    wit::add_to_linker::<T, HasEvents>(linker, T::events)
+}
+
+impl From<wit::ObjectReference> for ObjectRef {
+    fn from(r: wit::ObjectReference) -> Self {
+        ObjectRef {
+            gvk: Gvk::new(r.kind.group, r.kind.version, r.kind.kind),
+            namespace: r.namespace,
+            name: r.name,
+            uid: r.uid,
+            resource_version: r.resource_version,
+        }
+    }
+}
+
+impl wit::Host for EventsHost<'_> {
+    async fn publish(&mut self, event: wit::Event) -> Result<(), wit_kube::KubeError> {
+        let record = EventRecord {
+            regarding: event.regarding.into(),
+            related: event.related.map(Into::into),
+            event_type: match event.event_type {
+                wit::EventType::Normal => "Normal",
+                wit::EventType::Warning => "Warning",
+            },
+            reason: event.reason,
+            action: event.action,
+            note: event.note,
+        };
+        let access = self.access.clone();
+        access
+            .publish(record, self.deadline)
+            .await
+            .map(|_| ())
+            .map_err(Into::into)
+    }
+}

@@ -1,0 +1,153 @@
+//! What the operator grants one plugin (`plugins.<name>.grants`, its mode
+//! and rate), each capability's grant in its own typed field, and the check
+//! of a plugin's declarations against them when it loads: a plugin that
+//! declares more than it was granted is not loaded, and the error names the
+//! grant to add.
+
+use super::events::{EventsAccess, EventsGrant};
+use super::http::{Egress, HttpGrant};
+use super::kube::{KubeAccess, WriteRule, missing_grant};
+use super::rate::RateLimit;
+use super::{ClusterAccess, Mode};
+use std::sync::Arc;
+
+/// What the operator granted one plugin.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Grants {
+    /// Kubernetes API rules (`grants.writes`).
+    pub writes: Vec<WriteRule>,
+    /// Events (`grants.events`, or `events` in `grants.capabilities`).
+    pub events: Option<EventsGrant>,
+    /// Outbound HTTP: the origins and bounds (`grants.http`).
+    pub http: Option<HttpGrant>,
+    /// Enforce or dry-run.
+    pub mode: Mode,
+    /// The plugin's API request rate.
+    pub rate_limit: RateLimit,
+    /// Grant whatever the manifest declares: for the offline tools (`herald
+    /// plugin check` and `replay`), which show what a plugin would do. Its
+    /// `http` grants no origin, so every request is still refused (replay
+    /// answers them itself).
+    pub all_declared: bool,
+}
+
+/// What a plugin declares it needs beyond what every plugin has.
+#[derive(Debug, Clone, Copy)]
+pub struct Declared<'a> {
+    /// The plugin's name.
+    pub plugin: &'a str,
+    /// Its manifest's `capabilities`: `events`, `http`.
+    pub capabilities: &'a [String],
+    /// Its manifest's write rules.
+    pub writes: &'a [WriteRule],
+}
+
+impl Declared<'_> {
+    fn declares(&self, capability: &str) -> bool {
+        self.capabilities.iter().any(|c| c == capability)
+    }
+}
+
+/// What one plugin may do through the capabilities that act outside the
+/// host, each ready for its instances.
+#[derive(Debug)]
+pub struct Authorized {
+    /// Its Kubernetes API calls.
+    pub kube: Arc<KubeAccess>,
+    /// Its Events.
+    pub events: Arc<EventsAccess>,
+    /// Its outbound HTTP.
+    pub http: Arc<Egress>,
+}
+
+impl Authorized {
+    /// Nothing granted: a plugin asking for nothing, or one not yet known
+    /// (while its manifest is read).
+    pub fn none(plugin: &str) -> Self {
+        Grants::default()
+            .authorize(
+                Declared {
+                    plugin,
+                    capabilities: &[],
+                    writes: &[],
+                },
+                None,
+            )
+            .expect("asking for nothing needs no grant")
+    }
+}
+
+impl Grants {
+    /// Everything the plugin declares, in enforce mode, at the default rate.
+    pub fn all_declared() -> Self {
+        Grants {
+            all_declared: true,
+            ..Grants::default()
+        }
+    }
+
+    /// Checks `declared` against these grants and, if they cover it, gives
+    /// the plugin its access through `access` (`None`: offline); otherwise
+    /// the message naming the first grant missing.
+    pub fn authorize(
+        &self,
+        declared: Declared<'_>,
+        access: Option<ClusterAccess>,
+    ) -> Result<Authorized, String> {
+        let plugin = declared.plugin;
+        for capability in declared.capabilities {
+            let (granted, key) = match capability.as_str() {
+                super::events::CAPABILITY => (self.events.is_some(), "grants.events"),
+                super::http::CAPABILITY => (self.http.is_some(), "grants.http"),
+                // The manifest was checked: no other capability gets here.
+                _ => (false, "grants"),
+            };
+            if !(granted || self.all_declared) {
+                return Err(format!(
+                    "plugin {plugin:?} requests capability {capability:?}, which the operator has \
+                     not granted (plugins.{plugin}.{key})"
+                ));
+            }
+        }
+        if !self.all_declared
+            && let Some(missing) = missing_grant(declared.writes, &self.writes)
+        {
+            return Err(format!(
+                "plugin {plugin:?} declares writes the operator has not granted: {missing} \
+                 (plugins.{plugin}.grants.writes)"
+            ));
+        }
+        let kube = Arc::new(KubeAccess::new(
+            plugin,
+            declared.writes.to_vec(),
+            self.mode,
+            self.rate_limit,
+            access.clone(),
+        ));
+        let events = declared.declares(super::events::CAPABILITY)
+            && (self.events.is_some() || self.all_declared);
+        let events = Arc::new(EventsAccess::new(events, kube.clone()));
+        // Outbound HTTP needs both the manifest's declaration and the grant.
+        let declares_http = declared.declares(super::http::CAPABILITY);
+        let offline = access
+            .as_ref()
+            .and_then(|access| access.offline_http.clone())
+            .filter(|_| self.all_declared && declares_http);
+        let http = match offline {
+            Some(answerer) => Egress::offline(plugin, answerer),
+            None => Egress::new(
+                plugin,
+                self.http.clone().filter(|_| declares_http),
+                access
+                    .as_ref()
+                    .map(|access| access.stats.http.clone())
+                    .unwrap_or_default(),
+            ),
+        };
+        Ok(Authorized {
+            kube,
+            events,
+            http: Arc::new(http),
+        })
+    }
+}

@@ -1,0 +1,204 @@
+//! One plugin's way to the API server: its declared (and granted) rules,
+//! its mode, its rate limit and the backend, and the path every call takes
+//! through them: grant check, rate limit, the request within the deadline,
+//! audit.
+
+use super::request::{ApiRequest, KubeError, Operation, Target};
+use super::rules::{WriteRule, permits};
+use crate::capability::rate::{RateLimit, TokenBucket};
+use crate::capability::{ClusterAccess, Mode};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What one loaded plugin may do through `kube` (and what its Events go
+/// through): shared by all its instances.
+#[derive(Debug)]
+pub struct KubeAccess {
+    plugin: Arc<str>,
+    rules: Vec<WriteRule>,
+    mode: Mode,
+    access: Option<ClusterAccess>,
+    bucket: TokenBucket,
+}
+
+impl KubeAccess {
+    /// The access of `plugin`, whose declared `rules` the operator's grant
+    /// covers, in `mode`, at `rate`, through `access` (`None`: offline,
+    /// every call answers `unavailable`).
+    pub fn new(
+        plugin: &str,
+        rules: Vec<WriteRule>,
+        mode: Mode,
+        rate: RateLimit,
+        access: Option<ClusterAccess>,
+    ) -> Self {
+        KubeAccess {
+            plugin: plugin.into(),
+            rules,
+            mode,
+            access,
+            bucket: TokenBucket::new(rate),
+        }
+    }
+
+    /// The plugin's name.
+    pub fn plugin(&self) -> &str {
+        &self.plugin
+    }
+
+    /// Its mode.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Its declared (and granted) rules.
+    pub fn rules(&self) -> &[WriteRule] {
+        &self.rules
+    }
+
+    /// The field manager of its writes.
+    pub fn field_manager(&self) -> String {
+        format!("herald.{}", self.plugin)
+    }
+
+    /// Where its calls are counted, if it reaches a cluster.
+    pub(crate) fn access(&self) -> Option<&ClusterAccess> {
+        self.access.as_ref()
+    }
+
+    /// One `kube` call: checked against the rules, rate-limited, sent within
+    /// `deadline` (the handler call's), audited. The answer is JSON text.
+    pub async fn call(
+        &self,
+        target: Target,
+        operation: Operation,
+        deadline: Option<Instant>,
+    ) -> Result<String, KubeError> {
+        let request = ApiRequest {
+            target,
+            operation,
+            dry_run: self.mode.is_dry_run(),
+            field_manager: self.field_manager(),
+        };
+        if !permits(&self.rules, &request.access()) {
+            let error = KubeError::NotGranted(format!(
+                "plugin {:?} has no write rule for {}: declare it in the manifest and have the \
+                 operator grant it",
+                self.plugin,
+                request.access()
+            ));
+            self.audit(&request, &Err(error.clone()), None);
+            return Err(error);
+        }
+        let before = if request.dry_run && request.operation.writes() {
+            self.before_state(&request, deadline).await
+        } else {
+            None
+        };
+        let started = Instant::now();
+        let answer = self.send(request.clone(), deadline).await;
+        let latency = answer
+            .as_ref()
+            .map_or_else(|(_, sent)| *sent, |_| true)
+            .then(|| started.elapsed());
+        let answer = answer.map_err(|(error, _)| error);
+        if request.dry_run
+            && let Ok(after) = &answer
+        {
+            super::log_shadow(&self.plugin, &request, before.as_deref(), after);
+        }
+        self.audit(&request, &answer, latency);
+        answer
+    }
+
+    /// In dry-run, the object as it is before a write, to say what the write
+    /// would change (best effort: a failed read just omits the diff).
+    async fn before_state(
+        &self,
+        request: &ApiRequest,
+        deadline: Option<Instant>,
+    ) -> Option<String> {
+        if matches!(request.operation, Operation::Create { .. }) {
+            return None;
+        }
+        let get = ApiRequest {
+            operation: Operation::Get,
+            target: Target {
+                subresource: None,
+                ..request.target.clone()
+            },
+            ..request.clone()
+        };
+        self.send(get, deadline).await.ok()
+    }
+
+    /// Sends `request` once the rate limit admits it, within the deadline.
+    /// The error says whether the request was sent.
+    pub(crate) async fn send(
+        &self,
+        request: ApiRequest,
+        deadline: Option<Instant>,
+    ) -> Result<String, (KubeError, bool)> {
+        let Some(access) = &self.access else {
+            return Err((
+                KubeError::Unavailable("this host has no connection to a cluster".into()),
+                false,
+            ));
+        };
+        let now = Instant::now();
+        let budget = crate::capability::call::request_budget(deadline, Duration::from_secs(30));
+        match self.bucket.reserve(now, budget) {
+            Err(too_long) => {
+                access.stats.kube.refused(&self.plugin);
+                let limit = self.bucket.limit();
+                return Err((
+                    KubeError::TooManyRequests {
+                        message: format!(
+                            "the plugin's API rate limit ({} per second, burst {}) cannot admit \
+                             the call before its deadline",
+                            limit.qps, limit.burst
+                        ),
+                        retry_after: Some(too_long.0),
+                    },
+                    false,
+                ));
+            }
+            Ok(wait) if !wait.is_zero() => {
+                access.stats.kube.waited(&self.plugin, wait);
+                tokio::time::sleep(wait).await;
+            }
+            Ok(_) => {}
+        }
+        let left = budget.saturating_sub(now.elapsed());
+        match tokio::time::timeout(left, access.api.send(request)).await {
+            Ok(answer) => answer.map_err(|error| (error, true)),
+            Err(_) => Err((
+                KubeError::Timeout(format!(
+                    "no answer within the handler call's deadline ({} ms left for the request)",
+                    left.as_millis()
+                )),
+                true,
+            )),
+        }
+    }
+
+    /// Writes the call's audit line and counts it.
+    pub(crate) fn audit(
+        &self,
+        request: &ApiRequest,
+        answer: &Result<String, KubeError>,
+        latency: Option<Duration>,
+    ) {
+        let (outcome, detail) = match answer {
+            Ok(_) => ("ok", String::new()),
+            Err(error) => (error.outcome(), error.to_string()),
+        };
+        super::audit_line(&self.plugin, request, outcome, latency, &detail);
+        if let Some(access) = &self.access {
+            access
+                .stats
+                .kube
+                .record(&self.plugin, request, outcome, latency);
+        }
+    }
+}

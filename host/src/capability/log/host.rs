@@ -1,0 +1,61 @@
+//! The `log` import of every world version, on the plugin's logger.
+
+use super::logger::{LogLevel, LogSource, PluginLogger};
+use crate::wit::{v0_1, v0_2};
+use wasmtime::component::{HasData, Linker};
+
+/// What the `log` import reaches: the plugin's logger.
+pub struct LogHost<'a> {
+    /// The logger every instance of the plugin shares.
+    pub logger: &'a PluginLogger,
+}
+
+/// Implemented by the store's state: the `log` capability's view of it.
+pub trait LogView: Send {
+    /// The plugin's logger.
+    fn log(&mut self) -> LogHost<'_>;
+}
+
+struct HasLog;
+
+impl HasData for HasLog {
+    type Data<'a> = LogHost<'a>;
+}
+
+/// Links the `log` import of every world version.
+pub fn add_to_linker<T: LogView + 'static>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
+    v0_1::herald::plugin::log::add_to_linker::<T, HasLog>(linker, T::log)?;
+    v0_2::herald::plugin::log::add_to_linker::<T, HasLog>(linker, T::log)
+}
+
+impl LogHost<'_> {
+    fn write(&self, level: LogLevel, message: &str) {
+        self.logger.log(level, LogSource::Api, message);
+    }
+}
+
+/// One version's `level` enum as the logger's.
+macro_rules! level {
+    ($version:ident, $level:expr) => {{
+        use $version::herald::plugin::log::Level;
+        match $level {
+            Level::Trace => LogLevel::Trace,
+            Level::Debug => LogLevel::Debug,
+            Level::Info => LogLevel::Info,
+            Level::Warn => LogLevel::Warn,
+            Level::Error => LogLevel::Error,
+        }
+    }};
+}
+
+impl v0_1::herald::plugin::log::Host for LogHost<'_> {
+    fn log(&mut self, level: v0_1::herald::plugin::log::Level, message: String) {
+        self.write(level!(v0_1, level), &message);
+    }
+}
+
+impl v0_2::herald::plugin::log::Host for LogHost<'_> {
+    fn log(&mut self, level: v0_2::herald::plugin::log::Level, message: String) {
+        self.write(level!(v0_2, level), &message);
+    }
+}

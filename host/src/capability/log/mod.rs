@@ -1,0 +1,32 @@
+//! The `log` capability: a plugin's log lines, from its `log` import and
+//! from its stdout and stderr, tagged with its name and revision, rate
+//! limited per plugin and handed to the host's log (or another
+//! [`LogSink`]).
+//!
+//! - **Grant.** Every plugin has it: a line costs the host a bounded amount
+//!   and goes nowhere but the host's own log.
+//! - **Bounds.** Lines are rate-limited per plugin ([`LogRate`]: burst 2,000,
+//!   then 200 lines per second by default), cut at [`MAX_LINE_BYTES`]; what
+//!   is dropped is counted and summed up in one notice when the plugin may
+//!   log again. stdout and stderr are bounded in bytes per second as well
+//!   ([`stdio`]), so a plugin cannot make the host split gigabytes of
+//!   output into lines.
+//! - **Hostile text.** A message is the plugin's, so it is written as data:
+//!   the host's text log escapes control characters in every field and
+//!   message (`crate::cli`'s formatter), the JSON log escapes by
+//!   construction, and the dashboard shows lines as text. A line break in
+//!   a message cannot start a line that reads as another plugin's.
+//! - **Dry-run.** No difference: logging has no effect outside the host.
+//! - **Replay.** `herald plugin replay` prints every line under the event
+//!   that caused it.
+
+mod host;
+mod logger;
+pub mod stdio;
+
+pub use host::{LogHost, LogView, add_to_linker};
+pub use logger::{
+    LogLevel, LogLine, LogRate, LogSink, LogSource, MAX_LINE_BYTES, MemorySink, OwnedLogLine,
+    PluginLogger, RECENT_LINE_BYTES, RECENT_LINES, RECENT_PLUGINS, RecentLine, RecentLogs,
+    TracingSink,
+};

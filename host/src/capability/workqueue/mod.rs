@@ -1,0 +1,60 @@
+//! The `workqueue` capability (0.3.0): a handler asks for the notification
+//! it is handling to be delivered again after a delay (client-go's
+//! `AddAfter`), a level-triggered re-check.
+//!
+//! - **Grant.** Every plugin has it: a request only schedules the plugin's
+//!   own work, within its own queue.
+//! - **Semantics.** The last request of a call wins, and counts only if the
+//!   call succeeds ([`Requeue::take`] after each call). Coalesced
+//!   subscriptions honour it (`crate::dispatch`'s worker, capped at
+//!   `MAX_REQUEUE_DELAY`); every-event ones ignore it with one warning,
+//!   since a later delivery would break their order.
+//! - **Dry-run.** No difference: the queue is the host's.
+//! - **Replay.** `herald plugin replay` shows each request under the event
+//!   that made it.
+
+use crate::wit::v0_3::herald::plugin0_3_0::workqueue;
+use std::time::Duration;
+use wasmtime::component::{HasData, Linker};
+
+/// One instance's requeue request for the call under way.
+#[derive(Debug, Default)]
+pub struct Requeue {
+    after: Option<Duration>,
+}
+
+impl Requeue {
+    /// Takes the call's request, leaving none (before and after each call).
+    pub fn take(&mut self) -> Option<Duration> {
+        self.after.take()
+    }
+}
+
+/// What the `workqueue` import reaches: the instance's request.
+pub struct WorkqueueHost<'a> {
+    /// The request of the call under way.
+    pub requeue: &'a mut Requeue,
+}
+
+/// Implemented by the store's state: the `workqueue` capability's view.
+pub trait WorkqueueView: Send {
+    /// The instance's requeue request.
+    fn workqueue(&mut self) -> WorkqueueHost<'_>;
+}
+
+struct HasWorkqueue;
+
+impl HasData for HasWorkqueue {
+    type Data<'a> = WorkqueueHost<'a>;
+}
+
+/// Links `workqueue` (0.3.0 and later).
+pub fn add_to_linker<T: WorkqueueView + 'static>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
+    workqueue::add_to_linker::<T, HasWorkqueue>(linker, T::workqueue)
+}
+
+impl workqueue::Host for WorkqueueHost<'_> {
+    fn requeue_after(&mut self, delay_ms: u64) {
+        self.requeue.after = Some(Duration::from_millis(delay_ms));
+    }
+}

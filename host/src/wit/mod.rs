@@ -1,0 +1,105 @@
+//! The plugin ABI as Rust types and traits: `bindgen!` over every released
+//! version of the world (`wit/<version>/herald.wit`), one module each, and
+//! nothing else. The host side of each import is its capability's
+//! ([`crate::capability`]); the exports are called by the runtime
+//! ([`crate::plugin`]). This is the one place `bindgen!` runs.
+//!
+//! A newer version imports the interfaces of older ones from their released
+//! packages instead of copying them, and is bound here `with:` the older
+//! version's generated modules, so an interface has one Rust trait however
+//! many worlds import it: 0.3.0 reuses 0.2.0's `log`, `cache`, `config`,
+//! `kube`, `events`, `types` and `handler`; 0.4.0 reuses those and 0.3.0's
+//! `metrics`, `workqueue`, `index` and manifest, and adds `deadline`.
+
+#![allow(missing_docs, unsafe_code)]
+
+/// `herald:plugin@0.1.0`: logging, cache look-ups, configuration.
+pub mod v0_1 {
+    wasmtime::component::bindgen!({
+        path: "../wit/0.1.0",
+        world: "herald:plugin/plugin",
+        imports: { "herald:plugin/cache": trappable },
+        exports: { default: async },
+    });
+}
+
+/// `herald:plugin@0.2.0`: 0.1.0's imports, Kubernetes calls (`kube`) and
+/// Events (`events`); write rules in the manifest.
+pub mod v0_2 {
+    wasmtime::component::bindgen!({
+        path: "../wit/0.2.0",
+        world: "herald:plugin/plugin",
+        imports: {
+            "herald:plugin/cache": trappable,
+            "herald:plugin/kube": async | trappable,
+            "herald:plugin/events": async,
+        },
+        exports: { default: async },
+    });
+}
+
+/// `herald:plugin@0.3.0`: 0.2.0's interfaces plus metrics, the workqueue,
+/// index look-ups and `wasi:http`; the manifest gains metric and index
+/// definitions.
+pub mod v0_3 {
+    wasmtime::component::bindgen!({
+        path: "../wit/0.3.0",
+        world: "herald:plugin/plugin@0.3.0",
+        // A look-up too large for the plugin's memory traps, as `cache` does.
+        imports: { "herald:plugin/index": trappable },
+        exports: { default: async },
+        with: {
+            "herald:plugin/types@0.2.0": super::v0_2::herald::plugin::types,
+            "herald:plugin/log@0.2.0": super::v0_2::herald::plugin::log,
+            "herald:plugin/cache@0.2.0": super::v0_2::herald::plugin::cache,
+            "herald:plugin/config@0.2.0": super::v0_2::herald::plugin::config,
+            "herald:plugin/kube@0.2.0": super::v0_2::herald::plugin::kube,
+            "herald:plugin/events@0.2.0": super::v0_2::herald::plugin::events,
+            "wasi:http": wasmtime_wasi_http::p2::bindings::http,
+            "wasi:io": wasmtime_wasi::p2::bindings::io,
+            "wasi:clocks": wasmtime_wasi::p2::bindings::clocks,
+        },
+    });
+}
+
+/// `herald:plugin@0.4.0`: 0.3.0 plus `deadline`. Its exports are 0.3.0's, so
+/// the runtime calls a 0.4.0 component through [`v0_3`]'s exports.
+pub mod v0_4 {
+    wasmtime::component::bindgen!({
+        path: "../wit/0.4.0",
+        world: "herald:plugin/plugin@0.4.0",
+        exports: { default: async },
+        with: {
+            "herald:plugin/types@0.2.0": super::v0_2::herald::plugin::types,
+            "herald:plugin/log@0.2.0": super::v0_2::herald::plugin::log,
+            "herald:plugin/cache@0.2.0": super::v0_2::herald::plugin::cache,
+            "herald:plugin/config@0.2.0": super::v0_2::herald::plugin::config,
+            "herald:plugin/kube@0.2.0": super::v0_2::herald::plugin::kube,
+            "herald:plugin/events@0.2.0": super::v0_2::herald::plugin::events,
+            "herald:plugin/types@0.3.0": super::v0_3::herald::plugin0_3_0::types,
+            "herald:plugin/metrics@0.3.0": super::v0_3::herald::plugin0_3_0::metrics,
+            "herald:plugin/workqueue@0.3.0": super::v0_3::herald::plugin0_3_0::workqueue,
+            "herald:plugin/index@0.3.0": super::v0_3::herald::plugin0_3_0::index,
+            "wasi:http": wasmtime_wasi_http::p2::bindings::http,
+            "wasi:io": wasmtime_wasi::p2::bindings::io,
+            "wasi:clocks": wasmtime_wasi::p2::bindings::clocks,
+        },
+    });
+}
+
+/// The versions of the world this host implements, newest first.
+pub const WORLD_VERSIONS: &[&str] = &["0.4.0", "0.3.0", "0.2.0", "0.1.0"];
+
+/// The records of the newest world as plugins hand them over: what a
+/// plugin's `manifest` export returns before the runtime validates it, and
+/// the event context of a handler call. Public so that tools outside the
+/// runtime (the fuzz targets, tests) can build a guest's manifest without a
+/// guest.
+pub mod abi {
+    pub use super::v0_2::herald::plugin::types::{
+        DeliveryMode, EventContext, GroupVersionKind, Limits, Subscription, Verb, WriteRule,
+    };
+    pub use super::v0_3::herald::plugin0_3_0::types::{
+        IndexBy, IndexDefinition, Manifest, MetricDefinition, MetricKind,
+    };
+}
