@@ -621,6 +621,7 @@ fn load_cached(
         log_rate: LogRate {
             lines_per_second: 1_000_000,
             burst: 1_000_000,
+            ..LogRate::default()
         },
         ..LoadOptions::default()
     };

@@ -233,6 +233,7 @@ fn load(fixtures: &Fixtures, path: &str, options: LoadOptions) -> LoadedPlugin {
             log_rate: LogRate {
                 lines_per_second: 1_000_000,
                 burst: 1_000_000,
+                ..LogRate::default()
             },
             ..options
         },

@@ -66,10 +66,7 @@ pub fn run(settings: &Settings, fixtures: &Fixtures, runtime: &Runtime) -> Vec<R
         let directory = PluginDirectory::start(ReloadSetup {
             dir: dir.clone(),
             pulled_dir: None,
-            config: Arc::new(Config {
-                plugin_dir: dir.clone(),
-                ..Config::default()
-            }),
+            settings: Arc::new(Config::default().plugin_settings()),
             cache: Some(ArtifactCache::open(&cache_dir, &engine).expect("the artifact cache")),
             engine: engine.clone(),
             sink: Arc::new(TracingSink),

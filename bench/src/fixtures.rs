@@ -156,6 +156,7 @@ impl Fixtures {
             log_rate: LogRate {
                 lines_per_second: 1_000_000,
                 burst: 1_000_000,
+                ..LogRate::default()
             },
             ..LoadOptions::default()
         };

@@ -36,6 +36,20 @@ impl Gvk {
         }
     }
 
+    /// Checks the group, version and kind against their grammars (an API
+    /// group, an RFC 1035 label, a kind), naming `field.group`,
+    /// `field.version` or `field.kind` in the refusal.
+    pub fn check(&self, field: &str) -> Result<(), herald_grammar::name::Invalid> {
+        use herald_grammar::name::{Rule, check};
+        check(&format!("{field}.group"), &self.group, Rule::Group)?;
+        check(
+            &format!("{field}.version"),
+            &self.version,
+            Rule::Dns1035Label,
+        )?;
+        check(&format!("{field}.kind"), &self.kind, Rule::Kind)
+    }
+
     /// The `apiVersion` string: `v1` for the core group, `group/version` otherwise.
     pub fn api_version(&self) -> String {
         if self.group.is_empty() {

@@ -17,6 +17,7 @@
 //!
 //! See `ARCHITECTURE.md` at the repository root for how the parts fit.
 
+pub mod api_path;
 pub mod capability;
 pub mod cli;
 pub mod config;
@@ -26,6 +27,7 @@ pub mod dispatch;
 pub mod gvk;
 pub mod informer;
 pub mod leader;
+pub mod logging;
 pub mod oci;
 pub mod ops;
 pub mod plugin;
@@ -41,3 +43,4 @@ pub mod telemetry;
 pub mod text;
 pub mod units;
 pub mod wit;
+pub mod yaml;

@@ -21,6 +21,7 @@ use crate::reload::{
 };
 use crate::shard::{KnownPlugins, ShardCollector, Sharding};
 use crate::store::Transform;
+use serde::Deserialize;
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -232,7 +233,7 @@ impl Service {
             dir: config.plugin_dir.clone(),
             pulled_dir: sources.as_ref().map(|s| s.dir().to_owned()),
             cache: open_artifact_cache(&config, &engine),
-            config,
+            settings: Arc::new(config.plugin_settings()),
             engine,
             sink: logs,
             daemon: daemon.clone(),
@@ -383,6 +384,23 @@ fn open_artifact_cache(config: &Config, engine: &PluginEngine) -> Option<Artifac
                 "{err}: continuing without it, every load compiles (pluginFiles.artifactCache.dir)"
             );
             None
+        }
+    }
+}
+
+/// `shutdown`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct ShutdownConfig {
+    /// How long queues may drain after SIGTERM.
+    #[serde(with = "crate::units::duration")]
+    pub grace_period: Duration,
+}
+
+impl Default for ShutdownConfig {
+    fn default() -> Self {
+        ShutdownConfig {
+            grace_period: Duration::from_secs(10),
         }
     }
 }

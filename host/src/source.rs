@@ -3,6 +3,7 @@
 //! (`--embedded`, `source.kind: embedded`, the demo): a daemon whose cluster
 //! configuration is missing or broken fails rather than run on a stand-in.
 
+use serde::Deserialize;
 use std::path::PathBuf;
 
 /// The cluster to connect to.
@@ -186,4 +187,61 @@ fn client(config: kube::Config, description: String) -> Result<Connection, Sourc
         description,
         embedded: None,
     })
+}
+
+/// Which cluster to watch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SourceKind {
+    /// A kubeconfig if found, else in-cluster; neither is an error (never the embedded server).
+    #[default]
+    Auto,
+    /// `source.kubeconfig` (or the default locations) and `source.context`.
+    Kubeconfig,
+    /// The pod's service account.
+    InCluster,
+    /// The embedded API server (development only).
+    Embedded,
+}
+
+/// `source`: the cluster to watch.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct SourceConfig {
+    /// `auto`, `kubeconfig`, `in-cluster` or `embedded`.
+    pub kind: SourceKind,
+    /// Kubeconfig file (kind `kubeconfig`).
+    pub kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context (kind `kubeconfig`).
+    pub context: Option<String>,
+    /// Seed manifests directories (kind `embedded`).
+    pub seed: Vec<PathBuf>,
+    /// Where to write the embedded server's kubeconfig (kind `embedded`).
+    pub kubeconfig_out: Option<PathBuf>,
+}
+
+impl SourceConfig {
+    /// Checks keys that only some kinds of source take; the key at fault is
+    /// relative to `source`.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        match self.kind {
+            SourceKind::Embedded | SourceKind::InCluster | SourceKind::Auto
+                if self.kubeconfig.is_some() || self.context.is_some() =>
+            {
+                Err((
+                    "kubeconfig".into(),
+                    "kubeconfig and context need source.kind: kubeconfig".into(),
+                ))
+            }
+            SourceKind::Kubeconfig | SourceKind::InCluster | SourceKind::Auto
+                if !self.seed.is_empty() || self.kubeconfig_out.is_some() =>
+            {
+                Err((
+                    "seed".into(),
+                    "seed and kubeconfigOut need source.kind: embedded".into(),
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
 }

@@ -1,12 +1,25 @@
 //! Text from files and plugins, made safe to print: whatever it holds, an
 //! error message that quotes it stays on its one log line.
 
-/// `text` with every control character (line breaks included) written as its
-/// escape (`\n`, `\u{1b}`); everything else is kept as is.
+/// True for the characters that can change how a line of text reads or
+/// where it ends: control characters (line breaks and escape sequences
+/// included), Unicode's line and paragraph separators, and the marks that
+/// reorder bidirectional text.
+pub fn is_unsafe(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}' | '\u{061c}'
+                | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// `text` with every unsafe character ([`is_unsafe`]: line breaks included)
+/// written as its escape (`\n`, `\u{1b}`); everything else is kept as is.
 pub fn escape_controls(text: &str) -> String {
     let mut escaped = String::with_capacity(text.len());
     for c in text.chars() {
-        if c.is_control() {
+        if is_unsafe(c) {
             escaped.extend(c.escape_default());
         } else {
             escaped.push(c);

@@ -1,5 +1,5 @@
 //! `herald.yaml` and plugin sidecar files: [`Config::parse`] and
-//! [`Config::parse_sidecar`] on any text.
+//! [`PluginSettings::parse_sidecar`](herald::reload::PluginSettings::parse_sidecar) on any text.
 //!
 //! - Neither panics.
 //! - An accepted configuration passes [`Config::validate`].
@@ -30,7 +30,7 @@ pub fn check(data: &[u8]) {
 }
 
 fn check_sidecar(config: &Config, text: &str) {
-    let sidecar = match config.parse_sidecar(text, SOURCE) {
+    let sidecar = match config.plugin_settings().parse_sidecar(text, SOURCE) {
         Ok(sidecar) => sidecar,
         Err(err) => return check_error(text, &err),
     };

@@ -8,12 +8,15 @@ use super::events::{EventsAccess, EventsGrant};
 use super::http::{Egress, HttpGrant};
 use super::kube::{KubeAccess, WriteRule, missing_grant};
 use super::rate::RateLimit;
+use super::reads::{Read, Reads};
 use super::{ClusterAccess, Mode};
 use std::sync::Arc;
 
 /// What the operator granted one plugin.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Grants {
+    /// What the plugin may read: the host's policy and `grants.reads`.
+    pub reads: Reads,
     /// Kubernetes API rules (`grants.writes`).
     pub writes: Vec<WriteRule>,
     /// Events (`grants.events`, or `events` in `grants.capabilities`).
@@ -40,6 +43,8 @@ pub struct Declared<'a> {
     pub capabilities: &'a [String],
     /// Its manifest's write rules.
     pub writes: &'a [WriteRule],
+    /// What its subscriptions read: kind and namespace.
+    pub reads: &'a [Read<'a>],
 }
 
 impl Declared<'_> {
@@ -70,6 +75,7 @@ impl Authorized {
                     plugin,
                     capabilities: &[],
                     writes: &[],
+                    reads: &[],
                 },
                 None,
             )
@@ -95,6 +101,14 @@ impl Grants {
         access: Option<ClusterAccess>,
     ) -> Result<Authorized, String> {
         let plugin = declared.plugin;
+        if !self.all_declared
+            && let Some(read) = declared
+                .reads
+                .iter()
+                .find(|r| self.reads.allows(r).is_none())
+        {
+            return Err(self.reads.refusal(plugin, read));
+        }
         for capability in declared.capabilities {
             let (granted, key) = match capability.as_str() {
                 super::events::CAPABILITY => (self.events.is_some(), "grants.events"),
@@ -120,6 +134,18 @@ impl Grants {
         let kube = Arc::new(KubeAccess::new(
             plugin,
             declared.writes.to_vec(),
+            if self.all_declared {
+                Reads {
+                    granted: vec![crate::capability::reads::ReadRule {
+                        group: "*".into(),
+                        kind: "*".into(),
+                        namespaces: [crate::capability::kube::ALL_NAMESPACES.to_owned()].into(),
+                    }],
+                    ..self.reads.clone()
+                }
+            } else {
+                self.reads.clone()
+            },
             self.mode,
             self.rate_limit,
             access.clone(),
@@ -147,7 +173,7 @@ impl Grants {
         Ok(Authorized {
             kube,
             events,
-            http: Arc::new(http),
+            http: Arc::new(http.in_mode(self.mode)),
         })
     }
 }

@@ -41,6 +41,7 @@ pub mod log;
 pub mod metrics;
 mod mode;
 pub mod rate;
+pub mod reads;
 pub mod workqueue;
 
 pub use audit::{ActionStats, ActionStatsCollector};

@@ -40,7 +40,7 @@ pub struct ApiServerArgs {
 
 /// Runs the embedded API server until Ctrl-C or SIGTERM.
 pub fn run(args: ApiServerArgs) -> ExitCode {
-    super::init_logging(&crate::config::LogConfig::default());
+    crate::logging::init(&crate::logging::LogConfig::default());
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(err) => return fail(format_args!("cannot start the async runtime: {err}")),

@@ -32,7 +32,7 @@ pub struct DemoArgs {
 
 /// Runs the demo.
 pub fn run(args: DemoArgs) -> ExitCode {
-    super::init_logging(&crate::config::LogConfig {
+    crate::logging::init(&crate::logging::LogConfig {
         level: "warn,herald=info,herald::plugin=off".into(),
         ..Default::default()
     });

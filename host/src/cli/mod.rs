@@ -118,16 +118,3 @@ pub(crate) fn fail(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("error: {message}");
     ExitCode::from(1)
 }
-
-/// Logs to stderr as the configuration says; `RUST_LOG` overrides the level.
-pub(crate) fn init_logging(log: &crate::config::LogConfig) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(&log.level));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    let _ = match log.format {
-        crate::config::LogFormat::Human => builder.try_init(),
-        crate::config::LogFormat::Json => builder.json().try_init(),
-    };
-}

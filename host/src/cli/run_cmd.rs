@@ -2,10 +2,12 @@
 
 use super::fail;
 use crate::capability::log::TracingSink;
-use crate::config::{Config, LogFormat, SourceKind};
+use crate::config::Config;
+use crate::logging::LogFormat;
 use crate::ops;
 use crate::service::Service;
 use crate::source::Source;
+use crate::source::SourceKind;
 use clap::Args;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -130,7 +132,7 @@ pub fn run(args: RunArgs) -> ExitCode {
         Ok(config) => config,
         Err(err) => return fail(err),
     };
-    super::init_logging(&config.log);
+    crate::logging::init(&config.log);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(err) => return fail(format_args!("cannot start the async runtime: {err}")),

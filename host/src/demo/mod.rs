@@ -171,9 +171,9 @@ fn build_sdk_example(root: &Path, name: &str, out: &Path) -> Result<(), String> 
 /// `dryRun=All` and logged with what it would change), `namespace-defaults`
 /// granted its writes for real, `label-audit` requiring the recommended
 /// `app.kubernetes.io` labels the sample objects use.
-pub fn demo_plugin_settings() -> Vec<(String, crate::config::PluginConfig)> {
+pub fn demo_plugin_settings() -> Vec<(String, crate::reload::PluginConfig)> {
     use crate::capability::Mode;
-    use crate::config::{GrantConfig, PluginConfig};
+    use crate::reload::{GrantConfig, PluginConfig};
     let rule = |verbs: serde_json::Value, group: &str, kind: &str| {
         serde_json::from_value(serde_json::json!({
             "verbs": verbs, "group": group, "kind": kind, "namespaces": ["*"],
@@ -230,8 +230,8 @@ pub fn demo_plugin_settings() -> Vec<(String, crate::config::PluginConfig)> {
 /// (its origin granted, nothing else), Warning Events on the Pod.
 fn crashloop_alert_settings(
     webhook: &webhook::WebhookReceiver,
-) -> Result<(String, crate::config::PluginConfig), String> {
-    use crate::config::{GrantConfig, PluginConfig};
+) -> Result<(String, crate::reload::PluginConfig), String> {
+    use crate::reload::{GrantConfig, PluginConfig};
     let http = serde_json::from_value(serde_json::json!({"allowedOrigins": [webhook.origin()]}))
         .map_err(|e| format!("the demo's HTTP grant: {e}"))?;
     Ok((

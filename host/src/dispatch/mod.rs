@@ -6,6 +6,7 @@ mod feed;
 mod listener;
 mod notification;
 mod queue;
+mod settings;
 mod signal;
 mod worker;
 
@@ -15,5 +16,6 @@ pub use feed::{
 pub use listener::{Listener, ListenerStats};
 pub use notification::Notification;
 pub use queue::{CoalescedQueue, Item, KeyBackoff, Queue, Retry};
+pub use settings::{CoalescedQueueConfig, QueueConfig};
 pub use signal::Signal;
 pub use worker::{LastError, MAX_REQUEUE_DELAY, PluginWorker, RetryPolicy, STOP_MARGIN, Stopped};

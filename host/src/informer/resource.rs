@@ -1,5 +1,6 @@
 //! What an informer watches: a resolved resource plus scope and selectors.
 
+use crate::api_path::ApiPath;
 use crate::gvk::Gvk;
 use crate::plugin::Subscription;
 use std::fmt;
@@ -16,17 +17,20 @@ pub struct ResolvedResource {
 }
 
 impl ResolvedResource {
-    /// The collection URL path, across all namespaces or in `namespace`.
+    /// The collection's path, across all namespaces or in `namespace`
+    /// (ignored for a cluster-scoped resource), its segments encoded.
+    pub fn path(&self, namespace: Option<&str>) -> ApiPath {
+        ApiPath::collection(
+            &self.gvk.group,
+            &self.gvk.version,
+            namespace.filter(|_| self.namespaced),
+            &self.plural,
+        )
+    }
+
+    /// The collection URL path, as [`path`](Self::path) builds it.
     pub fn url_path(&self, namespace: Option<&str>) -> String {
-        let base = if self.gvk.group.is_empty() {
-            format!("/api/{}", self.gvk.version)
-        } else {
-            format!("/apis/{}/{}", self.gvk.group, self.gvk.version)
-        };
-        match namespace.filter(|_| self.namespaced) {
-            Some(ns) => format!("{base}/namespaces/{ns}/{}", self.plural),
-            None => format!("{base}/{}", self.plural),
-        }
+        self.path(namespace).as_str().to_owned()
     }
 }
 

@@ -90,7 +90,8 @@ pub use elector::{Election, LeaderElector};
 pub use lock::{Attempt, LeaseLock};
 pub use settings::{
     DEFAULT_LEASE_DURATION, DEFAULT_RENEW_DEADLINE, DEFAULT_RETRY_PERIOD, JITTER_FACTOR,
-    LeaseSettings, check_identity, check_lease_name, check_namespace, check_timings, jittered,
+    LeaderElectionConfig, LeaseConfig, LeaseSettings, SERVICE_ACCOUNT_NAMESPACE_FILE,
+    ShardingConfig, check_identity, check_lease_name, check_namespace, check_timings, jittered,
 };
 
 use std::time::Duration;

@@ -3,6 +3,8 @@
 //! checks client-go makes on them.
 
 use super::LeaderError;
+use crate::yaml::ConfigError;
+use serde::Deserialize;
 use std::time::Duration;
 
 /// client-go's default `leaseDuration`: how long a follower waits, after it
@@ -189,6 +191,137 @@ pub fn jittered(period: Duration) -> Duration {
         .finish();
     let unit = (random >> 11) as f64 / (1u64 << 53) as f64;
     period.mul_f64(1.0 + JITTER_FACTOR * unit)
+}
+
+/// `leaderElection`: several replicas, one dispatching (see [`crate::leader`]).
+pub type LeaderElectionConfig = LeaseConfig;
+
+/// `sharding`: several replicas dividing the plugins, each dispatched by
+/// the holder of its Lease (see [`crate::shard`]).
+pub type ShardingConfig = LeaseConfig;
+
+/// A section that coordinates replicas through Leases with leader
+/// election's rules: `leaderElection` and `sharding` (mutually exclusive).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct LeaseConfig {
+    /// On: contend for Leases (leader election: one Lease, only the holder
+    /// dispatches; sharding: one Lease per plugin).
+    pub enabled: bool,
+    /// Name of the Lease (leader election), or the prefix of every Lease
+    /// (sharding: `<name>-plugin-<plugin>`, `<name>-member-<hash>`).
+    pub lease_name: String,
+    /// Namespace of the Lease; unset: the pod's namespace (`POD_NAMESPACE`,
+    /// or the service account's namespace file), else `default`.
+    pub lease_namespace: Option<String>,
+    /// This replica's identity; unset: `POD_NAME`, else the host name.
+    pub identity: Option<String>,
+    /// How long a follower waits after the Lease last changed before taking
+    /// it over (whole seconds).
+    #[serde(with = "crate::units::duration")]
+    pub lease_duration: Duration,
+    /// The leader steps down if it has not renewed for this long.
+    #[serde(with = "crate::units::duration")]
+    pub renew_deadline: Duration,
+    /// Wait between attempts to acquire or renew.
+    #[serde(with = "crate::units::duration")]
+    pub retry_period: Duration,
+}
+
+impl Default for LeaseConfig {
+    fn default() -> Self {
+        LeaseConfig {
+            enabled: false,
+            lease_name: "herald".into(),
+            lease_namespace: None,
+            identity: None,
+            lease_duration: crate::leader::DEFAULT_LEASE_DURATION,
+            renew_deadline: crate::leader::DEFAULT_RENEW_DEADLINE,
+            retry_period: crate::leader::DEFAULT_RETRY_PERIOD,
+        }
+    }
+}
+
+/// Where a pod's service account token mount says which namespace it runs in.
+pub const SERVICE_ACCOUNT_NAMESPACE_FILE: &str =
+    "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
+
+impl LeaseConfig {
+    /// Checks the values of the section `section`; the error is `(key,
+    /// problem)` with the full key.
+    pub fn validate(&self, section: &str) -> Result<(), (String, String)> {
+        let keyed = |err| lease_key(section, err);
+        crate::leader::check_timings(self.lease_duration, self.renew_deadline, self.retry_period)
+            .map_err(keyed)?;
+        crate::leader::check_lease_name(&self.lease_name).map_err(keyed)?;
+        if let Some(namespace) = &self.lease_namespace {
+            crate::leader::check_namespace(namespace).map_err(keyed)?;
+        }
+        if let Some(identity) = &self.identity {
+            crate::leader::check_identity(identity).map_err(keyed)?;
+        }
+        Ok(())
+    }
+
+    /// The Lease settings of the section `section` (`leaderElection` or
+    /// `sharding`, for error messages), with the unset identity and
+    /// namespace taken from the environment (`POD_NAME`, `POD_NAMESPACE`,
+    /// the host name, the service account's namespace file).
+    pub fn lease_settings(
+        &self,
+        section: &str,
+    ) -> Result<crate::leader::LeaseSettings, ConfigError> {
+        self.lease_settings_from(section, &|name| std::env::var(name).ok(), &|path| {
+            std::fs::read_to_string(path).ok()
+        })
+    }
+
+    pub(crate) fn lease_settings_from(
+        &self,
+        section: &str,
+        env: &dyn Fn(&str) -> Option<String>,
+        read: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<crate::leader::LeaseSettings, ConfigError> {
+        let nonblank =
+            |value: Option<String>| value.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+        let identity = nonblank(self.identity.clone())
+            .or_else(|| nonblank(env("POD_NAME")))
+            .or_else(|| nonblank(env("HOSTNAME")))
+            .or_else(|| nonblank(read("/proc/sys/kernel/hostname")))
+            .ok_or_else(|| ConfigError::new(
+                "environment",
+                &format!("{section}.identity"),
+                "is unset and neither POD_NAME nor the host name is available: set it, unique per replica",
+            ))?;
+        let namespace = nonblank(self.lease_namespace.clone())
+            .or_else(|| nonblank(env("POD_NAMESPACE")))
+            .or_else(|| nonblank(read(SERVICE_ACCOUNT_NAMESPACE_FILE)))
+            .unwrap_or_else(|| "default".into());
+        let settings = crate::leader::LeaseSettings {
+            namespace,
+            name: self.lease_name.clone(),
+            identity,
+            lease_duration: self.lease_duration,
+            renew_deadline: self.renew_deadline,
+            retry_period: self.retry_period,
+        };
+        settings.validate().map_err(|err| {
+            let (key, problem) = lease_key(section, err);
+            ConfigError::new("environment", &key, &problem)
+        })?;
+        Ok(settings)
+    }
+}
+
+/// The full configuration key and problem of a Lease setting error in
+/// `section`.
+fn lease_key(section: &str, err: crate::leader::LeaderError) -> (String, String) {
+    match err {
+        crate::leader::LeaderError::InvalidSettings { setting, problem } => {
+            (format!("{section}.{setting}"), problem)
+        }
+        other => (section.into(), other.to_string()),
+    }
 }
 
 #[cfg(test)]

@@ -256,6 +256,18 @@ impl Hasher for Sha256Hasher {
     }
 }
 
+/// `$XDG_CACHE_HOME`, else `$HOME/.cache`.
+pub fn cache_home() -> Option<PathBuf> {
+    std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|home| PathBuf::from(home).join(".cache"))
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -221,6 +221,143 @@ impl wasmtime::ResourceLimiter for InstanceLimiter {
     }
 }
 
+/// A pair of limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LimitValues {
+    /// Deadline of one handler call, e.g. `1s`.
+    pub call_deadline: Duration,
+    /// Memory cap of one instance, e.g. `64Mi`.
+    pub memory: u64,
+}
+
+/// `limits`. Each of its four keys has its own default: setting
+/// `limits.max.callDeadline` alone keeps the default `limits.max.memory`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(from = "PartialLimitsConfig")]
+pub struct LimitsConfig {
+    /// Limits of a plugin that asks for none.
+    pub default: LimitValues,
+    /// The most any plugin may ask for or be given.
+    pub max: LimitValues,
+}
+
+/// `limits` as written: any of its keys may be left out.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+struct PartialLimitsConfig {
+    default: PluginLimits,
+    max: PluginLimits,
+}
+
+impl From<PartialLimitsConfig> for LimitsConfig {
+    fn from(written: PartialLimitsConfig) -> Self {
+        let defaults = LimitsConfig::default();
+        let fill = |given: PluginLimits, default: LimitValues| LimitValues {
+            call_deadline: given.call_deadline.unwrap_or(default.call_deadline),
+            memory: given.memory.unwrap_or(default.memory),
+        };
+        LimitsConfig {
+            default: fill(written.default, defaults.default),
+            max: fill(written.max, defaults.max),
+        }
+    }
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        let policy = LimitPolicy::default();
+        LimitsConfig {
+            default: LimitValues {
+                call_deadline: policy.default.call_deadline,
+                memory: policy.default.memory_bytes,
+            },
+            max: LimitValues {
+                call_deadline: policy.max.call_deadline,
+                memory: policy.max.memory_bytes,
+            },
+        }
+    }
+}
+
+/// Per-plugin limit overrides.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct PluginLimits {
+    /// Call deadline.
+    #[serde(with = "crate::units::duration::option")]
+    pub call_deadline: Option<Duration>,
+    /// Memory cap.
+    #[serde(with = "crate::units::quantity::option")]
+    pub memory: Option<u64>,
+}
+
+impl LimitsConfig {
+    /// Checks each pair and that defaults stay within the maxima; the key
+    /// at fault is relative to `limits`.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        for (key, values) in [("default", &self.default), ("max", &self.max)] {
+            if values.call_deadline < Duration::from_millis(1) {
+                return Err((format!("{key}.callDeadline"), "must be at least 1ms".into()));
+            }
+            if values.memory < (1 << 20) {
+                return Err((format!("{key}.memory"), "must be at least 1Mi".into()));
+            }
+        }
+        if self.default.call_deadline > self.max.call_deadline {
+            return Err((
+                "default.callDeadline".into(),
+                "is above limits.max.callDeadline".into(),
+            ));
+        }
+        if self.default.memory > self.max.memory {
+            return Err(("default.memory".into(), "is above limits.max.memory".into()));
+        }
+        Ok(())
+    }
+
+    /// Checks one plugin's overrides against the maxima; the key at fault
+    /// is relative (`limits.memory`).
+    pub fn check_overrides(&self, limits: &PluginLimits) -> Result<(), (String, String)> {
+        if let Some(deadline) = limits.call_deadline
+            && deadline > self.max.call_deadline
+        {
+            return Err((
+                "limits.callDeadline".into(),
+                format!(
+                    "{} is above limits.max.callDeadline ({})",
+                    crate::units::duration::format(deadline),
+                    crate::units::duration::format(self.max.call_deadline)
+                ),
+            ));
+        }
+        if let Some(memory) = limits.memory
+            && memory > self.max.memory
+        {
+            return Err((
+                "limits.memory".into(),
+                format!(
+                    "{} is above limits.max.memory ({})",
+                    crate::units::quantity::format(memory),
+                    crate::units::quantity::format(self.max.memory)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The policy the runtime applies.
+    pub fn policy(&self) -> LimitPolicy {
+        let limits = |v: &LimitValues| Limits {
+            call_deadline: v.call_deadline,
+            memory_bytes: v.memory,
+        };
+        LimitPolicy {
+            default: limits(&self.default),
+            max: limits(&self.max),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -326,6 +326,7 @@ fn build(
         .policy
         .resolve(manifest.limits, options.overrides)
         .map_err(|e| limit_error(&manifest, e))?;
+    let reads = manifest.reads();
     let authorized = options
         .grants
         .authorize(
@@ -333,6 +334,7 @@ fn build(
                 plugin: &manifest.name,
                 capabilities: &manifest.capabilities,
                 writes: &manifest.writes,
+                reads: &reads,
             },
             options.access.clone(),
         )

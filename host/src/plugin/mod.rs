@@ -29,7 +29,7 @@ mod world;
 pub use crate::wit::WORLD_VERSIONS;
 pub use crate::wit::abi::{EventContext, GroupVersionKind};
 pub use artifacts::{
-    ArtifactCache, ArtifactCacheError, CompileOutcome, DEFAULT_ARTIFACT_CACHE_BYTES,
+    ArtifactCache, ArtifactCacheError, CompileOutcome, DEFAULT_ARTIFACT_CACHE_BYTES, cache_home,
 };
 pub use compiler::{Compiler, DEFAULT_COMPILE_TIMEOUT, compile_artifact};
 pub use engine::{
@@ -38,14 +38,14 @@ pub use engine::{
 pub use error::{CallError, FaultKind, LoadError};
 pub use instance::{Handled, MAX_ERROR_BYTES, PluginInstance};
 pub use limits::{
-    DEFAULT_CALL_DEADLINE, DEFAULT_MEMORY_BYTES, LimitError, LimitPolicy, Limits,
-    MemoryLimitExceeded,
+    DEFAULT_CALL_DEADLINE, DEFAULT_MEMORY_BYTES, LimitError, LimitPolicy, LimitValues, Limits,
+    LimitsConfig, MemoryLimitExceeded, PluginLimits,
 };
 pub use loaded::{Identified, LoadOptions, LoadedPlugin, digest, revision};
 pub use manifest::{
     Delivery, MAX_RESYNC, MAX_SUBSCRIPTIONS, MIN_RESYNC, Manifest, ManifestError, RequestedLimits,
     Subscription, is_plugin_name,
 };
-pub use pool::{Busy, Demand, default_workers, idle};
+pub use pool::{Busy, Demand, DispatchConfig, MAX_WORKERS, default_workers, idle};
 pub use state::PluginContext;
 pub(crate) use world::HandlerCall;

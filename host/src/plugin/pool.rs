@@ -11,6 +11,7 @@
 //! [`crate::dispatch`]'s worker module.
 
 use futures::task::AtomicWaker;
+use serde::Deserialize;
 use std::future::{Future, poll_fn};
 use std::pin::pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -178,6 +179,37 @@ impl Wake for IdleWaker {
         self.task.wake();
     }
 }
+
+/// `dispatch`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct DispatchConfig {
+    /// Threads of the worker pool every plugin's calls run on; unset: one
+    /// per CPU.
+    pub workers: Option<usize>,
+}
+
+impl DispatchConfig {
+    /// Checks the pool's size; the key at fault is relative to `dispatch`.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        match self.workers {
+            Some(workers) if !(1..=MAX_WORKERS).contains(&workers) => Err((
+                "workers".into(),
+                format!("must be between 1 and {MAX_WORKERS}, not {workers}"),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The pool's threads.
+    pub fn workers(&self) -> usize {
+        self.workers.unwrap_or_else(default_workers)
+    }
+}
+
+/// The most `dispatch.workers` may be: more threads than this only adds
+/// switching (plugins waiting on I/O hold no thread).
+pub const MAX_WORKERS: usize = 1024;
 
 #[cfg(test)]
 mod tests {

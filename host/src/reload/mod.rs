@@ -23,14 +23,18 @@
 //! - Besides events, the directory is rescanned periodically, so a lost event
 //!   (an overflowed queue) delays a change but never loses it.
 
+pub mod files;
 pub mod scan;
 pub mod settle;
 pub mod sources;
 pub mod status;
 
 mod reconcile;
+pub mod settings;
 mod stats;
 
+pub use files::{ArtifactCacheConfig, PluginFilesConfig};
+pub use settings::{GrantConfig, PluginConfig, PluginSettings, Sidecar};
 pub use settle::SettleTiming;
 pub use sources::{PluginSources, SourcesError, SourcesSetup};
 pub use stats::LoaderStats;
@@ -40,7 +44,6 @@ pub use status::{
 
 use crate::capability::ClusterAccess;
 use crate::capability::log::LogSink;
-use crate::config::Config;
 use crate::daemon::Daemon;
 use crate::plugin::{ArtifactCache, PluginEngine};
 use notify::Watcher as _;
@@ -63,8 +66,9 @@ pub struct ReloadSetup {
     /// The directory plugin sources are pulled into ([`PluginSources`]),
     /// followed like the plugin directory; `None` without sources.
     pub pulled_dir: Option<PathBuf>,
-    /// The host configuration (per-plugin settings, limits, allow-list).
-    pub config: Arc<Config>,
+    /// The operator's settings of each plugin identity, and the host-wide
+    /// policies they apply within (limits, allow-list, log rate, reads).
+    pub settings: Arc<PluginSettings>,
     /// The engine plugins are compiled with.
     pub engine: PluginEngine,
     /// The compiled-artifact cache, if enabled.

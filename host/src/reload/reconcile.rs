@@ -28,8 +28,8 @@
 use super::ReloadSetup;
 use super::scan::{self, Found, sidecar_of};
 use super::status::{FileState, ReloadAction, ReloadRecord};
-use crate::config::Sidecar;
 use crate::plugin::{CompileOutcome, LoadOptions, LoadedPlugin, digest, revision};
+use crate::reload::Sidecar;
 use std::collections::{BTreeMap, HashSet};
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -175,7 +175,7 @@ impl Reconciler {
             None => None,
             Some(text) => {
                 let name = sidecar_of(path).display().to_string();
-                match self.setup.config.parse_sidecar(text, &name) {
+                match self.setup.settings.parse_sidecar(text, &name) {
                     Ok(sidecar) => Some(sidecar),
                     Err(error) => {
                         let content = Some((digest(&bytes), sidecar_text.clone()));
@@ -216,7 +216,7 @@ impl Reconciler {
         bytes: Vec<u8>,
     ) -> Result<Loaded, String> {
         let setup = &self.setup;
-        let (config, sink) = (setup.config.clone(), setup.sink.clone());
+        let (config, sink) = (setup.settings.clone(), setup.sink.clone());
         let (engine, cache) = (setup.engine.clone(), setup.cache.clone());
         let access = setup.access.clone();
         let metrics = setup.daemon.plugin_metrics().clone();

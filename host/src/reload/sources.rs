@@ -28,7 +28,7 @@
 //!   record; a pinned reference already pulled needs no registry at all.
 
 use super::status::FileStatuses;
-use crate::config::PluginSourceConfig;
+
 use crate::informer::Backoff;
 use crate::oci::{OciError, Registry, parse_reference, sha256_digest};
 use serde::{Deserialize, Serialize};
@@ -37,6 +37,49 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
+
+/// `pluginSources[]`: one plugin pulled from an OCI registry.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PluginSourceConfig {
+    /// The reference: `[oci://]registry/repository:tag` (followed: a moved
+    /// tag is a new version) or `…@sha256:<digest>` (pinned, never changes).
+    pub oci: String,
+    /// How often a tag is checked for a new version.
+    #[serde(default = "default_poll_interval", with = "crate::units::duration")]
+    pub poll_interval: Duration,
+    /// Plain HTTP instead of HTTPS.
+    #[serde(default)]
+    pub plain_http: bool,
+    /// A Docker `config.json` (or a mounted `kubernetes.io/dockerconfigjson`
+    /// pull secret) holding credentials for the registry; unset:
+    /// `$DOCKER_CONFIG/config.json` or `~/.docker/config.json` if present,
+    /// else anonymous.
+    #[serde(default)]
+    pub docker_config: Option<PathBuf>,
+}
+
+/// The default `pluginSources[].pollInterval`.
+pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(60);
+
+fn default_poll_interval() -> Duration {
+    DEFAULT_POLL_INTERVAL
+}
+
+impl PluginSourceConfig {
+    /// How to reach its registry (credentials: `dockerConfig`, else the
+    /// default Docker config if there is one).
+    pub fn registry_options(&self) -> crate::oci::RegistryOptions {
+        crate::oci::RegistryOptions {
+            plain_http: self.plain_http,
+            docker_config: self
+                .docker_config
+                .clone()
+                .or_else(crate::oci::default_docker_config),
+            ..crate::oci::RegistryOptions::default()
+        }
+    }
+}
 
 /// The first retry after a transient failure; it doubles up to the
 /// source's poll interval.
@@ -416,6 +459,29 @@ impl Follower {
         drop(out);
         std::fs::rename(&wasm_tmp, &self.file)
     }
+}
+
+/// Checks `pluginSources`: each reference parses, none is listed twice,
+/// polls are at least a second apart; the key at fault is absolute.
+pub fn validate_sources(sources: &[PluginSourceConfig]) -> Result<(), (String, String)> {
+    let mut references = std::collections::HashSet::new();
+    for (i, source) in sources.iter().enumerate() {
+        let reference = crate::oci::parse_reference(&source.oci)
+            .map_err(|e| (format!("pluginSources[{i}].oci"), e.to_string()))?;
+        if !references.insert(reference.whole()) {
+            return Err((
+                format!("pluginSources[{i}].oci"),
+                format!("{:?} is listed twice", source.oci),
+            ));
+        }
+        if source.poll_interval < Duration::from_secs(1) {
+            return Err((
+                format!("pluginSources[{i}].pollInterval"),
+                "must be at least 1s".into(),
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -50,6 +50,18 @@ pub const ROLE_LABEL: &str = "herald.dev/shard-role";
 /// The longest group name: it is a label value (63) and prefixes names.
 pub const MAX_GROUP_NAME: usize = 63;
 
+/// Checks `sharding.leaseName` as the group's name: a label value that
+/// prefixes every Lease's name; the error says what is wrong.
+pub fn check_group_name(name: &str) -> Result<(), String> {
+    if name.len() > MAX_GROUP_NAME || name.contains('.') {
+        return Err(format!(
+            "{name:?} must be at most {MAX_GROUP_NAME} characters without '.': it is a label \
+             value and prefixes every Lease's name"
+        ));
+    }
+    Ok(())
+}
+
 /// What a sharding Lease stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {

@@ -9,6 +9,7 @@ pub use index::{IndexKey, IndexKeyError};
 pub use object::{CachedObject, ObjectError, Transform, object_key};
 
 use index::Index;
+use serde::Deserialize;
 
 use crate::selector::LabelSelector;
 use std::collections::HashMap;
@@ -31,6 +32,22 @@ pub trait ObjectReader: Send + Sync + 'static {
         value: &str,
         namespace: Option<&str>,
     ) -> Option<Vec<Arc<CachedObject>>>;
+}
+
+/// `cache`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct CacheConfig {
+    /// Drop `metadata.managedFields` before caching.
+    pub strip_managed_fields: bool,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        CacheConfig {
+            strip_managed_fields: true,
+        }
+    }
 }
 
 /// Objects by key (`namespace/name` or `name`). Written only by its informer

@@ -484,7 +484,15 @@ async fn dry_run_sends_every_write_and_persists_nothing() {
         "1",
         "the apply and patch persisted nothing"
     );
-    assert_eq!(actor.access.stats.requests("kube-actor", "apply", "ok"), 1);
+    assert_eq!(
+        actor
+            .access
+            .stats
+            .requests("kube-actor", "apply", "would-succeed"),
+        1,
+        "a dry-run write is counted as what it would have done"
+    );
+    assert_eq!(actor.access.stats.requests("kube-actor", "apply", "ok"), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

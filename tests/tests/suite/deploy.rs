@@ -4,7 +4,9 @@
 //! each other and with the configuration, and the whole set applies to the
 //! embedded API server.
 
-use herald::config::{Config, LogFormat, SourceKind};
+use herald::config::Config;
+use herald::logging::LogFormat;
+use herald::source::SourceKind;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{
     ConfigMap, Container, Namespace, PodSpec, Service, ServiceAccount,

@@ -5,9 +5,9 @@
 
 use super::daemon::eventually;
 use super::reload::{Rig, variant, write};
-use herald::config::PluginConfig;
 use herald::plugin::{LoadError, LoadOptions, LoadedPlugin, digest};
 use herald::reload::FileState;
+use herald::reload::PluginConfig;
 use herald_tests::{artifacts, engine};
 use std::collections::BTreeMap;
 

@@ -44,10 +44,24 @@ fn recorder(
         "kind": {"group": group, "version": "v1", "kind": kind},
         "namespace": namespace,
     });
+    // Reads granted as the operator would: exactly the kind watched, in
+    // its namespace (Secrets are never readable by default).
+    let reads = herald::capability::reads::Reads {
+        granted: vec![herald::capability::reads::ReadRule {
+            group: group.into(),
+            kind: kind.into(),
+            namespaces: [namespace.unwrap_or("*").to_owned()].into(),
+        }],
+        ..Default::default()
+    };
     load_with(
         artifacts::RECORDER,
         LoadOptions {
             config: Some(config.to_string()),
+            grants: herald::capability::Grants {
+                reads,
+                ..Default::default()
+            },
             ..LoadOptions::default()
         },
     )

@@ -13,11 +13,12 @@ use super::cluster::TestCluster;
 use super::recording::{PATIENCE, informers};
 use super::reload::temp_dir;
 use herald::capability::log::MemorySink;
-use herald::config::{Config, PluginSourceConfig};
+use herald::config::Config;
 use herald::daemon::Daemon;
 use herald::oci::{ComponentInfo, PluginArtifact, Pushed, Registry, RegistryOptions};
 use herald::plugin::digest;
 use herald::reload::LoaderStats;
+use herald::reload::sources::PluginSourceConfig;
 use herald::reload::{
     DEFAULT_RESCAN_INTERVAL, FileState, FileStatus, FileStatuses, PluginDirectory, PluginSources,
     ReloadSetup, SettleTiming, SourcesSetup,
@@ -261,7 +262,7 @@ impl Rig {
         let directory = PluginDirectory::start(ReloadSetup {
             dir,
             pulled_dir: Some(pulled.dir().to_owned()),
-            config: Arc::new(config),
+            settings: Arc::new(config.plugin_settings()),
             engine: herald_tests::engine().clone(),
             cache: None,
             sink: Arc::new(MemorySink::default()),

@@ -7,10 +7,11 @@ use super::cluster::TestCluster;
 use super::daemon::eventually;
 use super::recording::{PATIENCE, informers};
 use herald::capability::log::{MemorySink, OwnedLogLine};
-use herald::config::{Config, PluginConfig};
+use herald::config::Config;
 use herald::daemon::Daemon;
 use herald::plugin::{ArtifactCache, digest, revision};
 use herald::reload::LoaderStats;
+use herald::reload::PluginConfig;
 use herald::reload::{
     DEFAULT_RESCAN_INTERVAL, FileState, FileStatus, FileStatuses, PluginDirectory, ReloadSetup,
     SettleTiming,
@@ -178,7 +179,7 @@ impl Rig {
         let directory = PluginDirectory::start(ReloadSetup {
             dir: self.dir.clone(),
             pulled_dir: None,
-            config: Arc::new(self.config()),
+            settings: Arc::new(self.config().plugin_settings()),
             engine,
             cache: Some(cache),
             sink: Arc::new(self.sink.clone()),

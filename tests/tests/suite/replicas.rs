@@ -6,7 +6,9 @@
 use super::cluster::TestCluster;
 use super::daemon::eventually;
 use herald::capability::log::{MemorySink, OwnedLogLine};
-use herald::config::{Config, LeaderElectionConfig, PluginConfig};
+use herald::config::Config;
+use herald::leader::LeaderElectionConfig;
+use herald::reload::PluginConfig;
 use herald::service::Service;
 use herald_tests::artifacts;
 use kube::api::ListParams;

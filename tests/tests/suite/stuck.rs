@@ -8,10 +8,11 @@
 
 use super::daemon::eventually;
 use super::reload::{Churn, Rig, variant, write};
-use herald::config::{PluginConfig, PluginLimits};
 use herald::dispatch::RetryPolicy;
+use herald::plugin::PluginLimits;
 use herald::plugin::{FaultKind, digest, revision};
 use herald::reload::FileState;
+use herald::reload::PluginConfig;
 use herald_tests::artifacts;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;

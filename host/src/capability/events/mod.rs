@@ -96,11 +96,14 @@ pub enum Published {
 }
 
 impl Published {
-    fn label(self) -> &'static str {
-        match self {
-            Published::Created => "created",
-            Published::Series => "series",
-            Published::Dropped => "dropped",
+    /// The `outcome` label: in dry-run, what *would* have been done (no
+    /// Event persists, and no series is kept).
+    fn label(self, mode: Mode) -> &'static str {
+        match (self, mode) {
+            (Published::Created, Mode::Enforce) => "created",
+            (Published::Created, Mode::DryRun) => "would-create",
+            (Published::Series, _) => "series",
+            (Published::Dropped, _) => "dropped",
         }
     }
 }
@@ -245,7 +248,7 @@ impl EventsAccess {
         let outcome = self.publish_checked(&mut event, deadline).await;
         if let Some(stats) = self.stats() {
             let label = match &outcome {
-                Ok(published) => published.label(),
+                Ok(published) => published.label(self.mode()),
                 Err(error) => error.outcome(),
             };
             stats.events.record(self.plugin(), label);
@@ -422,8 +425,12 @@ impl EventsAccess {
     }
 
     fn audit_event(&self, request: &ApiRequest, sent: &Result<String, (KubeError, bool)>) {
+        let reached = match sent {
+            Ok(_) => true,
+            Err((_, sent)) => *sent,
+        };
         let answer = sent.clone().map_err(|(error, _)| error);
-        self.kube.audit(request, &answer, None);
+        self.kube.audit(request, &answer, None, reached);
     }
 }
 

@@ -152,3 +152,82 @@ impl Drop for CappedBody {
         self.slot.release();
     }
 }
+
+/// A request body bounded in size: passed on frame by frame until more than
+/// `cap` bytes have gone through, then failed with `HTTP-request-body-size`
+/// (the request is cut there; `exceeded` tells the sender why).
+pub(super) struct CappedRequestBody {
+    inner: wasmtime_wasi_http::WasiBody,
+    cap: u64,
+    sent: u64,
+    exceeded: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl CappedRequestBody {
+    /// `inner`, of which at most `cap` bytes pass; `exceeded` is set if it
+    /// tries to send more.
+    pub(super) fn new(
+        inner: wasmtime_wasi_http::WasiBody,
+        cap: u64,
+        exceeded: Arc<std::sync::atomic::AtomicBool>,
+    ) -> Self {
+        CappedRequestBody {
+            inner,
+            cap,
+            sent: 0,
+            exceeded,
+        }
+    }
+}
+
+impl Body for CappedRequestBody {
+    type Data = Bytes;
+    type Error = Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        let this = self.get_mut();
+        match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(data) = frame.data_ref() {
+                    this.sent += data.len() as u64;
+                    if this.sent > this.cap {
+                        this.exceeded
+                            .store(true, std::sync::atomic::Ordering::Relaxed);
+                        return Poll::Ready(Some(Err(Error::HttpRequestBodySize(Some(this.sent)))));
+                    }
+                }
+                Poll::Ready(Some(Ok(frame)))
+            }
+            other => other,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// Reads a request body that is not going to be sent (dry-run) to its end,
+/// counting it, up to `cap` bytes: its size, or the error past the cap.
+pub(super) async fn drain_request(
+    body: wasmtime_wasi_http::WasiBody,
+    cap: u64,
+) -> Result<u64, Error> {
+    use http_body_util::BodyExt;
+    let exceeded = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut body = CappedRequestBody::new(body, cap, exceeded);
+    let mut size = 0u64;
+    while let Some(frame) = body.frame().await {
+        if let Some(data) = frame?.data_ref() {
+            size += data.len() as u64;
+        }
+    }
+    Ok(size)
+}

@@ -19,6 +19,8 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// The default `maxResponseSize`: 1 MiB.
 pub const DEFAULT_MAX_RESPONSE_SIZE: u64 = 1 << 20;
+/// The default `maxRequestSize`: 1 MiB.
+pub const DEFAULT_MAX_REQUEST_SIZE: u64 = 1 << 20;
 /// The default `maxConcurrent`.
 pub const DEFAULT_MAX_CONCURRENT: u32 = 4;
 
@@ -38,6 +40,9 @@ pub struct HttpGrant {
     /// The largest response body the plugin may read, in bytes.
     #[serde(default = "default_max_response_size", with = "crate::units::quantity")]
     pub max_response_size: u64,
+    /// The largest request body the plugin may send, in bytes.
+    #[serde(default = "default_max_request_size", with = "crate::units::quantity")]
+    pub max_request_size: u64,
     /// Requests of the plugin in flight at once, across its instances.
     #[serde(default = "default_max_concurrent")]
     pub max_concurrent: u32,
@@ -55,6 +60,10 @@ fn default_max_response_size() -> u64 {
     DEFAULT_MAX_RESPONSE_SIZE
 }
 
+fn default_max_request_size() -> u64 {
+    DEFAULT_MAX_REQUEST_SIZE
+}
+
 fn default_max_concurrent() -> u32 {
     DEFAULT_MAX_CONCURRENT
 }
@@ -67,6 +76,7 @@ impl HttpGrant {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             timeout: DEFAULT_TIMEOUT,
             max_response_size: DEFAULT_MAX_RESPONSE_SIZE,
+            max_request_size: DEFAULT_MAX_REQUEST_SIZE,
             max_concurrent: DEFAULT_MAX_CONCURRENT,
         }
     }
@@ -92,6 +102,9 @@ impl HttpGrant {
         }
         if self.max_response_size == 0 {
             return Err(("maxResponseSize".into(), "must be above zero".into()));
+        }
+        if self.max_request_size == 0 {
+            return Err(("maxRequestSize".into(), "must be above zero".into()));
         }
         if self.max_concurrent == 0 {
             return Err(("maxConcurrent".into(), "must be at least 1".into()));
@@ -179,6 +192,14 @@ impl Target {
         let scheme = uri.scheme_str().unwrap_or("");
         let scheme = Scheme::parse(scheme)
             .ok_or_else(|| format!("scheme {scheme:?} is not http or https"))?;
+        if uri.authority().is_some_and(|a| a.as_str().contains('@')) {
+            // Forwarded, it would reach the origin as `Host: user@host`.
+            return Err(
+                "its URL has user information (user@host), which plugins may not send: \
+                        put credentials in a header"
+                    .into(),
+            );
+        }
         let host = uri.host().filter(|h| !h.is_empty()).ok_or("no host")?;
         let host = parse_host(host, false)?;
         Ok(Target {

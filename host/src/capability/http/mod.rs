@@ -92,6 +92,7 @@ const REQUEST_SHARE: f64 = 0.8;
 pub struct Egress {
     plugin: Arc<str>,
     grant: Option<HttpGrant>,
+    mode: crate::capability::Mode,
     slots: Arc<Semaphore>,
     stats: Arc<EgressStats>,
     resolver: Resolver,
@@ -104,6 +105,7 @@ impl std::fmt::Debug for Egress {
         f.debug_struct("Egress")
             .field("plugin", &self.plugin)
             .field("grant", &self.grant)
+            .field("mode", &self.mode)
             .field("offline", &self.offline.is_some())
             .finish_non_exhaustive()
     }
@@ -126,6 +128,7 @@ impl Egress {
         Egress {
             plugin: plugin.into(),
             grant,
+            mode: crate::capability::Mode::Enforce,
             slots: Arc::new(Semaphore::new(slots)),
             stats,
             resolver: send::system_resolver(),
@@ -142,6 +145,13 @@ impl Egress {
             offline: Some(answerer),
             ..Self::new(plugin, None, Arc::default())
         }
+    }
+
+    /// This egress in `mode`: in dry-run, a request with an unsafe method
+    /// is checked as in enforce mode, then not sent ([`Egress`]'s docs).
+    pub fn in_mode(mut self, mode: crate::capability::Mode) -> Self {
+        self.mode = mode;
+        self
     }
 
     /// The egress of a plugin granted no HTTP: every request refused.
@@ -208,6 +218,23 @@ impl Egress {
             },
             localhost: origin.names_localhost(),
         };
+        if let Some(length) = request
+            .headers()
+            .get(http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok())
+            && length > grant.max_request_size
+        {
+            return Err(send::Failure {
+                outcome: Outcome::RequestTooLarge,
+                error: Error::HttpRequestBodySize(Some(length)),
+                detail: format!(
+                    "the request's Content-Length ({length} bytes) is above maxRequestSize ({} \
+                     bytes) (plugins.{plugin}.grants.http.maxRequestSize)",
+                    grant.max_request_size
+                ),
+            });
+        }
         let now = Instant::now();
         let budget = deadline
             .map_or(grant.timeout, |d| {
@@ -236,6 +263,7 @@ impl Egress {
             connect_timeout: shorter(grant.connect_timeout, options.connect_timeout),
             first_byte_deadline: first_byte,
             max_response_size: grant.max_response_size,
+            max_request_size: grant.max_request_size,
             slots: self.slots.clone(),
             max_concurrent: grant.max_concurrent,
             resolver: self.resolver.clone(),
@@ -326,6 +354,30 @@ impl WasiHttpHooks for EgressHooks {
                     Err(failure.error);
                 Box::new(std::future::ready(refused))
             }
+            Ok(plan) if egress.mode.is_dry_run() && !is_safe(request.method()) => {
+                Box::new(async move {
+                    // Nothing leaves the host: the body is read (within the
+                    // cap) to say how much would have been sent.
+                    match body::drain_request(request.into_body(), plan.max_request_size).await {
+                        Ok(size) => {
+                            ledger.bytes = size;
+                            ledger.finish(
+                                Outcome::WouldSend,
+                                "dry-run: a request with an unsafe method is not sent",
+                            );
+                            let driver: Driver = Box::new(std::future::ready(Ok(())));
+                            Ok((would_send_response()?, driver))
+                        }
+                        Err(error) => {
+                            ledger.finish(
+                                Outcome::RequestTooLarge,
+                                "dry-run: the request body passed maxRequestSize",
+                            );
+                            Err(error)
+                        }
+                    }
+                })
+            }
             Ok(plan) => Box::new(async move {
                 let response = send::send(request, plan, ledger).await?;
                 let driver: Driver = Box::new(std::future::ready(Ok(())));
@@ -333,6 +385,26 @@ impl WasiHttpHooks for EgressHooks {
             }),
         }
     }
+}
+
+/// True for the methods RFC 9110 defines as safe to send on a plugin's
+/// behalf in dry-run: `GET` and `HEAD` (reads, no effect on the origin).
+fn is_safe(method: &http::Method) -> bool {
+    method == http::Method::GET || method == http::Method::HEAD
+}
+
+/// The answer a plugin in dry-run gets for a request that was not sent:
+/// `202 Accepted`, no body, and the header `herald-dry-run: not-sent`.
+fn would_send_response() -> wasmtime_wasi_http::Result<http::Response<WasiBody>> {
+    use http_body_util::BodyExt;
+    let body = http_body_util::Empty::<bytes::Bytes>::new()
+        .map_err(|never| match never {})
+        .boxed_unsync();
+    http::Response::builder()
+        .status(http::StatusCode::ACCEPTED)
+        .header("herald-dry-run", "not-sent")
+        .body(body)
+        .map_err(|e| Error::InternalError(Some(format!("dry-run response: {e}"))))
 }
 
 /// A request's URL as audit lines show it: without its query, which often

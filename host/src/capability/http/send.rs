@@ -7,7 +7,7 @@
 //! deadline cuts it.
 
 use super::address::{self, Exemption};
-use super::body::{CappedBody, Slot};
+use super::body::{CappedBody, CappedRequestBody, Slot};
 use super::grant::{Host, Scheme, Target};
 use super::stats::{Ledger, Outcome};
 use super::tls;
@@ -16,6 +16,7 @@ use hyper_util::rt::TokioIo;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::Semaphore;
@@ -51,6 +52,7 @@ pub(super) struct Plan {
     /// When the response headers must have come.
     pub(super) first_byte_deadline: Instant,
     pub(super) max_response_size: u64,
+    pub(super) max_request_size: u64,
     pub(super) slots: Arc<Semaphore>,
     pub(super) max_concurrent: u32,
     pub(super) resolver: Resolver,
@@ -172,6 +174,8 @@ async fn exchange(
     let head_only = request.method() == http::Method::HEAD;
     let (mut head, body) = request.into_parts();
     head.uri = path;
+    let exceeded = Arc::new(AtomicBool::new(false));
+    let body = CappedRequestBody::new(body, plan.max_request_size, exceeded.clone()).boxed_unsync();
     let outgoing = http::Request::from_parts(head, body);
     let response = timeout_at(plan.first_byte_deadline, sender.send_request(outgoing))
         .await
@@ -183,7 +187,16 @@ async fn exchange(
             )
         })?
         .map_err(|e| {
-            if Instant::now() >= plan.deadline {
+            if exceeded.load(Ordering::Relaxed) {
+                Failure::new(
+                    Outcome::RequestTooLarge,
+                    Error::HttpRequestBodySize(None),
+                    format!(
+                        "the request body passed maxRequestSize ({} bytes) and was cut",
+                        plan.max_request_size
+                    ),
+                )
+            } else if Instant::now() >= plan.deadline {
                 Failure::new(
                     Outcome::Timeout,
                     Error::HttpResponseTimeout,

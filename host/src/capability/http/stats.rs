@@ -24,6 +24,11 @@ pub enum Outcome {
     Timeout,
     /// The response body is larger than `maxResponseSize`.
     TooLarge,
+    /// The request body is larger than `maxRequestSize`: refused when it
+    /// declares its length, cut when it passes the cap.
+    RequestTooLarge,
+    /// Dry-run: a request with an unsafe method, not sent.
+    WouldSend,
     /// Anything else: no such name, connection refused, TLS, protocol.
     Error,
 }
@@ -37,6 +42,8 @@ impl Outcome {
             Outcome::DeniedAddress => "denied-address",
             Outcome::Timeout => "timeout",
             Outcome::TooLarge => "too-large",
+            Outcome::RequestTooLarge => "request-too-large",
+            Outcome::WouldSend => "would-send",
             Outcome::Error => "error",
         }
     }

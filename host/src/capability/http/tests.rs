@@ -653,6 +653,7 @@ fn http_is_granted_by_an_http_grant_and_needs_the_manifests_declaration() {
         plugin: PLUGIN,
         capabilities,
         writes: &[],
+        reads: &[],
     };
     let declared: &'static [String] = Box::leak(Box::new(declared));
     let grant = origins(&["https://hooks.example.com"]);

@@ -6,6 +6,7 @@
 use super::request::{ApiRequest, KubeError, Operation, Target};
 use super::rules::{WriteRule, permits};
 use crate::capability::rate::{RateLimit, TokenBucket};
+use crate::capability::reads::{Read, Reads};
 use crate::capability::{ClusterAccess, Mode};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,6 +17,7 @@ use std::time::{Duration, Instant};
 pub struct KubeAccess {
     plugin: Arc<str>,
     rules: Vec<WriteRule>,
+    reads: Reads,
     mode: Mode,
     access: Option<ClusterAccess>,
     bucket: TokenBucket,
@@ -23,11 +25,12 @@ pub struct KubeAccess {
 
 impl KubeAccess {
     /// The access of `plugin`, whose declared `rules` the operator's grant
-    /// covers, in `mode`, at `rate`, through `access` (`None`: offline,
-    /// every call answers `unavailable`).
+    /// covers, reading what `reads` allows, in `mode`, at `rate`, through
+    /// `access` (`None`: offline, every call answers `unavailable`).
     pub fn new(
         plugin: &str,
         rules: Vec<WriteRule>,
+        reads: Reads,
         mode: Mode,
         rate: RateLimit,
         access: Option<ClusterAccess>,
@@ -35,6 +38,7 @@ impl KubeAccess {
         KubeAccess {
             plugin: plugin.into(),
             rules,
+            reads,
             mode,
             access,
             bucket: TokenBucket::new(rate),
@@ -54,6 +58,11 @@ impl KubeAccess {
     /// Its declared (and granted) rules.
     pub fn rules(&self) -> &[WriteRule] {
         &self.rules
+    }
+
+    /// What it may read.
+    pub fn reads(&self) -> &Reads {
+        &self.reads
     }
 
     /// The field manager of its writes.
@@ -80,6 +89,11 @@ impl KubeAccess {
             dry_run: self.mode.is_dry_run(),
             field_manager: self.field_manager(),
         };
+        let creating = matches!(request.operation, Operation::Create { .. });
+        if let Err(refused) = request.target.check(creating) {
+            self.audit(&request, &Err(refused.clone()), None, false);
+            return Err(refused);
+        }
         if !permits(&self.rules, &request.access()) {
             let error = KubeError::NotGranted(format!(
                 "plugin {:?} has no write rule for {}: declare it in the manifest and have the \
@@ -87,8 +101,20 @@ impl KubeAccess {
                 self.plugin,
                 request.access()
             ));
-            self.audit(&request, &Err(error.clone()), None);
+            self.audit(&request, &Err(error.clone()), None, false);
             return Err(error);
+        }
+        if matches!(request.operation, Operation::Get) {
+            let read = Read {
+                group: &request.target.gvk.group,
+                kind: &request.target.gvk.kind,
+                namespace: request.target.namespace.as_deref(),
+            };
+            if self.reads.allows(&read).is_none() {
+                let error = KubeError::NotGranted(self.reads.refusal(&self.plugin, &read));
+                self.audit(&request, &Err(error.clone()), None, false);
+                return Err(error);
+            }
         }
         let before = if request.dry_run && request.operation.writes() {
             self.before_state(&request, deadline).await
@@ -107,7 +133,7 @@ impl KubeAccess {
         {
             super::log_shadow(&self.plugin, &request, before.as_deref(), after);
         }
-        self.audit(&request, &answer, latency);
+        self.audit(&request, &answer, latency, latency.is_some());
         answer
     }
 
@@ -182,15 +208,23 @@ impl KubeAccess {
         }
     }
 
-    /// Writes the call's audit line and counts it.
+    /// Writes the call's audit line and counts it; `latency` is that of a
+    /// call that reached the server. A call in dry-run that `reached` it
+    /// says what it *would* have done (`would-succeed`, `would-conflict`,
+    /// …), since nothing persisted; a refusal of the host's own (grant,
+    /// identifier, rate limit) is what it is.
     pub(crate) fn audit(
         &self,
         request: &ApiRequest,
         answer: &Result<String, KubeError>,
         latency: Option<Duration>,
+        reached: bool,
     ) {
+        let would = request.dry_run && reached;
         let (outcome, detail) = match answer {
+            Ok(_) if would => ("would-succeed", String::new()),
             Ok(_) => ("ok", String::new()),
+            Err(error) if would => (error.would_outcome(), error.to_string()),
             Err(error) => (error.outcome(), error.to_string()),
         };
         super::audit_line(&self.plugin, request, outcome, latency, &detail);

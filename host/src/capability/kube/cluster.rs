@@ -5,10 +5,11 @@
 //! sorted into the typed errors a handler acts on.
 
 use super::request::{ApiBackend, ApiRequest, Cause, KubeError, Operation, Propagation};
+use crate::api_path::{ApiPath, Query};
 use crate::informer::{ResolveError, Resolver};
 use futures::future::BoxFuture;
+use herald_grammar::name::{check, object_name_rule};
 use http_body_util::BodyExt;
-use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -78,15 +79,21 @@ impl Inner {
                 },
             });
         }
-        let mut path = resource.url_path(target.namespace.as_deref());
-        if !matches!(request.operation, Operation::Create { .. }) {
-            path.push('/');
-            path.push_str(&target.name);
-            if let Some(sub) = &target.subresource {
-                path.push('/');
-                path.push_str(sub);
+        let collection = resource.path(target.namespace.as_deref());
+        let path = match request.operation {
+            Operation::Create { .. } => collection,
+            _ => {
+                // The name, checked by the rule of its resource now that
+                // discovery has named the resource.
+                let rule = object_name_rule(&resource.gvk.group, &resource.plural);
+                check("target.name", &target.name, rule).map_err(super::request::invalid)?;
+                let object = collection.object(&target.name);
+                match &target.subresource {
+                    Some(subresource) => object.subresource(subresource),
+                    None => object,
+                }
             }
-        }
+        };
         let http_request = build(&request, path).map_err(|e| KubeError::Failed {
             code: 400,
             reason: "BadRequest".into(),
@@ -119,18 +126,16 @@ impl Inner {
     }
 }
 
-/// The HTTP request for `request` at `path`.
+/// The HTTP request for `request` at `path`. The query is the host's alone:
+/// `dryRun` for a plugin in dry-run, the plugin's own field manager, and
+/// `force` for a forced apply; nothing of it comes from the plugin.
 fn build(
     request: &ApiRequest,
-    path: String,
+    path: ApiPath,
 ) -> Result<http::Request<kube::client::Body>, http::Error> {
-    let mut query = String::new();
-    let mut param = |key: &str, value: &str| {
-        query.push(if query.is_empty() { '?' } else { '&' });
-        let _ = write!(query, "{key}={value}");
-    };
+    let mut query = Query::new();
     if request.dry_run && request.operation.writes() {
-        param("dryRun", "All");
+        query = query.pair("dryRun", "All");
     }
     if matches!(
         request.operation,
@@ -139,13 +144,12 @@ fn build(
             | Operation::Patch { .. }
             | Operation::Apply { .. }
     ) {
-        param("fieldManager", &request.field_manager);
+        query = query.pair("fieldManager", &request.field_manager);
     }
     if let Operation::Apply { force: true, .. } = request.operation {
-        param("force", "true");
+        query = query.pair("force", "true");
     }
-    let uri = format!("{path}{query}");
-    let builder = http::Request::builder().uri(uri);
+    let builder = http::Request::builder().uri(query.with_path(&path));
     let json = "application/json";
     let (builder, body) = match &request.operation {
         Operation::Get => (builder.method(http::Method::GET), Vec::new()),

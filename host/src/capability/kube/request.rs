@@ -22,6 +22,54 @@ pub struct Target {
     pub subresource: Option<String>,
 }
 
+impl Target {
+    /// Checks every identifier against the rule of its field, before the
+    /// call goes any further: the kind's group, version and kind, the
+    /// namespace (an RFC 1123 label), the subresource (`status` only) and,
+    /// unless `creating` (whose object names itself in its body), the name
+    /// as a path segment (the kind's own rule is applied once discovery has
+    /// named the resource).
+    pub fn check(&self, creating: bool) -> Result<(), KubeError> {
+        use herald_grammar::name::{Rule, check};
+        check("target.kind.group", &self.gvk.group, Rule::Group).map_err(invalid)?;
+        check("target.kind.version", &self.gvk.version, Rule::Dns1035Label).map_err(invalid)?;
+        check("target.kind.kind", &self.gvk.kind, Rule::Kind).map_err(invalid)?;
+        if let Some(namespace) = &self.namespace {
+            check("target.namespace", namespace, Rule::Dns1123Label).map_err(invalid)?;
+        }
+        if !creating {
+            check("target.name", &self.name, Rule::PathSegment).map_err(invalid)?;
+        }
+        match self.subresource.as_deref() {
+            None | Some(super::rules::STATUS) => Ok(()),
+            Some(other) => Err(KubeError::Invalid {
+                message: format!(
+                    "target.subresource {other:?} is not a subresource plugins may use (only \"status\")"
+                ),
+                causes: vec![Cause {
+                    reason: "FieldValueNotSupported".into(),
+                    message: "supported values: \"status\"".into(),
+                    field: "target.subresource".into(),
+                }],
+            }),
+        }
+    }
+}
+
+/// A refused identifier as the error a handler gets: `invalid`, naming the
+/// field and the rule, as the API server's own refusal would. Nothing was
+/// sent.
+pub(crate) fn invalid(refused: herald_grammar::name::Invalid) -> KubeError {
+    KubeError::Invalid {
+        message: format!("{refused}; nothing was sent"),
+        causes: vec![Cause {
+            reason: "FieldValueInvalid".into(),
+            message: refused.rule.describe().into(),
+            field: refused.field,
+        }],
+    }
+}
+
 impl fmt::Display for Target {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.gvk)?;
@@ -241,6 +289,23 @@ pub enum KubeError {
 }
 
 impl KubeError {
+    /// The outcome label of a dry-run call the server answered with this
+    /// error: what the write *would* have met (`would-conflict`, …).
+    pub fn would_outcome(&self) -> &'static str {
+        match self {
+            KubeError::NotGranted(_) => "would-be-not-granted",
+            KubeError::NotFound(_) => "would-not-find",
+            KubeError::AlreadyExists(_) => "would-already-exist",
+            KubeError::Conflict(_) => "would-conflict",
+            KubeError::Invalid { .. } => "would-be-invalid",
+            KubeError::Forbidden(_) => "would-be-forbidden",
+            KubeError::TooManyRequests { .. } => "would-be-throttled",
+            KubeError::Timeout(_) => "would-time-out",
+            KubeError::Unavailable(_) => "would-be-unavailable",
+            KubeError::Failed { .. } => "would-fail",
+        }
+    }
+
     /// The outcome label of metrics and audit lines: the variant's WIT name.
     pub fn outcome(&self) -> &'static str {
         match self {

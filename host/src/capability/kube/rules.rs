@@ -128,6 +128,14 @@ pub enum RuleError {
         /// The verb.
         verb: Verb,
     },
+    /// A group or kind that breaks its grammar.
+    #[error("write rule #{index}: {reason}")]
+    Identifier {
+        /// Position of the rule.
+        index: usize,
+        /// The field, value and rule at fault.
+        reason: String,
+    },
     /// A subresource other than `status`.
     #[error(
         "write rule for {rule}: subresource {subresource:?} is not supported (only \"status\")"
@@ -158,6 +166,15 @@ impl WriteRule {
     pub fn validate(&self, index: usize) -> Result<(), RuleError> {
         if self.kind.is_empty() {
             return Err(RuleError::NoKind(index));
+        }
+        {
+            use herald_grammar::name::{Rule, check};
+            check("group", &self.group, Rule::Group)
+                .and_then(|()| check("kind", &self.kind, Rule::Kind))
+                .map_err(|refused| RuleError::Identifier {
+                    index,
+                    reason: refused.to_string(),
+                })?;
         }
         let name = self.resource_name();
         if self.verbs.is_empty() {

@@ -2,6 +2,7 @@
 //! per plugin and handed to a [`LogSink`] (the host's tracing by default);
 //! [`RecentLogs`] keeps the last few lines of each plugin for the dashboard.
 
+use super::throttle::{Admit, Throttle};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -111,13 +112,19 @@ impl LogSink for TracingSink {
     }
 }
 
-/// How many lines a plugin may log: a token bucket.
+/// How much a plugin may make the host log: token buckets of lines (every
+/// line, from the `log` import and from stdout and stderr) and of bytes
+/// (what it writes to stdout and stderr, before it is split into lines).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LogRate {
     /// Sustained lines per second.
     pub lines_per_second: u32,
     /// Lines allowed in a burst.
     pub burst: u32,
+    /// Sustained bytes per second written to stdout and stderr.
+    pub output_bytes_per_second: u64,
+    /// Bytes of stdout and stderr allowed in a burst.
+    pub output_burst_bytes: u64,
 }
 
 impl Default for LogRate {
@@ -125,6 +132,8 @@ impl Default for LogRate {
         LogRate {
             lines_per_second: 200,
             burst: 2000,
+            output_bytes_per_second: 256 << 10,
+            output_burst_bytes: 2 << 20,
         }
     }
 }
@@ -139,14 +148,9 @@ pub struct PluginLogger {
     revision: Arc<str>,
     sink: Arc<dyn LogSink>,
     rate: LogRate,
-    bucket: Mutex<Bucket>,
-    suppressed_total: AtomicU64,
-}
-
-struct Bucket {
-    tokens: f64,
-    refilled: Instant,
-    suppressed_since_notice: u64,
+    lines: Throttle,
+    output: Throttle,
+    output_bytes_dropped: AtomicU64,
 }
 
 impl PluginLogger {
@@ -161,13 +165,10 @@ impl PluginLogger {
             plugin,
             revision,
             sink,
+            lines: Throttle::new(rate.lines_per_second.into(), rate.burst.into()),
+            output: Throttle::new(rate.output_bytes_per_second, rate.output_burst_bytes),
             rate,
-            bucket: Mutex::new(Bucket {
-                tokens: rate.burst as f64,
-                refilled: Instant::now(),
-                suppressed_since_notice: 0,
-            }),
-            suppressed_total: AtomicU64::new(0),
+            output_bytes_dropped: AtomicU64::new(0),
         }
     }
 
@@ -178,38 +179,52 @@ impl PluginLogger {
 
     /// Lines dropped by the rate limit since the plugin was loaded.
     pub fn suppressed_total(&self) -> u64 {
-        self.suppressed_total.load(Ordering::Relaxed)
+        self.lines.dropped_total()
+    }
+
+    /// Bytes of stdout and stderr dropped by the byte rate since the plugin
+    /// was loaded.
+    pub fn output_bytes_dropped(&self) -> u64 {
+        self.output_bytes_dropped.load(Ordering::Relaxed)
+    }
+
+    /// Whether `bytes` more of stdout or stderr fit the plugin's byte rate;
+    /// what does not is dropped before it is split into lines, counted,
+    /// and summed up in the next notice.
+    pub fn admit_output(&self, bytes: usize) -> bool {
+        match self.output.admit(bytes as u64, Instant::now()) {
+            Admit::Pass { summary } => {
+                if let Some(writes) = summary {
+                    self.notice(&format!(
+                        "output rate limit: dropped {writes} writes to stdout or stderr from this \
+                         plugin ({} bytes in all so far; limit {} bytes/s, burst {})",
+                        self.output_bytes_dropped(),
+                        self.rate.output_bytes_per_second,
+                        self.rate.output_burst_bytes
+                    ));
+                }
+                true
+            }
+            Admit::Drop => {
+                self.output_bytes_dropped
+                    .fetch_add(bytes as u64, Ordering::Relaxed);
+                false
+            }
+        }
     }
 
     /// Logs one line, unless the plugin is over its rate.
     pub fn log(&self, level: LogLevel, source: LogSource, message: &str) {
-        let resumed_after = {
-            let mut bucket = self.bucket.lock().unwrap_or_else(|e| e.into_inner());
-            let now = Instant::now();
-            let refill = now.duration_since(bucket.refilled).as_secs_f64()
-                * self.rate.lines_per_second as f64;
-            bucket.tokens = (bucket.tokens + refill).min(self.rate.burst as f64);
-            bucket.refilled = now;
-            if bucket.tokens < 1.0 {
-                bucket.suppressed_since_notice += 1;
-                self.suppressed_total.fetch_add(1, Ordering::Relaxed);
-                return;
-            }
-            bucket.tokens -= 1.0;
-            std::mem::take(&mut bucket.suppressed_since_notice)
-        };
-        if resumed_after > 0 {
-            let notice = format!(
-                "log rate limit: suppressed {resumed_after} lines from this plugin (limit {} lines/s, burst {})",
+        match self.lines.admit(1, Instant::now()) {
+            Admit::Drop => return,
+            Admit::Pass {
+                summary: Some(dropped),
+            } => self.notice(&format!(
+                "log rate limit: suppressed {dropped} lines from this plugin (limit {} lines/s, \
+                 burst {})",
                 self.rate.lines_per_second, self.rate.burst
-            );
-            self.sink.write(&LogLine {
-                plugin: &self.plugin,
-                revision: &self.revision,
-                level: LogLevel::Warn,
-                source: LogSource::Api,
-                message: &notice,
-            });
+            )),
+            Admit::Pass { summary: None } => {}
         }
         let message = truncate(message);
         self.sink.write(&LogLine {
@@ -218,6 +233,17 @@ impl PluginLogger {
             level,
             source,
             message: &message,
+        });
+    }
+
+    /// A warning of the host's about this plugin's output, in its log.
+    fn notice(&self, message: &str) {
+        self.sink.write(&LogLine {
+            plugin: &self.plugin,
+            revision: &self.revision,
+            level: LogLevel::Warn,
+            source: LogSource::Api,
+            message,
         });
     }
 
@@ -481,6 +507,7 @@ mod tests {
             LogRate {
                 lines_per_second: 1,
                 burst: 10,
+                ..LogRate::default()
             },
         );
         for i in 0..1000 {

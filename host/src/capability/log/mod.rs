@@ -23,6 +23,7 @@
 mod host;
 mod logger;
 pub mod stdio;
+pub mod throttle;
 
 pub use host::{LogHost, LogView, add_to_linker};
 pub use logger::{

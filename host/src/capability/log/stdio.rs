@@ -52,6 +52,11 @@ impl LineSplitter {
     }
 
     fn write(&self, bytes: &[u8]) {
+        // Bounded in bytes before anything is split: a plugin writing
+        // gigabytes costs the host a check per write.
+        if !self.logger.admit_output(bytes.len()) {
+            return;
+        }
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         let mut rest = bytes;
         while let Some(newline) = rest.iter().position(|b| *b == b'\n') {

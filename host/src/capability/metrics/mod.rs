@@ -61,12 +61,14 @@
 //! );
 //! ```
 
+mod config;
 pub mod definition;
 pub mod error;
 mod host;
 pub mod registry;
 mod render;
 
+pub use config::{MAX_PLUGIN_SERIES, PluginMetricsConfig, PluginMetricsLimits, check_max_series};
 pub use definition::{DEFAULT_BUCKETS, MetricDefinition, MetricKind};
 pub use error::{ErrorReason, MAX_LABEL_VALUE_BYTES, MetricError, Operation};
 pub use host::{MetricsHost, MetricsView, add_to_linker};

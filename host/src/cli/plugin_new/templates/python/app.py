@@ -15,7 +15,7 @@ class Plugin(Handler):
 
     @classmethod
     def manifest(cls) -> Manifest:
-        return Manifest("{{name}}", "0.1.0").subscribe(Subscription.to(Pod.KIND))
+        return Manifest("{{name}}", "0.1.0").subscribe(Subscription.to(Pod))
 
     def on_add(self, event: Event) -> None:
         verb = "listed" if event.is_initial_list else "added"

@@ -1,0 +1,355 @@
+//! Reads: which kinds, in which namespaces, a plugin may read. A plugin
+//! reads when it subscribes to a kind (its notifications and its cache and
+//! index look-ups, which stay within its subscriptions), and when it gets an
+//! object from the API server through `kube`. Every read is checked here,
+//! against the operator's grant: a subscription it does not cover refuses
+//! the plugin at load, naming the grant to add; a `kube` get it does not
+//! cover is refused with `not-granted` before anything is sent.
+//!
+//! - **Grant.** `plugins.<name>.grants.reads` lists [`ReadRule`]s (a kind,
+//!   or `*` for every kind of a group, or every group; and the namespaces,
+//!   `*` for all namespaces and cluster-scoped objects), as Kubewarden's
+//!   context-aware policies list the resources a policy may read, approved
+//!   by the operator.
+//! - **Default.** So that dropping a plugin in stays easy, the host-wide
+//!   [`ReadPolicy`] (`reads` in the configuration) makes kinds readable by
+//!   every plugin without a grant of its own: by default every kind (`*`)
+//!   but the sensitive ones. An operator who wants every read approved sets
+//!   `reads.defaultReadable: []`.
+//! - **Sensitive kinds** are never readable by default, whatever
+//!   `defaultReadable` says, nor through a `*` rule: only a rule naming the
+//!   kind grants them. Secrets always are; the operator adds others
+//!   (`reads.sensitive`). A plugin granted a sensitive read must be pinned
+//!   or signed to load (`crate::reload`'s identity rule).
+//! - **Dry-run.** No difference: a read has no effect outside the host.
+//! - **RBAC.** The host's service account lists and watches what plugins
+//!   subscribe to and gets what they get (`herald plugin rbac`); the grant
+//!   decides which plugin sees what of it.
+
+use crate::capability::kube::ALL_NAMESPACES;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::fmt;
+
+/// One read the operator grants a plugin: a kind (or every kind) of a group
+/// (or of every group), in some namespaces.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReadRule {
+    /// The kind's API group (empty for the core group), or `*` for every
+    /// group.
+    #[serde(default)]
+    pub group: String,
+    /// The kind, or `*` for every kind that is not sensitive.
+    pub kind: String,
+    /// The namespaces, or `*` for every namespace and cluster-scoped
+    /// objects.
+    pub namespaces: BTreeSet<String>,
+}
+
+impl ReadRule {
+    /// Checks the rule is well formed; the error names the field at fault.
+    pub fn validate(&self) -> Result<(), String> {
+        use herald_grammar::name::{Rule, check};
+        if self.group != "*" {
+            check("group", &self.group, Rule::Group).map_err(|e| e.to_string())?;
+        }
+        if self.kind != "*" {
+            check("kind", &self.kind, Rule::Kind).map_err(|e| e.to_string())?;
+        }
+        if self.namespaces.is_empty() {
+            return Err("namespaces: list them, or \"*\" for every namespace".into());
+        }
+        for namespace in &self.namespaces {
+            if namespace != ALL_NAMESPACES {
+                check("namespaces", namespace, Rule::Dns1123Label).map_err(|e| e.to_string())?;
+            }
+        }
+        Ok(())
+    }
+
+    fn covers(&self, read: &Read<'_>, sensitive: bool) -> bool {
+        let kind = if sensitive {
+            self.kind == read.kind && self.group == read.group
+        } else {
+            (self.kind == "*" || self.kind == read.kind)
+                && (self.group == "*" || self.group == read.group)
+        };
+        kind && (self.namespaces.contains(ALL_NAMESPACES)
+            || read
+                .namespace
+                .is_some_and(|ns| self.namespaces.contains(ns)))
+    }
+}
+
+/// A kind, or every kind, as `reads.defaultReadable` and `reads.sensitive`
+/// name them: `*`, `Kind` (core group), `group/Kind` or `group/*`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct KindPattern {
+    /// The group, `*` for any.
+    pub group: String,
+    /// The kind, `*` for any.
+    pub kind: String,
+}
+
+impl KindPattern {
+    /// Parses `*`, `Kind`, `group/Kind` or `group/*`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        use herald_grammar::name::{Rule, check};
+        let (group, kind) = match text {
+            "*" => ("*", "*"),
+            _ => text.rsplit_once('/').unwrap_or(("", text)),
+        };
+        if group != "*" {
+            check("group", group, Rule::Group).map_err(|e| e.to_string())?;
+        }
+        if kind != "*" {
+            check("kind", kind, Rule::Kind).map_err(|e| e.to_string())?;
+        }
+        Ok(KindPattern {
+            group: group.to_owned(),
+            kind: kind.to_owned(),
+        })
+    }
+
+    fn matches(&self, group: &str, kind: &str) -> bool {
+        (self.group == "*" || self.group == group) && (self.kind == "*" || self.kind == kind)
+    }
+}
+
+impl fmt::Display for KindPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.group.as_str(), self.kind.as_str()) {
+            ("*", "*") => f.write_str("*"),
+            ("", kind) => f.write_str(kind),
+            (group, kind) => write!(f, "{group}/{kind}"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for KindPattern {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        KindPattern::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+impl Serialize for KindPattern {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// The kinds that are sensitive whatever the configuration says: Secrets.
+pub const ALWAYS_SENSITIVE: &[(&str, &str)] = &[("", "Secret")];
+
+/// `reads`: the host-wide read policy.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct ReadPolicy {
+    /// Kinds every plugin may read, in every namespace, without a grant of
+    /// its own (sensitive kinds excepted). Default: `["*"]`.
+    pub default_readable: Vec<KindPattern>,
+    /// Kinds readable only through a grant naming them, beyond the Secrets
+    /// that always are, e.g. `bitnami.com/SealedSecret`.
+    pub sensitive: Vec<KindPattern>,
+}
+
+impl Default for ReadPolicy {
+    fn default() -> Self {
+        ReadPolicy {
+            default_readable: vec![KindPattern {
+                group: "*".into(),
+                kind: "*".into(),
+            }],
+            sensitive: Vec::new(),
+        }
+    }
+}
+
+impl ReadPolicy {
+    /// True when `group`/`kind` is sensitive: a Secret, or configured so.
+    pub fn is_sensitive(&self, group: &str, kind: &str) -> bool {
+        ALWAYS_SENSITIVE
+            .iter()
+            .any(|(g, k)| *g == group && *k == kind)
+            || self.sensitive.iter().any(|p| p.matches(group, kind))
+    }
+
+    fn default_allows(&self, group: &str, kind: &str) -> bool {
+        !self.is_sensitive(group, kind)
+            && self
+                .default_readable
+                .iter()
+                .any(|pattern| pattern.matches(group, kind))
+    }
+}
+
+/// One read, as the check sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Read<'a> {
+    /// The kind's group.
+    pub group: &'a str,
+    /// The kind.
+    pub kind: &'a str,
+    /// The namespace; `None` for every namespace or a cluster-scoped kind.
+    pub namespace: Option<&'a str>,
+}
+
+impl fmt::Display for Read<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.group {
+            "" => write!(f, "{}", self.kind)?,
+            group => write!(f, "{group}/{}", self.kind)?,
+        }
+        match self.namespace {
+            Some(namespace) => write!(f, " in namespace {namespace:?}"),
+            None => f.write_str(" in every namespace (or cluster-scoped)"),
+        }
+    }
+}
+
+/// What one plugin may read: the host's policy and the operator's grant.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reads {
+    /// The host-wide default and sensitive kinds.
+    pub policy: ReadPolicy,
+    /// The plugin's own read grant.
+    pub granted: Vec<ReadRule>,
+}
+
+/// How a read is allowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Allowed {
+    /// Readable by every plugin (`reads.defaultReadable`).
+    ByDefault,
+    /// The plugin's `grants.reads` covers it.
+    Granted,
+}
+
+impl Reads {
+    /// Whether `read` is allowed, and how; `None` when it is not.
+    pub fn allows(&self, read: &Read<'_>) -> Option<Allowed> {
+        let sensitive = self.policy.is_sensitive(read.group, read.kind);
+        if self.granted.iter().any(|rule| rule.covers(read, sensitive)) {
+            return Some(Allowed::Granted);
+        }
+        self.policy
+            .default_allows(read.group, read.kind)
+            .then_some(Allowed::ByDefault)
+    }
+
+    /// True when the plugin's grant covers a sensitive kind.
+    pub fn grants_sensitive(&self) -> bool {
+        self.granted
+            .iter()
+            .any(|rule| rule.kind != "*" && self.policy.is_sensitive(&rule.group, &rule.kind))
+    }
+
+    /// The refusal of `read` for `plugin`: what is missing and where to
+    /// grant it.
+    pub fn refusal(&self, plugin: &str, read: &Read<'_>) -> String {
+        let why = if self.policy.is_sensitive(read.group, read.kind) {
+            "a sensitive kind, readable only through a grant naming it"
+        } else {
+            "not readable by default on this host (reads.defaultReadable)"
+        };
+        format!(
+            "plugin {plugin:?} may not read {read}: {why}; the operator grants it in \
+             plugins.{plugin}.grants.reads"
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(group: &str, kind: &str, namespaces: &[&str]) -> ReadRule {
+        ReadRule {
+            group: group.into(),
+            kind: kind.into(),
+            namespaces: namespaces.iter().map(|n| n.to_string()).collect(),
+        }
+    }
+
+    fn read<'a>(group: &'a str, kind: &'a str, namespace: Option<&'a str>) -> Read<'a> {
+        Read {
+            group,
+            kind,
+            namespace,
+        }
+    }
+
+    #[test]
+    fn ordinary_kinds_are_readable_by_default_and_secrets_never() {
+        let reads = Reads::default();
+        assert_eq!(
+            reads.allows(&read("", "Pod", None)),
+            Some(Allowed::ByDefault)
+        );
+        assert_eq!(reads.allows(&read("", "Secret", None)), None);
+        assert_eq!(reads.allows(&read("", "Secret", Some("team-a"))), None);
+        let everything = Reads {
+            granted: vec![rule("*", "*", &["*"])],
+            ..Reads::default()
+        };
+        assert_eq!(
+            everything.allows(&read("", "Secret", None)),
+            None,
+            "a wildcard rule never grants a sensitive kind"
+        );
+        let secrets = Reads {
+            granted: vec![rule("", "Secret", &["team-a"])],
+            ..Reads::default()
+        };
+        assert_eq!(
+            secrets.allows(&read("", "Secret", Some("team-a"))),
+            Some(Allowed::Granted)
+        );
+        assert_eq!(secrets.allows(&read("", "Secret", Some("team-b"))), None);
+        assert_eq!(secrets.allows(&read("", "Secret", None)), None);
+        assert!(secrets.grants_sensitive());
+        assert!(!everything.grants_sensitive());
+    }
+
+    #[test]
+    fn an_operator_can_require_a_grant_for_every_read_and_mark_more_kinds_sensitive() {
+        let policy: ReadPolicy = serde_yaml::from_str(
+            "defaultReadable: [apps/*, ConfigMap]\nsensitive: [bitnami.com/SealedSecret]\n",
+        )
+        .unwrap();
+        let reads = Reads {
+            policy,
+            granted: vec![rule("", "Pod", &["team-a"])],
+        };
+        assert_eq!(
+            reads.allows(&read("apps", "Deployment", None)),
+            Some(Allowed::ByDefault)
+        );
+        assert_eq!(
+            reads.allows(&read("", "ConfigMap", Some("x"))),
+            Some(Allowed::ByDefault)
+        );
+        assert_eq!(reads.allows(&read("", "Pod", None)), None);
+        assert_eq!(
+            reads.allows(&read("", "Pod", Some("team-a"))),
+            Some(Allowed::Granted)
+        );
+        assert!(reads.policy.is_sensitive("bitnami.com", "SealedSecret"));
+        let refusal = reads.refusal("p", &read("", "Pod", None));
+        assert!(refusal.contains("plugins.p.grants.reads"), "{refusal}");
+        assert!(KindPattern::parse("apps/v1/Deployment").is_err());
+        assert!(KindPattern::parse("Pod\n").is_err());
+    }
+
+    #[test]
+    fn rules_are_checked_by_the_grammar_of_their_fields() {
+        assert!(rule("", "Pod", &["*"]).validate().is_ok());
+        assert!(rule("*", "*", &["team-a"]).validate().is_ok());
+        assert!(rule("", "Pod", &[]).validate().is_err());
+        assert!(rule("", "Pod/status", &["*"]).validate().is_err());
+        assert!(rule("", "Pod", &["Team_A"]).validate().is_err());
+    }
+}

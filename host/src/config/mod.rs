@@ -1,0 +1,209 @@
+//! The daemon's configuration file (`herald.yaml`): every key, its default,
+//! and validation that names the key at fault. Command-line flags override it.
+//! `docs/config.md` documents each key; `examples/herald.yaml` shows them all.
+
+//!
+//! Each section is defined, with its defaults and its validation, by the
+//! part of Herald it configures (the [`source`](crate::source), the host's
+//! [`log`](crate::logging), the [`cache`](crate::store), plugin
+//! [`limits`](crate::plugin::LimitsConfig), the [`queue`](crate::dispatch),
+//! [`shutdown`](crate::service), the worker pool, [`pluginFiles`] and
+//! [`plugins`](crate::reload::settings), [`leaderElection`] and
+//! [`sharding`](crate::leader::LeaseConfig), plugin sources, plugin metrics
+//! and [`reads`](crate::capability::reads)); this module puts them together,
+//! checks what spans sections, and hands each part what it needs.
+//!
+//! [`pluginFiles`]: crate::reload::PluginFilesConfig
+//! [`leaderElection`]: crate::leader::LeaseConfig
+
+use crate::capability::metrics::{PluginMetricsConfig, check_max_series};
+use crate::capability::reads::ReadPolicy;
+use crate::dispatch::{QueueConfig, RetryPolicy};
+use crate::leader::{LeaderElectionConfig, ShardingConfig};
+use crate::logging::LogConfig;
+use crate::plugin::{DispatchConfig, LimitPolicy, LimitsConfig};
+use crate::reload::sources::PluginSourceConfig;
+use crate::reload::{PluginConfig, PluginFilesConfig, PluginSettings};
+use crate::service::ShutdownConfig;
+use crate::source::SourceConfig;
+use crate::store::CacheConfig;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+pub use crate::yaml::ConfigError;
+
+/// The whole configuration.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct Config {
+    /// Directory of plugin `.wasm` files (and their optional sidecar `.yaml` files).
+    pub plugin_dir: PathBuf,
+    /// The cluster to watch.
+    pub source: SourceConfig,
+    /// Address of the HTTP endpoints (`/metrics`, `/healthz`, `/readyz`, `/plugins`).
+    pub listen: SocketAddr,
+    /// Logging.
+    pub log: LogConfig,
+    /// The shared cache.
+    pub cache: CacheConfig,
+    /// Default and maximum limits of every plugin.
+    pub limits: LimitsConfig,
+    /// Retry of failed handler calls, and coalesced delivery's work queue.
+    pub queue: QueueConfig,
+    /// Shutdown.
+    pub shutdown: ShutdownConfig,
+    /// The worker pool that runs plugins' calls.
+    pub dispatch: DispatchConfig,
+    /// Plugin files: size cap and the optional sha256 allow-list.
+    pub plugin_files: PluginFilesConfig,
+    /// Per-plugin settings, by plugin file name without `.wasm` (which is
+    /// normally the plugin's manifest name).
+    pub plugins: BTreeMap<String, PluginConfig>,
+    /// Leader election among replicas.
+    pub leader_election: LeaderElectionConfig,
+    /// Sharding of the plugins among replicas.
+    pub sharding: ShardingConfig,
+    /// Plugins pulled from OCI registries, each followed like a file of the
+    /// plugin directory.
+    pub plugin_sources: Vec<PluginSourceConfig>,
+    /// Where pulled plugins are kept; unset: `$XDG_CACHE_HOME/herald/oci`,
+    /// else `$HOME/.cache/herald/oci`.
+    pub plugin_source_cache: Option<PathBuf>,
+    /// The metrics plugins define.
+    pub plugin_metrics: PluginMetricsConfig,
+    /// What plugins may read without a grant of their own, and which kinds
+    /// only a grant naming them makes readable.
+    pub reads: ReadPolicy,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            plugin_dir: PathBuf::from("plugins.d"),
+            source: SourceConfig::default(),
+            listen: SocketAddr::from(([127, 0, 0, 1], 9090)),
+            log: LogConfig::default(),
+            cache: CacheConfig::default(),
+            limits: LimitsConfig::default(),
+            queue: QueueConfig::default(),
+            shutdown: ShutdownConfig::default(),
+            dispatch: DispatchConfig::default(),
+            plugin_files: PluginFilesConfig::default(),
+            plugins: BTreeMap::new(),
+            leader_election: LeaderElectionConfig::default(),
+            sharding: ShardingConfig::default(),
+            plugin_sources: Vec::new(),
+            plugin_source_cache: None,
+            plugin_metrics: PluginMetricsConfig::default(),
+            reads: Default::default(),
+        }
+    }
+}
+
+impl Config {
+    /// Reads and validates a configuration file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            ConfigError::new(
+                &path.display().to_string(),
+                "(file)",
+                &format!("cannot read: {e}"),
+            )
+        })?;
+        Config::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses and validates configuration text; `source_name` names it in errors.
+    pub fn parse(text: &str, source_name: &str) -> Result<Config, ConfigError> {
+        let config: Config = crate::yaml::parse_yaml(text, source_name)?;
+        config
+            .validate()
+            .map_err(|(key, problem)| ConfigError::new(source_name, &key, &problem))?;
+        Ok(config)
+    }
+
+    /// Checks every section, then what spans sections; the error is `(key,
+    /// problem)` with the full dotted key.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        let within = |section: &'static str| {
+            move |(key, problem): (String, String)| (format!("{section}.{key}"), problem)
+        };
+        self.source.validate().map_err(within("source"))?;
+        self.log.validate().map_err(within("log"))?;
+        self.limits.validate().map_err(within("limits"))?;
+        self.queue.validate().map_err(within("queue"))?;
+        self.dispatch.validate().map_err(within("dispatch"))?;
+        self.plugin_files
+            .validate()
+            .map_err(within("pluginFiles"))?;
+        self.leader_election.validate("leaderElection")?;
+        self.sharding.validate("sharding")?;
+        crate::shard::check_group_name(&self.sharding.lease_name)
+            .map_err(|problem| ("sharding.leaseName".to_owned(), problem))?;
+        if self.sharding.enabled && self.leader_election.enabled {
+            return Err((
+                "sharding.enabled".into(),
+                "sharding and leaderElection.enabled cannot both be on: under sharding every \
+                 replica dispatches its own plugins; turn leaderElection off"
+                    .into(),
+            ));
+        }
+        crate::reload::sources::validate_sources(&self.plugin_sources)?;
+        if !self.plugin_sources.is_empty() && self.plugin_source_cache_dir().is_none() {
+            return Err((
+                "pluginSourceCache".into(),
+                "is needed for pluginSources (neither XDG_CACHE_HOME nor HOME is set)".into(),
+            ));
+        }
+        check_max_series("pluginMetrics.maxSeries", self.plugin_metrics.max_series)?;
+        for (name, plugin) in &self.plugins {
+            if !crate::plugin::is_plugin_name(name) {
+                return Err((
+                    format!("plugins.{name}"),
+                    "is not a valid plugin name (lowercase letters, digits and '-')".into(),
+                ));
+            }
+            plugin
+                .validate(name, &self.limits)
+                .map_err(|(key, problem)| (format!("plugins.{name}.{key}"), problem))?;
+        }
+        Ok(())
+    }
+
+    /// The directory pulled plugins are kept in, if one is known.
+    pub fn plugin_source_cache_dir(&self) -> Option<PathBuf> {
+        if let Some(dir) = &self.plugin_source_cache {
+            return Some(dir.clone());
+        }
+        Some(crate::plugin::cache_home()?.join("herald").join("oci"))
+    }
+
+    /// The limit policy.
+    pub fn limit_policy(&self) -> LimitPolicy {
+        self.limits.policy()
+    }
+
+    /// The retry policy.
+    pub fn retry_policy(&self) -> RetryPolicy {
+        self.queue.retry_policy()
+    }
+
+    /// What the reloader needs to settle each plugin file: the settings of
+    /// every plugin identity and the host-wide policies they apply within.
+    pub fn plugin_settings(&self) -> PluginSettings {
+        PluginSettings {
+            plugins: self.plugins.clone(),
+            limits: self.limits,
+            log_rate: self.log.plugin_rate(),
+            allowed_sha256: self.plugin_files.allowed_sha256.clone(),
+            sidecar_grants: self.plugin_files.sidecar_grants,
+            max_metric_series: self.plugin_metrics.max_series,
+            reads: self.reads.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

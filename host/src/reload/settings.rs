@@ -1,0 +1,369 @@
+//! The operator's settings for each plugin identity (`plugins.<name>`),
+//! and the sidecar files beside plugin files: which build may run under a
+//! name, its configuration, limits, grants and mode.
+
+use crate::plugin::PluginLimits;
+use crate::yaml::{ConfigError, parse_yaml};
+use serde::Deserialize;
+
+/// `plugins.<name>`: the operator's settings for one plugin, keyed by the
+/// plugin's identity (the name its manifest gives), never by its file name:
+/// a file renamed in the plugin directory does not take over another
+/// plugin's configuration or grants.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct PluginConfig {
+    /// Do not load this plugin.
+    pub disabled: bool,
+    /// If not empty, the sha256 digests (lowercase hex) of the builds that
+    /// may run under this name: another file calling itself by it is refused,
+    /// so configuration and grants go only to these builds.
+    pub sha256: Vec<String>,
+    /// Configuration handed to the plugin (its `config` import), any YAML value.
+    pub config: Option<serde_json::Value>,
+    /// Limits overriding the plugin's requests (within `limits.max`).
+    pub limits: PluginLimits,
+    /// What the plugin may do beyond logging and the cache.
+    pub grants: GrantConfig,
+    /// `enforce` (the default) or `dry-run`: every write sent with
+    /// `dryRun=All`, persisting nothing, and logged with what it would change.
+    pub mode: Option<crate::capability::Mode>,
+    /// The plugin's Kubernetes API request rate (default: client-go's 5 per
+    /// second, burst 10).
+    pub rate_limit: Option<crate::capability::rate::RateLimit>,
+    /// Its metrics' limits.
+    pub metrics: crate::capability::metrics::PluginMetricsLimits,
+}
+
+/// `plugins.<name>.grants` (and a sidecar's, when `pluginFiles.sidecarGrants`
+/// allows): what a plugin may do beyond logging and reading the cache.
+/// Denied by default; the grant must cover what the plugin's manifest
+/// declares, or the plugin is not loaded.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct GrantConfig {
+    /// Capabilities granted by name: `events` (the same as an empty
+    /// `events` section). `http` is granted by its own section.
+    pub capabilities: Vec<String>,
+    /// Events: where the plugin may record them beyond the objects it may
+    /// read. Its presence grants the `events` capability.
+    pub events: Option<crate::capability::events::EventsGrant>,
+    /// Reads granted beyond the host's default (`reads`): kinds × namespaces.
+    pub reads: Vec<crate::capability::reads::ReadRule>,
+    /// Kubernetes API rules granted: verbs × group/kind × namespaces.
+    pub writes: Vec<crate::capability::kube::WriteRule>,
+    /// Outbound HTTP: the origins the plugin may reach and the bounds of its
+    /// requests. Its presence grants the `http` capability.
+    pub http: Option<crate::capability::http::HttpGrant>,
+}
+
+impl GrantConfig {
+    /// True when nothing is granted.
+    pub fn is_empty(&self) -> bool {
+        self.capabilities.is_empty()
+            && self.reads.is_empty()
+            && self.events.is_none()
+            && self.writes.is_empty()
+            && self.http.is_none()
+    }
+
+    /// Checks the capabilities and rules; the error names the key at
+    /// fault, relative to `grants`.
+    fn validate(&self) -> Result<(), (String, String)> {
+        for capability in &self.capabilities {
+            if !crate::capability::KNOWN_CAPABILITIES.contains(&capability.as_str()) {
+                return Err((
+                    "grants.capabilities".into(),
+                    format!(
+                        "{capability:?} is not a capability this host has (it has: {})",
+                        crate::capability::KNOWN_CAPABILITIES.join(", ")
+                    ),
+                ));
+            }
+            if capability == crate::capability::http::CAPABILITY && self.http.is_none() {
+                return Err((
+                    "grants.http".into(),
+                    "is missing: the http capability is granted by grants.http, which lists the \
+                     allowedOrigins the plugin may reach"
+                        .into(),
+                ));
+            }
+        }
+        if let Some(http) = &self.http {
+            http.validate()
+                .map_err(|(key, problem)| (format!("grants.http.{key}"), problem))?;
+        }
+        for (index, rule) in self.writes.iter().enumerate() {
+            rule.validate(index)
+                .map_err(|e| (format!("grants.writes[{index}]"), e.to_string()))?;
+        }
+        for (index, rule) in self.reads.iter().enumerate() {
+            rule.validate()
+                .map_err(|e| (format!("grants.reads[{index}]"), e))?;
+        }
+        Ok(())
+    }
+}
+
+/// Checks the grant keys shared by `plugins.<name>` and sidecars.
+pub(crate) fn check_grants(
+    grants: &GrantConfig,
+    rate_limit: Option<&crate::capability::rate::RateLimit>,
+) -> Result<(), (String, String)> {
+    grants.validate()?;
+    if let Some(rate) = rate_limit {
+        rate.validate().map_err(|e| ("rateLimit".to_owned(), e))?;
+    }
+    Ok(())
+}
+
+/// A plugin's sidecar file, `<stem>.yaml` beside `<stem>.wasm` in the plugin
+/// directory: lets whoever delivers the plugin disable it, tune its limits
+/// (within `limits.max`) or give it configuration. The host configuration's
+/// `plugins.<stem>` entry wins where both set a value. A sidecar cannot grant
+/// capabilities: only the operator's configuration can.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct Sidecar {
+    /// The name of the plugin this sidecar is for: if set, a file whose
+    /// plugin calls itself otherwise is refused rather than given this
+    /// sidecar's configuration.
+    pub plugin: Option<String>,
+    /// Do not load the plugin.
+    pub disabled: bool,
+    /// The plugin's configuration (used when `plugins.<stem>.config` is unset).
+    pub config: Option<serde_json::Value>,
+    /// Limit overrides (used where `plugins.<stem>.limits` leaves them unset).
+    pub limits: PluginLimits,
+    /// Grants (used where `plugins.<name>.grants` is unset, and only if
+    /// `pluginFiles.sidecarGrants` is on).
+    pub grants: GrantConfig,
+    /// Mode (used where `plugins.<name>.mode` is unset).
+    pub mode: Option<crate::capability::Mode>,
+    /// API request rate (used where `plugins.<name>.rateLimit` is unset).
+    pub rate_limit: Option<crate::capability::rate::RateLimit>,
+}
+
+/// Checks that every entry of the list at `key` is a lowercase hex sha256.
+pub(crate) fn check_digests(key: &str, digests: &[String]) -> Result<(), (String, String)> {
+    for (index, digest) in digests.iter().enumerate() {
+        if digest.len() != 64
+            || !digest
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        {
+            return Err((
+                format!("{key}[{index}]"),
+                format!("{digest:?} is not a lowercase hex sha256 (64 characters)"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl PluginConfig {
+    /// Checks the entry of the plugin `name` against the host's `limits`;
+    /// the key at fault is relative to `plugins.<name>`.
+    pub fn validate(
+        &self,
+        name: &str,
+        limits: &crate::plugin::LimitsConfig,
+    ) -> Result<(), (String, String)> {
+        let _ = name;
+        limits.check_overrides(&self.limits)?;
+        check_digests("sha256", &self.sha256)?;
+        check_grants(&self.grants, self.rate_limit.as_ref())?;
+        if let Some(max_series) = self.metrics.max_series {
+            crate::capability::metrics::check_max_series("metrics.maxSeries", max_series)?;
+        }
+        Ok(())
+    }
+}
+
+/// What the reloader needs to settle each plugin file: the operator's
+/// settings of every plugin identity, and the host-wide policies they apply
+/// within (built by [`Config::plugin_settings`](crate::config::Config::plugin_settings)).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PluginSettings {
+    /// `plugins`: the settings of each plugin identity.
+    pub plugins: std::collections::BTreeMap<String, PluginConfig>,
+    /// `limits`: defaults and maxima.
+    pub limits: crate::plugin::LimitsConfig,
+    /// How much each plugin may log.
+    pub log_rate: crate::capability::log::LogRate,
+    /// `pluginFiles.allowedSha256`.
+    pub allowed_sha256: Option<Vec<String>>,
+    /// `pluginFiles.sidecarGrants`.
+    pub sidecar_grants: bool,
+    /// `pluginMetrics.maxSeries`.
+    pub max_metric_series: usize,
+    /// `reads`: the host-wide read policy.
+    pub reads: crate::capability::reads::ReadPolicy,
+}
+
+impl PluginSettings {
+    /// Parses a plugin's sidecar file (`<stem>.yaml` beside `<stem>.wasm`),
+    /// checking its limits against `limits.max`.
+    pub fn parse_sidecar(&self, text: &str, source_name: &str) -> Result<Sidecar, ConfigError> {
+        let sidecar: Sidecar = parse_yaml(text, source_name)?;
+        self.limits
+            .check_overrides(&sidecar.limits)
+            .map_err(|(key, problem)| ConfigError::new(source_name, &key, &problem))?;
+        check_grants(&sidecar.grants, sidecar.rate_limit.as_ref())
+            .map_err(|(key, problem)| ConfigError::new(source_name, &key, &problem))?;
+        if !self.sidecar_grants && !sidecar.grants.is_empty() {
+            return Err(ConfigError::new(
+                source_name,
+                "grants",
+                "this sidecar grants capabilities or writes, but pluginFiles.sidecarGrants is \
+                 off: grant them in the host configuration's plugins.<name> entry",
+            ));
+        }
+        if let Some(name) = &sidecar.plugin
+            && !crate::plugin::is_plugin_name(name)
+        {
+            return Err(ConfigError::new(
+                source_name,
+                "plugin",
+                &format!("{name:?} is not a valid plugin name (lowercase letters, digits and '-')"),
+            ));
+        }
+        Ok(sidecar)
+    }
+
+    /// How to load any plugin file before its identity is known: the limit
+    /// policy, log rate and allow-list, and nothing keyed to a plugin (no
+    /// configuration, overrides or grants).
+    pub fn anonymous_load_options(
+        &self,
+        sink: std::sync::Arc<dyn crate::capability::log::LogSink>,
+    ) -> crate::plugin::LoadOptions {
+        crate::plugin::LoadOptions {
+            sink,
+            log_rate: self.log_rate,
+            policy: self.limits.policy(),
+            allowed_digests: self.allowed_sha256.as_ref().map(|list| list.clone().into()),
+            max_metric_series: self.max_metric_series,
+            ..crate::plugin::LoadOptions::default()
+        }
+    }
+
+    /// How to load the plugin called `name` (by its manifest) from a file
+    /// with `sidecar`: its `plugins.<name>` entry, then its sidecar for what
+    /// that entry leaves unset, with [`anonymous_load_options`]'s policy.
+    /// Capabilities are granted only here, never by a sidecar unless
+    /// `pluginFiles.sidecarGrants` allows. Check the file against the entry
+    /// first ([`PluginSettings::check_identity`]).
+    ///
+    /// [`anonymous_load_options`]: PluginSettings::anonymous_load_options
+    pub fn load_options(
+        &self,
+        name: &str,
+        sidecar: Option<&Sidecar>,
+        sink: std::sync::Arc<dyn crate::capability::log::LogSink>,
+    ) -> crate::plugin::LoadOptions {
+        let entry = self.plugins.get(name);
+        let overrides = self.overrides_for(name);
+        let from_sidecar = sidecar.map(|s| s.limits).unwrap_or_default();
+        crate::plugin::LoadOptions {
+            config: entry
+                .and_then(|p| p.config.as_ref())
+                .or(sidecar.and_then(|s| s.config.as_ref()))
+                .map(|c| c.to_string()),
+            overrides: crate::plugin::RequestedLimits {
+                call_deadline: overrides.call_deadline.or(from_sidecar.call_deadline),
+                memory_bytes: overrides.memory_bytes.or(from_sidecar.memory),
+            },
+            grants: self.grants_for(name, sidecar),
+            max_metric_series: entry
+                .and_then(|p| p.metrics.max_series)
+                .unwrap_or(self.max_metric_series),
+            ..self.anonymous_load_options(sink)
+        }
+    }
+
+    /// Checks that a file whose plugin calls itself `name` and whose sha256
+    /// is `digest` may run under that name: the digest is one the entry
+    /// `plugins.<name>.sha256` pins (if it pins any), and the file's sidecar,
+    /// if it names its plugin, names this one.
+    pub fn check_identity(
+        &self,
+        name: &str,
+        digest: &str,
+        sidecar: Option<&Sidecar>,
+    ) -> Result<(), String> {
+        if let Some(expected) = sidecar.and_then(|s| s.plugin.as_deref())
+            && expected != name
+        {
+            return Err(format!(
+                "its sidecar is for plugin {expected:?} (its `plugin` key), but this file's plugin \
+                 calls itself {name:?}: refused rather than given that sidecar's settings"
+            ));
+        }
+        if let Some(entry) = self.plugins.get(name)
+            && !entry.sha256.is_empty()
+            && !entry.sha256.iter().any(|pinned| pinned == digest)
+        {
+            return Err(format!(
+                "plugin {name:?} is pinned to other builds by plugins.{name}.sha256; this file's \
+                 sha256 is {digest}: add it there to give this build the plugin's configuration \
+                 and grants"
+            ));
+        }
+        Ok(())
+    }
+
+    /// What the plugin called `name` is granted: its `plugins.<name>` entry,
+    /// then (if `pluginFiles.sidecarGrants` allows) its sidecar for what the
+    /// entry leaves unset.
+    pub fn grants_for(&self, name: &str, sidecar: Option<&Sidecar>) -> crate::capability::Grants {
+        let entry = self.plugins.get(name);
+        let granting = sidecar.filter(|_| self.sidecar_grants);
+        let grants = match (entry.map(|e| &e.grants), granting.map(|s| &s.grants)) {
+            (Some(own), _) if !own.is_empty() => own.clone(),
+            (_, Some(sidecar)) => sidecar.clone(),
+            _ => GrantConfig::default(),
+        };
+        let events = grants.events.clone().or_else(|| {
+            grants
+                .capabilities
+                .iter()
+                .any(|c| c == crate::capability::events::CAPABILITY)
+                .then(Default::default)
+        });
+        crate::capability::Grants {
+            reads: crate::capability::reads::Reads {
+                policy: self.reads.clone(),
+                granted: grants.reads,
+            },
+            events,
+            writes: grants.writes,
+            mode: entry
+                .and_then(|e| e.mode)
+                .or(sidecar.and_then(|s| s.mode))
+                .unwrap_or_default(),
+            rate_limit: entry
+                .and_then(|e| e.rate_limit)
+                .or(sidecar.and_then(|s| s.rate_limit))
+                .unwrap_or_default(),
+            http: grants.http,
+            all_declared: false,
+        }
+    }
+
+    /// True when the operator disabled the plugin called `name`.
+    pub fn is_disabled(&self, name: &str) -> bool {
+        self.plugins.get(name).is_some_and(|p| p.disabled)
+    }
+
+    /// The operator's overrides for plugin `name`.
+    pub fn overrides_for(&self, name: &str) -> crate::plugin::RequestedLimits {
+        self.plugins
+            .get(name)
+            .map(|p| crate::plugin::RequestedLimits {
+                call_deadline: p.limits.call_deadline,
+                memory_bytes: p.limits.memory,
+            })
+            .unwrap_or_default()
+    }
+}
