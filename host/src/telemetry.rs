@@ -63,6 +63,7 @@ pub const HOST_FAMILIES: &[(&str, MetricType)] = &[
     ),
     ("herald_plugin_api_rate_limited", MetricType::Counter),
     ("herald_plugin_events", MetricType::Counter),
+    ("herald_plugin_audit_lines_suppressed", MetricType::Counter),
     ("herald_plugin_http_requests", MetricType::Counter),
     (
         "herald_plugin_http_request_duration_seconds",

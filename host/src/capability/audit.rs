@@ -6,9 +6,14 @@
 use super::events::EventStats;
 use super::http::EgressStats;
 use super::kube::KubeStats;
+use super::log::LogRate;
+use super::log::throttle::{Admit, Throttle};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::DescriptorEncoder;
-use std::sync::Arc;
+use prometheus_client::metrics::MetricType;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 /// The log target of audit lines, for filtering (`RUST_LOG=herald::audit=info`).
 pub const AUDIT_TARGET: &str = "herald::audit";
@@ -27,6 +32,8 @@ pub struct ActionStats {
     pub events: EventStats,
     /// Outbound HTTP requests ([`crate::capability::http`]).
     pub http: Arc<EgressStats>,
+    /// Audit lines each plugin caused that its rate limit suppressed.
+    audit_suppressed: Mutex<BTreeMap<String, u64>>,
 }
 
 impl ActionStats {
@@ -44,6 +51,81 @@ impl ActionStats {
     pub fn events(&self, plugin: &str, outcome: &str) -> u64 {
         self.events.count(plugin, outcome)
     }
+
+    /// Audit lines of `plugin` its rate limit suppressed.
+    pub fn audit_suppressed(&self, plugin: &str) -> u64 {
+        self.audit_suppressed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(plugin)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    fn suppressed(&self, plugin: &str) {
+        *self
+            .audit_suppressed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(plugin.to_owned())
+            .or_default() += 1;
+    }
+}
+
+/// The audit lines one plugin causes, rate-limited as its log lines are
+/// (the same [`LogRate`]): a plugin making 200,000 refused calls a second
+/// costs the host's log the burst and then the rate, not 200,000 lines.
+/// What is suppressed is counted
+/// (`herald_plugin_audit_lines_suppressed_total{plugin}`) and summed up in
+/// one line per plugin every ten seconds at most, never silently. Counters
+/// of calls and their outcomes count every call, suppressed or not.
+#[derive(Debug)]
+pub struct AuditLog {
+    plugin: Arc<str>,
+    throttle: Throttle,
+    stats: Option<Arc<ActionStats>>,
+}
+
+impl AuditLog {
+    /// The audit log of `plugin`, at `rate`, counting suppressed lines in
+    /// `stats` (if the host exports any).
+    pub fn new(plugin: &str, rate: LogRate, stats: Option<Arc<ActionStats>>) -> Self {
+        AuditLog {
+            plugin: plugin.into(),
+            throttle: Throttle::new(rate.lines_per_second.into(), rate.burst.into()),
+            stats,
+        }
+    }
+
+    /// Writes one audit line with `write`, unless the plugin is over its
+    /// rate (then the line is counted and dropped); first, when one is
+    /// due, the summary of what was suppressed since the last one.
+    pub fn record(&self, write: impl FnOnce()) {
+        match self.throttle.admit(1, Instant::now()) {
+            Admit::Drop => {
+                if let Some(stats) = &self.stats {
+                    stats.suppressed(&self.plugin);
+                }
+            }
+            Admit::Pass { summary } => {
+                if let Some(suppressed) = summary {
+                    tracing::warn!(
+                        target: AUDIT_TARGET,
+                        plugin = &*self.plugin,
+                        suppressed,
+                        "audit lines of this plugin suppressed by its rate limit (counted in \
+                         herald_plugin_audit_lines_suppressed_total)"
+                    );
+                }
+                write();
+            }
+        }
+    }
+
+    /// Lines suppressed since the plugin was loaded.
+    pub fn suppressed_total(&self) -> u64 {
+        self.throttle.dropped_total()
+    }
 }
 
 /// The Prometheus collector of an [`ActionStats`].
@@ -54,6 +136,21 @@ impl Collector for ActionStatsCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         self.0.kube.encode(&mut encoder)?;
         self.0.events.encode(&mut encoder)?;
-        self.0.http.encode(&mut encoder)
+        self.0.http.encode(&mut encoder)?;
+        let rows: Vec<_> = self
+            .0
+            .audit_suppressed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|(plugin, n)| (vec![("plugin", plugin.clone())], *n as f64))
+            .collect();
+        crate::telemetry::family(
+            &mut encoder,
+            "herald_plugin_audit_lines_suppressed",
+            "Audit lines plugins caused that their log rate limit suppressed (every call is still counted)",
+            MetricType::Counter,
+            &rows,
+        )
     }
 }

@@ -9,7 +9,7 @@ use super::http::{Egress, HttpGrant};
 use super::kube::{KubeAccess, WriteRule, missing_grant};
 use super::rate::RateLimit;
 use super::reads::{Read, Reads};
-use super::{ClusterAccess, Mode};
+use super::{AuditLog, ClusterAccess, Mode};
 use std::sync::Arc;
 
 /// What the operator granted one plugin.
@@ -78,6 +78,7 @@ impl Authorized {
                     reads: &[],
                 },
                 None,
+                Arc::new(AuditLog::new(plugin, Default::default(), None)),
             )
             .expect("asking for nothing needs no grant")
     }
@@ -99,6 +100,7 @@ impl Grants {
         &self,
         declared: Declared<'_>,
         access: Option<ClusterAccess>,
+        audit: Arc<AuditLog>,
     ) -> Result<Authorized, String> {
         let plugin = declared.plugin;
         if !self.all_declared
@@ -149,9 +151,17 @@ impl Grants {
             self.mode,
             self.rate_limit,
             access.clone(),
+            audit.clone(),
         ));
-        let events = declared.declares(super::events::CAPABILITY)
-            && (self.events.is_some() || self.all_declared);
+        let events = if !declared.declares(super::events::CAPABILITY) {
+            None
+        } else if self.all_declared {
+            Some(EventsGrant {
+                namespaces: [super::kube::ALL_NAMESPACES.to_owned()].into(),
+            })
+        } else {
+            self.events.clone()
+        };
         let events = Arc::new(EventsAccess::new(events, kube.clone()));
         // Outbound HTTP needs both the manifest's declaration and the grant.
         let declares_http = declared.declares(super::http::CAPABILITY);
@@ -168,7 +178,8 @@ impl Grants {
                     .as_ref()
                     .map(|access| access.stats.http.clone())
                     .unwrap_or_default(),
-            ),
+            )
+            .with_audit(audit),
         };
         Ok(Authorized {
             kube,

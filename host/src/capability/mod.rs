@@ -44,7 +44,7 @@ pub mod rate;
 pub mod reads;
 pub mod workqueue;
 
-pub use audit::{ActionStats, ActionStatsCollector};
+pub use audit::{ActionStats, ActionStatsCollector, AuditLog};
 pub use call::{AnswerBudget, CallScope, REQUEST_SHARE, request_budget};
 pub use grants::{Authorized, Declared, Grants};
 pub use mode::Mode;

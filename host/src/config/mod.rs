@@ -201,6 +201,7 @@ impl Config {
             sidecar_grants: self.plugin_files.sidecar_grants,
             max_metric_series: self.plugin_metrics.max_series,
             reads: self.reads.clone(),
+            public_keys: self.plugin_files.public_keys.clone(),
         }
     }
 }

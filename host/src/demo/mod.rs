@@ -252,6 +252,17 @@ fn crashloop_alert_settings(
     ))
 }
 
+/// Pins each configured plugin to the build in `dir` (`<name>.wasm`), as an
+/// operator pins what they grant authority to: the demo's plugins that act
+/// load only as these builds.
+fn pin_builds(config: &mut Config, dir: &Path) {
+    for (name, settings) in config.plugins.iter_mut() {
+        if let Ok(bytes) = std::fs::read(dir.join(format!("{name}.wasm"))) {
+            settings.sha256 = vec![crate::plugin::digest(&bytes)];
+        }
+    }
+}
+
 /// Runs the demo until Ctrl-C or the duration ends.
 pub async fn run(options: DemoOptions) -> Result<(), String> {
     let work = std::env::temp_dir().join(format!("herald-demo-{}", std::process::id()));
@@ -284,6 +295,7 @@ pub async fn run(options: DemoOptions) -> Result<(), String> {
         .await
         .map_err(|e| format!("starting the demo's webhook receiver: {e}"))?;
     config.plugins.extend([crashloop_alert_settings(&webhook)?]);
+    pin_builds(&mut config, &plugin_dir);
     let listener = match ops::bind(options.listen).await {
         Ok(listener) => listener,
         Err(_) => ops::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?,

@@ -337,6 +337,11 @@ fn build(
                 reads: &reads,
             },
             options.access.clone(),
+            Arc::new(crate::capability::AuditLog::new(
+                &manifest.name,
+                options.log_rate,
+                options.access.as_ref().map(|access| access.stats.clone()),
+            )),
         )
         .map_err(|e| LoadError::Manifest(ManifestError::NotGranted(e)))?;
     // Checked and made here, exported once the daemon starts this version.

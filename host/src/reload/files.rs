@@ -25,6 +25,11 @@ pub struct PluginFilesConfig {
     /// it on when the directory is the operator's alone (e.g. a ConfigMap
     /// the operator manages).
     pub sidecar_grants: bool,
+    /// Public keys (PEM, ECDSA P-256, as `cosign generate-key-pair` writes
+    /// `cosign.pub`) whose signature (`<file>.sig`, as `cosign sign-blob`
+    /// writes it) lets a plugin granted writes, HTTP, Events or a sensitive
+    /// read load without a sha256 pin (see [`super::trust`]).
+    pub public_keys: Vec<PathBuf>,
 }
 
 /// `pluginFiles.artifactCache`: compiled plugins kept on disk, so restarts
@@ -79,6 +84,7 @@ impl Default for PluginFilesConfig {
             artifact_cache: ArtifactCacheConfig::default(),
             compile_timeout: crate::plugin::DEFAULT_COMPILE_TIMEOUT,
             sidecar_grants: false,
+            public_keys: Vec::new(),
         }
     }
 }
@@ -98,6 +104,10 @@ impl PluginFilesConfig {
         }
         if let Some(allowed) = &self.allowed_sha256 {
             super::settings::check_digests("allowedSha256", allowed)?;
+        }
+        for (index, path) in self.public_keys.iter().enumerate() {
+            super::trust::read_public_key(path)
+                .map_err(|problem| (format!("publicKeys[{index}]"), problem))?;
         }
         Ok(())
     }

@@ -32,6 +32,7 @@ pub mod status;
 mod reconcile;
 pub mod settings;
 mod stats;
+pub mod trust;
 
 pub use files::{ArtifactCacheConfig, PluginFilesConfig};
 pub use settings::{GrantConfig, PluginConfig, PluginSettings, Sidecar};
@@ -362,7 +363,7 @@ fn is_tracked(dir: &Path, path: &Path) -> bool {
         return false;
     };
     scan::is_plugin_file(name)
-        || name
-            .to_str()
-            .is_some_and(|n| !n.starts_with('.') && n.ends_with(".yaml"))
+        || name.to_str().is_some_and(|n| {
+            !n.starts_with('.') && (n.ends_with(".yaml") || n.ends_with(".wasm.sig"))
+        })
 }

@@ -26,8 +26,9 @@
 //! one after the other on one task: no two loads of the same plugin race.
 
 use super::ReloadSetup;
-use super::scan::{self, Found, sidecar_of};
+use super::scan::{self, Found, sidecar_of, signature_of};
 use super::status::{FileState, ReloadAction, ReloadRecord};
+use super::trust::Evidence;
 use crate::plugin::{CompileOutcome, LoadOptions, LoadedPlugin, digest, revision};
 use crate::reload::Sidecar;
 use std::collections::{BTreeMap, HashSet};
@@ -50,13 +51,23 @@ struct RunningFrom {
     digest: String,
 }
 
+/// What a file held when it was last evaluated: the plugin's digest, its
+/// sidecar's text and its signature's (a change of any is a change of the
+/// file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Evaluated {
+    digest: String,
+    sidecar: Option<String>,
+    signature: Option<String>,
+}
+
 /// What a pass remembers of one plugin file.
 #[derive(Debug, Default)]
 struct Known {
     /// Fingerprints when last evaluated; `None` forces a new evaluation.
     seen: Option<Found>,
-    /// The content last evaluated: file digest and sidecar text.
-    content: Option<(String, Option<String>)>,
+    /// The content last evaluated.
+    content: Option<Evaluated>,
     /// The plugin running from the file.
     running: Option<RunningFrom>,
     /// Refused because this plugin name runs from another file.
@@ -137,6 +148,8 @@ impl Reconciler {
             .iter()
             .map(|path| match path.extension() {
                 Some(ext) if ext == "yaml" => path.with_extension("wasm"),
+                // `hello.wasm.sig` is `hello.wasm`'s signature.
+                Some(ext) if ext == "sig" => path.with_extension(""),
                 _ => path.clone(),
             })
             .collect();
@@ -152,7 +165,10 @@ impl Reconciler {
                 continue;
             }
             let recent = found.plugin.modified_within(quiet, now)
-                || found.sidecar.is_some_and(|s| s.modified_within(quiet, now));
+                || found.sidecar.is_some_and(|s| s.modified_within(quiet, now))
+                || found
+                    .signature
+                    .is_some_and(|s| s.modified_within(quiet, now));
             if recent {
                 self.deferred.insert(path);
                 continue;
@@ -178,13 +194,22 @@ impl Reconciler {
                 match self.setup.settings.parse_sidecar(text, &name) {
                     Ok(sidecar) => Some(sidecar),
                     Err(error) => {
-                        let content = Some((digest(&bytes), sidecar_text.clone()));
+                        let content = Some(Evaluated {
+                            digest: digest(&bytes),
+                            sidecar: sidecar_text.clone(),
+                            signature: std::fs::read_to_string(signature_of(path)).ok(),
+                        });
                         return self.refuse(path, found, content, error.to_string(), false);
                     }
                 }
             }
         };
-        let content = (digest(&bytes), sidecar_text);
+        let signature = std::fs::read_to_string(signature_of(path)).ok();
+        let content = Evaluated {
+            digest: digest(&bytes),
+            sidecar: sidecar_text,
+            signature: signature.clone(),
+        };
         if sidecar.as_ref().is_some_and(|s| s.disabled) {
             return self.disable(path, found, content).await;
         }
@@ -197,7 +222,7 @@ impl Reconciler {
             return;
         }
         self.setup.files.loading(path);
-        match self.load(path, sidecar, bytes).await {
+        match self.load(path, sidecar, signature, bytes).await {
             Ok(Loaded::Plugin(plugin, outcome)) => {
                 self.run(path, found, content, plugin, outcome).await
             }
@@ -213,6 +238,7 @@ impl Reconciler {
         &self,
         path: &Path,
         sidecar: Option<Sidecar>,
+        signature: Option<String>,
         bytes: Vec<u8>,
     ) -> Result<Loaded, String> {
         let setup = &self.setup;
@@ -220,6 +246,11 @@ impl Reconciler {
         let (engine, cache) = (setup.engine.clone(), setup.cache.clone());
         let access = setup.access.clone();
         let metrics = setup.daemon.plugin_metrics().clone();
+        let pulled = setup
+            .pulled_dir
+            .as_deref()
+            .is_some_and(|dir| path.parent() == Some(dir));
+        let file = path.to_owned();
         let loaded = tokio::task::spawn_blocking(move || {
             let anonymous = config.anonymous_load_options(sink.clone());
             let (identified, outcome) =
@@ -230,6 +261,18 @@ impl Reconciler {
                 return Ok(None);
             }
             config.check_identity(&name, identified.digest(), sidecar.as_ref())?;
+            let evidence = Evidence {
+                pinned_by_source: pulled
+                    && super::sources::pinned_by_source(&file, identified.digest()),
+                signature,
+            };
+            config.check_trust(
+                &name,
+                identified.digest(),
+                &bytes,
+                sidecar.as_ref(),
+                &evidence,
+            )?;
             let options = LoadOptions {
                 access,
                 metrics: Some(metrics),
@@ -267,16 +310,35 @@ impl Reconciler {
         &mut self,
         path: &Path,
         found: Found,
-        content: (String, Option<String>),
+        content: Evaluated,
         plugin: LoadedPlugin,
         outcome: CompileOutcome,
     ) {
         let name = plugin.name().to_owned();
-        if let Some(other) = self.file_running(&name, path) {
+        let rivals = self.files_claiming(&name, path);
+        if !rivals.is_empty() {
+            // Neither file gets the name: which one would win must not
+            // depend on the order files are listed or arrive in.
             let error = format!(
-                "plugin name {name:?} is already provided by {}; rename or remove one of the two files",
-                other.display()
+                "plugin name {name:?} is claimed by more than one file ({} and {}): none of \
+                 them runs until the others are renamed or removed",
+                rivals
+                    .iter()
+                    .map(|rival| rival.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                path.display()
             );
+            for rival in &rivals {
+                if let Some(running) = self.known.get(rival).and_then(|k| k.running.clone()) {
+                    self.stop_running(rival, &running).await;
+                    tracing::warn!(plugin = %name, file = %rival.display(), "plugin stopped: {error}");
+                }
+                self.setup.files.failed(rival, error.clone());
+                let known = self.known.entry(rival.clone()).or_default();
+                known.blocked_by = Some(name.clone());
+                known.state = Some(FileState::Failed);
+            }
             self.refuse(path, found, Some(content), error, false);
             self.known.entry(path.to_owned()).or_default().blocked_by = Some(name);
             return;
@@ -352,7 +414,7 @@ impl Reconciler {
         &mut self,
         path: &Path,
         found: Found,
-        content: Option<(String, Option<String>)>,
+        content: Option<Evaluated>,
         error: String,
         retry: bool,
     ) {
@@ -383,7 +445,7 @@ impl Reconciler {
     }
 
     /// Stops what runs from a file its configuration or sidecar disables.
-    async fn disable(&mut self, path: &Path, found: Found, content: (String, Option<String>)) {
+    async fn disable(&mut self, path: &Path, found: Found, content: Evaluated) {
         let previous = self.known.get(path).and_then(|k| k.running.clone());
         if let Some(running) = &previous {
             self.stop_running(path, running).await;
@@ -408,11 +470,19 @@ impl Reconciler {
         self.setup.files.disabled(path);
     }
 
-    /// Unloads what ran from a file that is gone.
+    /// Unloads what ran from a file that is gone; files refused for
+    /// claiming the same name try again.
     async fn remove(&mut self, path: &Path) {
         let Some(known) = self.known.remove(path) else {
             return;
         };
+        if let Some(name) = &known.blocked_by {
+            for other in self.known.values_mut() {
+                if other.blocked_by.as_ref() == Some(name) {
+                    other.seen = None;
+                }
+            }
+        }
         if let Some(running) = &known.running {
             self.stop_running(path, running).await;
             self.setup.files.record(ReloadRecord {
@@ -441,14 +511,18 @@ impl Reconciler {
         }
     }
 
-    /// The file other than `path` that runs plugin `name`.
-    fn file_running(&self, name: &str, path: &Path) -> Option<PathBuf> {
+    /// The files other than `path` that run plugin `name`, or were refused
+    /// for claiming it too.
+    fn files_claiming(&self, name: &str, path: &Path) -> Vec<PathBuf> {
         self.known
             .iter()
-            .find(|(other, known)| {
-                other.as_path() != path && known.running.as_ref().is_some_and(|r| r.name == name)
+            .filter(|(other, known)| {
+                other.as_path() != path
+                    && (known.running.as_ref().is_some_and(|r| r.name == name)
+                        || known.blocked_by.as_deref() == Some(name))
             })
             .map(|(other, _)| other.clone())
+            .collect()
     }
 
     /// Puts back the status of a file whose content turned out unchanged.

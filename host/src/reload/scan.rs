@@ -27,6 +27,14 @@ pub fn sidecar_of(plugin: &Path) -> PathBuf {
     plugin.with_extension("yaml")
 }
 
+/// The signature of a plugin file: `<file>.sig` beside it
+/// (`hello.wasm.sig`), as `cosign sign-blob --output-signature` names it.
+pub fn signature_of(plugin: &Path) -> PathBuf {
+    let mut name = plugin.as_os_str().to_owned();
+    name.push(".sig");
+    PathBuf::from(name)
+}
+
 /// A plugin file's name without `.wasm`: the key of its `plugins.<stem>`
 /// configuration entry.
 pub fn stem(plugin: &Path) -> String {
@@ -93,6 +101,8 @@ pub struct Found {
     pub plugin: Fingerprint,
     /// Its sidecar, if present.
     pub sidecar: Option<Fingerprint>,
+    /// Its signature (`<file>.sig`), if present.
+    pub signature: Option<Fingerprint>,
 }
 
 /// Every plugin file of `dir`, by path, in name order.
@@ -109,7 +119,15 @@ pub fn scan(dir: &Path) -> std::io::Result<BTreeMap<PathBuf, Found>> {
             continue;
         };
         let sidecar = Fingerprint::of(&sidecar_of(&path))?;
-        found.insert(path, Found { plugin, sidecar });
+        let signature = Fingerprint::of(&signature_of(&path))?;
+        found.insert(
+            path,
+            Found {
+                plugin,
+                sidecar,
+                signature,
+            },
+        );
     }
     Ok(found)
 }

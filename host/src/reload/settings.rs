@@ -33,6 +33,11 @@ pub struct PluginConfig {
     pub rate_limit: Option<crate::capability::rate::RateLimit>,
     /// Its metrics' limits.
     pub metrics: crate::capability::metrics::PluginMetricsLimits,
+    /// Let a build of this plugin that is neither pinned nor signed carry
+    /// grants that act outside the host (writes, HTTP, Events) or read a
+    /// sensitive kind: the operator's explicit opt-out of the identity
+    /// rule, for this plugin only ([`super::trust`]).
+    pub allow_unpinned: bool,
 }
 
 /// `plugins.<name>.grants` (and a sidecar's, when `pluginFiles.sidecarGrants`
@@ -87,6 +92,18 @@ impl GrantConfig {
                      allowedOrigins the plugin may reach"
                         .into(),
                 ));
+            }
+        }
+        if let Some(events) = &self.events {
+            for namespace in &events.namespaces {
+                if namespace != crate::capability::kube::ALL_NAMESPACES
+                    && !herald_grammar::name::is_dns1123_label(namespace)
+                {
+                    return Err((
+                        "grants.events.namespaces".into(),
+                        format!("{namespace:?} is not a namespace name or \"*\""),
+                    ));
+                }
             }
         }
         if let Some(http) = &self.http {
@@ -199,6 +216,8 @@ pub struct PluginSettings {
     pub max_metric_series: usize,
     /// `reads`: the host-wide read policy.
     pub reads: crate::capability::reads::ReadPolicy,
+    /// `pluginFiles.publicKeys`: the keys whose signatures the operator trusts.
+    pub public_keys: Vec<std::path::PathBuf>,
 }
 
 impl PluginSettings {
@@ -311,6 +330,31 @@ impl PluginSettings {
             ));
         }
         Ok(())
+    }
+
+    /// Checks that the build of `name` with sha256 `digest` (its file's
+    /// `bytes`) may carry what it is granted: pinned, signed, pulled by
+    /// digest or trusted unpinned when it is granted anything that acts
+    /// outside the host or reads a sensitive kind ([`super::trust`]).
+    pub fn check_trust(
+        &self,
+        name: &str,
+        digest: &str,
+        bytes: &[u8],
+        sidecar: Option<&Sidecar>,
+        evidence: &super::trust::Evidence,
+    ) -> Result<(), String> {
+        let entry = self.plugins.get(name);
+        super::trust::check(
+            name,
+            digest,
+            bytes,
+            &self.grants_for(name, sidecar),
+            entry.map(|e| e.sha256.as_slice()).unwrap_or_default(),
+            entry.is_some_and(|e| e.allow_unpinned),
+            &self.public_keys,
+            evidence,
+        )
     }
 
     /// What the plugin called `name` is granted: its `plugins.<name>` entry,

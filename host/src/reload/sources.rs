@@ -461,6 +461,23 @@ impl Follower {
     }
 }
 
+/// True when the plugin file at `path` was pulled from a source reference
+/// pinned by digest (`…@sha256:…`) and its bytes are the layer that pin
+/// verified (`digest`, the file's sha256 as lowercase hex): the record the
+/// puller writes beside each file (`.<stem>.json`, in a directory only
+/// Herald writes) says so.
+pub fn pinned_by_source(path: &Path, digest: &str) -> bool {
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    let record = path.with_file_name(format!(".{stem}.json"));
+    std::fs::read_to_string(record)
+        .ok()
+        .and_then(|text| serde_json::from_str::<Record>(&text).ok())
+        .is_some_and(|record| {
+            record.reference.contains("@sha256:")
+                && record.layer_digest.strip_prefix("sha256:") == Some(digest)
+        })
+}
+
 /// Checks `pluginSources`: each reference parses, none is listed twice,
 /// polls are at least a second apart; the key at fault is absolute.
 pub fn validate_sources(sources: &[PluginSourceConfig]) -> Result<(), (String, String)> {

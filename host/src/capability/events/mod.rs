@@ -23,8 +23,11 @@ pub use host::{EventsHost, EventsView, add_to_linker};
 pub use stats::EventStats;
 
 use super::Mode;
-use super::kube::{ApiRequest, KubeAccess, KubeError, Operation, PatchType, Target};
+use super::kube::{
+    ALL_NAMESPACES, ApiRequest, KubeAccess, KubeError, Operation, PatchType, Target,
+};
 use super::rate::{RateLimit, TokenBucket};
+use super::reads::Read;
 use crate::gvk::Gvk;
 use serde_json::json;
 use std::collections::HashMap;
@@ -61,8 +64,9 @@ pub struct EventsGrant {
 /// open series and flood buckets. Shared by all its instances.
 #[derive(Debug)]
 pub struct EventsAccess {
-    /// Granted (declared in the manifest and granted by the operator).
-    granted: bool,
+    /// The grant, when the manifest declares `events` and the operator
+    /// granted it.
+    grant: Option<EventsGrant>,
     /// Where its Events are sent: the plugin's API access, whose rate limit
     /// and deadline they share with its `kube` calls.
     kube: Arc<KubeAccess>,
@@ -141,6 +145,50 @@ pub struct ObjectRef {
 }
 
 impl ObjectRef {
+    /// Checks each identifier by the rule of its field (`field.kind.group`,
+    /// `field.namespace`, `field.name`, …), before anything is written.
+    fn check(&self, field: &str) -> Result<(), KubeError> {
+        use herald_grammar::name::{Rule, check};
+        let refused = super::kube::invalid;
+        self.gvk.check(&format!("{field}.kind")).map_err(refused)?;
+        if let Some(namespace) = &self.namespace {
+            check(&format!("{field}.namespace"), namespace, Rule::Dns1123Label).map_err(refused)?;
+        }
+        check(&format!("{field}.name"), &self.name, Rule::PathSegment).map_err(refused)?;
+        for (key, value) in [
+            ("uid", &self.uid),
+            ("resource-version", &self.resource_version),
+        ] {
+            if let Some(value) = value
+                && (value.len() > 128 || value.chars().any(crate::text::is_unsafe))
+            {
+                return Err(KubeError::Invalid {
+                    message: format!(
+                        "{field}.{key} {:?} is not a {key} (at most 128 characters, no control \
+                         characters)",
+                        crate::text::escape_controls(value)
+                    ),
+                    causes: vec![super::kube::Cause {
+                        reason: "FieldValueInvalid".into(),
+                        message: format!("not a {key}"),
+                        field: format!("{field}.{key}"),
+                    }],
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The read this reference stands for: the plugin must be allowed to
+    /// see the object it records an Event about.
+    fn read(&self) -> Read<'_> {
+        Read {
+            group: &self.gvk.group,
+            kind: &self.gvk.kind,
+            namespace: self.namespace.as_deref(),
+        }
+    }
+
     fn to_json(&self) -> serde_json::Value {
         let mut value = json!({
             "apiVersion": self.gvk.api_version(),
@@ -192,6 +240,10 @@ impl EventRecord {
         if self.regarding.name.is_empty() || self.regarding.gvk.kind.is_empty() {
             return Err(invalid("regarding", "needs a kind and a name".into()));
         }
+        self.regarding.check("regarding")?;
+        if let Some(related) = &self.related {
+            related.check("related")?;
+        }
         Ok(())
     }
 
@@ -216,11 +268,11 @@ impl EventRecord {
 }
 
 impl EventsAccess {
-    /// The Events of the plugin `kube` is the access of; `granted` when the
-    /// plugin declared `events` and the operator granted it.
-    pub fn new(granted: bool, kube: Arc<KubeAccess>) -> Self {
+    /// The Events of the plugin `kube` is the access of, under `grant` (when
+    /// the plugin declared `events` and the operator granted it).
+    pub fn new(grant: Option<EventsGrant>, kube: Arc<KubeAccess>) -> Self {
         EventsAccess {
-            granted,
+            grant,
             kube,
             state: Mutex::default(),
         }
@@ -261,14 +313,15 @@ impl EventsAccess {
         event: &mut EventRecord,
         deadline: Option<Instant>,
     ) -> Result<Published, KubeError> {
-        if !self.granted {
+        let Some(grant) = &self.grant else {
             return Err(KubeError::NotGranted(format!(
                 "plugin {:?} was not granted the {CAPABILITY:?} capability: declare it in the \
                  manifest and have the operator grant it",
                 self.plugin()
             )));
-        }
+        };
         event.check()?;
+        self.check_reach(grant, event)?;
         if event.note.len() > MAX_NOTE {
             let mut end = MAX_NOTE;
             while !event.note.is_char_boundary(end) {
@@ -328,6 +381,33 @@ impl EventsAccess {
             self.remember(event, namespace, name, 1, now);
         }
         Ok(Published::Created)
+    }
+
+    /// An Event lives in the namespace of the object it is about (`default`
+    /// for a cluster-scoped one, as client-go does), and says things about
+    /// it and about the related object: the plugin must be allowed to read
+    /// both ([`crate::capability::reads`]), unless its events grant names
+    /// the Event's namespace. A plugin cannot write Events into
+    /// `kube-system` about objects it cannot see.
+    fn check_reach(&self, grant: &EventsGrant, event: &EventRecord) -> Result<(), KubeError> {
+        let namespace = event.regarding.namespace.as_deref().unwrap_or("default");
+        if grant.namespaces.contains(ALL_NAMESPACES) || grant.namespaces.contains(namespace) {
+            return Ok(());
+        }
+        let reads = self.kube.reads();
+        for (field, object) in std::iter::once(("regarding", &event.regarding))
+            .chain(event.related.as_ref().map(|related| ("related", related)))
+        {
+            if reads.allows(&object.read()).is_none() {
+                return Err(KubeError::NotGranted(format!(
+                    "{field}: {}; an Event about it needs that read, or namespace {namespace:?} \
+                     in plugins.{}.grants.events.namespaces",
+                    reads.refusal(self.plugin(), &object.read()),
+                    self.plugin()
+                )));
+            }
+        }
+        Ok(())
     }
 
     async fn raise_series(

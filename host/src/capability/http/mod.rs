@@ -93,6 +93,7 @@ pub struct Egress {
     plugin: Arc<str>,
     grant: Option<HttpGrant>,
     mode: crate::capability::Mode,
+    audit: Arc<crate::capability::AuditLog>,
     slots: Arc<Semaphore>,
     stats: Arc<EgressStats>,
     resolver: Resolver,
@@ -129,6 +130,11 @@ impl Egress {
             plugin: plugin.into(),
             grant,
             mode: crate::capability::Mode::Enforce,
+            audit: Arc::new(crate::capability::AuditLog::new(
+                plugin,
+                Default::default(),
+                None,
+            )),
             slots: Arc::new(Semaphore::new(slots)),
             stats,
             resolver: send::system_resolver(),
@@ -151,6 +157,13 @@ impl Egress {
     /// is checked as in enforce mode, then not sent ([`Egress`]'s docs).
     pub fn in_mode(mut self, mode: crate::capability::Mode) -> Self {
         self.mode = mode;
+        self
+    }
+
+    /// This egress writing its audit lines through `audit` (the plugin's,
+    /// rate-limited with its other audit lines).
+    pub fn with_audit(mut self, audit: Arc<crate::capability::AuditLog>) -> Self {
+        self.audit = audit;
         self
     }
 
@@ -343,6 +356,7 @@ impl WasiHttpHooks for EgressHooks {
         }
         let mut ledger = Ledger::new(
             egress.stats.clone(),
+            egress.audit.clone(),
             egress.plugin.clone(),
             request.method().to_string(),
             audit_url(request.uri()),

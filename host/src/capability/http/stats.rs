@@ -95,8 +95,9 @@ impl EgressStats {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Records one request and writes its audit line.
-    pub fn record(&self, request: &Finished<'_>) {
+    /// Counts one request and writes its audit line through `audit` (the
+    /// plugin's, rate-limited).
+    pub fn record(&self, request: &Finished<'_>, audit: &crate::capability::AuditLog) {
         let Finished {
             plugin,
             method,
@@ -110,19 +111,27 @@ impl EgressStats {
         let label = outcome.label();
         let duration_ms = duration.map(|d| d.as_secs_f64() * 1e3).unwrap_or(0.0);
         let status = status.unwrap_or(0);
-        if outcome.is_refusal() {
-            tracing::warn!(
-                target: AUDIT_TARGET,
-                plugin, method, url, outcome = label, reason = detail,
-                "plugin HTTP request refused"
-            );
-        } else {
-            tracing::info!(
-                target: AUDIT_TARGET,
-                plugin, method, url, outcome = label, status, bytes, duration_ms, detail,
-                "plugin HTTP request"
-            );
-        }
+        audit.record(|| {
+            if outcome.is_refusal() {
+                tracing::warn!(
+                    target: AUDIT_TARGET,
+                    plugin, method, url, outcome = label, reason = detail,
+                    "plugin HTTP request refused"
+                );
+            } else if outcome == Outcome::WouldSend {
+                tracing::info!(
+                    target: AUDIT_TARGET,
+                    plugin, method, url, outcome = label, bytes, detail,
+                    "plugin HTTP request (dry-run: would send, not sent)"
+                );
+            } else {
+                tracing::info!(
+                    target: AUDIT_TARGET,
+                    plugin, method, url, outcome = label, status, bytes, duration_ms, detail,
+                    "plugin HTTP request"
+                );
+            }
+        });
         let mut counts = self.counts();
         *counts
             .requests
@@ -194,6 +203,7 @@ fn duration_buckets() -> impl Iterator<Item = f64> {
 /// dropped unfinished.
 pub(super) struct Ledger {
     pub(super) stats: std::sync::Arc<EgressStats>,
+    pub(super) audit: std::sync::Arc<crate::capability::AuditLog>,
     pub(super) plugin: std::sync::Arc<str>,
     pub(super) method: String,
     pub(super) url: String,
@@ -210,12 +220,14 @@ pub(super) struct Ledger {
 impl Ledger {
     pub(super) fn new(
         stats: std::sync::Arc<EgressStats>,
+        audit: std::sync::Arc<crate::capability::AuditLog>,
         plugin: std::sync::Arc<str>,
         method: String,
         url: String,
     ) -> Self {
         Ledger {
             stats,
+            audit,
             plugin,
             method,
             url,
@@ -236,16 +248,19 @@ impl Ledger {
         if std::mem::replace(&mut self.finished, true) {
             return;
         }
-        self.stats.record(&Finished {
-            plugin: &self.plugin,
-            method: &self.method,
-            url: &self.url,
-            outcome,
-            status: self.status,
-            bytes: self.bytes,
-            duration: self.attempted.then(|| self.started.elapsed()),
-            detail,
-        });
+        self.stats.record(
+            &Finished {
+                plugin: &self.plugin,
+                method: &self.method,
+                url: &self.url,
+                outcome,
+                status: self.status,
+                bytes: self.bytes,
+                duration: self.attempted.then(|| self.started.elapsed()),
+                detail,
+            },
+            &self.audit,
+        );
     }
 }
 

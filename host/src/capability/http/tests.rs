@@ -646,6 +646,14 @@ fn audit_urls_leave_out_queries_and_user_information() {
     );
 }
 
+fn audit() -> Arc<crate::capability::AuditLog> {
+    Arc::new(crate::capability::AuditLog::new(
+        PLUGIN,
+        Default::default(),
+        None,
+    ))
+}
+
 #[test]
 fn http_is_granted_by_an_http_grant_and_needs_the_manifests_declaration() {
     let declared = [CAPABILITY.to_owned()];
@@ -659,7 +667,7 @@ fn http_is_granted_by_an_http_grant_and_needs_the_manifests_declaration() {
     let grant = origins(&["https://hooks.example.com"]);
     // Declared, not granted: not loaded, naming the grant to add.
     let error = Grants::default()
-        .authorize(declaring(declared), None)
+        .authorize(declaring(declared), None, audit())
         .unwrap_err();
     assert!(
         error.contains(&format!("plugins.{PLUGIN}.grants.http")),
@@ -670,14 +678,16 @@ fn http_is_granted_by_an_http_grant_and_needs_the_manifests_declaration() {
         http: Some(grant.clone()),
         ..Grants::default()
     };
-    let authorized = granted.authorize(declaring(declared), None).unwrap();
+    let authorized = granted
+        .authorize(declaring(declared), None, audit())
+        .unwrap();
     assert_eq!(authorized.http.grant(), Some(&grant));
     // Granted, not declared: its requests are refused.
-    let authorized = granted.authorize(declaring(&[]), None).unwrap();
+    let authorized = granted.authorize(declaring(&[]), None, audit()).unwrap();
     assert_eq!(authorized.http.grant(), None);
     // The offline tools' grant passes the check and grants no origin.
     let offline = Grants::all_declared()
-        .authorize(declaring(declared), None)
+        .authorize(declaring(declared), None, audit())
         .unwrap();
     assert_eq!(offline.http.grant(), None);
 }

@@ -7,7 +7,7 @@ use super::request::{ApiRequest, KubeError, Operation, Target};
 use super::rules::{WriteRule, permits};
 use crate::capability::rate::{RateLimit, TokenBucket};
 use crate::capability::reads::{Read, Reads};
-use crate::capability::{ClusterAccess, Mode};
+use crate::capability::{AuditLog, ClusterAccess, Mode};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -21,6 +21,7 @@ pub struct KubeAccess {
     mode: Mode,
     access: Option<ClusterAccess>,
     bucket: TokenBucket,
+    audit_log: Arc<AuditLog>,
 }
 
 impl KubeAccess {
@@ -34,6 +35,7 @@ impl KubeAccess {
         mode: Mode,
         rate: RateLimit,
         access: Option<ClusterAccess>,
+        audit_log: Arc<AuditLog>,
     ) -> Self {
         KubeAccess {
             plugin: plugin.into(),
@@ -42,6 +44,7 @@ impl KubeAccess {
             mode,
             access,
             bucket: TokenBucket::new(rate),
+            audit_log,
         }
     }
 
@@ -131,7 +134,8 @@ impl KubeAccess {
         if request.dry_run
             && let Ok(after) = &answer
         {
-            super::log_shadow(&self.plugin, &request, before.as_deref(), after);
+            self.audit_log
+                .record(|| super::log_shadow(&self.plugin, &request, before.as_deref(), after));
         }
         self.audit(&request, &answer, latency, latency.is_some());
         answer
@@ -227,7 +231,8 @@ impl KubeAccess {
             Err(error) if would => (error.would_outcome(), error.to_string()),
             Err(error) => (error.outcome(), error.to_string()),
         };
-        super::audit_line(&self.plugin, request, outcome, latency, &detail);
+        self.audit_log
+            .record(|| super::audit_line(&self.plugin, request, outcome, latency, &detail));
         if let Some(access) = &self.access {
             access
                 .stats

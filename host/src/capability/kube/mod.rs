@@ -42,6 +42,7 @@ mod stats;
 pub use access::KubeAccess;
 pub use cluster::{ClusterApi, classify, writer_config};
 pub use host::{KubeHost, KubeView, add_to_linker};
+pub(crate) use request::invalid;
 pub use request::{
     ApiBackend, ApiRequest, Cause, DeleteOptions, KubeError, Operation, PatchType, Propagation,
     Target,

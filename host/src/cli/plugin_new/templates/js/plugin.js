@@ -1,7 +1,7 @@
 // @ts-check
 /** {{name}}: a Herald plugin that logs Pods being added, changing phase and being deleted. */
 
-import { Handler, Manifest, Subscription, log } from '@herald/sdk';
+import { Handler, Manifest, Subscription, kinds, log } from '@herald/sdk';
 
 /**
  * A Pod's `status.phase`, or `none` before the API server sets one.
@@ -16,7 +16,7 @@ export function phase(pod) {
 /** Logs the life of every Pod. */
 export default class Plugin extends Handler {
   manifest() {
-    return new Manifest('{{name}}', '0.1.0').subscribe(Subscription.to('', 'v1', 'Pod'));
+    return new Manifest('{{name}}', '0.1.0').subscribe(Subscription.to(kinds.Pod));
   }
 
   onAdd(event) {
