@@ -110,7 +110,7 @@ fn metric_update(settings: &Settings, fixtures: &Fixtures) -> Row {
     ))
 }
 
-/// The value of `herald_plugin_updates_total{kind="bench"}` as the host
+/// The value of `herald_plugin_metrics_probe__updates_total{kind="bench"}` as the host
 /// exports it.
 fn exported_counter(registry: &PluginMetricsRegistry) -> Option<f64> {
     let mut prometheus = prometheus_client::registry::Registry::default();
@@ -118,7 +118,7 @@ fn exported_counter(registry: &PluginMetricsRegistry) -> Option<f64> {
     let mut text = String::new();
     prometheus_client::encoding::text::encode(&mut text, &prometheus).expect("encoding");
     text.lines().find_map(|line| {
-        let rest = line.strip_prefix("herald_plugin_updates_total{")?;
+        let rest = line.strip_prefix("herald_plugin_metrics_probe__updates_total{")?;
         rest.contains("kind=\"bench\"")
             .then(|| rest.rsplit(' ').next()?.parse().ok())?
     })

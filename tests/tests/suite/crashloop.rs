@@ -138,13 +138,15 @@ async fn a_crash_loop_is_alerted_once_through_a_failing_then_recovering_webhook(
         text
     };
     let alerts = format!(
-        "herald_plugin_alerts_total{{plugin=\"crashloop-alert\",namespace=\"{}\"}} 1",
+        "herald_plugin_crashloop_alert__alerts_total{{plugin=\"crashloop-alert\",namespace=\"{}\"}} 1",
         cluster.namespace
     );
     let before = scrape();
     assert!(before.contains(&alerts), "{alerts} in:\n{before}");
     assert!(
-        before.contains("herald_plugin_webhook_failures_total{plugin=\"crashloop-alert\""),
+        before.contains(
+            "herald_plugin_crashloop_alert__webhook_failures_total{plugin=\"crashloop-alert\""
+        ),
         "{before}"
     );
     // A hot swap to another build with the same definitions keeps the series.

@@ -108,22 +108,23 @@ pub(super) struct Checked {
     pub shape: Shape,
 }
 
-impl Checked {
-    /// The family name the exposition's `# HELP` and `# TYPE` lines carry.
-    pub fn family(&self) -> String {
-        family_name(&self.name, self.shape.kind)
-    }
-}
-
-/// The exported family name of plugin metric `name`: the prefix, and for a
-/// counter its name without `_total` (the encoder adds it to the samples,
-/// as for the host's own counters).
-pub(super) fn family_name(name: &str, kind: MetricKind) -> String {
+/// The exported family name of `plugin`'s metric `name`: the prefix, the
+/// plugin's namespace (its name, `-` written `_`), `__`, and the metric's
+/// name (a counter's without `_total`, which the encoder adds to the
+/// samples, as for the host's own counters): `herald_plugin_image_policy__violations`.
+///
+/// Every plugin's families live in a namespace of their own, so no plugin
+/// can take a name another needs, nor refuse it its load. The mapping is
+/// one to one: a plugin name never ends in `_` (it ends in a letter or a
+/// digit), and a metric name never holds `__` nor starts with `_`
+/// ([`check`]'s rules), so the last `__` of a family name is the one
+/// between the two. No host family holds `__`.
+pub(super) fn family_name(plugin: &str, name: &str, kind: MetricKind) -> String {
     let name = match kind {
         MetricKind::Counter => name.strip_suffix("_total").unwrap_or(name),
         _ => name,
     };
-    format!("{EXPORTED_PREFIX}{name}")
+    format!("{EXPORTED_PREFIX}{}__{name}", plugin.replace('-', "_"))
 }
 
 /// Every name a family of `kind` called `family` takes in the exposition:
@@ -135,24 +136,6 @@ pub(super) fn occupied(family: &str, kind: MetricKind) -> Vec<String> {
         MetricKind::Histogram => &["", "_bucket", "_sum", "_count"],
     };
     suffixes.iter().map(|s| format!("{family}{s}")).collect()
-}
-
-/// The host's own families (see [`crate::telemetry::HOST_FAMILIES`]) as
-/// taken names: sample name → the host family's exported name.
-fn host_names() -> HashMap<String, String> {
-    use prometheus_client::metrics::MetricType;
-    let mut taken = HashMap::new();
-    for (family, kind) in crate::telemetry::HOST_FAMILIES {
-        let (kind, shown) = match kind {
-            MetricType::Counter => (MetricKind::Counter, format!("{family}_total")),
-            MetricType::Histogram => (MetricKind::Histogram, (*family).to_owned()),
-            _ => (MetricKind::Gauge, (*family).to_owned()),
-        };
-        for name in occupied(family, kind) {
-            taken.insert(name, shown.clone());
-        }
-    }
-    taken
 }
 
 /// A name for messages: quoted, control characters escaped, cut short.
@@ -174,8 +157,9 @@ fn is_identifier(name: &str) -> bool {
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
-/// Checks `plugin`'s definitions on their own and against the host's
-/// families; the error names the plugin and the metric at fault.
+/// Checks `plugin`'s definitions (each on its own, and against each other:
+/// no two of its series may share a name); the error names the plugin and
+/// the metric at fault.
 pub(super) fn check_all(
     plugin: &str,
     definitions: &[MetricDefinition],
@@ -186,7 +170,6 @@ pub(super) fn check_all(
             definitions.len()
         ));
     }
-    let host = host_names();
     let mut checked: Vec<Checked> = Vec::with_capacity(definitions.len());
     // Sample name → the metric of this plugin taking it.
     let mut taken: HashMap<String, String> = HashMap::new();
@@ -201,13 +184,8 @@ pub(super) fn check_all(
         if checked.iter().any(|c| c.name == one.name) {
             return Err(at_fault("is defined twice".into()));
         }
-        let family = one.family();
+        let family = family_name(plugin, &one.name, one.shape.kind);
         for name in occupied(&family, one.shape.kind) {
-            if let Some(theirs) = host.get(&name) {
-                return Err(at_fault(format!(
-                    "exported as {family}, it would collide with the host's own {theirs}: rename it"
-                )));
-            }
             if let Some(other) = taken.get(&name) {
                 return Err(at_fault(format!(
                     "its series {name} would collide with those of metric {}: rename one of them",
@@ -247,6 +225,13 @@ fn check(definition: &MetricDefinition) -> Result<Checked, String> {
     if !is_identifier(name) {
         return Err(
             "is not a valid metric name: use letters, digits and '_', not starting with a digit"
+                .into(),
+        );
+    }
+    if name.starts_with('_') || name.contains("__") {
+        return Err(
+            "may not start with '_' nor hold '__' (the host writes `__` between the plugin's \
+             namespace and the metric's name)"
                 .into(),
         );
     }
@@ -400,8 +385,9 @@ mod tests {
             ],
         )
         .unwrap();
-        assert_eq!(checked[0].family(), "herald_plugin_requests");
-        assert_eq!(checked[1].family(), "herald_plugin_queue_depth");
+        let family = |c: &Checked| family_name("pod-watch", &c.name, c.shape.kind);
+        assert_eq!(family(&checked[0]), "herald_plugin_pod_watch__requests");
+        assert_eq!(family(&checked[1]), "herald_plugin_pod_watch__queue_depth");
         assert_eq!(checked[2].shape.bounds.as_ref(), &[0.1, 1.0]);
     }
 
@@ -422,13 +408,15 @@ mod tests {
             of(MetricKind::Gauge, &"a".repeat(MAX_NAME_BYTES + 1)),
             &["129 bytes", "128"],
         );
-        check_all("p", &[of(MetricKind::Gauge, "_Under_score9")]).unwrap();
+        check_all("p", &[of(MetricKind::Gauge, "Under_score9")]).unwrap();
+        assert_refused(of(MetricKind::Gauge, "_private"), &["start with '_'"]);
+        assert_refused(of(MetricKind::Gauge, "a__b"), &["'__'"]);
     }
 
     #[test]
     fn counters_end_in_total_and_other_kinds_do_not_take_series_suffixes() {
         assert_refused(counter("requests", &[]), &["must end in _total"]);
-        assert_refused(counter("_total", &[]), &["something before _total"]);
+        assert_refused(counter("_total", &[]), &["start with '_'"]);
         for kind in [MetricKind::Gauge, MetricKind::Histogram] {
             for suffix in ["_total", "_count", "_sum", "_bucket"] {
                 assert_refused(
@@ -546,6 +534,37 @@ mod tests {
     }
 
     #[test]
+    fn family_names_are_one_to_one_with_plugin_and_metric() {
+        // Plugin names never end in `-`, metric names never hold `__` nor
+        // start with `_`: the last `__` splits a family name back.
+        let pairs = [
+            ("a", "b_c"),
+            ("a-b", "c"),
+            ("a--b", "c"),
+            ("a", "b__c"),
+            ("ab", "c"),
+            ("a", "bc"),
+        ];
+        let mut seen = HashMap::new();
+        for (plugin, metric) in pairs {
+            if check(&of(MetricKind::Gauge, metric)).is_err() {
+                continue;
+            }
+            let family = family_name(plugin, metric, MetricKind::Gauge);
+            if let Some(other) = seen.insert(family.clone(), (plugin, metric)) {
+                panic!("{family} is both {other:?} and {:?}", (plugin, metric));
+            }
+        }
+        assert_eq!(seen.len(), 5, "{seen:?}");
+        for (host, _) in crate::telemetry::HOST_FAMILIES {
+            assert!(
+                !host.contains("__"),
+                "{host} could look like a plugin's family"
+            );
+        }
+    }
+
+    #[test]
     fn a_metric_defined_twice_is_refused() {
         let error = refused(&[counter("a_total", &[]), counter("a_total", &["x"])]);
         assert_eq!(error, "plugin \"p\" metric \"a_total\": is defined twice");
@@ -558,7 +577,7 @@ mod tests {
         let error = refused(&[counter("calls_total", &[]), of(MetricKind::Gauge, "calls")]);
         assert!(
             error.starts_with("plugin \"p\" metric \"calls\": ")
-                && error.contains("herald_plugin_calls")
+                && error.contains("herald_plugin_p__calls")
                 && error.contains("\"calls_total\""),
             "{error}"
         );
@@ -568,35 +587,24 @@ mod tests {
             counter("size_bucket_total", &[]),
         ]);
         assert!(
-            error.contains("herald_plugin_size_bucket") && error.contains("\"size\""),
+            error.contains("herald_plugin_p__size_bucket") && error.contains("\"size\""),
             "{error}"
         );
     }
 
     #[test]
-    fn names_the_host_exports_itself_are_refused() {
-        // herald_plugin_faults_total is the host's.
-        assert_refused(
-            counter("faults_total", &[]),
-            &["host's own herald_plugin_faults_total"],
-        );
-        assert_refused(
-            of(MetricKind::Gauge, "degraded"),
-            &["host's own herald_plugin_degraded"],
-        );
-        // A histogram's _count series would be the host's counter family.
-        assert_refused(
-            of(MetricKind::Histogram, "reloads"),
-            &["host's own herald_plugin_reloads_total"],
-        );
-        // And the families this module adds.
-        assert_refused(
-            counter("metric_errors_total", &[]),
-            &["host's own herald_plugin_metric_errors_total"],
-        );
-        assert_refused(
-            of(MetricKind::Gauge, "api_request_duration_seconds"),
-            &["host's own herald_plugin_api_request_duration_seconds"],
+    fn names_the_host_exports_itself_are_a_plugins_own_in_its_namespace() {
+        // herald_plugin_faults_total is the host's; a plugin's `faults_total`
+        // is herald_plugin_<plugin>__faults_total, which no host family is.
+        let checked = check_all("p", &[counter("faults_total", &[])]).unwrap();
+        let family = family_name("p", &checked[0].name, MetricKind::Counter);
+        assert_eq!(family, "herald_plugin_p__faults");
+        assert!(
+            crate::telemetry::HOST_FAMILIES
+                .iter()
+                .all(
+                    |(host, _)| !occupied(&family, MetricKind::Counter).contains(&host.to_string())
+                )
         );
     }
 

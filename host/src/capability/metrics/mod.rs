@@ -1,7 +1,17 @@
-//! Plugin-defined metrics: a plugin declares counters, gauges and
+//! The `metrics` capability (0.3.0): a plugin declares counters, gauges and
 //! histograms in its manifest and updates them through its imports; the
-//! host exports them at `/metrics` as `herald_plugin_<name>`, each series
-//! labelled with the plugin.
+//! host exports them at `/metrics` in a namespace of the plugin's own,
+//! `herald_plugin_<plugin>__<name>`, each series also labelled with the
+//! plugin.
+//!
+//! - **Grant.** Every plugin has it, for its own metrics only: nothing a
+//!   plugin defines can collide with another plugin's metrics or the
+//!   host's, so no plugin can keep another from loading.
+//! - **Bounds.** At most 100 metrics, 16 labels each, and a cap on series
+//!   (`pluginMetrics.maxSeries`); a misuse never fails a call.
+//! - **Dry-run.** No difference: the metrics are the host's.
+//! - **Replay.** `herald plugin replay` shows every update under the event
+//!   that made it.
 //!
 //! - [`definition`]: what a plugin declares ([`MetricDefinition`]) and the
 //!   rules a declaration must pass at load (Prometheus naming, suffixes by
@@ -15,9 +25,9 @@
 //!
 //! # Guarantees
 //!
-//! - A plugin whose definitions break a rule, or contradict another
-//!   plugin's definition of the same metric, is not loaded; the error names
-//!   the plugin and the metric (and the other plugin).
+//! - A plugin whose definitions break a rule is not loaded; the error names
+//!   the plugin and the metric. Another plugin's definitions never refuse
+//!   it: each plugin's families have their own namespace.
 //! - An update never fails the plugin's call: a misuse (undefined name,
 //!   wrong kind, wrong label count, negative counter increment, NaN or an
 //!   infinity) is dropped, counted in
@@ -50,6 +60,7 @@
 //! };
 //! // At load: checked, not yet exported.
 //! let metrics = registry.register("pod-watch", &[requests], 1000).unwrap();
+//! // Exported as herald_plugin_pod_watch__requests_total{plugin="pod-watch",verb="get"}.
 //! // When this version goes live.
 //! metrics.activate();
 //! // From the plugin's `add` import.

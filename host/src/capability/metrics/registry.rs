@@ -244,9 +244,10 @@ impl Shared {
 ///    (its file removed, disabled, or the file now runs another plugin):
 ///    its series go.
 ///
-/// Two plugins may define the same metric only with the same kind, label
-/// names and buckets: they share the family, each series carrying its
-/// `plugin` label (the `# HELP` is that of the plugin first by name).
+/// Each plugin's metrics are exported in a namespace of its own
+/// (`herald_plugin_<plugin>__<metric>`, see [`definition`]'s
+/// `family_name`): no plugin's definitions can collide with another's, so
+/// none can be refused, or lose its metrics, because of another plugin.
 #[derive(Clone, Default)]
 pub struct PluginMetricsRegistry {
     pub(super) shared: Arc<Shared>,
@@ -278,7 +279,6 @@ impl PluginMetricsRegistry {
     ) -> Result<PluginMetrics, String> {
         let checked = definition::check_all(plugin, definitions)?;
         let installed = self.shared.lock();
-        check_against_others(plugin, &checked, &installed)?;
         let current = installed.get(plugin);
         let state = current
             .map(|handle| handle.state.clone())
@@ -326,53 +326,6 @@ impl PluginMetricsRegistry {
     pub fn plugins(&self) -> Vec<String> {
         self.shared.lock().keys().cloned().collect()
     }
-}
-
-/// Refuses a definition that another plugin's activated metrics contradict:
-/// the same name with another shape, or series names that collide.
-fn check_against_others(
-    plugin: &str,
-    checked: &[Checked],
-    installed: &BTreeMap<String, Arc<Handle>>,
-) -> Result<(), String> {
-    let others = || installed.iter().filter(move |(name, _)| *name != plugin);
-    // Sample name → (plugin, metric) taking it: the first plugin by name.
-    let mut taken: HashMap<String, (&str, &Metric)> = HashMap::new();
-    for (other, handle) in others() {
-        for slot in handle.metrics.values() {
-            let family = definition::family_name(&slot.metric.name, slot.metric.shape.kind);
-            for name in definition::occupied(&family, slot.metric.shape.kind) {
-                taken.entry(name).or_insert((other.as_str(), &*slot.metric));
-            }
-        }
-    }
-    for one in checked {
-        let family = one.family();
-        for name in definition::occupied(&family, one.shape.kind) {
-            let Some((other, theirs)) = taken.get(&name) else {
-                continue;
-            };
-            if theirs.name != one.name {
-                return Err(format!(
-                    "plugin {plugin:?} metric {}: its series {name} would collide with those \
-                     of plugin {other:?}'s metric {}: rename one of them",
-                    shown(&one.name),
-                    shown(&theirs.name)
-                ));
-            }
-            if theirs.shape != one.shape {
-                return Err(format!(
-                    "plugin {plugin:?} metric {}: plugin {other:?} defines it as {}, and this \
-                     definition is {}: plugins share a metric only with the same kind, label \
-                     names and buckets",
-                    shown(&one.name),
-                    theirs.shape,
-                    one.shape
-                ));
-            }
-        }
-    }
-    Ok(())
 }
 
 /// One loaded plugin version's metrics: what its `add`, `set` and `observe`
@@ -426,26 +379,6 @@ impl PluginMetrics {
             return;
         };
         let mut installed = shared.lock();
-        // Registered before a conflicting definition of another plugin was
-        // activated: cannot happen with one reloader, but never exported twice.
-        let conflicting: Vec<&str> = self
-            .inner
-            .metrics
-            .values()
-            .filter_map(|slot| {
-                let checked = Checked {
-                    name: slot.metric.name.clone(),
-                    help: String::new(),
-                    shape: slot.metric.shape.clone(),
-                };
-                check_against_others(&self.inner.plugin, &[checked], &installed)
-                    .err()
-                    .map(|error| {
-                        tracing::error!(plugin = %self.inner.plugin, "{error}; the metric is not exported");
-                        slot.metric.name.as_str()
-                    })
-            })
-            .collect();
         let previous = installed.insert(self.inner.plugin.clone(), self.inner.clone());
         if let Some(previous) = previous.filter(|p| !Arc::ptr_eq(p, &self.inner)) {
             for slot in previous.metrics.values() {
@@ -459,12 +392,8 @@ impl PluginMetrics {
                 }
             }
         }
-        for (name, slot) in &self.inner.metrics {
-            if conflicting.contains(&name.as_str()) {
-                slot.metric.retire();
-            } else {
-                slot.metric.install(&slot.help);
-            }
+        for slot in self.inner.metrics.values() {
+            slot.metric.install(&slot.help);
         }
         self.inner
             .state
@@ -924,66 +853,30 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn two_plugins_share_a_metric_only_with_the_same_shape() {
+    fn no_plugin_can_keep_another_from_loading_or_take_its_metrics() {
+        // A hostile plugin defines, first, the metric another plugin needs,
+        // with other labels and another kind: each lives in its own
+        // namespace, so the rightful plugin loads and keeps its own series.
         let registry = PluginMetricsRegistry::new();
-        let a = active(&registry, "a", &[counter("requests_total", &["code"])]);
-        let b = active(&registry, "b", &[counter("requests_total", &["code"])]);
-        a.add("requests_total", &labels(&["200"]), 1.0).unwrap();
-        b.add("requests_total", &labels(&["200"]), 2.0).unwrap();
-        assert_eq!(number(&a, "requests_total", &["200"]), Some(1.0));
-        assert_eq!(number(&b, "requests_total", &["200"]), Some(2.0));
-        let error = registry
-            .register("c", &[counter("requests_total", &["status"])], 10)
-            .unwrap_err();
-        assert!(
-            error.starts_with("plugin \"c\" metric \"requests_total\": plugin \"a\" defines it as a counter with labels [code], and this definition is a counter with labels [status]"),
-            "{error}"
+        let squatter = active(&registry, "squatter", &[gauge("requests", &["x"])]);
+        let rightful = active(
+            &registry,
+            "rightful",
+            &[counter("requests_total", &["code"])],
         );
-        let error = registry
-            .register("c", &[gauge("requests", &[])], 10)
-            .unwrap_err();
-        assert!(
-            error.contains("plugin \"c\" metric \"requests\"")
-                && error.contains("plugin \"a\"'s metric \"requests_total\""),
-            "{error}"
-        );
-        let error = registry
-            .register("c", &[histogram("h", &[], &[1.0])], 10)
-            .and_then(|c| {
-                c.activate();
-                registry.register("d", &[histogram("h", &[], &[2.0])], 10)
-            })
-            .unwrap_err();
-        assert!(
-            error.contains("plugin \"c\" defines it as a histogram with labels [] and buckets [1]"),
-            "{error}"
-        );
-        // A plugin may change its own definition of a shared metric only if
-        // it is the last one using it.
-        assert!(
-            registry
-                .register("a", &[counter("requests_total", &[])], 10)
-                .unwrap_err()
-                .contains("plugin \"b\" defines it")
-        );
-        registry.unregister("b");
-        registry
-            .register("a", &[counter("requests_total", &[])], 10)
+        squatter.set("requests", &labels(&["1"]), 7.0).unwrap();
+        rightful
+            .add("requests_total", &labels(&["200"]), 2.0)
             .unwrap();
-    }
-
-    #[test]
-    fn an_activation_that_became_conflicting_is_not_exported() {
-        let registry = PluginMetricsRegistry::new();
-        let a = registry.register("a", &[gauge("g", &[])], 10).unwrap();
-        let b = registry.register("b", &[gauge("g", &["x"])], 10).unwrap();
-        a.activate();
-        b.activate();
-        assert!(matches!(
-            b.set("g", &labels(&["1"]), 1.0),
-            Err(MetricError::Replaced { .. })
-        ));
-        a.set("g", &[], 1.0).unwrap();
+        assert_eq!(number(&rightful, "requests_total", &["200"]), Some(2.0));
+        assert_eq!(number(&squatter, "requests", &["1"]), Some(7.0));
+        // The same name and shape in two plugins: two families.
+        let other = active(&registry, "other", &[counter("requests_total", &["code"])]);
+        other.add("requests_total", &labels(&["200"]), 5.0).unwrap();
+        assert_eq!(number(&rightful, "requests_total", &["200"]), Some(2.0));
+        // Unloading one leaves the others' series alone.
+        assert!(registry.unregister("squatter"));
+        assert_eq!(number(&rightful, "requests_total", &["200"]), Some(2.0));
     }
 
     #[test]

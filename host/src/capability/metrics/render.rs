@@ -74,17 +74,17 @@ impl Collector for PluginMetricsRegistry {
             &dropped,
         )?;
 
-        // Metric name → (plugin, slot), plugins in name order.
-        let mut families: BTreeMap<&str, Vec<(&str, &Slot)>> = BTreeMap::new();
+        // Exported family name → (plugin, slot): one plugin each.
+        let mut families: BTreeMap<String, Vec<(&str, &Slot)>> = BTreeMap::new();
         for (plugin, handle) in installed.iter() {
             for (name, slot) in &handle.metrics {
                 families
-                    .entry(name.as_str())
+                    .entry(family_name(plugin, name, slot.metric.shape.kind))
                     .or_default()
                     .push((plugin.as_str(), slot));
             }
         }
-        for (name, members) in families {
+        for (family, members) in families {
             let mut help = None;
             let mut rows: Vec<Row> = Vec::new();
             for (plugin, slot) in &members {
@@ -105,7 +105,6 @@ impl Collector for PluginMetricsRegistry {
                 continue;
             };
             let shape = &members[0].1.metric.shape;
-            let family = family_name(name, shape.kind);
             let kind = match shape.kind {
                 MetricKind::Counter => MetricType::Counter,
                 MetricKind::Gauge => MetricType::Gauge,
@@ -182,9 +181,9 @@ mod tests {
         p.add("restarts_total", &[], 2.0).unwrap();
         assert_eq!(
             plugin_families(&registry),
-            "# HELP herald_plugin_restarts Things counted.\n\
-             # TYPE herald_plugin_restarts counter\n\
-             herald_plugin_restarts_total{plugin=\"pod-watch\"} 2.0\n"
+            "# HELP herald_plugin_pod_watch__restarts Things counted.\n\
+             # TYPE herald_plugin_pod_watch__restarts counter\n\
+             herald_plugin_pod_watch__restarts_total{plugin=\"pod-watch\"} 2.0\n"
         );
     }
 
@@ -198,11 +197,11 @@ mod tests {
             .unwrap();
         assert_eq!(
             plugin_families(&registry),
-            "# HELP herald_plugin_pods A level.\n\
-             # TYPE herald_plugin_pods gauge\n\
-             herald_plugin_pods{plugin=\"p\",namespace=\"a\",phase=\"Pending\"} 1.5\n\
-             herald_plugin_pods{plugin=\"p\",namespace=\"a\\\"\\\\\\n\",phase=\"Running\"} -2.0\n\
-             herald_plugin_pods{plugin=\"p\",namespace=\"b\",phase=\"Running\"} 3.0\n"
+            "# HELP herald_plugin_p__pods A level.\n\
+             # TYPE herald_plugin_p__pods gauge\n\
+             herald_plugin_p__pods{plugin=\"p\",namespace=\"a\",phase=\"Pending\"} 1.5\n\
+             herald_plugin_p__pods{plugin=\"p\",namespace=\"a\\\"\\\\\\n\",phase=\"Running\"} -2.0\n\
+             herald_plugin_p__pods{plugin=\"p\",namespace=\"b\",phase=\"Running\"} 3.0\n"
         );
     }
 
@@ -219,13 +218,13 @@ mod tests {
         }
         assert_eq!(
             plugin_families(&registry),
-            "# HELP herald_plugin_size_bytes Observations.\n\
-             # TYPE herald_plugin_size_bytes histogram\n\
-             herald_plugin_size_bytes_sum{plugin=\"p\",kind=\"Pod\"} 5650.0\n\
-             herald_plugin_size_bytes_count{plugin=\"p\",kind=\"Pod\"} 4\n\
-             herald_plugin_size_bytes_bucket{le=\"100.0\",plugin=\"p\",kind=\"Pod\"} 2\n\
-             herald_plugin_size_bytes_bucket{le=\"1000.0\",plugin=\"p\",kind=\"Pod\"} 3\n\
-             herald_plugin_size_bytes_bucket{le=\"+Inf\",plugin=\"p\",kind=\"Pod\"} 4\n"
+            "# HELP herald_plugin_p__size_bytes Observations.\n\
+             # TYPE herald_plugin_p__size_bytes histogram\n\
+             herald_plugin_p__size_bytes_sum{plugin=\"p\",kind=\"Pod\"} 5650.0\n\
+             herald_plugin_p__size_bytes_count{plugin=\"p\",kind=\"Pod\"} 4\n\
+             herald_plugin_p__size_bytes_bucket{le=\"100.0\",plugin=\"p\",kind=\"Pod\"} 2\n\
+             herald_plugin_p__size_bytes_bucket{le=\"1000.0\",plugin=\"p\",kind=\"Pod\"} 3\n\
+             herald_plugin_p__size_bytes_bucket{le=\"+Inf\",plugin=\"p\",kind=\"Pod\"} 4\n"
         );
     }
 
@@ -243,7 +242,7 @@ mod tests {
         let text = plugin_families(&registry);
         assert!(
             text.starts_with(
-                "# HELP herald_plugin_files Files under C:\\\\plugins, one \\\\n per line\n"
+                "# HELP herald_plugin_p__files Files under C:\\\\plugins, one \\\\n per line\n"
             ),
             "{text}"
         );
@@ -251,7 +250,7 @@ mod tests {
     }
 
     #[test]
-    fn a_shared_family_has_one_help_and_type_and_series_by_plugin() {
+    fn each_plugin_has_its_own_family_for_a_metric_of_the_same_name() {
         let registry = PluginMetricsRegistry::new();
         let b = active(
             &registry,
@@ -261,17 +260,17 @@ mod tests {
                 ..counter("calls_total", &["code"])
             }],
         );
-        let a = active(&registry, "a", &[counter("calls_total", &["code"])]);
+        let a = active(&registry, "a", &[gauge("calls", &[])]);
         b.add("calls_total", &labels(&["500"]), 1.0).unwrap();
-        b.add("calls_total", &labels(&["200"]), 1.0).unwrap();
-        a.add("calls_total", &labels(&["200"]), 4.0).unwrap();
+        a.set("calls", &[], 4.0).unwrap();
         assert_eq!(
             plugin_families(&registry),
-            "# HELP herald_plugin_calls Things counted.\n\
-             # TYPE herald_plugin_calls counter\n\
-             herald_plugin_calls_total{plugin=\"a\",code=\"200\"} 4.0\n\
-             herald_plugin_calls_total{plugin=\"b\",code=\"200\"} 1.0\n\
-             herald_plugin_calls_total{plugin=\"b\",code=\"500\"} 1.0\n"
+            "# HELP herald_plugin_a__calls A level.\n\
+             # TYPE herald_plugin_a__calls gauge\n\
+             herald_plugin_a__calls{plugin=\"a\"} 4.0\n\
+             # HELP herald_plugin_b__calls B's words.\n\
+             # TYPE herald_plugin_b__calls counter\n\
+             herald_plugin_b__calls_total{plugin=\"b\",code=\"500\"} 1.0\n"
         );
     }
 
@@ -301,7 +300,7 @@ mod tests {
                 format!("# HELP herald_plugin_metric_series_dropped {DROPPED_HELP}").as_str(),
                 "# TYPE herald_plugin_metric_series_dropped counter",
                 "herald_plugin_metric_series_dropped_total{plugin=\"p\"} 1",
-                "# HELP herald_plugin_g A level.",
+                "# HELP herald_plugin_p__g A level.",
             ]
         );
     }
@@ -328,11 +327,11 @@ mod tests {
         );
         assert_eq!(
             plugin_families(&registry),
-            "# HELP herald_plugin_changed A level.\n\
-             # TYPE herald_plugin_changed gauge\n\
-             # HELP herald_plugin_kept Things counted.\n\
-             # TYPE herald_plugin_kept counter\n\
-             herald_plugin_kept_total{plugin=\"p\"} 1.0\n"
+            "# HELP herald_plugin_p__changed A level.\n\
+             # TYPE herald_plugin_p__changed gauge\n\
+             # HELP herald_plugin_p__kept Things counted.\n\
+             # TYPE herald_plugin_p__kept counter\n\
+             herald_plugin_p__kept_total{plugin=\"p\"} 1.0\n"
         );
         registry.unregister("p");
         assert_eq!(plugin_families(&registry), "");
