@@ -146,6 +146,20 @@ pub fn object_name_rule(group: &str, plural: &str) -> Rule {
     }
 }
 
+/// The same rule as [`object_name_rule`], by kind rather than by plural,
+/// for checking a name before discovery has named the resource:
+/// `Namespace` (core) is an RFC 1123 label, `Service` (core) an RFC 1035
+/// label, the RBAC kinds path segments, every other kind an RFC 1123
+/// subdomain.
+pub fn object_name_rule_of_kind(group: &str, kind: &str) -> Rule {
+    match (group, kind) {
+        ("", "Namespace") => Rule::Dns1123Label,
+        ("", "Service") => Rule::Dns1035Label,
+        ("rbac.authorization.k8s.io", _) => Rule::PathSegment,
+        _ => Rule::Dns1123Subdomain,
+    }
+}
+
 fn is_alphanumeric_lower(b: u8) -> bool {
     b.is_ascii_lowercase() || b.is_ascii_digit()
 }
@@ -284,6 +298,18 @@ mod tests {
             object_name_rule("example.com", "widgets"),
             Rule::Dns1123Subdomain
         );
+        for (group, kind, plural) in [
+            ("", "Namespace", "namespaces"),
+            ("", "Service", "services"),
+            ("rbac.authorization.k8s.io", "ClusterRole", "clusterroles"),
+            ("", "ConfigMap", "configmaps"),
+            ("apps", "Deployment", "deployments"),
+        ] {
+            assert_eq!(
+                object_name_rule_of_kind(group, kind),
+                object_name_rule(group, plural)
+            );
+        }
     }
 
     #[test]

@@ -129,4 +129,8 @@ mod wasm {
     pub(crate) fn requeue_after(delay_ms: u64) {
         workqueue::requeue_after(delay_ms);
     }
+
+    pub(crate) fn deadline_remaining_ms() -> u64 {
+        crate::bindings::herald::plugin0_4_0::deadline::remaining_ms()
+    }
 }

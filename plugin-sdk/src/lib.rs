@@ -3,13 +3,13 @@
 //! A Herald plugin is a WebAssembly component that the Herald daemon loads
 //! and feeds with the notifications of Kubernetes shared informers: every
 //! add, update and delete of the objects it subscribed to. This crate turns
-//! the raw ABI (`wit/0.3.0/herald.wit`, world `herald:plugin/plugin@0.3.0`)
+//! the raw ABI (`wit/0.4.0/herald.wit`, world `herald:plugin/plugin@0.4.0`)
 //! into one trait, [`Handler`], plus typed access to the objects, logging,
 //! cache look-ups, configuration, granted Kubernetes writes and Events,
-//! metrics of the plugin's own, the work queue and outbound HTTP. (The host
-//! still runs components built against the released 0.2.0 and 0.1.0 worlds,
-//! `wit/0.2.0/herald.wit` and `wit/0.1.0/herald.wit`; this SDK builds 0.3.0
-//! components.)
+//! metrics of the plugin's own, the work queue, outbound HTTP and the call's
+//! [`deadline`]. (The host still runs components built against the released
+//! 0.3.0, 0.2.0 and 0.1.0 worlds in `wit/`; this SDK builds 0.4.0
+//! components, which import only the interfaces a plugin uses.)
 //!
 //! # A plugin in one file
 //!
@@ -245,6 +245,7 @@ pub mod bindings;
 
 pub mod cache;
 pub mod config;
+pub mod deadline;
 mod error;
 mod event;
 pub mod events;

@@ -126,6 +126,8 @@ struct TestHost {
     publish: Option<Result<(), KubeError>>,
     metrics: MetricsHost,
     requeues: Vec<std::time::Duration>,
+    /// What `deadline::remaining` answers; `None`: a second.
+    remaining: Option<std::time::Duration>,
     http: http::Script,
     /// The indexes given to [`declare`].
     indexes: Vec<crate::cache::Index>,
@@ -498,6 +500,13 @@ pub fn take_requeues() -> Vec<std::time::Duration> {
     with_host(|host| std::mem::take(&mut host.requeues))
 }
 
+/// Sets what [`deadline::remaining`](crate::deadline::remaining) answers
+/// from now on (a second until set), to test a handler that shortens its
+/// work when time runs out.
+pub fn set_deadline_remaining(remaining: std::time::Duration) {
+    with_host(|host| host.remaining = Some(remaining));
+}
+
 /// Sets the configuration `config::get` returns (JSON text).
 pub fn set_config(json: impl Into<String>) {
     with_host(|host| host.config = Some(json.into()));
@@ -816,6 +825,13 @@ pub(crate) mod host {
             }
             host.metrics.updates.push(update);
         });
+    }
+
+    pub(crate) fn deadline_remaining_ms() -> u64 {
+        with_host(|host| {
+            let remaining = host.remaining.unwrap_or(std::time::Duration::from_secs(1));
+            u64::try_from(remaining.as_millis()).unwrap_or(u64::MAX)
+        })
     }
 
     pub(crate) fn requeue_after(delay_ms: u64) {

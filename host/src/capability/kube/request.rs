@@ -27,8 +27,8 @@ impl Target {
     /// call goes any further: the kind's group, version and kind, the
     /// namespace (an RFC 1123 label), the subresource (`status` only) and,
     /// unless `creating` (whose object names itself in its body), the name
-    /// as a path segment (the kind's own rule is applied once discovery has
-    /// named the resource).
+    /// by its kind's rule (checked again by its resource's once discovery
+    /// has named it).
     pub fn check(&self, creating: bool) -> Result<(), KubeError> {
         use herald_grammar::name::{Rule, check};
         check("target.kind.group", &self.gvk.group, Rule::Group).map_err(invalid)?;
@@ -38,7 +38,9 @@ impl Target {
             check("target.namespace", namespace, Rule::Dns1123Label).map_err(invalid)?;
         }
         if !creating {
-            check("target.name", &self.name, Rule::PathSegment).map_err(invalid)?;
+            let rule =
+                herald_grammar::name::object_name_rule_of_kind(&self.gvk.group, &self.gvk.kind);
+            check("target.name", &self.name, rule).map_err(invalid)?;
         }
         match self.subresource.as_deref() {
             None | Some(super::rules::STATUS) => Ok(()),
