@@ -99,9 +99,12 @@ impl LogConfig {
 pub fn init(log: &LogConfig) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(&log.level));
+    use std::io::IsTerminal;
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(std::io::stderr)
+        // Colours for a terminal only: a log file or a collector gets text.
+        .with_ansi(std::io::stderr().is_terminal());
     let _ = match log.format {
         LogFormat::Human => builder.fmt_fields(EscapedFields).try_init(),
         LogFormat::Json => builder.json().try_init(),

@@ -8,6 +8,7 @@ mod check;
 mod compiler;
 mod dashboard;
 mod demo;
+mod hostile;
 mod pipe;
 mod plugin_new;
 mod process;

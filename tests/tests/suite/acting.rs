@@ -25,12 +25,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A rule for `verbs` on core ConfigMaps in `namespaces`.
-fn config_map_rule(verbs: &[&str], namespaces: &[&str]) -> Value {
+pub(super) fn config_map_rule(verbs: &[&str], namespaces: &[&str]) -> Value {
     json!({"verbs": verbs, "group": "", "kind": "ConfigMap", "namespaces": namespaces})
 }
 
 /// The rule as the operator grants it.
-fn granted(rule: &Value) -> WriteRule {
+pub(super) fn granted(rule: &Value) -> WriteRule {
     serde_json::from_value(rule.clone()).expect("a write rule")
 }
 
@@ -49,19 +49,19 @@ impl ApiBackend for Counting {
 }
 
 /// The kube-actor fixture, running in a daemon.
-struct Actor {
-    cluster: TestCluster,
+pub(super) struct Actor {
+    pub(super) cluster: TestCluster,
     logs: MemorySink,
-    access: ClusterAccess,
+    pub(super) access: ClusterAccess,
     sent: Arc<AtomicU64>,
-    _daemon: Daemon,
+    pub(super) daemon: Daemon,
     commands: AtomicU64,
 }
 
 impl Actor {
     /// Starts kube-actor declaring `rules` and `capabilities`, granted
     /// `grants`.
-    async fn start(rules: &[Value], capabilities: &[&str], grants: Grants) -> Actor {
+    pub(super) async fn start(rules: &[Value], capabilities: &[&str], grants: Grants) -> Actor {
         let cluster = TestCluster::start().await;
         let sent = Arc::new(AtomicU64::new(0));
         let access = ClusterAccess::new(Arc::new(Counting {
@@ -88,17 +88,17 @@ impl Actor {
             logs,
             access,
             sent,
-            _daemon: daemon,
+            daemon,
             commands: AtomicU64::new(0),
         }
     }
 
-    fn namespace(&self) -> &str {
+    pub(super) fn namespace(&self) -> &str {
         &self.cluster.namespace
     }
 
     /// Runs one command (`data`) and returns its calls' log lines, in order.
-    async fn run(&self, data: Value) -> Vec<String> {
+    pub(super) async fn run(&self, data: Value) -> Vec<String> {
         let name = format!("command-{}", self.commands.fetch_add(1, Ordering::SeqCst));
         let calls: usize = data["repeat"]
             .as_str()
@@ -134,13 +134,13 @@ impl Actor {
     }
 
     /// A ConfigMap of the test's namespace, if it exists.
-    async fn config_map(&self, name: &str) -> Option<ConfigMap> {
+    pub(super) async fn config_map(&self, name: &str) -> Option<ConfigMap> {
         self.cluster.config_maps().get_opt(name).await.unwrap()
     }
 }
 
 /// The `outcome=` of a call's log line.
-fn outcome(line: &str) -> &str {
+pub(super) fn outcome(line: &str) -> &str {
     line.split(" outcome=")
         .nth(1)
         .and_then(|rest| rest.split(' ').next())
@@ -154,19 +154,19 @@ fn every_verb() -> Value {
     )
 }
 
-fn grants(rules: &[&Value]) -> Grants {
+pub(super) fn grants(rules: &[&Value]) -> Grants {
     Grants {
         writes: rules.iter().map(|r| granted(r)).collect(),
         ..Grants::default()
     }
 }
 
-fn target(ns: &str, name: &str) -> Value {
+pub(super) fn target(ns: &str, name: &str) -> Value {
     json!({"kind": "ConfigMap", "namespace": ns, "name": name})
 }
 
 /// `data` for a command: the target's keys plus `extra`.
-fn command(target: &Value, extra: Value) -> Value {
+pub(super) fn command(target: &Value, extra: Value) -> Value {
     let mut data = target.clone();
     for (key, value) in extra.as_object().unwrap() {
         data[key] = value.clone();

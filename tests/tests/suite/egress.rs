@@ -27,11 +27,13 @@ use tokio::sync::Notify;
 
 /// What the test server saw.
 #[derive(Debug, Default)]
-struct Seen {
+pub(super) struct Seen {
     /// Connections accepted.
-    connections: AtomicUsize,
+    pub(super) connections: AtomicUsize,
     /// Request paths, in order of arrival.
-    paths: Mutex<Vec<String>>,
+    pub(super) paths: Mutex<Vec<String>>,
+    /// Bytes read, on every connection.
+    pub(super) bytes: AtomicUsize,
     /// `/hold` requests waiting for their answer now, and the most ever.
     holding: AtomicUsize,
     most_held: AtomicUsize,
@@ -45,14 +47,14 @@ struct Seen {
 /// (200 with a 4 KiB body, announced), `/never` (reads the request and
 /// never answers), `/hold` (answers once as many `/hold` requests wait at
 /// once as the concurrency cap of 2 allows, or as remain).
-struct TestServer {
+pub(super) struct TestServer {
     port: u16,
-    seen: Arc<Seen>,
+    pub(super) seen: Arc<Seen>,
     task: tokio::task::JoinHandle<()>,
 }
 
 impl TestServer {
-    async fn start() -> TestServer {
+    pub(super) async fn start() -> TestServer {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let seen = Arc::new(Seen::default());
@@ -68,11 +70,11 @@ impl TestServer {
         TestServer { port, seen, task }
     }
 
-    fn origin(&self) -> String {
+    pub(super) fn origin(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 
-    fn url(&self, path: &str) -> String {
+    pub(super) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.origin())
     }
 }
@@ -91,7 +93,10 @@ async fn serve(mut stream: TcpStream, seen: Arc<Seen>) {
             let mut chunk = [0u8; 4096];
             match stream.read(&mut chunk).await {
                 Ok(0) | Err(_) => return,
-                Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+                Ok(n) => {
+                    seen.bytes.fetch_add(n, Ordering::SeqCst);
+                    buffer.extend_from_slice(&chunk[..n]);
+                }
             }
             continue;
         };
@@ -108,7 +113,10 @@ async fn serve(mut stream: TcpStream, seen: Arc<Seen>) {
             let mut chunk = [0u8; 4096];
             match stream.read(&mut chunk).await {
                 Ok(0) | Err(_) => return,
-                Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+                Ok(n) => {
+                    seen.bytes.fetch_add(n, Ordering::SeqCst);
+                    buffer.extend_from_slice(&chunk[..n]);
+                }
             }
         }
         buffer.drain(..end + 4 + length);
@@ -123,6 +131,16 @@ async fn serve(mut stream: TcpStream, seen: Arc<Seen>) {
             "/redirect" => "HTTP/1.1 302 Found\r\nlocation: http://elsewhere.example/next\r\ncontent-length: 0\r\n\r\n".to_owned(),
             "/big" => ok(&"x".repeat(4096)),
             "/never" => return std::future::pending().await,
+            // Reads whatever comes, never answers: what reached it is counted.
+            "/sink" => loop {
+                let mut chunk = [0u8; 4096];
+                match stream.read(&mut chunk).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => {
+                        seen.bytes.fetch_add(n, Ordering::SeqCst);
+                    }
+                }
+            },
             "/hold" => {
                 hold(&seen).await;
                 ok("held")
@@ -162,15 +180,20 @@ async fn hold(seen: &Seen) {
 }
 
 /// The fixture, running in a daemon with `grant`.
-struct Probe {
+pub(super) struct Probe {
     cluster: TestCluster,
-    logs: MemorySink,
+    pub(super) logs: MemorySink,
     _daemon: Daemon,
     requests: AtomicUsize,
 }
 
 impl Probe {
-    async fn start(grant: Value) -> Probe {
+    pub(super) async fn start(grant: Value) -> Probe {
+        Probe::start_in(grant, herald::capability::Mode::Enforce).await
+    }
+
+    /// The fixture with `grant`, in `mode`.
+    pub(super) async fn start_in(grant: Value, mode: herald::capability::Mode) -> Probe {
         let cluster = TestCluster::start().await;
         let grant: HttpGrant = serde_json::from_value(grant).expect("an HTTP grant");
         let (plugin, logs) = load_with(
@@ -178,6 +201,7 @@ impl Probe {
             LoadOptions {
                 grants: Grants {
                     http: Some(grant),
+                    mode,
                     ..Grants::default()
                 },
                 overrides: RequestedLimits {
@@ -203,12 +227,20 @@ impl Probe {
     /// Makes the plugin send `count` requests to `url` at once; their log
     /// lines' outcomes (`status=…` or `error=…`), in request order.
     async fn send(&self, url: &str, count: usize) -> Vec<String> {
+        self.send_with(json!({"url": url, "count": count.to_string()}))
+            .await
+    }
+
+    /// Makes the plugin send the requests `data` describes (see the
+    /// fixture); their log lines' outcomes, in request order.
+    pub(super) async fn send_with(&self, data: Value) -> Vec<String> {
+        let count: usize = data["count"].as_str().map_or(1, |c| c.parse().unwrap());
         let name = format!("request-{}", self.requests.fetch_add(1, Ordering::SeqCst));
         let request: ConfigMap = serde_json::from_value(json!({
             "apiVersion": "v1",
             "kind": "ConfigMap",
             "metadata": {"name": name, "labels": {"herald.dev/egress-probe": "request"}},
-            "data": {"url": url, "count": count.to_string()},
+            "data": data,
         }))
         .unwrap();
         self.cluster
@@ -233,7 +265,7 @@ impl Probe {
         mine()
     }
 
-    async fn finish(self) {
+    pub(super) async fn finish(self) {
         self.cluster.cleanup().await;
     }
 }

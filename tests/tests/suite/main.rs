@@ -2,6 +2,7 @@
 
 mod acting;
 mod api_faults;
+mod authority;
 mod bad_files;
 mod bad_manifests;
 mod cluster;

@@ -101,6 +101,8 @@ pub(super) struct Rig {
     /// Settings of other plugins by name, and of the recorder beyond its
     /// configuration (which it keeps unless one is given).
     others: BTreeMap<String, PluginConfig>,
+    /// `pluginFiles.publicKeys`.
+    public_keys: Vec<PathBuf>,
 }
 
 impl Rig {
@@ -115,6 +117,16 @@ impl Rig {
     pub(super) async fn start_with_namespaced(
         others: impl FnOnce(&str) -> BTreeMap<String, PluginConfig>,
         retry: herald::dispatch::RetryPolicy,
+    ) -> Rig {
+        Rig::start_with_keys(others, retry, Vec::new()).await
+    }
+
+    /// As [`Rig::start_with_namespaced`], trusting signatures by the
+    /// `public_keys` (`pluginFiles.publicKeys`).
+    pub(super) async fn start_with_keys(
+        others: impl FnOnce(&str) -> BTreeMap<String, PluginConfig>,
+        retry: herald::dispatch::RetryPolicy,
+        public_keys: Vec<PathBuf>,
     ) -> Rig {
         let cluster = TestCluster::start().await;
         let others = others(&cluster.namespace);
@@ -136,6 +148,7 @@ impl Rig {
             directory: None,
             rescan_interval: DEFAULT_RESCAN_INTERVAL,
             others,
+            public_keys,
         };
         rig.follow().await;
         rig
@@ -149,6 +162,7 @@ impl Rig {
         // One line per event, and the test reads every one.
         config.log.plugin_lines_per_second = 1_000_000;
         config.log.plugin_burst = 1_000_000;
+        config.plugin_files.public_keys = self.public_keys.clone();
         config.plugins.insert(
             "recorder".into(),
             PluginConfig {
