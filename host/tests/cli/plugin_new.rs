@@ -159,43 +159,118 @@ fn plugin_new_rust_project_tests_builds_and_replays() {
     eprintln!("plugin new rust: {:.1} s", started.elapsed().as_secs_f64());
 }
 
-#[test]
-fn plugin_new_python_project_tests_builds_and_replays() {
-    const INSTALL: &str =
-        "install Python 3.10+, then `python3 -m pip install -r sdk/python/requirements-build.txt`";
-    let started = Instant::now();
-    let project = new_project("new-python", "python");
-    let python = |args: &[&str]| {
-        let mut command =
-            Command::new(std::env::var("HERALD_PYTHON").unwrap_or_else(|_| "python3".into()));
-        command
-            .args(args)
-            .current_dir(&project)
-            .env("PYTHONPATH", repo().join("sdk/python/src"))
+/// Every file under `dir` with its size and modification time: what a
+/// command that must not write there is checked against.
+fn listing(dir: &Path) -> std::collections::BTreeMap<PathBuf, (u64, std::time::SystemTime)> {
+    let mut files = std::collections::BTreeMap::new();
+    let mut pending = vec![dir.to_owned()];
+    while let Some(path) = pending.pop() {
+        let meta = std::fs::symlink_metadata(&path).unwrap();
+        if meta.is_dir() {
+            pending.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        }
+        files.insert(path, (meta.len(), meta.modified().unwrap()));
+    }
+    files
+}
+
+/// A copy of the SDK at `sdk_in_checkout`, made read-only: the scaffold
+/// must install from it without writing into it (a read-only checkout).
+fn read_only_sdk(sdk_in_checkout: &str) -> PathBuf {
+    let copy = temp_dir("sdk").join(Path::new(sdk_in_checkout).file_name().unwrap());
+    let status = Command::new("cp")
+        .arg("-r")
+        .arg(repo().join(sdk_in_checkout))
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    for junk in ["node_modules", "__pycache__", ".pytest_cache"] {
+        let _ = std::fs::remove_dir_all(copy.join(junk));
+    }
+    let status = Command::new("chmod")
+        .args(["-R", "a-w"])
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    copy
+}
+
+/// Scaffolds `name` in `lang` against `sdk`, then runs exactly the commands
+/// it printed, one by one in a shell, with this build's `herald` first on
+/// the `PATH`; returns the output of the last one (the replay).
+fn run_printed_steps(name: &str, lang: &str, sdk: &Path, install: &str) -> String {
+    let parent = temp_dir("plugin-new");
+    let output = run(&[
+        "plugin",
+        "new",
+        name,
+        "--lang",
+        lang,
+        "--dir",
+        parent.to_str().unwrap(),
+        "--sdk",
+        sdk.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    let printed = String::from_utf8_lossy(&output.stdout).into_owned();
+    let steps: Vec<String> = printed
+        .split_once("next:\n")
+        .expect("the next steps")
+        .1
+        .lines()
+        .filter_map(|line| line.strip_prefix("    "))
+        .map(|line| match line.find("  #") {
+            Some(comment) => line[..comment].trim_end().to_owned(),
+            None => line.trim_end().to_owned(),
+        })
+        .collect();
+    assert!(steps[0].starts_with("cd "), "{printed}");
+    let herald = PathBuf::from(env!("CARGO_BIN_EXE_herald"));
+    let path = format!(
+        "{}:{}",
+        herald.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let script = steps.join(" && \\\n");
+    eprintln!("running the printed steps:\n{script}");
+    let output = succeed(
+        &format!("the printed steps ({name})"),
+        Command::new("sh")
+            .args(["-c", &script])
+            .env("PATH", path)
             .env("PYTHONDONTWRITEBYTECODE", "1")
-            .env_remove("VIRTUAL_ENV");
-        command
-    };
-    let tests = succeed(
-        "pytest (new-python)",
-        &mut python(&["-m", "pytest", "-q", "-p", "no:cacheprovider"]),
-        INSTALL,
+            .env_remove("PYTHONPATH")
+            .env_remove("VIRTUAL_ENV"),
+        install,
     );
-    let summary = String::from_utf8_lossy(&tests.stdout);
-    assert!(summary.contains("1 passed"), "{summary}");
-    succeed(
-        "python -m herald_sdk build (new-python)",
-        &mut python(&[
-            "-m",
-            "herald_sdk",
-            "build",
-            "app.py",
-            "-o",
-            "new-python.wasm",
-        ]),
-        INSTALL,
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Asserts that the replay printed the sample events' lines.
+fn replayed_the_samples(name: &str, stdout: &str) {
+    let logged: Vec<&str> = stdout
+        .lines()
+        .map(str::trim)
+        .filter(|line| line.starts_with('['))
+        .collect();
+    assert_eq!(logged, expected(name), "{stdout}");
+    assert!(
+        stdout.ends_with("summary: 4 events, 4 ok, 0 failed, 0 skipped\n"),
+        "{stdout}"
     );
-    check_and_replay("new-python", &project, &project.join("new-python.wasm"));
+}
+
+#[test]
+fn plugin_new_python_project_builds_with_exactly_the_printed_commands() {
+    const INSTALL: &str = "install Python 3.10+ with venv and pip (PyPI reachable)";
+    let started = Instant::now();
+    let sdk = read_only_sdk("sdk/python");
+    let before = listing(&sdk);
+    let replay = run_printed_steps("new-python", "python", &sdk, INSTALL);
+    replayed_the_samples("new-python", &replay);
+    assert_eq!(listing(&sdk), before, "nothing was written into the SDK");
     eprintln!(
         "plugin new python: {:.1} s",
         started.elapsed().as_secs_f64()
@@ -203,35 +278,13 @@ fn plugin_new_python_project_tests_builds_and_replays() {
 }
 
 #[test]
-fn plugin_new_js_project_tests_builds_and_replays() {
-    const INSTALL: &str =
-        "install Node.js 20 or later, then run `npm ci` at the repository root (.ci/run does both)";
+fn plugin_new_js_project_builds_with_exactly_the_printed_commands() {
+    const INSTALL: &str = "install Node.js 20 or later with npm (the npm registry reachable)";
     let started = Instant::now();
-    let project = new_project("new-js", "js");
-    // The README's no-download route: the checkout's installed toolchain,
-    // which resolves `@herald/sdk` to sdk/js like the `file:` dependency.
-    let modules = repo().join("node_modules");
-    assert!(
-        modules.join(".bin/herald-build").exists() && modules.join("@herald/sdk").exists(),
-        "the JavaScript toolchain is not installed: {INSTALL}"
-    );
-    std::os::unix::fs::symlink(&modules, project.join("node_modules")).unwrap();
-    let npm = |args: &[&str]| {
-        let mut command = Command::new("npm");
-        command.args(args).current_dir(&project);
-        command
-    };
-    let tests = succeed("npm test (new-js)", &mut npm(&["test"]), INSTALL);
-    let report = String::from_utf8_lossy(&tests.stdout);
-    assert!(
-        report.contains("# pass 1") && report.contains("# fail 0"),
-        "{report}"
-    );
-    succeed(
-        "npm run build (new-js)",
-        &mut npm(&["run", "build"]),
-        INSTALL,
-    );
-    check_and_replay("new-js", &project, &project.join("new-js.wasm"));
+    let sdk = read_only_sdk("sdk/js");
+    let before = listing(&sdk);
+    let replay = run_printed_steps("new-js", "js", &sdk, INSTALL);
+    replayed_the_samples("new-js", &replay);
+    assert_eq!(listing(&sdk), before, "nothing was written into the SDK");
     eprintln!("plugin new js: {:.1} s", started.elapsed().as_secs_f64());
 }

@@ -22,7 +22,7 @@
  * grant; without the option it asks for nothing.
  */
 
-import { EVENTS, Handler, HeraldError, KubeError, Manifest, Subscription, config, events, log } from '@herald/sdk';
+import { EVENTS, Handler, HeraldError, KubeError, Manifest, Subscription, config, events, kinds, log } from '@herald/sdk';
 import { DEFAULT_OPTIONS, changes, keyCount, render } from './diff.js';
 
 /**
@@ -65,7 +65,7 @@ export default class ConfigMapDiff extends Handler {
   #settings = settings();
 
   manifest() {
-    const configMaps = Subscription.to('', 'v1', 'ConfigMap');
+    const configMaps = Subscription.to(kinds.ConfigMap);
     if (this.#settings.namespace !== undefined) {
       configMaps.namespace(this.#settings.namespace);
     }

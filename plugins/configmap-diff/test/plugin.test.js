@@ -40,6 +40,8 @@ test('subscribes to ConfigMaps, in one namespace if configured', () => {
     limits: { callDeadlineMs: undefined, memoryBytes: undefined },
     capabilities: [],
     writes: [],
+    metrics: [],
+    indexes: [],
   });
   testing.setConfig({ namespace: 'shop' });
   assert.equal(testing.manifestOf(ConfigMapDiff).subscriptions[0].namespace, 'shop');

@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // Generates the TypeScript declarations of the contract (types/wit/) from the
-// vendored wit/herald.wit (a copy of the repository's wit/0.2.0/herald.wit) with jco's guest type generator, or with --check
-// says whether the committed ones are up to date.
+// vendored wit/ (the repository's wit/0.4.0 with its deps resolved) with
+// jco's guest type generator, or with --check says whether the committed
+// ones are up to date.
 //
 // `jco guest-types <path>` (jco 1.35.0) cannot read a WIT path: its bundled
 // WASI shim (preview2-shim 0.26.1) preopens no directory, so every path is
-// "No such file or directory (os error 44)". This script hands the
-// generator the WIT source text instead.
+// "No such file or directory (os error 44)". This script preopens the
+// vendored directory in that shim and calls the generator itself.
 import { readFile, writeFile, mkdir, readdir, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -20,11 +21,13 @@ export async function generate() {
   // jco's own copy of jco-transpile: <jco-transpile>/dist/index.js.
   const jcoMain = fileURLToPath(import.meta.resolve('@bytecodealliance/jco'));
   const transpileDir = dirname(dirname(createRequire(jcoMain).resolve('@bytecodealliance/jco-transpile')));
+  const shim = createRequire(join(transpileDir, 'package.json')).resolve('@bytecodealliance/preview2-shim/filesystem');
+  const { _setPreopens } = await import(pathToFileURL(shim).href);
+  _setPreopens({ '/wit': join(sdkRoot, 'wit') });
   const bindgen = await import(pathToFileURL(join(transpileDir, 'vendor', 'js-component-bindgen-component.js')).href);
   await bindgen.$init;
-  const source = await readFile(join(sdkRoot, 'wit', 'herald.wit'), 'utf8');
   const files = bindgen.generateTypes('plugin', {
-    wit: { tag: 'source', val: source },
+    wit: { tag: 'path', val: '/wit' },
     world: 'plugin',
     tlaCompat: false,
     features: { tag: 'list', val: [] },

@@ -1,7 +1,7 @@
 /**
  * Building a plugin module into a WebAssembly component: bundle the module
  * with the SDK (rolldown; TypeScript is accepted), then componentize the
- * bundle against the vendored `herald:plugin@0.2.0` WIT (ComponentizeJS).
+ * bundle against the vendored `herald:plugin@0.4.0` WIT (ComponentizeJS).
  * `herald-build` is the command-line face of {@link build}.
  *
  * @module
@@ -14,18 +14,19 @@ import { fileURLToPath } from 'node:url';
 
 const SDK_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** The vendored copy of the contract (`wit/herald.wit`), byte-identical to the repository's
- * `wit/0.2.0/herald.wit`. */
+/** The vendored copy of the contract (`wit/herald.wit` and `wit/deps/`): the repository's
+ * `wit/0.4.0` with its `deps` resolved. */
 export const WIT_DIR = join(SDK_ROOT, 'wit');
 
 /** The world every plugin targets. */
 export const WORLD = 'plugin';
 
 /**
- * ComponentizeJS features turned off: the host links WASI 0.2 (clocks,
- * random, stdio) but not `wasi:http`, and a plugin serves no HTTP.
+ * ComponentizeJS features turned off: a plugin serves no HTTP (`fetch-event`,
+ * the incoming handler). Its `http` feature, `fetch` over
+ * `wasi:http/outgoing-handler`, stays on.
  */
-export const DISABLED_FEATURES = Object.freeze(['http', 'fetch-event']);
+export const DISABLED_FEATURES = Object.freeze(['fetch-event']);
 
 /**
  * The entry module the bundle starts from: connects the host's imports to
@@ -46,6 +47,7 @@ export const handler = bound.handler;
 
 function connectHostSource() {
   const sdk = JSON.stringify(join(SDK_ROOT, 'src', 'host.js'));
+  const fetch = JSON.stringify(join(SDK_ROOT, 'src', 'fetch.js'));
   return `import { log } from 'herald:plugin/log@0.2.0';
 import { get as cacheGet, list as cacheList } from 'herald:plugin/cache@0.2.0';
 import { get as configGet } from 'herald:plugin/config@0.2.0';
@@ -58,7 +60,15 @@ import {
   delete as kubeDelete,
 } from 'herald:plugin/kube@0.2.0';
 import { publish as eventsPublish } from 'herald:plugin/events@0.2.0';
+import { lookup as indexLookup } from 'herald:plugin/index@0.3.0';
+import { add as metricsAdd, set as metricsSet, observe as metricsObserve } from 'herald:plugin/metrics@0.3.0';
+import { requeueAfter } from 'herald:plugin/workqueue@0.3.0';
+import { remainingMs } from 'herald:plugin/deadline@0.4.0';
 import { installHost } from ${sdk};
+import { followRedirects } from ${fetch};
+
+// The engine's fetch, over wasi:http, follows no redirect: the SDK's wrapper does.
+globalThis.fetch = followRedirects(globalThis.fetch.bind(globalThis));
 
 installHost({
   log,
@@ -72,6 +82,12 @@ installHost({
   kubeApply,
   kubeDelete,
   eventsPublish,
+  indexLookup,
+  metricsAdd,
+  metricsSet,
+  metricsObserve,
+  requeueAfter,
+  remainingMs,
 });
 `;
 }

@@ -1,5 +1,6 @@
 /**
- * Where the SDK's log, cache, config, kube and events calls go: the real host's imports
+ * Where the SDK's host calls go (log, cache and index, config, kube, events,
+ * metrics, workqueue, deadline): the real host's imports
  * inside a component (installed by the entry `herald-build` generates), or
  * the fake host of `@herald/sdk/testing` under `node --test`. Not a public
  * API.
@@ -27,6 +28,13 @@
  * @property {(target: object, object: string, force: boolean) => string} kubeApply
  * @property {(target: object, options: object) => void} kubeDelete
  * @property {(event: object) => void} eventsPublish
+ * @property {(name: string, value: string, namespace: string | undefined) => string[]} indexLookup
+ *   Throws `{payload: {tag: 'unknown-index', val}}` for an index the manifest does not declare.
+ * @property {(name: string, labelValues: string[], value: number) => void} metricsAdd
+ * @property {(name: string, labelValues: string[], value: number) => void} metricsSet
+ * @property {(name: string, labelValues: string[], value: number) => void} metricsObserve
+ * @property {(delayMs: bigint) => void} requeueAfter
+ * @property {() => bigint} remainingMs
  */
 
 /** The functions a host must provide. */
@@ -42,6 +50,12 @@ const IMPORTS = Object.freeze([
   'kubeApply',
   'kubeDelete',
   'eventsPublish',
+  'indexLookup',
+  'metricsAdd',
+  'metricsSet',
+  'metricsObserve',
+  'requeueAfter',
+  'remainingMs',
 ]);
 
 const NO_HOST_MESSAGE =

@@ -3,20 +3,24 @@
  *
  * A plugin module default-exports a class extending {@link Handler} (a
  * `manifest()` plus `onAdd`, `onUpdate`, `onDelete`); `herald-build` turns it
- * into a WebAssembly component for the world `herald:plugin/plugin@0.2.0`.
- * Logging, cache look-ups and configuration are the `log`, `cache` and
- * `config` namespaces; Kubernetes API calls and Events are `kube` and
- * `events`; `@herald/sdk/testing` is a fake host for unit tests.
+ * into a WebAssembly component for the world `herald:plugin/plugin@0.4.0`.
+ * Logging, cache and index look-ups and configuration are the `log`, `cache`
+ * and `config` namespaces; Kubernetes API calls and Events are `kube` and
+ * `events`; the plugin's metrics, the work queue and the call's deadline are
+ * `metrics`, `workqueue` and `deadline`; outbound HTTP is the standard
+ * `fetch`, over `wasi:http`; `kinds` names common kinds;
+ * `@herald/sdk/testing` is a fake host for unit tests.
  *
  * @module
  */
 
 export { HeraldError } from './errors.js';
 export { GroupVersionKind } from './kind.js';
-export { Delivery, EVENTS, Limits, Manifest, Subscription, Verb, WriteRule } from './manifest.js';
+export { Delivery, EVENTS, HTTP, Limits, Manifest, Subscription, Verb, WriteRule } from './manifest.js';
+export { Metric, MetricKind } from './metrics.js';
 export { Context, Event, Update } from './event.js';
 export { Handler } from './handler.js';
-export { CacheError } from './cache.js';
+export { CacheError, Index } from './cache.js';
 export { KubeError } from './kube.js';
 
 /** Logging into the host's log: `log.info(...)`, `log.warn(...)`, ... */
@@ -31,3 +35,11 @@ export * as kube from './kube.js';
 export * as events from './events.js';
 /** Helpers for Kubernetes objects as parsed JSON. */
 export * as objects from './objects.js';
+/** The plugin's own Prometheus metrics: `metrics.counter('alerts_total').with('shop').inc()`. */
+export * as metrics from './metrics.js';
+/** The work queue: `workqueue.requeueAfter(30_000)`. */
+export * as workqueue from './workqueue.js';
+/** The call's deadline: `deadline.remainingMs()`. */
+export * as deadline from './deadline.js';
+/** Common kinds as `GroupVersionKind` constants: `kinds.Pod`, `kinds.Deployment`, ... */
+export * as kinds from './kinds.js';

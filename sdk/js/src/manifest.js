@@ -12,7 +12,9 @@
  * @module
  */
 
+import { Index } from './cache.js';
 import { GroupVersionKind } from './kind.js';
+import { Metric } from './metrics.js';
 
 /**
  * How notifications for a subscription are queued (the WIT `delivery-mode`).
@@ -34,6 +36,12 @@ export const Delivery = Object.freeze({
  * needs: `manifest.capability(EVENTS)`.
  */
 export const EVENTS = 'events';
+
+/**
+ * The capability `fetch` (outbound HTTP over `wasi:http`) needs:
+ * `manifest.capability(HTTP)`; the operator grants the origins.
+ */
+export const HTTP = 'http';
 
 /**
  * A Kubernetes API verb a plugin may use through `kube` (the WIT `verb`).
@@ -106,16 +114,17 @@ export class Subscription {
   }
 
   /**
-   * Every object of a kind named by strings: `Subscription.to('', 'v1', 'ConfigMap')`,
-   * `Subscription.to('apps', 'v1', 'Deployment')`, a CRD's group and kind.
+   * Every object of a kind: a typed kind (`Subscription.to(kinds.Pod)`), a
+   * `{group, version, kind}` record, or three strings
+   * (`Subscription.to('apps', 'v1', 'Deployment')`, a CRD's group, version and kind).
    *
-   * @param {string} group The API group; `''` for the core group.
-   * @param {string} version The version, e.g. `v1`.
-   * @param {string} kind The kind, e.g. `ConfigMap`.
+   * @param {GroupVersionKind | {group: string, version: string, kind: string} | string} kindOrGroup
+   * @param {string} [version] The version, e.g. `v1`, when the kind is given as strings.
+   * @param {string} [kind] The kind, e.g. `ConfigMap`, when the kind is given as strings.
    * @returns {Subscription}
    */
-  static to(group, version, kind) {
-    return new Subscription(new GroupVersionKind(group, version, kind));
+  static to(kindOrGroup, version, kind) {
+    return new Subscription(typeof kindOrGroup === 'string' ? new GroupVersionKind(kindOrGroup, version, kind) : kindOrGroup);
   }
 
   /**
@@ -130,23 +139,25 @@ export class Subscription {
   }
 
   /**
-   * Only objects matching the label selector, e.g. `app=web,tier!=cache`.
+   * Only objects matching the label selector, e.g. `app=web,tier!=cache`
+   * (the Rust SDK's `.labels`).
    *
    * @param {string} selector
    * @returns {this}
    */
-  labelSelector(selector) {
+  labels(selector) {
     this.#labelSelector = requireString(selector, 'label selector');
     return this;
   }
 
   /**
-   * Only objects matching the field selector, e.g. `metadata.name=web`.
+   * Only objects matching the field selector, e.g. `metadata.name=web`
+   * (the Rust SDK's `.fields`).
    *
    * @param {string} selector
    * @returns {this}
    */
-  fieldSelector(selector) {
+  fields(selector) {
     this.#fieldSelector = requireString(selector, 'field selector');
     return this;
   }
@@ -238,14 +249,16 @@ export class WriteRule {
   }
 
   /**
-   * A rule on the kind named by its group (`''` for the core group) and kind.
+   * A rule on a kind: a typed kind (`WriteRule.to(kinds.ConfigMap)`; its
+   * version is not part of the rule), or its group (`''` for the core
+   * group) and kind as strings (`WriteRule.to('apps', 'Deployment')`).
    *
-   * @param {string} group
-   * @param {string} kind
+   * @param {GroupVersionKind | {group: string, kind: string} | string} kindOrGroup
+   * @param {string} [kind]
    * @returns {WriteRule}
    */
-  static to(group, kind) {
-    return new WriteRule({ group, kind });
+  static to(kindOrGroup, kind) {
+    return new WriteRule(typeof kindOrGroup === 'string' ? { group: kindOrGroup, kind } : kindOrGroup);
   }
 
   /**
@@ -368,7 +381,7 @@ export class Limits {
  *
  * ```js
  * new Manifest('web-watch', '1.2.0')
- *   .subscribe(Subscription.to('', 'v1', 'Pod').namespace('web').labelSelector('app=web'))
+ *   .subscribe(Subscription.to(kinds.Pod).namespace('web').labels('app=web'))
  *   .subscribe(Subscription.to('apps', 'v1', 'Deployment').resyncPeriodMs(300_000).coalesced())
  *   .limits(new Limits().callDeadlineMs(500))
  *   .write(WriteRule.to('apps', 'Deployment').verbs(Verb.Get, Verb.Patch).namespaces('web'))
@@ -380,6 +393,8 @@ export class Manifest {
   #limits = new Limits();
   #capabilities = [];
   #writes = [];
+  #metrics = [];
+  #indexes = [];
 
   /**
    * A manifest with no subscriptions (the host requires at least one),
@@ -467,6 +482,79 @@ export class Manifest {
   }
 
   /**
+   * Declares a metric the plugin updates through the `metrics` namespace
+   * (see {@link Metric}).
+   *
+   * @param {Metric} metric
+   * @returns {this}
+   */
+  metric(metric) {
+    if (!(metric instanceof Metric)) {
+      throw new TypeError("metric() takes a Metric, e.g. Metric.counter('alerts_total', 'Alerts sent')");
+    }
+    this.#metrics.push(metric);
+    return this;
+  }
+
+  /**
+   * Declares a cache index looked up with `cache.byIndex` (see {@link Index}).
+   *
+   * @param {Index} index
+   * @returns {this}
+   */
+  index(index) {
+    if (!(index instanceof Index)) {
+      throw new TypeError("index() takes an Index, e.g. Index.byOwner('owner', kinds.ReplicaSet)");
+    }
+    this.#indexes.push(index);
+    return this;
+  }
+
+  /**
+   * What the host would refuse in the metric and index definitions (empty
+   * when they look loadable): metrics breaking Prometheus' naming rules or
+   * defined twice, indexes of a kind not subscribed to or declared twice.
+   *
+   * @returns {string[]}
+   */
+  problems() {
+    const found = [];
+    const names = new Set();
+    for (const metric of this.#metrics) {
+      const problem = metric.problem();
+      if (problem !== undefined) {
+        found.push(problem);
+      }
+      if (names.has(metric.name)) {
+        found.push(`metric ${metric.name} is defined twice`);
+      }
+      names.add(metric.name);
+    }
+    const subscribed = this.#subscriptions.map((subscription) => GroupVersionKind.from(subscription.toRecord().kind));
+    const indexNames = new Set();
+    for (const index of this.#indexes) {
+      if (!subscribed.some((kind) => kind.equals(index.kind))) {
+        found.push(`index ${JSON.stringify(index.name)} is of ${index.kind}, which it does not subscribe to`);
+      }
+      if (indexNames.has(index.name)) {
+        found.push(`index ${JSON.stringify(index.name)} is declared twice`);
+      }
+      indexNames.add(index.name);
+    }
+    return found;
+  }
+
+  /** The declared metrics. @returns {Metric[]} */
+  get metrics() {
+    return [...this.#metrics];
+  }
+
+  /** The declared indexes. @returns {Index[]} */
+  get indexes() {
+    return [...this.#indexes];
+  }
+
+  /**
    * The contract's `manifest` record, what the component's `manifest`
    * export returns.
    *
@@ -480,6 +568,8 @@ export class Manifest {
       limits: this.#limits.toRecord(),
       capabilities: [...this.#capabilities],
       writes: this.#writes.map((rule) => rule.toRecord()),
+      metrics: this.#metrics.map((metric) => metric.toRecord()),
+      indexes: this.#indexes.map((index) => index.toRecord()),
     };
   }
 }

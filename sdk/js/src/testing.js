@@ -1,7 +1,16 @@
 /**
  * A fake host for unit-testing plugins under `node --test`, without wasm:
- * importing this module routes the SDK's log, cache, config, kube and events
- * calls here. Mirrors the Rust SDK's `testing` module.
+ * importing this module routes every host call of the SDK here (log, cache
+ * and index look-ups, config, kube, events, metrics, workqueue, deadline),
+ * and replaces `globalThis.fetch` with one answered by {@link http}'s
+ * scripts, so a plugin's requests never leave the process. Mirrors the Rust
+ * SDK's `testing` module.
+ *
+ * Metric updates are recorded ({@link metricUpdates}) and summed per series
+ * ({@link metric}, {@link observations}); {@link declare} makes the fake host
+ * check them against the manifest's definitions as the host does, and serve
+ * its indexes to `cache.byIndex`. Requeue requests are recorded
+ * ({@link requeues}).
  *
  * Kubernetes calls and events are recorded ({@link takeKubeCalls},
  * {@link takeEvents}) and answered from scripts ({@link scriptKube},
@@ -31,8 +40,10 @@
  * @module
  */
 
+import { Index } from './cache.js';
 import { bindPlugin } from './component.js';
 import { Context, Event, Update } from './event.js';
+import { followRedirects } from './fetch.js';
 import { installHost } from './host.js';
 import { GroupVersionKind } from './kind.js';
 import { KubeError } from './kube.js';
@@ -79,7 +90,200 @@ function freshState() {
     /** @type {any[]} */ events: [],
     /** @type {any[]} */ eventFailures: [],
     /** @type {any} */ manifest: undefined,
+    /** @type {Manifest | undefined} the manifest given to declare() */ declared: undefined,
+    /** @type {MetricUpdate[]} */ metricUpdates: [],
+    /** @type {Map<string, number>} counter and gauge values by series key */ metricValues: new Map(),
+    /** @type {Map<string, number[]>} histogram observations by series key */ observations: new Map(),
+    /** @type {number[]} requeue delays in milliseconds */ requeues: [],
+    remainingMs: 1000,
+    /** @type {RecordedRequest[]} */ httpRequests: [],
+    /** @type {{pattern: string, answer: Response | Error, times: number | undefined}[]} */ httpScripts: [],
+    /** @type {string[]} */ httpGranted: [],
+    httpDenyUnscripted: false,
   };
+}
+
+/**
+ * One metric update as it was handed to the host.
+ *
+ * @typedef {object} MetricUpdate
+ * @property {'add' | 'set' | 'observe'} op
+ * @property {string} name
+ * @property {string[]} labelValues
+ * @property {number} value
+ */
+
+/** How many series a plugin may hold, as the host's default. */
+const SERIES_LIMIT = 1000;
+
+/** The key of the series `name{labelValues}` in the fake host's maps. */
+const seriesKey = (name, labelValues) => JSON.stringify([name, ...labelValues]);
+
+/**
+ * Declares the manifest's metrics and indexes to the fake host (a
+ * `Manifest`, or a plugin whose `manifest()` is called): from now on
+ * `cache.byIndex` looks up its indexes (an index not declared is unknown, as
+ * on the host), and every metric update is checked as the host does: one the
+ * host would drop (a metric not defined, the wrong kind of update, the wrong
+ * number of label values, a negative counter increment, NaN, a series over
+ * the limit of 1,000) is recorded but not counted, and logged as a warning.
+ * Throws when the host would not load the plugin for its metric or index
+ * definitions.
+ *
+ * @param {Manifest | unknown} manifestOrPlugin
+ */
+export function declare(manifestOrPlugin) {
+  const manifest = manifestOrPlugin instanceof Manifest ? manifestOrPlugin : manifestInstance(manifestOrPlugin);
+  const problems = manifest.problems();
+  if (problems.length > 0) {
+    throw new Error(`the host would not load this plugin: ${problems.join('; ')}`);
+  }
+  state.declared = manifest;
+  for (const index of manifest.indexes) {
+    state.subscribed.add(index.kind.toString());
+  }
+}
+
+function manifestInstance(plugin) {
+  const instance = typeof plugin === 'function' ? new /** @type {any} */ (plugin)() : plugin;
+  const manifest = /** @type {any} */ (instance)?.manifest?.();
+  if (!(manifest instanceof Manifest)) {
+    throw new TypeError('declare takes a Manifest, or a plugin whose manifest() returns one');
+  }
+  return manifest;
+}
+
+/**
+ * Every metric update since the last {@link takeMetricUpdates}, kept (those
+ * dropped as invalid included).
+ *
+ * @returns {MetricUpdate[]}
+ */
+export function metricUpdates() {
+  return [...state.metricUpdates];
+}
+
+/**
+ * Every metric update since the last take, removed; the values are kept.
+ *
+ * @returns {MetricUpdate[]}
+ */
+export function takeMetricUpdates() {
+  const updates = state.metricUpdates;
+  state.metricUpdates = [];
+  return updates;
+}
+
+/**
+ * The value of the counter or gauge series `name{labelValues}`, or
+ * `undefined` if it was never updated: `metric('alerts_total', 'shop')`.
+ *
+ * @param {string} name
+ * @param {...string} labelValues
+ * @returns {number | undefined}
+ */
+export function metric(name, ...labelValues) {
+  return state.metricValues.get(seriesKey(name, labelValues));
+}
+
+/**
+ * Every counter and gauge series with its value: `[name, labelValues, value]`.
+ *
+ * @returns {[string, string[], number][]}
+ */
+export function metrics() {
+  return [...state.metricValues].map(([key, value]) => {
+    const [name, ...labelValues] = JSON.parse(key);
+    return [name, labelValues, value];
+  });
+}
+
+/**
+ * The observations of the histogram series `name{labelValues}`, in order.
+ *
+ * @param {string} name
+ * @param {...string} labelValues
+ * @returns {number[]}
+ */
+export function observations(name, ...labelValues) {
+  return [...(state.observations.get(seriesKey(name, labelValues)) ?? [])];
+}
+
+/**
+ * Every `workqueue.requeueAfter` request since the last {@link takeRequeues},
+ * in milliseconds, kept. The host honours the last one of a call.
+ *
+ * @returns {number[]}
+ */
+export function requeues() {
+  return [...state.requeues];
+}
+
+/**
+ * Every requeue request since the last take, in milliseconds, removed.
+ *
+ * @returns {number[]}
+ */
+export function takeRequeues() {
+  const taken = state.requeues;
+  state.requeues = [];
+  return taken;
+}
+
+/**
+ * What `deadline.remainingMs()` answers (1000 after {@link reset}).
+ *
+ * @param {number} milliseconds
+ */
+export function setRemainingMs(milliseconds) {
+  state.remainingMs = milliseconds;
+}
+
+/** Why the host would drop `update`, if it would. */
+function metricProblem(update) {
+  const { op, name, labelValues, value } = update;
+  if (Number.isNaN(value)) {
+    return `metric ${name}: NaN`;
+  }
+  if (state.declared === undefined) {
+    return undefined;
+  }
+  const metric = state.declared.metrics.find((candidate) => candidate.name === name);
+  if (metric === undefined) {
+    return `metric ${name} is not defined in the manifest`;
+  }
+  const allowed = { counter: ['add'], gauge: ['add', 'set'], histogram: ['observe'] }[metric.kind];
+  if (!allowed.includes(op)) {
+    return `metric ${name}: ${op} on a ${metric.kind}`;
+  }
+  if (labelValues.length !== metric.labelNames.length) {
+    return `metric ${name}: ${labelValues.length} label values for ${metric.labelNames.length} labels`;
+  }
+  if (metric.kind === 'counter' && value < 0) {
+    return `metric ${name}: a counter cannot go down (${value})`;
+  }
+  const key = seriesKey(name, labelValues);
+  const known = state.metricValues.has(key) || state.observations.has(key);
+  if (!known && state.metricValues.size + state.observations.size >= SERIES_LIMIT) {
+    return `metric ${name}: over the limit of ${SERIES_LIMIT} series`;
+  }
+  return undefined;
+}
+
+function metricUpdate(op, name, labelValues, value) {
+  const update = { op, name, labelValues: [...labelValues], value };
+  state.metricUpdates.push(update);
+  const problem = metricProblem(update);
+  if (problem !== undefined) {
+    state.logs.push({ level: 'warn', message: `metric update dropped: ${problem}` });
+    return;
+  }
+  const key = seriesKey(name, labelValues);
+  if (op === 'observe') {
+    state.observations.set(key, [...(state.observations.get(key) ?? []), value]);
+  } else {
+    state.metricValues.set(key, (op === 'set' ? 0 : (state.metricValues.get(key) ?? 0)) + value);
+  }
 }
 
 /** Forgets the configuration, logs, subscriptions, cache, kube calls, events, scripts and {@link enforce}. */
@@ -592,6 +796,35 @@ function notFound(call) {
 }
 
 installHost({
+  indexLookup(name, value, namespace) {
+    const index = state.declared?.indexes.find((candidate) => candidate.name === name);
+    if (!(index instanceof Index)) {
+      throw { payload: { tag: 'unknown-index', val: `${name} (the fake host knows the indexes of the manifest given to testing.declare)` } };
+    }
+    const objectsOfKind = state.cache.get(index.kind.toString()) ?? new Map();
+    return [...objectsOfKind]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([, json]) => json)
+      .filter((json) => {
+        const object = JSON.parse(json);
+        return (namespace === undefined || objects.namespace(object) === namespace) && index.values(object).includes(value);
+      });
+  },
+  metricsAdd(name, labelValues, value) {
+    metricUpdate('add', name, labelValues, value);
+  },
+  metricsSet(name, labelValues, value) {
+    metricUpdate('set', name, labelValues, value);
+  },
+  metricsObserve(name, labelValues, value) {
+    metricUpdate('observe', name, labelValues, value);
+  },
+  requeueAfter(delayMs) {
+    state.requeues.push(Number(delayMs));
+  },
+  remainingMs() {
+    return BigInt(state.remainingMs);
+  },
   kubeGet(target) {
     return answer({ verb: 'get', ...target }, notFound);
   },
@@ -655,6 +888,171 @@ installHost({
       }
     }
     return found;
+  },
+});
+
+/**
+ * One HTTP request (one hop of it) as the host received it.
+ *
+ * @typedef {object} RecordedRequest
+ * @property {string} method
+ * @property {string} url
+ * @property {Record<string, string>} headers Names in lowercase.
+ * @property {string | undefined} body The body as text.
+ * @property {() => any} json The body parsed.
+ */
+
+const NETWORK_ERROR = 'NetworkError when attempting to fetch resource';
+const FAILURES = Object.freeze(['denied', 'timeout', 'connection', 'protocol']);
+
+/** One hop, answered from the scripts (see {@link http}). */
+async function fakeSend(url, init) {
+  const body = init.body === undefined ? undefined : new TextDecoder().decode(init.body);
+  state.httpRequests.push({
+    method: init.method,
+    url,
+    headers: Object.fromEntries(new Headers(init.headers)),
+    body,
+    json: () => JSON.parse(body ?? ''),
+  });
+  const failure = (kind) => new TypeError(NETWORK_ERROR, { cause: new Error(`${kind} (scripted)`) });
+  if (state.httpGranted.length > 0 && !state.httpGranted.includes(new URL(url).origin)) {
+    throw failure('denied');
+  }
+  const matches = (script) => (script.pattern.includes('*') ? glob(script.pattern).test(url) : url.startsWith(script.pattern));
+  const once = state.httpScripts.find((script) => script.times !== undefined && matches(script));
+  let answer;
+  if (once !== undefined) {
+    spend(state.httpScripts, once);
+    answer = once.answer;
+  } else {
+    answer = state.httpScripts.findLast((script) => script.times === undefined && matches(script))?.answer;
+  }
+  if (answer === undefined) {
+    answer = state.httpDenyUnscripted ? 'denied' : new Response(null, { status: 404 });
+  }
+  if (typeof answer === 'string') {
+    throw failure(answer);
+  }
+  return answer.clone();
+}
+
+/** A URL glob as a regular expression: `*` matches any run of characters. */
+function glob(pattern) {
+  const escape = (part) => part.replace(/[.+?^$()|[\]{}\\]/g, '\\$&');
+  return new RegExp(`^${pattern.split('*').map(escape).join('.*')}$`);
+}
+
+globalThis.fetch = followRedirects(fakeSend);
+
+function script(pattern, answer, times) {
+  if (typeof pattern !== 'string') {
+    throw new TypeError('a URL pattern is a string: a prefix, or a glob with *');
+  }
+  state.httpScripts.push({ pattern, answer, times });
+}
+
+function response(value) {
+  if (!(value instanceof Response)) {
+    throw new TypeError("respond takes a Response, e.g. new Response('ok', { status: 202 })");
+  }
+  return value;
+}
+
+function failure(kind) {
+  if (!FAILURES.includes(kind)) {
+    throw new TypeError(`a scripted failure is one of ${FAILURES.join(', ')}, got ${String(kind)}`);
+  }
+  return kind;
+}
+
+/**
+ * The fake host's side of outbound HTTP. Importing `@herald/sdk/testing`
+ * replaces `globalThis.fetch` with the plugin's `fetch` over these scripts:
+ * every request (each hop of a redirect) is recorded, and answered by the
+ * last added `respond` that matches, one-shot ones first; unscripted, by a
+ * 404 (or a denial, after `denyUnscripted()`). A failure rejects the fetch
+ * with the `TypeError` the component's `fetch` gives (its `cause` says what
+ * was scripted; the component's says nothing).
+ *
+ * ```js
+ * testing.http.respond('https://hooks.example.com/', new Response('ok', { status: 202 }));
+ * testing.http.failOnce('https://hooks.example.com/', 'timeout');
+ * testing.http.grant('https://hooks.example.com');   // other origins are then denied
+ * const [post] = testing.http.takeRequests();
+ * assert.deepEqual(post.json(), { text: '...' });
+ * ```
+ */
+export const http = Object.freeze({
+  /**
+   * Answers every later request whose URL matches `pattern` (a prefix, or a
+   * glob where `*` matches any run of characters) with a copy of `answer`.
+   *
+   * @param {string} pattern
+   * @param {Response} answer
+   */
+  respond(pattern, answer) {
+    script(pattern, response(answer), undefined);
+  },
+  /**
+   * Answers the next request whose URL matches `pattern` with `answer`, once.
+   *
+   * @param {string} pattern
+   * @param {Response} answer
+   */
+  respondOnce(pattern, answer) {
+    script(pattern, response(answer), 1);
+  },
+  /**
+   * Fails every later request whose URL matches `pattern`, as the host
+   * would: `'denied'`, `'timeout'`, `'connection'` or `'protocol'`.
+   *
+   * @param {string} pattern
+   * @param {'denied' | 'timeout' | 'connection' | 'protocol'} kind
+   */
+  fail(pattern, kind) {
+    script(pattern, failure(kind), undefined);
+  },
+  /**
+   * Fails the next request whose URL matches `pattern`, once.
+   *
+   * @param {string} pattern
+   * @param {'denied' | 'timeout' | 'connection' | 'protocol'} kind
+   */
+  failOnce(pattern, kind) {
+    script(pattern, failure(kind), 1);
+  },
+  /**
+   * Grants the plugin an origin (`scheme://host[:port]`), as the operator's
+   * `grants.http` does: once any origin is granted, a request to one that is
+   * not is denied whatever the scripts say; a redirect too.
+   *
+   * @param {string} origin
+   */
+  grant(origin) {
+    state.httpGranted.push(new URL(origin).origin);
+  },
+  /** Makes an unscripted request fail as denied instead of answering 404. */
+  denyUnscripted() {
+    state.httpDenyUnscripted = true;
+  },
+  /**
+   * Every request (hop) since the last take, in order, kept.
+   *
+   * @returns {RecordedRequest[]}
+   */
+  requests() {
+    return [...state.httpRequests];
+  },
+  /**
+   * Every request since the last take, removed.
+   *
+   * @returns {RecordedRequest[]}
+   */
+  takeRequests() {
+    const taken = state.httpRequests;
+    state.httpRequests = [];
+    return taken;
   },
 });
 

@@ -31,10 +31,15 @@ export default class Hello extends Handler {
   assert.deepEqual(imports, [
     'herald:plugin/cache@0.2.0',
     'herald:plugin/config@0.2.0',
+    'herald:plugin/deadline@0.4.0',
     'herald:plugin/events@0.2.0',
+    'herald:plugin/index@0.3.0',
     'herald:plugin/kube@0.2.0',
     'herald:plugin/log@0.2.0',
+    'herald:plugin/metrics@0.3.0',
+    'herald:plugin/workqueue@0.3.0',
   ]);
+  assert.match(code, /globalThis\.fetch = followRedirects\(/, 'fetch follows redirects');
   assert.match(code, /export \{[^}]*\bhandler\b[^}]*\}/);
   assert.match(code, /export \{[^}]*\bmanifest\b[^}]*\}/);
   assert.doesNotMatch(code, /: Event/, 'types are stripped');

@@ -1,20 +1,40 @@
 // The vendored contract and the declarations generated from it stay in step
-// with the repository's wit/0.2.0/herald.wit, the version this SDK targets.
+// with the repository's wit/0.4.0, the version this SDK targets.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 const sdk = (path) => fileURLToPath(new URL(`../${path}`, import.meta.url));
 
-test('wit/herald.wit is byte-identical to the repository contract (wit/0.2.0/herald.wit)', async () => {
-  const vendored = await readFile(sdk('wit/herald.wit'));
-  const contract = await readFile(sdk('../../wit/0.2.0/herald.wit'));
-  assert.ok(
-    vendored.equals(contract),
-    'sdk/js/wit/herald.wit differs from wit/0.2.0/herald.wit: copy it (cp wit/0.2.0/herald.wit sdk/js/wit/herald.wit) and regenerate the types (node sdk/js/scripts/wit-types.js)',
-  );
+const SYNC =
+  'rm -rf sdk/js/wit && cp -rL wit/0.4.0 sdk/js/wit && rm -rf sdk/js/wit/deps/*/deps, then regenerate the types (node sdk/js/scripts/wit-types.js)';
+
+/** `relative path -> bytes` of a WIT package: its files and each dependency's, not a dependency's own deps. */
+async function witFiles(root) {
+  const files = new Map();
+  const wit = async (dir, prefix) => {
+    for (const name of (await readdir(dir)).filter((file) => file.endsWith('.wit')).sort()) {
+      files.set(prefix + name, await readFile(join(dir, name)));
+    }
+  };
+  await wit(root, '');
+  for (const dep of (await readdir(join(root, 'deps'))).sort()) {
+    await wit(join(root, 'deps', dep), `deps/${dep}/`);
+  }
+  return files;
+}
+
+test('wit/ is the repository contract (wit/0.4.0, its deps resolved), file for file', async () => {
+  const vendored = await witFiles(sdk('wit'));
+  const contract = await witFiles(sdk('../../wit/0.4.0'));
+  assert.deepEqual([...vendored.keys()], [...contract.keys()], `the vendored WIT differs: ${SYNC}`);
+  for (const [name, bytes] of contract) {
+    assert.ok(vendored.get(name).equals(bytes), `${name} differs from the repository's: ${SYNC}`);
+  }
+  assert.match(vendored.get('herald.wit').toString(), /package herald:plugin@0\.4\.0;/);
 });
 
 test('types/wit is what jco generates from the contract', () => {

@@ -3,7 +3,7 @@
 // the real host's imports return and throw.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CacheError, KubeError, cache, config, events, kube, log } from '../src/index.js';
+import { CacheError, KubeError, cache, config, deadline, events, kube, log, metrics, workqueue } from '../src/index.js';
 import { installHost } from '../src/host.js';
 
 test('without a host every call says how to get one', () => {
@@ -19,10 +19,19 @@ const UNUSED = Object.fromEntries(
   ]),
 );
 
+/** The 0.3.0 and 0.4.0 imports, failing the test if called. */
+const UNUSED_NEWER = Object.fromEntries(
+  ['indexLookup', 'metricsAdd', 'metricsSet', 'metricsObserve', 'requeueAfter', 'remainingMs'].map((name) => [
+    name,
+    () => assert.fail(`${name} called`),
+  ]),
+);
+
 test("the host's cache errors and undecodable objects become CacheErrors", () => {
   const calls = [];
   installHost({
     ...UNUSED,
+    ...UNUSED_NEWER,
     log: (level, message) => calls.push([level, message]),
     configGet: () => null,
     cacheGet: (kind, namespace, name) => {
@@ -77,6 +86,7 @@ test("the kube and events imports get the contract's records, and every kube-err
     cacheGet() {},
     cacheList() {},
     configGet() {},
+    ...UNUSED_NEWER,
     ...Object.fromEntries(Object.keys(UNUSED).map((name) => [name, answer(name)])),
   });
   const pods = new kube.Api({ group: '', version: 'v1', kind: 'Pod' }, { namespace: 'shop' });
@@ -130,4 +140,45 @@ test("the kube and events imports get the contract's records, and every kube-err
     }
   }
   refusal = undefined;
+});
+
+test('the metrics, workqueue, deadline and index imports get what the contract says', () => {
+  const calls = [];
+  installHost({
+    log() {},
+    cacheGet() {},
+    cacheList() {},
+    configGet() {},
+    ...UNUSED,
+    metricsAdd: (...args) => calls.push(['add', ...args]),
+    metricsSet: (...args) => calls.push(['set', ...args]),
+    metricsObserve: (...args) => calls.push(['observe', ...args]),
+    requeueAfter: (delay) => calls.push(['requeue', delay]),
+    remainingMs: () => 42n,
+    indexLookup: (name, value, namespace) => {
+      if (name === 'nodes') {
+        throw { payload: { tag: 'unknown-index', val: name } };
+      }
+      return [JSON.stringify({ name, value, namespace })];
+    },
+  });
+  metrics.counter('alerts_total').with('shop').inc();
+  metrics.gauge('stuck').set(2);
+  metrics.histogram('took_seconds').observe(0.5);
+  workqueue.requeueAfter(30_000);
+  workqueue.requeueAfter(1e30);
+  assert.deepEqual(calls, [
+    ['add', 'alerts_total', ['shop'], 1],
+    ['set', 'stuck', [], 2],
+    ['observe', 'took_seconds', [], 0.5],
+    ['requeue', 30_000n],
+    ['requeue', (1n << 64n) - 1n],
+  ]);
+  assert.throws(() => workqueue.requeueAfter(-1), /must not be negative/);
+  assert.equal(deadline.remainingMs(), 42);
+  assert.deepEqual(cache.byIndex('owner', 'u-1', 'shop'), [{ name: 'owner', value: 'u-1', namespace: 'shop' }]);
+  assert.throws(
+    () => cache.byIndex('nodes', 'n'),
+    (error) => error instanceof CacheError && error.reason === 'unknown-index' && /no index named "nodes"/.test(error.message),
+  );
 });

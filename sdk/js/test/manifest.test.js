@@ -7,8 +7,8 @@ test('the builder fills every field of the manifest record', () => {
     .subscribe(
       Subscription.to('', 'v1', 'Pod')
         .namespace('web')
-        .labelSelector('app=web')
-        .fieldSelector('spec.nodeName=node-1')
+        .labels('app=web')
+        .fields('spec.nodeName=node-1')
         .resyncPeriodMs(30_000)
         .coalesced(),
     )
@@ -40,6 +40,8 @@ test('the builder fills every field of the manifest record', () => {
     limits: { callDeadlineMs: 250, memoryBytes: 16_777_216n },
     capabilities: ['net'],
     writes: [],
+    metrics: [],
+    indexes: [],
   });
 });
 

@@ -1,10 +1,13 @@
 // Hand-written declarations of the SDK surface (src/index.js). The records
-// of the contract are generated from wit/herald.wit (a copy of the
-// repository's wit/0.2.0/herald.wit) into ./wit/ by
-// scripts/wit-types.js.
+// of the contract are generated from wit/ (the repository's wit/0.4.0 with
+// its deps) into ./wit/ by scripts/wit-types.js, except 0.3.0's `types`,
+// which jco 1.35's generator drops (it writes one file per interface name,
+// and 0.2.0's `types` takes it): it is declared by hand in ./wit-types-0.3.0.d.ts.
 /// <reference path="./wit/plugin.d.ts" />
+/// <reference path="./wit-types-0.3.0.d.ts" />
 
 import type * as Wit from 'herald:plugin/types@0.2.0';
+import type * as Wit030 from 'herald:plugin/types@0.3.0';
 import type * as WitKube from 'herald:plugin/kube@0.2.0';
 import type * as WitEvents from 'herald:plugin/events@0.2.0';
 
@@ -14,8 +17,12 @@ export type GroupVersionKindRecord = Wit.GroupVersionKind;
 export type SubscriptionRecord = Wit.Subscription;
 /** The contract's `limits` record. */
 export type LimitsRecord = Wit.Limits;
-/** The contract's `manifest` record (what the component's `manifest` export returns). */
-export type ManifestRecord = Wit.Manifest;
+/** The contract's `manifest` record (what the component's `manifest` export returns; 0.3.0's). */
+export type ManifestRecord = Wit030.Manifest;
+/** The contract's `metric-definition` record (what `Metric.toRecord()` gives). */
+export type MetricDefinitionRecord = Wit030.MetricDefinition;
+/** The contract's `index-definition` record (what `Index.toRecord()` gives). */
+export type IndexDefinitionRecord = Wit030.IndexDefinition;
 /** The contract's `write-rule` record (what `WriteRule.toRecord()` gives). */
 export type WriteRuleRecord = Wit.WriteRule;
 /** The contract's `object-reference` record of an event. */
@@ -100,17 +107,19 @@ export declare const Delivery: {
 /** A delivery mode: `'every-event'` or `'coalesced'`. */
 export type Delivery = Wit.DeliveryMode;
 
-/** One watched resource; start from `Subscription.to(group, version, kind)`. */
+/** One watched resource; start from `Subscription.to(kinds.Pod)` or `Subscription.to(group, version, kind)`. */
 export class Subscription {
   constructor(kind: KindLike);
-  /** Every object of a kind: `Subscription.to('', 'v1', 'ConfigMap')`. */
+  /** Every object of a kind: `Subscription.to(kinds.ConfigMap)`. */
+  static to(kind: KindLike): Subscription;
+  /** Every object of a kind named by strings: `Subscription.to('', 'v1', 'ConfigMap')`. */
   static to(group: string, version: string, kind: string): Subscription;
   /** Only objects in `namespace`. */
   namespace(namespace: string): this;
   /** Only objects matching the label selector, e.g. `app=web,tier!=cache`. */
-  labelSelector(selector: string): this;
+  labels(selector: string): this;
   /** Only objects matching the field selector, e.g. `metadata.name=web`. */
-  fieldSelector(selector: string): this;
+  fields(selector: string): this;
   /** Re-deliver every cached object this often (ms, at least 1000) as a resync update. */
   resyncPeriodMs(periodMs: number | bigint): this;
   /** At most one pending notification per object, merged while it waits. */
@@ -123,6 +132,8 @@ export class Subscription {
 
 /** The capability `events` needs: `manifest.capability(EVENTS)`. */
 export declare const EVENTS: 'events';
+/** The capability `fetch` needs: `manifest.capability(HTTP)`; the operator grants the origins. */
+export declare const HTTP: 'http';
 
 /** A Kubernetes API verb a plugin may use through `kube`. */
 export declare const Verb: {
@@ -139,6 +150,8 @@ export type Verb = Wit.Verb;
 /** The Kubernetes calls a plugin will make on one kind; the operator must grant them. */
 export class WriteRule {
   constructor(kind: { group: string; kind: string });
+  /** A rule on a kind: `WriteRule.to(kinds.ConfigMap)`. */
+  static to(kind: { group: string; kind: string }): WriteRule;
   /** A rule on a kind named by group (`''` for core) and kind. */
   static to(group: string, kind: string): WriteRule;
   /** Adds verbs. */
@@ -179,8 +192,65 @@ export class Manifest {
   capability(capability: string): this;
   /** Declares Kubernetes calls the plugin will make. */
   write(rule: WriteRule): this;
+  /** Declares a metric the plugin updates through `metrics`. */
+  metric(metric: Metric): this;
+  /** Declares a cache index looked up with `cache.byIndex`. */
+  index(index: Index): this;
+  /** What the host would refuse in the metric and index definitions. */
+  problems(): string[];
+  readonly metrics: Metric[];
+  readonly indexes: Index[];
   /** The contract's record. */
   toRecord(): ManifestRecord;
+}
+
+/** What a metric measures. */
+export declare const MetricKind: {
+  readonly Counter: 'counter';
+  readonly Gauge: 'gauge';
+  readonly Histogram: 'histogram';
+};
+/** `'counter'`, `'gauge'` or `'histogram'`. */
+export type MetricKind = Wit030.MetricKind;
+
+/** One metric the plugin updates, declared with `Manifest.metric`. */
+export class Metric {
+  constructor(kind: MetricKind, name: string, help: string);
+  readonly kind: MetricKind;
+  readonly name: string;
+  readonly help: string;
+  readonly labelNames: string[];
+  readonly bucketBounds: number[];
+  /** A counter; its name must end in `_total`. */
+  static counter(name: string, help: string): Metric;
+  static gauge(name: string, help: string): Metric;
+  /** A histogram, with Prometheus' default buckets until `buckets()`. */
+  static histogram(name: string, help: string): Metric;
+  /** Adds label names; updates give one value for each, in order. */
+  labels(...names: string[]): this;
+  /** A histogram's bucket upper bounds, strictly increasing. */
+  buckets(...bounds: number[]): this;
+  /** What the host would refuse this definition for, or `undefined`. */
+  problem(): string | undefined;
+  toRecord(): MetricDefinitionRecord;
+}
+
+/** A secondary index of the cache, declared with `Manifest.index`, looked up with `cache.byIndex`. */
+export class Index {
+  constructor(name: string, kind: KindLike, by: 'label' | 'field' | 'owner', key?: string);
+  readonly name: string;
+  readonly kind: GroupVersionKind;
+  readonly by: 'label' | 'field' | 'owner';
+  readonly key: string | undefined;
+  /** Objects of `kind` by the UIDs of their owners. */
+  static byOwner(name: string, kind: KindLike): Index;
+  /** Objects of `kind` by the value of label `key`. */
+  static byLabel(name: string, kind: KindLike, key: string): Index;
+  /** Objects of `kind` by the value at a field path such as `spec.nodeName`. */
+  static byField(name: string, kind: KindLike, path: string): Index;
+  /** The values `object` is filed under, as the host computes them. */
+  values(object: KubeObject): string[];
+  toRecord(): IndexDefinitionRecord;
 }
 
 /** Facts about the notification being delivered. Immutable. */
@@ -256,9 +326,9 @@ export class Handler {
 
 /** Why a cache look-up failed. */
 export class CacheError extends HeraldError {
-  constructor(reason: CacheError['reason'], kind: GroupVersionKind, detail?: string);
-  readonly reason: 'not-subscribed' | 'invalid-selector' | 'decode';
-  readonly kind: GroupVersionKind;
+  constructor(reason: CacheError['reason'], kind: GroupVersionKind | undefined, detail?: string);
+  readonly reason: 'not-subscribed' | 'invalid-selector' | 'unknown-index' | 'decode';
+  readonly kind: GroupVersionKind | undefined;
   readonly detail: string | undefined;
 }
 
@@ -389,6 +459,10 @@ export declare namespace cache {
   function getJson(kind: KindLike, namespace: string | undefined | null, name: string): string | undefined;
   /** As `list`, as JSON texts. */
   function listJson(kind: KindLike, namespace?: string | null, labelSelector?: string | null): string[];
+  /** The cached objects the manifest's index `name` files under `value` (only in `namespace`, if given), sorted by key. */
+  function byIndex<T = KubeObject>(name: string, value: string, namespace?: string): T[];
+  /** As `byIndex`, as JSON texts. */
+  function byIndexJson(name: string, value: string, namespace?: string): string[];
   /** The label selector string for a `spec.selector`; `undefined` when it selects everything. */
   function labelSelector(selector: {
     matchLabels?: Record<string, string>;
@@ -417,3 +491,80 @@ export declare namespace objects {
   /** Keeps the first `max` characters of a longer text, marking the cut: `truncate('abcdefgh', 4)` is `abcd…(8 chars)`. */
   function truncate(text: string, max: number): string;
 }
+
+/** Updates of a counter. */
+declare class CounterSeries {
+  /** The series with these label values, one per declared label name. */
+  with(...values: string[]): this;
+  inc(): void;
+  add(value: number): void;
+}
+/** Updates of a gauge. */
+declare class GaugeSeries {
+  with(...values: string[]): this;
+  set(value: number): void;
+  add(value: number): void;
+  inc(): void;
+  dec(): void;
+}
+/** Updates of a histogram. */
+declare class HistogramSeries {
+  with(...values: string[]): this;
+  observe(value: number): void;
+}
+
+/** The plugin's own metrics: `metrics.counter('alerts_total').with('shop').inc()`. */
+export declare namespace metrics {
+  function counter(name: string): CounterSeries;
+  function gauge(name: string): GaugeSeries;
+  function histogram(name: string): HistogramSeries;
+}
+
+/** The work queue. */
+export declare namespace workqueue {
+  /** Deliver the object of the call under way again after `delayMs` milliseconds (coalesced subscriptions). */
+  function requeueAfter(delayMs: number | bigint): void;
+}
+
+/** The deadline of the call under way. */
+export declare namespace deadline {
+  /** Milliseconds left before the call's deadline; 0 once it has passed. */
+  function remainingMs(): number;
+}
+
+/** Common kinds as `GroupVersionKind` constants. */
+export declare namespace kinds {
+  const Pod: GroupVersionKind;
+  const ConfigMap: GroupVersionKind;
+  const Secret: GroupVersionKind;
+  const Service: GroupVersionKind;
+  const Namespace: GroupVersionKind;
+  const Node: GroupVersionKind;
+  const Deployment: GroupVersionKind;
+  const ReplicaSet: GroupVersionKind;
+  const StatefulSet: GroupVersionKind;
+  const DaemonSet: GroupVersionKind;
+  const Job: GroupVersionKind;
+  const CronJob: GroupVersionKind;
+  const Ingress: GroupVersionKind;
+  const NetworkPolicy: GroupVersionKind;
+}
+
+/** The fields of common kinds plugins read, for `Event<Pod>`, `cache.get<Deployment>(...)`, `new kube.Api<ConfigMap>(...)`. */
+export interface Pod extends KubeObject {
+  spec?: { nodeName?: string; containers?: { name: string; image?: string; [field: string]: any }[]; [field: string]: any };
+  status?: {
+    phase?: string;
+    containerStatuses?: { name: string; ready?: boolean; restartCount?: number; [field: string]: any }[];
+    [field: string]: any;
+  };
+}
+export interface Deployment extends KubeObject {
+  spec?: { replicas?: number; selector?: { matchLabels?: Record<string, string> }; [field: string]: any };
+  status?: { replicas?: number; readyReplicas?: number; availableReplicas?: number; updatedReplicas?: number; [field: string]: any };
+}
+export interface ConfigMap extends KubeObject {
+  data?: Record<string, string>;
+  binaryData?: Record<string, string>;
+}
+

@@ -120,3 +120,52 @@ export interface ReplayedEvent {
 }
 /** Feeds recorded events (the `examples/events/*.jsonl` format) to a plugin through the fake host, like `herald plugin replay`. */
 export function replay(plugin: unknown, text: string): Promise<ReplayedEvent[]>;
+
+/** One metric update as it was handed to the host. */
+export interface MetricUpdate {
+  op: 'add' | 'set' | 'observe';
+  name: string;
+  labelValues: string[];
+  value: number;
+}
+/** Declares the manifest's metrics and indexes: updates are checked as the host does, indexes served. */
+export function declare(manifestOrPlugin: Manifest | unknown): void;
+/** Every metric update since the last take, kept. */
+export function metricUpdates(): MetricUpdate[];
+/** Every metric update since the last take, removed. */
+export function takeMetricUpdates(): MetricUpdate[];
+/** The value of the counter or gauge series `name{labelValues}`, or `undefined`. */
+export function metric(name: string, ...labelValues: string[]): number | undefined;
+/** Every counter and gauge series: `[name, labelValues, value]`. */
+export function metrics(): [string, string[], number][];
+/** The observations of a histogram series, in order. */
+export function observations(name: string, ...labelValues: string[]): number[];
+/** Every requeue request since the last take, in milliseconds, kept. */
+export function requeues(): number[];
+/** Every requeue request since the last take, removed. */
+export function takeRequeues(): number[];
+/** What `deadline.remainingMs()` answers (1000 after `reset()`). */
+export function setRemainingMs(milliseconds: number): void;
+
+/** One HTTP request (one hop) as the host received it. */
+export interface RecordedRequest {
+  method: string;
+  url: string;
+  /** Names in lowercase. */
+  headers: Record<string, string>;
+  body: string | undefined;
+  json(): any;
+}
+/** A scripted failure, as the host reports it (the component's `fetch` rejects with a `TypeError` for each). */
+export type HttpFailure = 'denied' | 'timeout' | 'connection' | 'protocol';
+/** The fake host's side of `fetch`: scripted answers and recorded requests. */
+export declare const http: {
+  respond(pattern: string, answer: Response): void;
+  respondOnce(pattern: string, answer: Response): void;
+  fail(pattern: string, kind: HttpFailure): void;
+  failOnce(pattern: string, kind: HttpFailure): void;
+  grant(origin: string): void;
+  denyUnscripted(): void;
+  requests(): RecordedRequest[];
+  takeRequests(): RecordedRequest[];
+};

@@ -61,3 +61,25 @@ def test_unusable_module_names_are_refused(tmp_path, name):
 def test_a_missing_file_is_refused(tmp_path):
     with pytest.raises(BuildError, match="expected an existing .py file"):
         build(tmp_path / "absent.py", tmp_path / "out.wasm")
+
+
+def test_checking_the_module_writes_no_bytecode_next_to_it(tmp_path):
+    app = write(tmp_path / "quiet.py", """
+        import herald_sdk
+        class Quiet(herald_sdk.Handler):
+            @classmethod
+            def manifest(cls):
+                return herald_sdk.Manifest("Not Valid", "1")
+        herald_sdk.export_plugin(Quiet)
+    """)
+    with pytest.raises(BuildError, match="must be lowercase"):
+        build(app, tmp_path / "out.wasm")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["quiet.py"]
+
+
+def test_the_entry_module_keeps_the_app_directory_clean_and_routes_urllib():
+    from herald_sdk.build import ENTRY_SOURCE
+
+    entry = ENTRY_SOURCE.format(app="app")
+    assert entry.index("sys.dont_write_bytecode = True") < entry.index("import app")
+    assert 'if "urllib.request" in sys.modules:' in entry and "install_urllib()" in entry

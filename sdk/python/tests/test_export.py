@@ -14,20 +14,23 @@ from herald_sdk import handler as handler_module
 from herald_sdk._export import (Dispatcher, context_from_wit, logged_manifest, manifest_to_wit,
                                 require_exported_plugin)
 from herald_sdk.build import WIT_DIR, WORLD
-from herald_sdk.kinds import Pod
+from herald_sdk.cache import Index
+from herald_sdk.kinds import Pod, ReplicaSet
+from herald_sdk.metrics import Metric
 
 
 @pytest.fixture(scope="module")
 def bindings(tmp_path_factory):
-    """The generated modules ``types`` and ``componentize_py_types``."""
+    """The generated modules: 0.2.0's ``types``, ``componentize_py_types`` and 0.3.0's ``types``."""
     target = tmp_path_factory.mktemp("bindings") / "out"
     launcher = "import sys; from componentize_py import script; sys.argv[0]='componentize-py'; sys.exit(script())"
     subprocess.run([sys.executable, "-c", launcher, "--wit-path", str(WIT_DIR), "--world", WORLD,
                     "bindings", str(target)], check=True, capture_output=True)
     sys.path.insert(0, str(target))
     try:
-        yield (importlib.import_module("wit_world.imports.types"),
-               importlib.import_module("componentize_py_types"))
+        yield (importlib.import_module("wit_world.imports.herald_plugin_types_0_2_0"),
+               importlib.import_module("componentize_py_types"),
+               importlib.import_module("wit_world.imports.herald_plugin_types_0_3_0"))
     finally:
         sys.path.remove(str(target))
         for name in [name for name in sys.modules if name.startswith(("wit_world", "componentize_py_types"))]:
@@ -43,21 +46,29 @@ def no_export():
 
 
 def test_manifest_becomes_the_generated_record(bindings):
-    types, _ = bindings
+    types, _, types_0_3 = bindings
     manifest = (Manifest("watcher", "1.0.0")
-                .subscribe(Subscription.to(Pod).namespace("web").label_selector("app=web")
-                           .field_selector("spec.nodeName=n").resync(seconds=1.5).coalesced())
+                .subscribe(Subscription.to(Pod).namespace("web").labels("app=web")
+                           .fields("spec.nodeName=n").resync(seconds=1.5).coalesced())
                 .subscribe_kind("example.com", "v1", "Widget")
                 .limits(Limits().call_deadline(seconds=2).memory_bytes(4096))
                 .write(WriteRule.to(Pod).verbs(Verb.GET, Verb.DELETE).namespaces("web"))
                 .write(WriteRule.to("apps", "Deployment").verbs("patch", "apply").status().all_namespaces())
-                .capability("net"))
-    expected = types.Manifest(
+                .subscribe(Subscription.to(ReplicaSet))
+                .capability("net")
+                .metric(Metric.counter("alerts_total", "Alerts").labels("namespace"))
+                .metric(Metric.histogram("took_seconds", "Time taken").buckets(0.1, 1))
+                .index(Index.by_owner("owner", ReplicaSet))
+                .index(Index.by_label("app", ReplicaSet, "app"))
+                .index(Index.by_field("node", Pod, "spec.nodeName")))
+    expected = types_0_3.Manifest(
         name="watcher", version="1.0.0",
         subscriptions=[
             types.Subscription(types.GroupVersionKind("", "v1", "Pod"), "web", "app=web", "spec.nodeName=n",
                                1500, types.DeliveryMode.COALESCED),
             types.Subscription(types.GroupVersionKind("example.com", "v1", "Widget"), None, None, None,
+                               None, types.DeliveryMode.EVERY_EVENT),
+            types.Subscription(types.GroupVersionKind("apps", "v1", "ReplicaSet"), None, None, None,
                                None, types.DeliveryMode.EVERY_EVENT),
         ],
         limits=types.Limits(call_deadline_ms=2000, memory_bytes=4096),
@@ -65,14 +76,26 @@ def test_manifest_becomes_the_generated_record(bindings):
         writes=[
             types.WriteRule([types.Verb.GET, types.Verb.DELETE], "", "Pod", None, ["web"]),
             types.WriteRule([types.Verb.PATCH, types.Verb.APPLY], "apps", "Deployment", "status", ["*"]),
+        ],
+        metrics=[
+            types_0_3.MetricDefinition("alerts_total", "Alerts", types_0_3.MetricKind.COUNTER, ["namespace"], []),
+            types_0_3.MetricDefinition("took_seconds", "Time taken", types_0_3.MetricKind.HISTOGRAM, [], [0.1, 1.0]),
+        ],
+        indexes=[
+            types_0_3.IndexDefinition("owner", types.GroupVersionKind("apps", "v1", "ReplicaSet"),
+                                      types_0_3.IndexBy_Owner()),
+            types_0_3.IndexDefinition("app", types.GroupVersionKind("apps", "v1", "ReplicaSet"),
+                                      types_0_3.IndexBy_Label("app")),
+            types_0_3.IndexDefinition("node", types.GroupVersionKind("", "v1", "Pod"),
+                                      types_0_3.IndexBy_Field("spec.nodeName")),
         ])
-    assert manifest_to_wit(manifest, types) == expected
+    assert manifest_to_wit(manifest, types, types_0_3) == expected
     with pytest.raises(TypeError, match="must return a herald_sdk.Manifest"):
-        manifest_to_wit({"name": "x"}, types)
+        manifest_to_wit({"name": "x"}, types, types_0_3)
 
 
 def test_context_comes_from_the_generated_record(bindings):
-    types, _ = bindings
+    types, _, _ = bindings
     ctx = types.EventContext(types.GroupVersionKind("", "v1", "Pod"), "pods", "shop/web-0", "9",
                              is_initial_list=False, is_resync=True, final_state_unknown=True)
     context = context_from_wit(ctx)
@@ -105,7 +128,7 @@ class Counting(Handler):
 
 
 def test_one_instance_keeps_state_and_exceptions_become_err(bindings, no_export):
-    _, runtime = bindings
+    _, runtime, _ = bindings
     herald_sdk.export_plugin(Counting)
     dispatcher = Dispatcher(lambda message: (_ for _ in ()).throw(runtime.Err(message)))
     Counting.instances = 0
@@ -155,7 +178,7 @@ def test_a_failing_manifest_is_logged_then_raised(no_export):
 
 def test_host_imports_are_wrapped_and_cache_errors_mapped(bindings, monkeypatch):
     """``_wasm_host`` against the generated import modules, their functions replaced."""
-    types, runtime = bindings
+    types, runtime, _ = bindings
     wasm_host = importlib.import_module("herald_sdk._wasm_host")
     try:
         wit_cache, wit_log, wit_config = wasm_host.wit_cache, wasm_host.wit_log, wasm_host.wit_config
@@ -190,7 +213,7 @@ def test_kube_and_events_imports_are_wrapped_and_errors_mapped(bindings, monkeyp
     """``_wasm_host``'s kube and events calls against the generated modules,
     their functions replaced: the records sent, and every kube-error case
     raised as its KubeError subclass."""
-    types, runtime = bindings
+    types, runtime, _ = bindings
     wasm_host = importlib.import_module("herald_sdk._wasm_host")
     try:
         wit_kube, wit_events = wasm_host.wit_kube, wasm_host.wit_events
@@ -249,3 +272,59 @@ def test_kube_and_events_imports_are_wrapped_and_errors_mapped(bindings, monkeyp
                                                   "Normal", "Ok", "fine"))
     finally:
         del sys.modules["herald_sdk._wasm_host"]
+
+
+def test_metrics_workqueue_deadline_and_index_imports_are_wrapped(bindings, monkeypatch):
+    """``_wasm_host``'s 0.3.0 and 0.4.0 calls against the generated modules,
+    their functions replaced."""
+    _, runtime, _ = bindings
+    wasm_host = importlib.import_module("herald_sdk._wasm_host")
+    try:
+        calls = []
+        for op in ("add", "set", "observe"):
+            monkeypatch.setattr(wasm_host.wit_metrics, op,
+                                lambda name, labels, value, op=op: calls.append((op, name, labels, value)))
+        monkeypatch.setattr(wasm_host.wit_workqueue, "requeue_after", lambda ms: calls.append(("requeue", ms)))
+        monkeypatch.setattr(wasm_host.wit_deadline, "remaining_ms", lambda: 42)
+        wasm_host.metrics_update("add", "alerts_total", ["shop"], 1.0)
+        wasm_host.metrics_update("set", "stuck", [], 2.0)
+        wasm_host.metrics_update("observe", "took_seconds", [], 0.5)
+        wasm_host.requeue_after(30_000)
+        assert calls == [("add", "alerts_total", ["shop"], 1.0), ("set", "stuck", [], 2.0),
+                         ("observe", "took_seconds", [], 0.5), ("requeue", 30_000)]
+        assert wasm_host.remaining_ms() == 42
+
+        monkeypatch.setattr(wasm_host.wit_index, "lookup", lambda name, value, namespace: [f"{name}={value} {namespace}"])
+        assert wasm_host.index_lookup("owner", "u-1", "shop") == ["owner=u-1 shop"]
+
+        def unknown(name, value, namespace):
+            raise runtime.Err(wasm_host.wit_index.IndexError_UnknownIndex(name))
+
+        monkeypatch.setattr(wasm_host.wit_index, "lookup", unknown)
+        with pytest.raises(herald_sdk.UnknownIndex, match="nodes"):
+            wasm_host.index_lookup("nodes", "n", None)
+    finally:
+        del sys.modules["herald_sdk._wasm_host"]
+
+
+def test_wasi_http_error_codes_map_to_the_sdk_kinds(bindings):
+    """The transport's view of wasi:http's error codes, as the Rust SDK's."""
+    wasi_http = importlib.import_module("herald_sdk._wasi_http")
+    try:
+        wit = wasi_http.wit
+        cases = [
+            (wit.ErrorCode_HttpRequestDenied(), "denied", ""),
+            (wit.ErrorCode_DestinationIpProhibited(), "denied", ""),
+            (wit.ErrorCode_ConnectionTimeout(), "timeout", "connecting"),
+            (wit.ErrorCode_HttpResponseTimeout(), "timeout", "waiting for the response"),
+            (wit.ErrorCode_ConnectionRefused(), "connection", "refused"),
+            (wit.ErrorCode_HttpResponseBodySize(9), "too-large", "the host's response body limit"),
+            (wit.ErrorCode_HttpRequestUriInvalid(), "invalid-url", "the host refused it"),
+            (wit.ErrorCode_InternalError("boom"), "protocol", "internal error: boom"),
+            (wit.ErrorCode_HttpProtocolError(), "protocol", "HttpProtocolError"),
+        ]
+        for code, kind, detail in cases:
+            error = wasi_http._from_error_code(code)
+            assert (error.kind, error.detail) == (kind, detail), code
+    finally:
+        del sys.modules["herald_sdk._wasi_http"]

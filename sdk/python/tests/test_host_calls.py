@@ -38,26 +38,26 @@ def test_cache_get_and_list_by_namespace_and_selector():
     testing.cache_insert(pod("web-0", app="web", tier="front"))
     testing.cache_insert(pod("db-0", app="db"))
     testing.cache_insert(pod("web-0", namespace="other", app="web"))
-    found = cache.get(Pod, "web-0", namespace="shop")
+    found = cache.get(Pod, "shop", "web-0")
     assert isinstance(found, Pod) and found.labels == {"app": "web", "tier": "front"}
-    assert cache.get(Pod, "web-9", namespace="shop") is None
+    assert cache.get(Pod, "shop", "web-9") is None
     assert [p.key for p in cache.list(Pod)] == ["other/web-0", "shop/db-0", "shop/web-0"]
     assert [p.key for p in cache.list(Pod, namespace="shop")] == ["shop/db-0", "shop/web-0"]
     assert [p.key for p in cache.list(Pod, label_selector="app=web,tier!=back")] == ["other/web-0", "shop/web-0"]
     assert [p.key for p in cache.list(Pod, label_selector="app in (db, cache)")] == ["shop/db-0"]
     assert [p.key for p in cache.list(Pod, label_selector="tier,!legacy")] == ["shop/web-0"]
     assert [p.key for p in cache.list(Pod, label_selector="app notin (web)")] == ["shop/db-0"]
-    testing.cache_remove(Pod, "db-0", namespace="shop")
-    assert cache.get(Pod, "db-0", namespace="shop") is None
+    testing.cache_remove(Pod, "shop", "db-0")
+    assert cache.get(Pod, "shop", "db-0") is None
 
 
 def test_cluster_scoped_and_custom_kinds():
     testing.cache_insert({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"}})
-    assert isinstance(cache.get(Node, "node-1"), Node)
+    assert isinstance(cache.get(Node, None, "node-1"), Node)
     widget = GroupVersionKind("example.com", "v1", "Widget")
     testing.cache_insert({"metadata": {"name": "w", "namespace": "a"}}, kind=widget)
-    assert type(cache.get(widget, "w", "a")) is KubeObject
-    assert cache.get_json(widget, "w", "a") == '{"metadata": {"name": "w", "namespace": "a"}}'
+    assert type(cache.get(widget, "a", "w")) is KubeObject
+    assert cache.get_json(widget, "a", "w") == '{"metadata": {"name": "w", "namespace": "a"}}'
 
 
 def test_cache_refuses_what_the_host_refuses():

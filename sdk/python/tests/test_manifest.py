@@ -9,8 +9,8 @@ from herald_sdk.kinds import Deployment, Pod, ReplicaSet
 def test_builder_fills_every_field():
     manifest = (
         Manifest("watcher", "0.3.0")
-        .subscribe(Subscription.to(Pod).namespace("web").label_selector("app=web")
-                   .field_selector("spec.nodeName=node-1").resync(seconds=30).coalesced())
+        .subscribe(Subscription.to(Pod).namespace("web").labels("app=web")
+                   .fields("spec.nodeName=node-1").resync(seconds=30).coalesced())
         .subscribe_kind("example.com", "v1", "Widget")
         .limits(Limits().call_deadline(milliseconds=250).memory_bytes(1 << 24))
         .capability("net")

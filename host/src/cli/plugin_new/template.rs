@@ -24,6 +24,9 @@ pub(super) fn files(language: Language) -> &'static [(&'static str, &'static str
         ],
         Language::Js => &[
             ("package.json", include_str!("templates/js/package.json")),
+            // `install-links`: npm copies the SDK into the project (and
+            // installs its toolchain there) instead of linking the checkout.
+            (".npmrc", include_str!("templates/js/npmrc")),
             ("src/plugin.js", include_str!("templates/js/plugin.js")),
             (
                 "test/plugin.test.js",
@@ -45,13 +48,15 @@ pub(super) fn next_steps(language: Language) -> &'static str {
              herald plugin replay target/wasm32-wasip2/release/{{crate}}.wasm --events events.jsonl"
         }
         Language::Python => {
-            "    PYTHONPATH={{sdk}}/src python3 -m pytest                                     # unit tests\n    \
-             PYTHONPATH={{sdk}}/src python3 -m herald_sdk build app.py -o {{name}}.wasm   # build\n    \
+            "    python3 -m venv .venv                                          # the project's own environment\n    \
+             .venv/bin/python -m pip install '{{sdk}}[test]'                # the SDK, componentize-py, pytest\n    \
+             .venv/bin/python -m pytest                                     # unit tests\n    \
+             .venv/bin/python -m herald_sdk build app.py -o {{name}}.wasm   # build\n    \
              herald plugin check {{name}}.wasm\n    \
              herald plugin replay {{name}}.wasm --events events.jsonl"
         }
         Language::Js => {
-            "    npm install      # the SDK and its build toolchain (see README.md)\n    \
+            "    npm install      # a copy of the SDK and its build toolchain (see README.md)\n    \
              npm test         # unit tests\n    \
              npm run build    # build\n    \
              herald plugin check {{name}}.wasm\n    \

@@ -3,7 +3,10 @@
 // must fail to type-check: they prove the declarations are not `any`.
 import {
   EVENTS,
+  HTTP,
   Handler,
+  Index,
+  Metric,
   KubeError,
   Limits,
   Manifest,
@@ -12,10 +15,15 @@ import {
   WriteRule,
   cache,
   config,
+  deadline,
   events,
+  kinds,
   kube,
   log,
+  metrics,
   objects,
+  workqueue,
+  type Deployment,
   type Event,
   type Update,
 } from '@herald/sdk';
@@ -33,7 +41,7 @@ export default class Typed extends Handler {
 
   override manifest(): Manifest {
     const settings = config.get<{ namespace?: string }>() ?? {};
-    const pods = Subscription.to('', 'v1', 'Pod').labelSelector('app=web').coalesced();
+    const pods = Subscription.to('', 'v1', 'Pod').labels('app=web').coalesced();
     if (settings.namespace !== undefined) {
       pods.namespace(settings.namespace);
     }
@@ -41,7 +49,13 @@ export default class Typed extends Handler {
       .subscribe(pods)
       .limits(new Limits().callDeadlineMs(500).memoryBytes(64n * 1024n * 1024n))
       .write(WriteRule.to('', 'Pod').verbs(Verb.Patch, 'get').namespaces('shop').status())
-      .capability(EVENTS);
+      .capability(EVENTS)
+      .subscribe(Subscription.to(kinds.Deployment).fields('metadata.name=web'))
+      .write(WriteRule.to(kinds.ConfigMap).verbs('apply').allNamespaces())
+      .capability(HTTP)
+      .metric(Metric.counter('alerts_total', 'Alerts').labels('namespace'))
+      .metric(Metric.histogram('took_seconds', 'Took').buckets(0.1, 1))
+      .index(Index.byOwner('owner', kinds.ReplicaSet));
   }
 
   override onAdd(event: Event): void {
@@ -74,6 +88,15 @@ export default class Typed extends Handler {
       return;
     }
     log.debug(labels);
+    const deployment = cache.get<Deployment>(kinds.Deployment, update.namespace, update.name);
+    const owned = cache.byIndex('owner', deployment?.metadata?.uid ?? '', update.namespace);
+    metrics.counter('alerts_total').with(update.namespace ?? '').inc();
+    metrics.histogram('took_seconds').observe(0.2);
+    if (deadline.remainingMs() > 100) {
+      const response = await fetch('https://hooks.example.com/x', { method: 'POST', body: JSON.stringify({ owned: owned.length }) });
+      log.info(`posted status=${response.status}`);
+    }
+    workqueue.requeueAfter(30_000);
   }
 }
 
@@ -99,7 +122,16 @@ new KubeError('gone', 'x');
 const reason: string = testing.takeEvents()[0]!.reason;
 const verb: 'get' | 'create' | 'update' | 'patch' | 'apply' | 'delete' = testing.takeKubeCalls()[0]!.verb;
 testing.scriptKube({ verb: 'get', throws: new KubeError('not-found', 'x'), times: 1 });
-void [reason, verb];
+testing.http.respond('https://hooks.example.com/', new Response('ok', { status: 202 }));
+testing.declare(Typed);
+const count: number | undefined = testing.metric('alerts_total', 'shop');
+const delays: number[] = testing.takeRequeues();
+const posted: string = testing.http.takeRequests()[0]!.url;
+void [reason, verb, count, delays, posted];
+// @ts-expect-error: a scripted failure is one of the host's kinds.
+testing.http.fail('https://x/', 'sleepy');
+// @ts-expect-error: a counter has no set.
+metrics.counter('alerts_total').set(1);
 // @ts-expect-error: takeMessages gives strings.
 const wrong: number[] = testing.takeMessages();
 void wrong;

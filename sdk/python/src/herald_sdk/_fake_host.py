@@ -8,8 +8,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
-from herald_sdk.errors import InvalidSelector, KubeError, NotFound, NotGranted, NotSubscribed
+from herald_sdk.errors import InvalidSelector, KubeError, NotFound, NotGranted, NotSubscribed, UnknownIndex
+from herald_sdk.http import HttpError, Hop, Response, origin
 from herald_sdk.kinds import GroupVersionKind, resource_of
+
+#: How many series a plugin may hold, as the host's default.
+SERIES_LIMIT = 1000
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,64 @@ class Script:
                 and (self.subresource is None or self.subresource == call.subresource))
 
 
+@dataclass(frozen=True)
+class MetricUpdate:
+    """One metric update as it was handed to the host."""
+
+    #: ``add``, ``set`` or ``observe``.
+    op: str
+    #: The metric's name, as declared.
+    name: str
+    #: One value per declared label, in order.
+    label_values: Tuple[str, ...]
+    #: The value added, set or observed.
+    value: float
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One HTTP request (one hop of it) as the host received it."""
+
+    #: ``GET``, ``POST``, ...
+    method: str
+    #: The URL.
+    url: str
+    #: The headers as sent, in order.
+    headers: Tuple[Tuple[str, str], ...]
+    #: The body.
+    body: bytes
+    #: The connect, first-byte and between-bytes timeout hints, in milliseconds.
+    timeouts_ms: Tuple[Optional[int], Optional[int], Optional[int]]
+
+    def header(self, name: str) -> Optional[str]:
+        """The first value of header ``name`` (any case), or ``None``."""
+        return next((value for key, value in self.headers if key.lower() == name.lower()), None)
+
+    @property
+    def text(self) -> str:
+        """The body as text."""
+        return self.body.decode("utf-8", errors="replace")
+
+    def json(self) -> Any:
+        """The body parsed as JSON."""
+        return json.loads(self.body)
+
+
+@dataclass
+class HttpScript:
+    """One scripted HTTP answer: a URL pattern (a prefix, or a glob with
+    ``*``) and a response or an error; ``times`` uses left (``None``: forever)."""
+
+    pattern: str
+    answer: Any
+    times: Optional[int]
+
+    def matches(self, url: str) -> bool:
+        if "*" in self.pattern:
+            return re.fullmatch(".*".join(map(re.escape, self.pattern.split("*"))), url) is not None
+        return url.startswith(self.pattern)
+
+
 @dataclass
 class FakeHostState:
     """Everything the stand-in host holds."""
@@ -105,6 +167,27 @@ class FakeHostState:
     #: When set (a ``Manifest``), calls outside its write rules and events
     #: without its ``events`` capability raise NotGranted, as the host would.
     manifest: Any = None
+    #: The manifest given to ``testing.declare``: its metrics are checked and
+    #: its indexes served.
+    declared: Any = None
+    #: Every metric update, valid or not.
+    metric_updates: List[MetricUpdate] = field(default_factory=list)
+    #: Counter and gauge values by (name, label values).
+    metric_values: Dict[Tuple[str, Tuple[str, ...]], float] = field(default_factory=dict)
+    #: Histogram observations by (name, label values).
+    observations: Dict[Tuple[str, Tuple[str, ...]], List[float]] = field(default_factory=dict)
+    #: Every requeue request, in milliseconds.
+    requeues: List[int] = field(default_factory=list)
+    #: What ``deadline.remaining_ms`` answers.
+    remaining_ms: int = 1000
+    #: Every HTTP request (hop), in order.
+    http_requests: List[RecordedRequest] = field(default_factory=list)
+    #: Scripted HTTP answers; the last added that matches wins, one-shot ones first.
+    http_scripts: List[HttpScript] = field(default_factory=list)
+    #: Origins granted; empty: every origin.
+    http_granted: List[str] = field(default_factory=list)
+    #: Whether an unscripted request is denied instead of answered 404.
+    http_deny_unscripted: bool = False
 
 
 STATE = FakeHostState()
@@ -238,6 +321,97 @@ def events_publish(event) -> None:
             if failure.times == 0:
                 STATE.event_failures.pop(0)
         raise failure.raises
+
+
+def index_lookup(name: str, value: str, namespace: Optional[str]) -> List[str]:
+    indexes = {index.name: index for index in (STATE.declared.indexes if STATE.declared else [])}
+    index = indexes.get(name)
+    if index is None:
+        raise UnknownIndex(f"{name} (the test host knows the indexes of the manifest given to testing.declare)")
+    found = []
+    for (object_namespace, object_name), text in STATE.cache.get(index.kind, {}).items():
+        if namespace is not None and object_namespace != namespace:
+            continue
+        if value in index.values(json.loads(text)):
+            found.append(((object_namespace or ""), object_name, text))
+    return [text for _, _, text in sorted(found)]
+
+
+def _metric_problem(update: MetricUpdate) -> Optional[str]:
+    """Why the host would drop ``update``, if it would."""
+    name = update.name
+    if update.value != update.value:
+        return f"metric {name}: NaN"
+    if STATE.declared is None:
+        return None
+    metric = next((metric for metric in STATE.declared.metrics if metric.name == name), None)
+    if metric is None:
+        return f"metric {name} is not defined in the manifest"
+    allowed = {"counter": ("add",), "gauge": ("add", "set"), "histogram": ("observe",)}[metric.kind.value]
+    if update.op not in allowed:
+        return f"metric {name}: {update.op} on a {metric.kind.value}"
+    if len(update.label_values) != len(metric.label_names):
+        return f"metric {name}: {len(update.label_values)} label values for {len(metric.label_names)} labels"
+    if metric.kind.value == "counter" and update.value < 0:
+        return f"metric {name}: a counter cannot go down ({update.value})"
+    series = (name, update.label_values)
+    known = series in STATE.metric_values or series in STATE.observations
+    if not known and len(STATE.metric_values) + len(STATE.observations) >= SERIES_LIMIT:
+        return f"metric {name}: over the limit of {SERIES_LIMIT} series"
+    return None
+
+
+def metrics_update(op: str, name: str, label_values: List[str], value: float) -> None:
+    update = MetricUpdate(op, name, tuple(label_values), value)
+    STATE.metric_updates.append(update)
+    problem = _metric_problem(update)
+    if problem is not None:
+        from herald_sdk.log import Level
+
+        log(Level.WARN, f"metric update dropped: {problem}")
+        return
+    series = (name, update.label_values)
+    if op == "observe":
+        STATE.observations.setdefault(series, []).append(value)
+    elif op == "set":
+        STATE.metric_values[series] = value
+    else:
+        STATE.metric_values[series] = STATE.metric_values.get(series, 0.0) + value
+
+
+def requeue_after(delay_ms: int) -> None:
+    STATE.requeues.append(delay_ms)
+
+
+def remaining_ms() -> int:
+    return STATE.remaining_ms
+
+
+def http_send(hop: Hop) -> Response:
+    STATE.http_requests.append(RecordedRequest(hop.method, hop.url, tuple(hop.headers), hop.body, hop.timeouts_ms))
+    if STATE.http_granted and origin(hop.url) not in STATE.http_granted:
+        raise HttpError("denied")
+    once = [script for script in STATE.http_scripts if script.times is not None and script.matches(hop.url)]
+    forever = [script for script in STATE.http_scripts if script.times is None and script.matches(hop.url)]
+    if once:
+        script = once[0]
+        script.times -= 1
+        if script.times == 0:
+            STATE.http_scripts.remove(script)
+        answer = script.answer
+    elif forever:
+        answer = forever[-1].answer
+    elif STATE.http_deny_unscripted:
+        answer = HttpError("denied")
+    else:
+        answer = Response(404)
+    if isinstance(answer, HttpError):
+        raise HttpError(answer.kind, answer.detail)
+    if len(answer.body) > hop.max_response_bytes:
+        raise HttpError("too-large", f"a response body of {len(answer.body)} bytes; "
+                                     f"at most {hop.max_response_bytes} are read")
+    response = Response(answer.status, answer.body, answer.headers)
+    return response
 
 
 _WORD = re.compile(r"^[A-Za-z0-9][-A-Za-z0-9_./]*$")

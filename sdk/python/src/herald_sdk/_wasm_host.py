@@ -1,6 +1,7 @@
 """The host's imports, through the bindings componentize-py generates when
-it builds the component (module ``wit_world``). Only imported inside the
-component. Not a public API."""
+it builds the component (module ``wit_world``, world
+``herald:plugin/plugin@0.4.0``). Only imported inside the component. Not a
+public API."""
 
 from __future__ import annotations
 
@@ -9,14 +10,19 @@ from typing import List, Optional
 from componentize_py_types import Err
 from wit_world.imports import cache as wit_cache
 from wit_world.imports import config as wit_config
+from wit_world.imports import deadline as wit_deadline
 from wit_world.imports import events as wit_events
+from wit_world.imports import herald_plugin_types_0_2_0 as wit_types
+from wit_world.imports import index as wit_index
 from wit_world.imports import kube as wit_kube
 from wit_world.imports import log as wit_log
-from wit_world.imports import types as wit_types
+from wit_world.imports import metrics as wit_metrics
+from wit_world.imports import workqueue as wit_workqueue
 
 from herald_sdk.errors import (AlreadyExists, Cause, Conflict, Failed, Forbidden, Invalid, InvalidSelector,
                                KubeError, NotFound, NotGranted, NotSubscribed, Timeout, TooManyRequests,
-                               Unavailable)
+                               Unavailable, UnknownIndex)
+from herald_sdk._wasi_http import send
 from herald_sdk.kinds import GroupVersionKind
 
 
@@ -138,3 +144,29 @@ def events_publish(event) -> None:
         note=event.note,
     )
     _kube(wit_events.publish, record)
+
+
+def index_lookup(name: str, value: str, namespace: Optional[str]) -> List[str]:
+    try:
+        return wit_index.lookup(name, value, namespace)
+    except Err as error:
+        if isinstance(error.value, wit_index.IndexError_UnknownIndex):
+            raise UnknownIndex(error.value.value) from None
+        raise
+
+
+def metrics_update(op: str, name: str, label_values: List[str], value: float) -> None:
+    # `op` is the name of the `metrics` function: add, set or observe.
+    getattr(wit_metrics, op)(name, label_values, value)
+
+
+def requeue_after(delay_ms: int) -> None:
+    wit_workqueue.requeue_after(delay_ms)
+
+
+def remaining_ms() -> int:
+    return wit_deadline.remaining_ms()
+
+
+#: One request over wasi:http (``herald_sdk.http.Hop`` in, ``Response`` out).
+http_send = send

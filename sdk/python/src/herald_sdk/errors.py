@@ -50,6 +50,15 @@ class InvalidSelector(CacheError):
         self.reason = reason
 
 
+class UnknownIndex(CacheError):
+    """The manifest declares no index of this name (see :class:`herald_sdk.cache.Index`)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"the manifest declares no index named {name!r}")
+        #: The index name looked up.
+        self.name = name
+
+
 @dataclass(frozen=True)
 class Cause:
     """One reason the API server gave for refusing an object as invalid."""

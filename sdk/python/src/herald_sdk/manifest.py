@@ -2,12 +2,12 @@
 
 .. code-block:: python
 
-    from herald_sdk import EVENTS, Limits, Manifest, Subscription, Verb, WriteRule
-    from herald_sdk.kinds import Deployment, Pod
+    from herald_sdk import EVENTS, HTTP, Index, Limits, Manifest, Metric, Subscription, Verb, WriteRule
+    from herald_sdk.kinds import Deployment, Pod, ReplicaSet
 
     manifest = (
         Manifest("web-watch", "1.2.0")
-        .subscribe(Subscription.to(Pod).namespace("web").label_selector("app=web"))
+        .subscribe(Subscription.to(Pod).namespace("web").labels("app=web"))
         .subscribe(Subscription.to(Deployment).resync(seconds=300).coalesced())
         .subscribe_kind("example.com", "v1", "Widget")
         .limits(Limits().call_deadline(milliseconds=500))
@@ -15,6 +15,17 @@
         .write(WriteRule.to(Deployment).verbs("patch").status().namespaces("web"))
         .capability(EVENTS)
     )
+
+A plugin with metrics of its own declares them (:mod:`herald_sdk.metrics`),
+one that looks cached objects up by an index declares it
+(:mod:`herald_sdk.cache`), and one that makes HTTP requests asks for the
+``http`` capability (:mod:`herald_sdk.http`)::
+
+    Manifest("crash-alert", "0.1.0")
+        .subscribe(Subscription.to(Pod).coalesced())
+        .capability(HTTP)
+        .metric(Metric.counter("alerts_total", "Alerts sent").labels("namespace"))
+        .index(Index.by_owner("owner", ReplicaSet))
 
 Write rules and capabilities are what the operator must grant: a plugin
 declaring more than its grant is not loaded, and every ``kube`` call is
@@ -32,6 +43,8 @@ from herald_sdk.kinds import GroupVersionKind, as_kind
 
 #: The capability :mod:`herald_sdk.events` needs.
 EVENTS = "events"
+#: The capability :mod:`herald_sdk.http` needs (the operator grants the origins).
+HTTP = "http"
 
 #: What the host accepts as a plugin name.
 _NAME = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
@@ -92,12 +105,14 @@ class Subscription:
         """Only objects in ``namespace``."""
         return self._with(namespace_name=namespace)
 
-    def label_selector(self, selector: str) -> "Subscription":
-        """Only objects matching the label selector, e.g. ``app=web,tier!=cache``."""
+    def labels(self, selector: str) -> "Subscription":
+        """Only objects matching the label selector, e.g. ``app=web,tier!=cache``
+        (the Rust SDK's ``.labels``)."""
         return self._with(label_selector_text=selector)
 
-    def field_selector(self, selector: str) -> "Subscription":
-        """Only objects matching the field selector, e.g. ``spec.nodeName=node-1``."""
+    def fields(self, selector: str) -> "Subscription":
+        """Only objects matching the field selector, e.g. ``spec.nodeName=node-1``
+        (the Rust SDK's ``.fields``)."""
         return self._with(field_selector_text=selector)
 
     def resync(self, seconds: float = 0, milliseconds: int = 0) -> "Subscription":
@@ -295,6 +310,10 @@ class Manifest:
         #: The Kubernetes calls the plugin will make through :mod:`herald_sdk.kube`;
         #: each must be covered by the operator's grant.
         self.write_rules: List[WriteRule] = []
+        #: The metrics the plugin updates through :mod:`herald_sdk.metrics`.
+        self.metrics: List[Any] = []
+        #: The cache indexes the plugin looks objects up by (:func:`herald_sdk.cache.by_index`).
+        self.indexes: List[Any] = []
 
     def subscribe(self, subscription: Subscription) -> "Manifest":
         """Adds a subscription."""
@@ -314,8 +333,9 @@ class Manifest:
         return self
 
     def capability(self, capability: str) -> "Manifest":
-        """Asks for a host capability, e.g. :data:`EVENTS` (``"events"``) for
-        :mod:`herald_sdk.events`. Asking twice is the same as once."""
+        """Asks for a host capability: :data:`EVENTS` (``"events"``) for
+        :mod:`herald_sdk.events`, :data:`HTTP` (``"http"``) for
+        :mod:`herald_sdk.http`. Asking twice is the same as once."""
         if not isinstance(capability, str) or not capability:
             raise TypeError(f"a capability is a non-empty string, got {capability!r}")
         if capability not in self.capabilities:
@@ -329,12 +349,32 @@ class Manifest:
         self.write_rules.append(rule)
         return self
 
+    def metric(self, metric: Any) -> "Manifest":
+        """Declares a metric the plugin updates (a :class:`herald_sdk.metrics.Metric`)."""
+        from herald_sdk.metrics import Metric
+
+        if not isinstance(metric, Metric):
+            raise TypeError(f"metric takes a herald_sdk.metrics.Metric, got {metric!r}")
+        self.metrics.append(metric)
+        return self
+
+    def index(self, index: Any) -> "Manifest":
+        """Declares a cache index (a :class:`herald_sdk.cache.Index`) looked up
+        with :func:`herald_sdk.cache.by_index`."""
+        from herald_sdk.cache import Index
+
+        if not isinstance(index, Index):
+            raise TypeError(f"index takes a herald_sdk.cache.Index, got {index!r}")
+        self.indexes.append(index)
+        return self
+
     def problems(self) -> List[str]:
         """What the host would refuse in this manifest (empty when it looks
         loadable): a name that is not lowercase letters, digits and ``-``,
         no subscription, a resync period under one second, a write rule
-        without verbs or namespaces. The build command checks this before
-        compiling."""
+        without verbs or namespaces, a metric breaking Prometheus' naming
+        rules or defined twice, an index of a kind not subscribed to or
+        declared twice. The build command checks this before compiling."""
         found = []
         if not _NAME.match(self.name):
             found.append(f"name {self.name!r} must be lowercase letters, digits and '-'")
@@ -346,9 +386,26 @@ class Manifest:
                 found.append(f"resync period of {subscription.kind} is {period} ms, under one second")
         for rule in self.write_rules:
             found.extend(rule.problems())
+        names: List[str] = []
+        for metric in self.metrics:
+            problem = metric.problem()
+            if problem is not None:
+                found.append(problem)
+            if metric.name in names:
+                found.append(f"metric {metric.name} is defined twice")
+            names.append(metric.name)
+        subscribed = {subscription.kind for subscription in self.subscriptions}
+        index_names: List[str] = []
+        for index in self.indexes:
+            if index.kind not in subscribed:
+                found.append(f"index {index.name!r} is of {index.kind}, which it does not subscribe to")
+            if index.name in index_names:
+                found.append(f"index {index.name!r} is declared twice")
+            index_names.append(index.name)
         return found
 
     def __repr__(self) -> str:
         return (f"Manifest(name={self.name!r}, version={self.version!r}, "
                 f"subscriptions={self.subscriptions!r}, limits={self.requested_limits!r}, "
-                f"capabilities={self.capabilities!r}, writes={self.write_rules!r})")
+                f"capabilities={self.capabilities!r}, writes={self.write_rules!r}, "
+                f"metrics={self.metrics!r}, indexes={self.indexes!r})")

@@ -1,6 +1,14 @@
 """An in-process stand-in for the host, for unit-testing plugins with
-pytest, no wasm involved. Off wasm, the SDK's log, cache, config, kube and
-events calls land here instead of in the host.
+pytest, no wasm involved. Off wasm, every host call of the SDK (log, cache
+and index look-ups, config, kube, events, metrics, workqueue, deadline and
+HTTP) lands here instead of in the host.
+
+Metric updates are recorded (:func:`metric_updates`) and summed per series
+(:func:`metric`, :func:`metrics`, :func:`observations`); :func:`declare`
+makes the stand-in check them against the manifest's definitions as the
+host does, and serve its indexes to :func:`herald_sdk.cache.by_index`.
+Requeue requests are recorded (:func:`requeues`). HTTP requests are
+recorded and answered by :mod:`herald_sdk.testing.http`'s scripts.
 
 Kubernetes calls and events are recorded (:func:`take_kube_calls`,
 :func:`take_events`) and answered from scripts (:func:`script_kube`,
@@ -36,10 +44,12 @@ given.
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
 from herald_sdk import _fake_host
-from herald_sdk._fake_host import KubeCall, LogLine, Script
+from herald_sdk._fake_host import KubeCall, LogLine, MetricUpdate, Script
+from herald_sdk.testing import http
 from herald_sdk.errors import KubeError, failure_message
 from herald_sdk.event import Context, Event, Update
 from herald_sdk.handler import Handler
@@ -51,13 +61,94 @@ __all__ = [
     "take_messages", "subscribe", "cache_insert", "cache_remove", "context_for", "added",
     "updated", "deleted", "listed", "resynced", "vanished", "read_events", "deliver",
     "KubeCall", "take_kube_calls", "script_kube", "take_events", "script_events", "enforce",
+    "declare", "MetricUpdate", "metric_updates", "take_metric_updates", "metrics", "metric", "observations",
+    "requeues", "take_requeues", "set_remaining_ms", "http",
 ]
 
 
 def reset() -> None:
     """Forgets the configuration, the logs, the subscriptions, the cache,
-    the recorded kube calls and events, the scripts and :func:`enforce`."""
+    the recorded kube calls, events, metric updates, requeues and HTTP
+    requests, the scripts, :func:`declare` and :func:`enforce`. When the
+    plugin imports ``urllib.request``, (re)installs the opener that sends
+    through the SDK (as the build does in the component)."""
     _fake_host.reset()
+    if "urllib.request" in sys.modules:
+        from herald_sdk.http import install_urllib
+
+        install_urllib()
+
+
+def declare(manifest: Union[Manifest, type]) -> None:
+    """Declares the manifest's metrics and indexes to the stand-in (a
+    :class:`~herald_sdk.Manifest` or a handler class): from now on
+    :func:`herald_sdk.cache.by_index` looks up its indexes (an index not
+    declared is unknown, as on the host), and every metric update is checked
+    as the host does: one the host would drop (a metric not defined, the
+    wrong kind of update, the wrong number of label values, a negative
+    counter increment, NaN, a series over the limit of 1,000) is recorded
+    but not counted, and logged as a warning.
+
+    Raises ``ValueError`` when the host would not load the plugin for its
+    metric or index definitions (:meth:`~herald_sdk.Manifest.problems`)."""
+    if isinstance(manifest, type):
+        manifest = manifest.manifest()
+    if not isinstance(manifest, Manifest):
+        raise TypeError(f"declare takes a Manifest or a handler class, got {manifest!r}")
+    problems = [problem for problem in manifest.problems() if problem.startswith(("metric", "counter", "histogram",
+                                                                                 "index"))]
+    if problems:
+        raise ValueError("the host would not load this plugin: " + "; ".join(problems))
+    _fake_host.STATE.declared = manifest
+    for index in manifest.indexes:
+        _fake_host.STATE.subscribed.add(index.kind)
+
+
+def metric_updates() -> List[MetricUpdate]:
+    """Every metric update since the last :func:`take_metric_updates`, kept
+    (those dropped as invalid included)."""
+    return list(_fake_host.STATE.metric_updates)
+
+
+def take_metric_updates() -> List[MetricUpdate]:
+    """Every metric update since the last take, removed; the values are kept."""
+    updates, _fake_host.STATE.metric_updates = _fake_host.STATE.metric_updates, []
+    return updates
+
+
+def metrics() -> Dict[Tuple[str, Tuple[str, ...]], float]:
+    """Every counter and gauge series, ``(name, label values)``, with its value."""
+    return dict(_fake_host.STATE.metric_values)
+
+
+def metric(name: str, *label_values: str) -> Optional[float]:
+    """The value of the counter or gauge series ``name{label_values}``, or
+    ``None`` if it was never updated: ``metric("alerts_total", "shop")``."""
+    return _fake_host.STATE.metric_values.get((name, tuple(label_values)))
+
+
+def observations(name: str, *label_values: str) -> List[float]:
+    """The observations of the histogram series ``name{label_values}``, in order."""
+    return list(_fake_host.STATE.observations.get((name, tuple(label_values)), []))
+
+
+def requeues() -> List[float]:
+    """Every :func:`herald_sdk.workqueue.requeue_after` request since the
+    last :func:`take_requeues`, in seconds, kept. The host honours the last
+    one of a call."""
+    return [delay / 1000 for delay in _fake_host.STATE.requeues]
+
+
+def take_requeues() -> List[float]:
+    """Every requeue request since the last take, in seconds, removed."""
+    taken = requeues()
+    _fake_host.STATE.requeues = []
+    return taken
+
+
+def set_remaining_ms(milliseconds: int) -> None:
+    """What :func:`herald_sdk.deadline.remaining_ms` answers (1000 after :func:`reset`)."""
+    _fake_host.STATE.remaining_ms = int(milliseconds)
 
 
 def set_config(value: Any) -> None:
@@ -183,8 +274,9 @@ def cache_insert(obj: Mapping[str, Any], kind: Any = None) -> None:
     _fake_host.STATE.cache.setdefault(gvk, {})[(namespace, name)] = json.dumps(obj)
 
 
-def cache_remove(kind: Any, name: str, namespace: Optional[str] = None) -> None:
-    """Removes the object ``namespace/name`` of ``kind`` from the cache, if there."""
+def cache_remove(kind: Any, namespace: Optional[str], name: str) -> None:
+    """Removes the object ``namespace/name`` of ``kind`` from the cache, if
+    there (``namespace`` ``None`` for a cluster-scoped kind)."""
     _fake_host.STATE.cache.get(as_kind(kind), {}).pop((namespace, name), None)
 
 
