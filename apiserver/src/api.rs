@@ -69,6 +69,12 @@ pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Respo
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }
+    if let Some(hold) = shared
+        .faults
+        .hold_for(req.method().as_str(), req.uri().path())
+    {
+        hold.wait().await;
+    }
     if shared.faults.take_failure() {
         return error_response(&ApiError::internal("injected failure"));
     }

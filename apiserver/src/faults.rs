@@ -1,4 +1,5 @@
-//! Fault injection for tests: dropped watches, compacted history, latency, failing requests.
+//! Fault injection for tests: dropped watches, compacted history, latency, failing requests,
+//! requests held until released.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -17,6 +18,36 @@ pub(crate) struct FaultState {
     fail_watches: AtomicBool,
     close_watches: AtomicBool,
     kill: watch::Sender<u64>,
+    holds: std::sync::Mutex<Vec<Arc<HoldState>>>,
+}
+
+/// One [`Faults::hold_requests`]: which requests it holds, and its gate.
+#[derive(Debug)]
+pub(crate) struct HoldState {
+    method: String,
+    path: String,
+    seen: AtomicUsize,
+    held: AtomicUsize,
+    released: watch::Sender<bool>,
+}
+
+impl HoldState {
+    /// Waits until the hold is released (at once if it is already).
+    pub(crate) async fn wait(&self) {
+        self.seen.fetch_add(1, Ordering::SeqCst);
+        self.held.fetch_add(1, Ordering::SeqCst);
+        // Counted out even when the client gives up and the request is dropped.
+        struct Waiting<'a>(&'a AtomicUsize);
+        impl Drop for Waiting<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        let _waiting = Waiting(&self.held);
+        let mut released = self.released.subscribe();
+        // The sender lives in `self`: this only ends by the release.
+        let _ = released.wait_for(|released| *released).await;
+    }
 }
 
 impl FaultState {
@@ -29,7 +60,26 @@ impl FaultState {
             fail_watches: AtomicBool::new(false),
             close_watches: AtomicBool::new(false),
             kill: watch::Sender::new(0),
+            holds: std::sync::Mutex::new(Vec::new()),
         }
+    }
+
+    /// The hold a `method` request for exactly `path` must wait on, if any.
+    pub(crate) fn hold_for(&self, method: &str, path: &str) -> Option<Arc<HoldState>> {
+        self.holds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .find(|hold| hold.method == method && hold.path == path)
+            .cloned()
+    }
+
+    fn release(&self, hold: &Arc<HoldState>) {
+        self.holds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|other| !Arc::ptr_eq(other, hold));
+        hold.released.send_replace(true);
     }
 
     /// The latency to add to every response.
@@ -146,6 +196,30 @@ impl Faults {
         self.state.fail_next.store(n, Ordering::SeqCst);
     }
 
+    /// Hold every `method` request (`GET`, `PATCH`, ...) for exactly `path`
+    /// (no query: a list and a watch of a collection share one) until the
+    /// returned [`Hold`] is released or dropped: a slow list, or a write a
+    /// client is stuck in, for exactly as long as a test needs, with no
+    /// timing involved.
+    pub fn hold_requests(&self, method: &str, path: &str) -> Hold {
+        let hold = Arc::new(HoldState {
+            method: method.to_owned(),
+            path: path.to_owned(),
+            seen: AtomicUsize::new(0),
+            held: AtomicUsize::new(0),
+            released: watch::Sender::new(false),
+        });
+        self.state
+            .holds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(hold.clone());
+        Hold {
+            hold,
+            state: self.state.clone(),
+        }
+    }
+
     /// Answer the next `n` requests whose path ends with `suffix` (e.g.
     /// `/configmaps/web`) with 429 TooManyRequests and `Retry-After: 1`, as
     /// API Priority and Fairness does when a client's flow is over its share.
@@ -155,5 +229,35 @@ impl Faults {
             .throttle
             .lock()
             .unwrap_or_else(|e| e.into_inner()) = Some((suffix.to_owned(), n));
+    }
+}
+
+/// Requests held by [`Faults::hold_requests`]; released when dropped.
+#[derive(Debug)]
+pub struct Hold {
+    hold: Arc<HoldState>,
+    state: Arc<FaultState>,
+}
+
+impl Hold {
+    /// Requests that came to the hold so far.
+    pub fn seen(&self) -> usize {
+        self.hold.seen.load(Ordering::SeqCst)
+    }
+
+    /// Requests waiting in it now.
+    pub fn held(&self) -> usize {
+        self.hold.held.load(Ordering::SeqCst)
+    }
+
+    /// Lets the held requests go on, and every later one through.
+    pub fn release(self) {
+        drop(self);
+    }
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        self.state.release(&self.hold);
     }
 }

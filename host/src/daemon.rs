@@ -37,7 +37,9 @@
 //! stopped plugin's metrics are unregistered once its last call is over.
 
 use crate::capability::metrics::PluginMetricsRegistry;
-use crate::dispatch::{Feed, LastError, Listener, PluginWorker, RetryPolicy, STOP_MARGIN, Stopped};
+use crate::dispatch::{
+    CacheSync, Feed, LastError, Listener, PluginWorker, RetryPolicy, STOP_MARGIN, Stopped,
+};
 use crate::informer::{InformerKey, Informers, ResolveError, SharedInformer};
 use crate::plugin::{LoadedPlugin, Subscription};
 use crate::store::ObjectReader;
@@ -152,6 +154,10 @@ pub struct PluginStatus {
     pub owner: Option<String>,
     /// Every listener's initial list handled.
     pub synced: bool,
+    /// Whether the caches of every kind it subscribes to are complete, so
+    /// its deliveries have started, or which it is waiting for (while
+    /// dispatching; `None` otherwise).
+    pub caches: Option<CacheSync>,
     /// Why the plugin is degraded (it skipped part of an initial list), if it is.
     pub degraded: Option<String>,
     /// One entry per subscription.
@@ -676,6 +682,7 @@ impl Daemon {
                     dispatching: entry.active.is_some(),
                     owner: None,
                     synced: entry.active.is_some() && subscriptions.iter().all(|s| s.synced),
+                    caches: entry.active.as_ref().map(|a| a.worker.cache_sync()),
                     degraded: subscriptions
                         .iter()
                         .find_map(|s| s.degraded.as_ref())

@@ -49,6 +49,7 @@ pub const HOST_FAMILIES: &[(&str, MetricType)] = &[
     ("herald_dispatching", MetricType::Gauge),
     ("herald_plugin_workers_abandoned", MetricType::Counter),
     ("herald_plugin_degraded", MetricType::Gauge),
+    ("herald_plugin_waiting_for_caches", MetricType::Gauge),
     ("herald_ready", MetricType::Gauge),
     // What plugins do (capability::audit).
     ("herald_plugin_api_requests", MetricType::Counter),

@@ -435,6 +435,9 @@ impl Subscription {
 
     /// Deliver at most one pending notification per object, merged while it
     /// waits: for level-triggered plugins that only need the latest state.
+    /// A merge never erases a change: an add then a delete arrives as the
+    /// delete (even though the add was never delivered), a delete then an
+    /// add as an update whose old and new may have different uids.
     pub fn coalesced(self) -> Self {
         self.delivery(Delivery::Coalesced)
     }

@@ -96,6 +96,9 @@ pub struct Listener {
     kind: GroupVersionKind,
     queue: Mutex<Queue>,
     signal: Arc<Signal>,
+    /// The informer's initial list (or a late join's snapshot) is all in
+    /// the buffer: the informer's cache is complete.
+    initial_list_received: AtomicBool,
     synced: AtomicBool,
     /// Why the plugin could not get through its initial list, once it
     /// skipped a notification of it.
@@ -143,6 +146,7 @@ impl Listener {
             kind,
             queue: Mutex::new(queue),
             signal,
+            initial_list_received: AtomicBool::new(false),
             synced: AtomicBool::new(false),
             degraded: Mutex::new(None),
             requeue_warned: AtomicBool::new(false),
@@ -211,10 +215,20 @@ impl Listener {
         }
     }
 
-    /// Buffers the end-of-initial-list marker.
+    /// Buffers the end-of-initial-list marker: the informer's cache now
+    /// holds its whole initial list.
     pub fn push_synced(&self) {
         self.lock().push_synced();
+        self.initial_list_received.store(true, Ordering::Release);
         self.signal.notify();
+    }
+
+    /// True once the informer's whole initial list (or a late join's
+    /// snapshot) is in the buffer, so its cache is complete (client-go's
+    /// informer `HasSynced`); the plugin may not have handled it yet
+    /// ([`has_synced`](Self::has_synced)).
+    pub fn initial_list_received(&self) -> bool {
+        self.initial_list_received.load(Ordering::Acquire)
     }
 
     /// Takes the next entry ready now, if any.

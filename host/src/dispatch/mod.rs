@@ -3,6 +3,7 @@
 //! deliveries they publish to.
 
 mod feed;
+mod gate;
 mod listener;
 mod notification;
 mod queue;
@@ -13,6 +14,7 @@ mod worker;
 pub use feed::{
     FEED_BUFFER, Feed, FeedEvent, MAX_WATCHERS, Outcome, Received, TooManyWatchers, Watcher,
 };
+pub use gate::CacheSync;
 pub use listener::{Listener, ListenerStats};
 pub use notification::Notification;
 pub use queue::{CoalescedQueue, Item, KeyBackoff, Queue, Retry};

@@ -63,16 +63,21 @@ impl Notification {
     }
 
     /// Merges a newer notification for the same key into this pending one, as
-    /// coalesced delivery does. `None` means the two cancel out (an add
-    /// followed by a delete before the plugin saw either).
-    pub fn coalesce(self, newer: Notification) -> Option<Notification> {
+    /// coalesced delivery does. Merging never erases a change: the result
+    /// always carries the newest state, so a key that changed while queued
+    /// is delivered at least once. An add followed by a delete is a delete
+    /// (carrying the last known state), even though the plugin never saw the
+    /// add: the level is "absent" and a controller must hear it to repair
+    /// what it owns. A delete followed by an add is an update whose old and
+    /// new states may belong to different objects (a re-creation: compare
+    /// their uids).
+    pub fn coalesce(self, newer: Notification) -> Notification {
         use Notification::{Add, Delete, Update};
-        Some(match (self, newer) {
+        match (self, newer) {
             (Add { initial, .. }, Update { new, .. }) => Add {
                 object: new,
                 initial,
             },
-            (Add { .. }, Delete { .. }) => return None,
             (
                 Update {
                     old, resync: r1, ..
@@ -85,14 +90,16 @@ impl Notification {
                 new,
                 resync: r1 && r2,
             },
-            (Update { .. }, delete @ Delete { .. }) => delete,
             (Delete { object: old, .. }, Add { object: new, .. }) => Update {
                 old,
                 new,
                 resync: false,
             },
+            // Add or update then delete, and the pairs an informer does not
+            // produce (an add or update after an update, anything after a
+            // delete but an add): the newer one, which holds the newest state.
             (_, newer) => newer,
-        })
+        }
     }
 }
 
@@ -108,29 +115,30 @@ mod tests {
         Arc::new(CachedObject::from_json(&json, "v1", "Pod", Transform::default()).unwrap())
     }
 
-    fn describe(n: Option<Notification>) -> String {
+    fn describe(n: Notification) -> String {
         match n {
-            None => "nothing".into(),
-            Some(Notification::Add { object, initial }) => {
+            Notification::Add { object, initial } => {
                 format!("add {} initial={initial}", object.resource_version())
             }
-            Some(Notification::Update { old, new, resync }) => format!(
+            Notification::Update { old, new, resync } => format!(
                 "update {}->{} resync={resync}",
                 old.resource_version(),
                 new.resource_version()
             ),
-            Some(Notification::Delete {
+            Notification::Delete {
                 object,
                 final_state_unknown,
-            }) => format!(
+            } => format!(
                 "delete {} unknown={final_state_unknown}",
                 object.resource_version()
             ),
         }
     }
 
+    /// Every pair of the merge table: the result always holds the newer
+    /// notification's state (the newest), so no change is erased.
     #[test]
-    fn coalescing_follows_the_merge_table() {
+    fn coalescing_merges_every_pair_and_erases_nothing() {
         let add = |rv, initial| Notification::Add {
             object: obj(rv),
             initial,
@@ -144,29 +152,50 @@ mod tests {
             object: obj(rv),
             final_state_unknown: unknown,
         };
-        assert_eq!(
-            describe(add(1, true).coalesce(update(1, 2, false))),
-            "add 2 initial=true"
-        );
-        assert_eq!(
-            describe(update(1, 2, false).coalesce(update(2, 3, false))),
-            "update 1->3 resync=false"
-        );
-        assert_eq!(
-            describe(update(1, 1, true).coalesce(update(1, 1, true))),
-            "update 1->1 resync=true"
-        );
-        assert_eq!(
-            describe(add(1, false).coalesce(delete(2, false))),
-            "nothing"
-        );
-        assert_eq!(
-            describe(update(1, 2, false).coalesce(delete(3, true))),
-            "delete 3 unknown=true"
-        );
-        assert_eq!(
-            describe(delete(3, false).coalesce(add(4, false))),
-            "update 3->4 resync=false"
-        );
+        let table = [
+            (add(1, true), update(1, 2, false), "add 2 initial=true"),
+            (add(1, false), delete(2, false), "delete 2 unknown=false"),
+            (add(1, true), delete(2, true), "delete 2 unknown=true"),
+            (add(1, false), add(2, false), "add 2 initial=false"),
+            (
+                update(1, 2, false),
+                update(2, 3, false),
+                "update 1->3 resync=false",
+            ),
+            (
+                update(1, 1, true),
+                update(1, 1, true),
+                "update 1->1 resync=true",
+            ),
+            (
+                update(1, 1, true),
+                update(1, 2, false),
+                "update 1->2 resync=false",
+            ),
+            (
+                update(1, 2, false),
+                delete(3, true),
+                "delete 3 unknown=true",
+            ),
+            (update(1, 2, false), add(3, false), "add 3 initial=false"),
+            (delete(3, false), add(4, false), "update 3->4 resync=false"),
+            (delete(3, false), delete(4, true), "delete 4 unknown=true"),
+            (
+                delete(3, false),
+                update(3, 4, false),
+                "update 3->4 resync=false",
+            ),
+        ];
+        for (pending, newer, merged) in table {
+            let newest = newer.object().resource_version().to_string();
+            let what = format!("{} + {}", pending.kind(), newer.kind());
+            let result = pending.coalesce(newer);
+            assert_eq!(
+                result.object().resource_version(),
+                newest,
+                "{what}: the newest state"
+            );
+            assert_eq!(describe(result), merged, "{what}");
+        }
     }
 }

@@ -153,9 +153,8 @@ pub struct CoalescedQueue {
 
 #[derive(Debug)]
 struct Entry {
-    /// `None` when merges cancelled it out (a ready key keeps its slot, so
-    /// `ready` never holds a key twice).
-    notification: Option<Notification>,
+    /// The pending notification, merged with every newer one.
+    notification: Notification,
     /// Waiting: not ready before this instant.
     not_before: Option<Instant>,
     /// The notification was handled already and is here again because the
@@ -237,7 +236,8 @@ impl Queue {
         }
     }
 
-    /// Entries held, including markers and cancelled slots (for bounds checks).
+    /// Entries held, including the end-of-initial-list marker (for bounds
+    /// checks).
     pub fn slots(&self) -> usize {
         match self {
             Queue::EveryEvent(items) => items.len(),
@@ -256,42 +256,28 @@ impl Queue {
     }
 }
 
-fn is_initial(notification: &Option<Notification>) -> bool {
-    matches!(notification, Some(Notification::Add { initial: true, .. }))
-}
-
 impl CoalescedQueue {
-    fn count(&mut self, notification: &Option<Notification>, sign: isize) {
-        let apply = |n: &mut usize, yes: bool| {
-            if yes {
-                *n = n.wrapping_add_signed(sign);
-            }
-        };
-        apply(&mut self.live, notification.is_some());
-        apply(&mut self.initial, is_initial(notification));
+    /// Counts `notification` in (`sign` 1) or out (`sign` -1) of the queue.
+    fn count(&mut self, notification: &Notification, sign: isize) {
+        self.live = self.live.wrapping_add_signed(sign);
+        if matches!(notification, Notification::Add { initial: true, .. }) {
+            self.initial = self.initial.wrapping_add_signed(sign);
+        }
     }
 
     /// Sets `key`'s entry to `notification`, ready at once, creating it if
-    /// needed; a waiting entry leaves `waiting`. An entry cancelled out while
-    /// waiting is removed (it has no slot in `ready` to keep).
-    fn put_ready(&mut self, key: String, notification: Option<Notification>, handled: bool) {
+    /// needed; a waiting entry leaves `waiting`.
+    fn put_ready(&mut self, key: String, notification: Notification, handled: bool) {
         self.count(&notification, 1);
         match self.entries.get_mut(&key) {
             Some(entry) => {
-                let old = entry.notification.take();
+                let old = std::mem::replace(&mut entry.notification, notification);
                 let waited = entry.not_before.take();
-                entry.notification = notification;
                 entry.handled = handled;
-                let cancelled = entry.notification.is_none();
                 self.count(&old, -1);
                 if let Some(at) = waited {
                     self.waiting.remove(&(at, key.clone()));
-                    if cancelled {
-                        self.entries.remove(&key);
-                        self.failures.remove(&key);
-                    } else {
-                        self.ready.push_back(Slot::Key(key));
-                    }
+                    self.ready.push_back(Slot::Key(key));
                 }
             }
             None => {
@@ -310,7 +296,6 @@ impl CoalescedQueue {
 
     /// Makes `key` (not in the queue) wait with `notification` until `at`.
     fn put_waiting(&mut self, key: String, notification: Notification, at: Instant, handled: bool) {
-        let notification = Some(notification);
         self.count(&notification, 1);
         self.waiting.insert((at, key.clone()));
         self.entries.insert(
@@ -325,19 +310,12 @@ impl CoalescedQueue {
 
     fn push(&mut self, notification: Notification) {
         let key = notification.object().key();
-        let merged = match self.entries.get_mut(&key) {
+        let merged = match self.entries.get(&key) {
             // Not handled yet: merged with what is pending.
-            Some(entry) if !entry.handled => {
-                let pending = entry.notification.take();
-                self.count(&pending, -1);
-                match pending {
-                    Some(pending) => pending.coalesce(notification),
-                    None => Some(notification),
-                }
-            }
+            Some(entry) if !entry.handled => entry.notification.clone().coalesce(notification),
             // New, or handled already (a requeue): the newer notification
             // says what changed since, and replaces it.
-            _ => Some(notification),
+            _ => notification,
         };
         self.put_ready(key, merged, false);
     }
@@ -369,20 +347,13 @@ impl CoalescedQueue {
                 // for them, other keys do not.
                 Slot::Synced => self.synced_held = true,
                 Slot::Key(key) => {
+                    // Every ready slot has its entry: entries leave only here.
                     let Some(entry) = self.entries.remove(&key) else {
                         continue;
                     };
                     self.count(&entry.notification, -1);
-                    match entry.notification {
-                        Some(notification) => {
-                            self.in_flight = Some((key, entry.handled));
-                            return Some(Item::Notify(notification));
-                        }
-                        // Cancelled out: nothing to deliver, nothing to remember.
-                        None => {
-                            self.failures.remove(&key);
-                        }
-                    }
+                    self.in_flight = Some((key, entry.handled));
+                    return Some(Item::Notify(entry.notification));
                 }
             }
         }
@@ -418,16 +389,13 @@ impl CoalescedQueue {
             self.failures.remove(&key);
             return Retry::GiveUp { failures };
         }
-        match self.entries.get_mut(&key) {
+        match self.entries.get(&key) {
             Some(entry) => {
                 // A newer notification came during the call; it is ready.
+                // A requeued notification was handled once already: the
+                // newer one stands alone.
                 if !handled {
-                    let newer = entry.notification.take();
-                    self.count(&newer, -1);
-                    let merged = match newer {
-                        Some(newer) => notification.coalesce(newer),
-                        None => Some(notification),
-                    };
+                    let merged = notification.coalesce(entry.notification.clone());
                     self.put_ready(key, merged, false);
                 }
                 Retry::Merged { failures }
@@ -858,7 +826,19 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn a_waiting_add_cancelled_by_a_delete_leaves_nothing_behind() {
+    fn an_add_then_a_delete_while_queued_is_delivered_as_the_delete() {
+        // The two must not cancel out: a controller that created
+        // the object must hear that it is gone to put it back.
+        let mut queue = Queue::coalesced();
+        let now = Instant::now();
+        queue.push(add("a", 1, false));
+        queue.push(delete("a", 2));
+        assert_eq!(queue.depth(), 1);
+        assert_eq!(drain(&mut queue, now), ["delete a@2"]);
+    }
+
+    #[test]
+    fn a_waiting_add_followed_by_a_delete_delivers_the_delete_at_once() {
         let backoff = KeyBackoff::default();
         let mut queue = Queue::coalesced();
         let now = Instant::now();
@@ -866,8 +846,11 @@ pub(super) mod tests {
         let n = pop(&mut queue, now);
         coalesced(&mut queue).failed(n, now, &backoff);
         queue.push(delete("a", 2));
-        assert_eq!((queue.depth(), queue.slots()), (0, 0));
-        assert_eq!(coalesced(&mut queue).failures("n/a"), 0);
+        assert_eq!((queue.depth(), queue.delayed()), (1, 0));
+        let n = pop(&mut queue, now);
+        assert_eq!(describe(Item::Notify(n.clone())), "delete a@2");
+        assert_eq!(coalesced(&mut queue).handled(n, None), 1, "forgotten");
+        assert_eq!(queue.slots(), 0);
         assert!(queue.pop(now + Duration::from_secs(1)).is_none());
     }
 
@@ -903,8 +886,7 @@ pub(super) mod tests {
         let n = pop(&mut queue, now);
         coalesced(&mut queue).handled(n, Some(now + Duration::from_secs(60)));
         queue.push(delete("a", 2));
-        // The plugin handled the add: it must see the delete (merging would
-        // have cancelled the two out), and only once.
+        // The plugin handled the add: it sees the delete, and only once.
         assert_eq!(drain(&mut queue, now), ["delete a@2"]);
         assert!(queue.pop(now + Duration::from_secs(61)).is_none());
 
@@ -1007,7 +989,9 @@ pub(super) mod tests {
         coalesced(&mut queue).failed(a, now, &backoff);
         assert!(queue.pop(now).is_none());
         queue.push(delete("a", 2));
-        assert_eq!(drain(&mut queue, now), ["synced"]);
+        // The delete is no longer part of the initial list: the marker
+        // passes, then the delete is delivered.
+        assert_eq!(drain(&mut queue, now), ["synced", "delete a@2"]);
     }
 
     #[test]

@@ -23,6 +23,10 @@
 //!
 //! # Guarantees
 //!
+//! - No call before the plugin's caches are complete: the first delivery
+//!   waits until every listener's informer has its initial list in (see
+//!   [`super::gate`]), so a handler's cache reads of any kind it
+//!   subscribes to see the whole initial list.
 //! - One call at a time: a key is never delivered twice concurrently.
 //! - Every-event listeners: notifications reach the plugin in the order the
 //!   informer distributed them. A failed call (handler error or fault) is
@@ -71,6 +75,7 @@
 //!   (see [`Feed::publish`]).
 
 use super::feed::{Feed, FeedEvent, Outcome};
+use super::gate::{CacheGate, CacheSync, Opened};
 use super::listener::Listener;
 use super::notification::Notification;
 use super::queue::{Item, KeyBackoff, Retry, exponential, later};
@@ -194,6 +199,8 @@ struct Dispatch {
     feed: Option<Arc<Feed>>,
     /// Whether other plugins' tasks may be waiting for a pool thread.
     demand: Arc<Demand>,
+    /// Holds the first delivery until every listener's cache is complete.
+    caches: CacheGate,
     clock: Clock,
 }
 
@@ -308,6 +315,15 @@ impl PluginWorker {
     /// The plugin's last failure.
     pub fn last_error(&self) -> Option<LastError> {
         self.shared.dispatch.last_error()
+    }
+
+    /// Whether the plugin's caches are complete, so its deliveries have
+    /// started, or what they are waiting for (see [`super::gate`]).
+    pub fn cache_sync(&self) -> CacheSync {
+        let dispatch = &self.shared.dispatch;
+        dispatch
+            .caches
+            .status(&dispatch.listeners(), dispatch.now())
     }
 
     /// Stops the worker: with `drain_until`, after delivering what is
@@ -451,6 +467,7 @@ impl Dispatch {
         demand: Arc<Demand>,
         clock: Clock,
     ) -> Self {
+        let caches = CacheGate::new(clock());
         Dispatch {
             name,
             listeners: RwLock::new(Vec::new()),
@@ -461,6 +478,7 @@ impl Dispatch {
             last_error: Mutex::new(None),
             feed,
             demand,
+            caches,
             clock,
         }
     }
@@ -536,6 +554,10 @@ impl Dispatch {
     /// Takes the next ready entry, visiting listeners round-robin, and
     /// delivers it.
     async fn step(&self, calls: &mut impl Calls, cursor: &mut Cursor) -> Step {
+        if !self.caches_synced() {
+            // A listener's initial list coming in wakes the worker.
+            return Step::Idle(None);
+        }
         let Some((listener, item)) = self.next_item(&mut cursor.next_listener, self.now()) else {
             return Step::Idle(self.next_ready_at());
         };
@@ -575,6 +597,23 @@ impl Dispatch {
             }
         }
         Step::Worked
+    }
+
+    /// Whether every listener's cache is complete, so deliveries may start.
+    fn caches_synced(&self) -> bool {
+        let listeners = self.listeners.read().unwrap_or_else(|e| e.into_inner());
+        match self.caches.open(&listeners, self.now()) {
+            Opened::Already => true,
+            Opened::No => false,
+            Opened::Now(waited) => {
+                tracing::debug!(
+                    plugin = %self.name,
+                    waited_ms = u64::try_from(waited.as_millis()).unwrap_or(u64::MAX),
+                    "caches synced; deliveries start"
+                );
+                true
+            }
+        }
     }
 
     /// Takes the next item ready at `now`, visiting listeners round-robin.
@@ -1072,7 +1111,15 @@ mod tests {
         )
     }
 
+    /// A listener of an informer whose initial list is in (and empty).
     fn listener(dispatch: &Dispatch, delivery: Delivery) -> Arc<Listener> {
+        let listener = joining(dispatch, delivery);
+        listener.push_synced();
+        listener
+    }
+
+    /// A listener of an informer still listing: its initial list is to come.
+    fn joining(dispatch: &Dispatch, delivery: Delivery) -> Arc<Listener> {
         let subscription = Subscription {
             kind: Gvk::new("", "v1", "Pod"),
             namespace: None,
@@ -1203,7 +1250,7 @@ mod tests {
             ..RetryPolicy::default()
         };
         let dispatch = dispatch_with(retry, &clock);
-        let pods = listener(&dispatch, Delivery::Coalesced);
+        let pods = joining(&dispatch, Delivery::Coalesced);
         let mut script = Script {
             failing: HashSet::from(["n/a".to_owned()]),
             ..Script::default()
@@ -1237,10 +1284,51 @@ mod tests {
     }
 
     #[test]
+    fn nothing_is_delivered_until_every_listeners_initial_list_is_in() {
+        let clock = ManualClock::new();
+        let dispatch = dispatch_with(RetryPolicy::default(), &clock);
+        let pods = joining(&dispatch, Delivery::EveryEvent);
+        let namespaces = joining(&dispatch, Delivery::Coalesced);
+        let mut script = Script::default();
+        let mut cursor = Cursor::default();
+        let t0 = clock.now();
+        pods.push(add("a", 1, true));
+        pods.push_synced();
+        pods.push(add("b", 1, false));
+        namespaces.push(add("n", 1, true));
+        clock.set(t0 + 40 * MS);
+        assert_eq!(
+            settle(&dispatch, &mut script, &mut cursor),
+            (Vec::new(), None),
+            "the Pods are in, the Namespaces still listing"
+        );
+        let waiting = dispatch
+            .caches
+            .status(&dispatch.listeners(), dispatch.now());
+        assert_eq!(
+            (waiting.synced, waiting.waiting_for, waiting.waited_ms),
+            (false, vec!["pods".to_owned()], 40),
+            "both listeners are for pods in this test; the second is the one waited for"
+        );
+        namespaces.push_synced();
+        clock.set(t0 + 50 * MS);
+        let (calls, _) = settle(&dispatch, &mut script, &mut cursor);
+        assert_eq!(calls, ["add n/a@1", "add n/n@1", "add n/b@1"]);
+        let synced = dispatch
+            .caches
+            .status(&dispatch.listeners(), dispatch.now());
+        assert_eq!(
+            (synced.synced, synced.waiting_for, synced.waited_ms),
+            (true, Vec::new(), 50)
+        );
+        assert!(pods.has_synced() && namespaces.has_synced());
+    }
+
+    #[test]
     fn requeue_after_delivers_the_key_again_after_its_delay_unless_a_newer_event_comes_first() {
         let clock = ManualClock::new();
         let dispatch = dispatch_with(RetryPolicy::default(), &clock);
-        let pods = listener(&dispatch, Delivery::Coalesced);
+        let pods = joining(&dispatch, Delivery::Coalesced);
         let mut script = Script {
             requeue: HashMap::from([("n/a".to_owned(), 30 * MS)]),
             ..Script::default()

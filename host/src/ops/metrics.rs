@@ -2,7 +2,7 @@
 //! informers, listeners and plugin loader keep (nothing on the hot path but
 //! atomic adds and one histogram observation per call).
 
-use crate::daemon::Daemon;
+use crate::daemon::{Daemon, PluginStatus};
 use crate::dispatch::Listener;
 use crate::informer::{EVENT_TYPES, SharedInformer};
 use crate::plugin::FaultKind;
@@ -371,15 +371,25 @@ impl Collector for HeraldCollector {
             MetricType::Counter,
             &[(none.clone(), abandoned as f64)],
         )?;
-        let degraded: Vec<(Labels, f64)> = self
-            .daemon
-            .status()
-            .into_iter()
-            .map(|status| {
-                let value = if status.degraded.is_some() { 1.0 } else { 0.0 };
-                (vec![("plugin", status.name)], value)
-            })
-            .collect();
+        let statuses = self.daemon.status();
+        let flag = |set: fn(&PluginStatus) -> bool| -> Vec<(Labels, f64)> {
+            statuses
+                .iter()
+                .map(|status| {
+                    let value = if set(status) { 1.0 } else { 0.0 };
+                    (vec![("plugin", status.name.clone())], value)
+                })
+                .collect()
+        };
+        let degraded = flag(|status| status.degraded.is_some());
+        let waiting = flag(|status| status.caches.as_ref().is_some_and(|c| !c.synced));
+        family(
+            &mut encoder,
+            "herald_plugin_waiting_for_caches",
+            "1 while a dispatching plugin's first delivery waits for a cache it subscribes to to have its initial list.",
+            MetricType::Gauge,
+            &waiting,
+        )?;
         family(
             &mut encoder,
             "herald_plugin_degraded",

@@ -11,6 +11,7 @@ mod daemon;
 mod deploy;
 mod egress;
 mod fault_matrix;
+mod guarantees;
 mod hostile;
 mod identity;
 mod indexes;

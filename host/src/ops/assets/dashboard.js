@@ -66,6 +66,7 @@ const openLogs = new Set();
 function pluginState(plugin, dispatching) {
   if (plugin.degraded) return ["degraded", "bad"];
   if (!plugin.dispatching) return [dispatching ? "starting" : "standing by", ""];
+  if (plugin.caches && !plugin.caches.synced) return ["waiting for caches", "warn"];
   if (!plugin.synced) return ["initial list", "warn"];
   if (plugin.lastError && !plugin.lastError.skipped) return ["retrying", "warn"];
   return ["running", "ok"];
@@ -117,6 +118,10 @@ function renderPlugins(snapshot) {
         `revision ${plugin.sha256.slice(0, 12)} · loaded ${ago(plugin.since)} · owner `,
         h("strong", {}, snapshot.replica.identity || "this replica"),
         plugin.dispatching ? " (dispatching)" : " (standing by)"),
+      plugin.caches && !plugin.caches.synced && h("div", { class: "meta", dataset: { waiting: "caches" } },
+        "no delivery until these caches have their initial list: ",
+        h("code", {}, plugin.caches.waitingFor.join(", ")),
+        ` (waiting ${duration(plugin.caches.waitedMs * 1000)})`),
       h("div", { class: "stats" },
         stat("delivered/s", rate(per("delivered")), sum.delivered + " total"),
         stat("failed/s", rate(per("failed")), sum.failed + " total", sum.failed > 0),
