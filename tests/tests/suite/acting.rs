@@ -705,7 +705,10 @@ async fn a_throttled_call_goes_back_to_the_plugin_and_is_never_retried_by_the_ho
     let rule = config_map_rule(&["get"], &["*"]);
     let actor = Actor::start(std::slice::from_ref(&rule), &[], grants(&[&rule])).await;
     let Some(faults) = actor.cluster.faults() else {
-        return; // a real cluster cannot be told to throttle
+        return herald_tests::skip(
+            "a_throttled_call_goes_back_to_the_plugin_and_is_never_retried_by_the_host",
+            "a real cluster cannot be told to throttle",
+        );
     };
     let ns = actor.namespace().to_owned();
     // One 429: a client that retried it would get the second answer

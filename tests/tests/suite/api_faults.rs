@@ -113,11 +113,12 @@ async fn drop_open_watches(faults: &Faults) {
     faults.drop_watches();
 }
 
-/// The cluster's fault injector, or `None` (and a note) on a real cluster.
+/// The cluster's fault injector, or `None` on a real cluster, where the
+/// test skips only if skipping is allowed ([`herald_tests::skip`]).
 fn faults_of(cluster: &TestCluster, test: &str) -> Option<Faults> {
     let faults = cluster.faults();
     if faults.is_none() {
-        eprintln!("{test}: skipped, needs the embedded API server's fault injection");
+        herald_tests::skip(test, "it needs the embedded API server's fault injection");
     }
     faults
 }

@@ -1,5 +1,7 @@
 //! Shared informer semantics (client-go's SharedInformer), each against the
-//! embedded API server through the real kube-rs client.
+//! embedded API server through the real kube-rs client. The one that needs
+//! the server's fault injection fails on a real cluster unless skipping is
+//! allowed ([`herald_tests::skip`]).
 
 use super::cluster::TestCluster;
 use super::recording::{Recording, Seen, config_maps, informer, informers};
@@ -198,8 +200,11 @@ async fn resync_reaches_only_the_listener_that_asked_for_it() {
 async fn deletes_missed_while_disconnected_arrive_as_tombstones_after_a_relist() {
     let cluster = TestCluster::start().await;
     let Some(faults) = cluster.faults() else {
-        eprintln!("skipping: needs the embedded API server's fault injection");
-        return;
+        herald_tests::skip(
+            "deletes missed while disconnected",
+            "it needs the embedded API server's fault injection",
+        );
+        return cluster.cleanup().await;
     };
     let informers = informers(cluster.client.clone());
     let mut subscription = config_maps(&cluster.namespace);

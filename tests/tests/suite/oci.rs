@@ -322,6 +322,27 @@ impl Rig {
         .await
     }
 
+    /// Polls that found their reference unchanged so far (what
+    /// `herald_plugin_source_pulls{outcome="unchanged"}` exposes).
+    fn unchanged_polls(&self) -> u64 {
+        self.stats.source_unchanged.load(Ordering::SeqCst)
+    }
+
+    /// Waits until `polls` more polls than `since` found their reference
+    /// unchanged.
+    async fn polled(&self, since: u64, polls: u64) {
+        let wait = self
+            .files
+            .wait_for(|_| (self.unchanged_polls() >= since + polls).then_some(()));
+        if tokio::time::timeout(PATIENCE, wait).await.is_err() {
+            panic!(
+                "{} of the {polls} polls awaited (after {since}) happened; statuses: {:#?}",
+                self.unchanged_polls().saturating_sub(since),
+                self.files.snapshot()
+            );
+        }
+    }
+
     async fn finish(mut self) {
         self.unfollow().await;
         self.cluster.cleanup().await;
@@ -381,22 +402,32 @@ async fn a_moved_tag_is_swapped_in_and_a_digest_pin_stays() {
 
     let rig = Rig::start(&[tag.clone(), pinned.clone()]).await;
     rig.running(&tag, &v1).await;
-    rig.running(&pinned, &named_v1).await;
+    let pin = rig.running(&pinned, &named_v1).await;
 
     // Both tags move; only the followed one is swapped.
     let moved = push(&tag, v2.clone()).await;
     push(&named_tag, version(artifacts::NAMED_NOOP, "2")).await;
+    let both_moved = rig.unchanged_polls();
     let swapped = rig.running(&tag, &v2).await;
     assert_eq!(
         swapped.source.unwrap().manifest_digest.as_deref(),
         Some(moved.manifest_digest.as_str())
     );
-    // Several polls later, the pin still runs its version.
-    tokio::time::sleep(Duration::from_millis(2500)).await;
+    // Two more polls after both tags moved (only the tag is polled: a pin
+    // is pulled once), and the pin still runs its version, never checked
+    // or pulled again.
+    rig.polled(both_moved, 2).await;
     let still = rig.running(&pinned, &named_v1).await;
     assert_eq!(
-        still.source.unwrap().manifest_digest,
+        still.source.as_ref().unwrap().manifest_digest,
         Some(first.manifest_digest)
+    );
+    assert_eq!(still.source, pin.source, "the pin was left alone");
+    assert_eq!(still.loaded_at, pin.loaded_at, "the pin was not reloaded");
+    assert_eq!(
+        rig.stats.source_pulls.load(Ordering::SeqCst),
+        3,
+        "pulled: the tag's two versions and the pin's one"
     );
     rig.finish().await;
 }
