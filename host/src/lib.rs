@@ -41,6 +41,7 @@ pub mod source;
 pub mod store;
 pub mod telemetry;
 pub mod text;
+pub mod throttle;
 pub mod units;
 pub mod wit;
 pub mod yaml;

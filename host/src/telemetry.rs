@@ -39,6 +39,7 @@ pub const HOST_FAMILIES: &[(&str, MetricType)] = &[
     ("herald_handler_duration_seconds", MetricType::Histogram),
     // Plugins and the process.
     ("herald_plugin_log_lines_suppressed", MetricType::Counter),
+    ("herald_plugin_output_bytes_dropped", MetricType::Counter),
     ("herald_plugin_reloads", MetricType::Counter),
     ("herald_plugin_unloads", MetricType::Counter),
     ("herald_plugin_load_errors", MetricType::Counter),

@@ -7,7 +7,7 @@ use super::events::EventStats;
 use super::http::EgressStats;
 use super::kube::KubeStats;
 use super::log::LogRate;
-use super::log::throttle::{Admit, Throttle};
+use crate::throttle::{Admit, Throttle};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::DescriptorEncoder;
 use prometheus_client::metrics::MetricType;

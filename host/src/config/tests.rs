@@ -533,3 +533,37 @@ fn an_error_stays_on_one_line_whatever_the_file_holds() {
         assert!(!err.to_string().contains(char::is_control), "{err:?}");
     }
 }
+
+#[test]
+fn a_sidecar_may_lower_a_plugins_api_rate_but_not_raise_it() {
+    let rate = |config: &str, sidecar: &str| {
+        let settings = Config::parse(config, "herald.yaml")
+            .unwrap()
+            .plugin_settings();
+        let sidecar = settings.parse_sidecar(sidecar, "x.yaml").unwrap();
+        let rate = settings.grants_for("x", Some(&sidecar)).rate_limit;
+        (rate.qps, rate.burst)
+    };
+    // Lower than the default (5/s, burst 10): applies.
+    assert_eq!(rate("{}", "rateLimit: {qps: 1, burst: 2}\n"), (1.0, 2));
+    // Higher: capped at the operator's.
+    assert_eq!(
+        rate("{}", "rateLimit: {qps: 500, burst: 1000}\n"),
+        (5.0, 10)
+    );
+    assert_eq!(
+        rate(
+            "plugins:\n  x:\n    rateLimit: {qps: 20, burst: 40}\n",
+            "rateLimit: {qps: 50, burst: 4}\n"
+        ),
+        (20.0, 4)
+    );
+    // Where sidecars may grant, a sidecar's rate is the operator's word.
+    assert_eq!(
+        rate(
+            "pluginFiles:\n  sidecarGrants: true\n",
+            "rateLimit: {qps: 50, burst: 100}\n"
+        ),
+        (50.0, 100)
+    );
+}

@@ -85,6 +85,7 @@ use crate::plugin::HandlerCall;
 use crate::plugin::{
     Busy, CallError, Delivery, Demand, EventContext, Handled, LoadedPlugin, PluginInstance, idle,
 };
+use crate::throttle::{Admit, Throttle};
 use serde::Serialize;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -99,6 +100,12 @@ use tracing::Instrument;
 /// the host's own cost per no-op delivery rose by a fifth (B1.a1); at 1024
 /// a no-op plugin yields about every 2 ms, so time ends most slices.
 pub const SLICE_CALLS: u32 = 1024;
+
+/// Sustained rate of the host's log lines about one plugin's failed calls.
+pub const FAILURE_LINES_PER_SECOND: u64 = 10;
+/// Lines about one plugin's failed calls logged at once before the rate
+/// applies.
+pub const FAILURE_LINES_BURST: u64 = 100;
 
 /// How failed calls are retried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -201,6 +208,10 @@ struct Dispatch {
     demand: Arc<Demand>,
     /// Holds the first delivery until every listener's cache is complete.
     caches: CacheGate,
+    /// Bounds the host's lines about this plugin's failed calls, which
+    /// carry its error text: counters and the last error see every failure,
+    /// the log at most [`FAILURE_LINES_PER_SECOND`].
+    failure_lines: Throttle,
     clock: Clock,
 }
 
@@ -469,6 +480,7 @@ impl Dispatch {
     ) -> Self {
         let caches = CacheGate::new(clock());
         Dispatch {
+            failure_lines: Throttle::new(FAILURE_LINES_PER_SECOND, FAILURE_LINES_BURST),
             name,
             listeners: RwLock::new(Vec::new()),
             signal: Arc::new(Signal::default()),
@@ -880,6 +892,25 @@ impl Dispatch {
         let plugin = &*self.name;
         let fault = err.fault().map(|f| f.as_str()).unwrap_or("handler-error");
         let resource = listener.resource();
+        *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(LastError {
+            message: err.to_string(),
+            notification: format!("{event} {key}"),
+            at: SystemTime::now(),
+            skipped: retry_in.is_none(),
+        });
+        match self.failure_lines.admit(1, Instant::now()) {
+            Admit::Drop => return,
+            Admit::Pass { summary: None } => {}
+            Admit::Pass {
+                summary: Some(dropped),
+            } => tracing::warn!(
+                plugin,
+                dropped,
+                "{dropped} lines about failed calls of this plugin were not logged (over \
+                 {FAILURE_LINES_PER_SECOND} per second); herald_notifications_retried_total and \
+                 herald_notifications_skipped_total count every one"
+            ),
+        }
         match retry_in {
             None => tracing::error!(
                 plugin,
@@ -901,12 +932,6 @@ impl Dispatch {
                 "plugin call failed, will retry: {err}"
             ),
         }
-        *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(LastError {
-            message: err.to_string(),
-            notification: format!("{event} {key}"),
-            at: SystemTime::now(),
-            skipped: retry_in.is_none(),
-        });
     }
 
     /// Sleeps for `delay` unless the worker is told to stop; false if it was.

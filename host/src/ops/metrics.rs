@@ -262,23 +262,31 @@ impl Collector for HeraldCollector {
                     .encode(metric.encode_family(&labels)?)?;
             }
         }
-        let suppressed: Vec<(Labels, f64)> = self
-            .daemon
-            .plugins()
-            .iter()
-            .map(|plugin| {
-                (
-                    vec![("plugin", plugin.name().to_owned())],
-                    plugin.context().logger.suppressed_total() as f64,
-                )
-            })
-            .collect();
+        let plugins = self.daemon.plugins();
+        let per_plugin = |read: fn(&crate::capability::log::PluginLogger) -> u64| {
+            plugins
+                .iter()
+                .map(|plugin| {
+                    (
+                        vec![("plugin", plugin.name().to_owned())],
+                        read(&plugin.context().logger) as f64,
+                    )
+                })
+                .collect::<Vec<(Labels, f64)>>()
+        };
         family(
             &mut encoder,
             "herald_plugin_log_lines_suppressed",
             "Plugin log lines dropped by the per-plugin rate limit.",
             MetricType::Counter,
-            &suppressed,
+            &per_plugin(|logger| logger.suppressed_total()),
+        )?;
+        family(
+            &mut encoder,
+            "herald_plugin_output_bytes_dropped",
+            "Bytes a plugin wrote to stdout or stderr over its byte rate, dropped before they became log lines.",
+            MetricType::Counter,
+            &per_plugin(|logger| logger.output_bytes_dropped()),
         )?;
 
         let loader = &self.loader;

@@ -386,12 +386,30 @@ impl PluginSettings {
                 .and_then(|e| e.mode)
                 .or(sidecar.and_then(|s| s.mode))
                 .unwrap_or_default(),
-            rate_limit: entry
-                .and_then(|e| e.rate_limit)
-                .or(sidecar.and_then(|s| s.rate_limit))
-                .unwrap_or_default(),
+            rate_limit: self.rate_limit_for(entry.and_then(|e| e.rate_limit), sidecar),
             http: grants.http,
             all_declared: false,
+        }
+    }
+
+    /// The API rate of a plugin: the operator's (its entry's, else the
+    /// default). A sidecar's rate replaces it only where the entry sets
+    /// none, and, unless sidecars may grant (`pluginFiles.sidecarGrants`),
+    /// only to lower it: whoever writes the plugin directory may slow a
+    /// plugin down, not let it hit the API server harder.
+    fn rate_limit_for(
+        &self,
+        operator: Option<crate::capability::rate::RateLimit>,
+        sidecar: Option<&Sidecar>,
+    ) -> crate::capability::rate::RateLimit {
+        let base = operator.unwrap_or_default();
+        match sidecar.and_then(|s| s.rate_limit) {
+            Some(asked) if operator.is_none() && self.sidecar_grants => asked,
+            Some(asked) => crate::capability::rate::RateLimit {
+                qps: asked.qps.min(base.qps),
+                burst: asked.burst.min(base.burst),
+            },
+            None => base,
         }
     }
 

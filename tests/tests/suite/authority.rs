@@ -309,6 +309,51 @@ async fn secrets_are_read_only_through_a_grant_naming_them() {
             .requests("kube-actor", "get", "not-granted"),
         1
     );
+
+    // A write grant is not a read grant: the answer to a write on a Secret
+    // says which object was written, never its data.
+    let write_secrets =
+        json!({"verbs": ["create", "patch"], "group": "", "kind": "Secret", "namespaces": ["*"]});
+    let grants = Grants {
+        writes: vec![granted(&write_secrets)],
+        ..Grants::default()
+    };
+    let writer = Actor::start(std::slice::from_ref(&write_secrets), &[], grants).await;
+    let ns = writer.namespace().to_owned();
+    let secret = json!({"kind": "Secret", "namespace": ns, "name": "db"});
+    let body = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db"},
+                      "data": {"password": "aHVudGVyMg=="}})
+    .to_string();
+    let created = writer
+        .run(command(&secret, json!({"verb": "create", "body": body})))
+        .await;
+    assert_eq!(outcome(&created[0]), "ok", "{created:?}");
+    assert!(
+        created[0].ends_with("fields=apiVersion,kind,metadata"),
+        "{created:?}"
+    );
+    // An empty merge patch answers with the whole object, were it returned.
+    let patched = writer
+        .run(command(
+            &secret,
+            json!({"verb": "patch", "patchType": "merge", "body": "{}"}),
+        ))
+        .await;
+    assert_eq!(outcome(&patched[0]), "ok", "{patched:?}");
+    assert!(
+        patched[0].ends_with("fields=apiVersion,kind,metadata"),
+        "{patched:?}"
+    );
+    let stored: k8s_openapi::api::core::v1::Secret =
+        Api::namespaced(writer.cluster.client.clone(), &ns)
+            .get("db")
+            .await
+            .unwrap();
+    assert!(
+        stored
+            .data
+            .is_some_and(|data| data.contains_key("password"))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

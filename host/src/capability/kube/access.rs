@@ -5,9 +5,11 @@
 
 use super::request::{ApiRequest, KubeError, Operation, Target};
 use super::rules::{WriteRule, permits};
+use super::shadow::Values;
 use crate::capability::rate::{RateLimit, TokenBucket};
 use crate::capability::reads::{Read, Reads};
 use crate::capability::{AuditLog, ClusterAccess, Mode};
+use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -107,18 +109,24 @@ impl KubeAccess {
             self.audit(&request, &Err(error.clone()), None, false);
             return Err(error);
         }
-        if matches!(request.operation, Operation::Get) {
-            let read = Read {
-                group: &request.target.gvk.group,
-                kind: &request.target.gvk.kind,
-                namespace: request.target.namespace.as_deref(),
-            };
-            if self.reads.allows(&read).is_none() {
-                let error = KubeError::NotGranted(self.reads.refusal(&self.plugin, &read));
-                self.audit(&request, &Err(error.clone()), None, false);
-                return Err(error);
-            }
+        let read = Read {
+            group: &request.target.gvk.group,
+            kind: &request.target.gvk.kind,
+            namespace: request.target.namespace.as_deref(),
+        };
+        let readable = self.reads.allows(&read).is_some();
+        if matches!(request.operation, Operation::Get) && !readable {
+            let error = KubeError::NotGranted(self.reads.refusal(&self.plugin, &read));
+            self.audit(&request, &Err(error.clone()), None, false);
+            return Err(error);
         }
+        // What the dry-run report may show: values only of kinds that are
+        // not sensitive (a Secret's data never reaches a log line).
+        let values = if self.reads.policy.is_sensitive(read.group, read.kind) {
+            Values::Withheld
+        } else {
+            Values::Shown
+        };
         let before = if request.dry_run && request.operation.writes() {
             self.before_state(&request, deadline).await
         } else {
@@ -134,11 +142,15 @@ impl KubeAccess {
         if request.dry_run
             && let Ok(after) = &answer
         {
-            self.audit_log
-                .record(|| super::log_shadow(&self.plugin, &request, before.as_deref(), after));
+            self.audit_log.record(|| {
+                super::log_shadow(&self.plugin, &request, before.as_deref(), after, values)
+            });
         }
         self.audit(&request, &answer, latency, latency.is_some());
-        answer
+        // A write answers with the object: the plugin gets it only if it may
+        // read it, otherwise only which object it wrote (a write grant on
+        // Secrets is not a read grant on them).
+        answer.map(|body| if readable { body } else { receipt(&body) })
     }
 
     /// In dry-run, the object as it is before a write, to say what the write
@@ -239,5 +251,56 @@ impl KubeAccess {
                 .kube
                 .record(&self.plugin, request, outcome, latency);
         }
+    }
+}
+
+/// A write's answer reduced to which object was written: `apiVersion`,
+/// `kind`, and the metadata that identify it (name, namespace, uid,
+/// resourceVersion, generation), for a plugin that may not read the kind.
+/// An answer that is not a JSON object is replaced by `{}`.
+fn receipt(body: &str) -> String {
+    const IDENTITY: &[&str] = &["name", "namespace", "uid", "resourceVersion", "generation"];
+    let Ok(Value::Object(object)) = serde_json::from_str::<Value>(body) else {
+        return "{}".to_owned();
+    };
+    let mut kept = serde_json::Map::new();
+    for field in ["apiVersion", "kind"] {
+        if let Some(value) = object.get(field) {
+            kept.insert(field.to_owned(), value.clone());
+        }
+    }
+    if let Some(Value::Object(metadata)) = object.get("metadata") {
+        let identity: serde_json::Map<String, Value> = metadata
+            .iter()
+            .filter(|(key, _)| IDENTITY.contains(&key.as_str()))
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
+        kept.insert("metadata".to_owned(), Value::Object(identity));
+    }
+    Value::Object(kept).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::receipt;
+    use serde_json::{Value, json};
+
+    #[test]
+    fn a_receipt_keeps_which_object_was_written_and_nothing_of_its_content() {
+        let secret = json!({
+            "apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "db", "namespace": "team", "uid": "u-1",
+                         "resourceVersion": "7", "labels": {"a": "b"},
+                         "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{...}"}},
+            "data": {"password": "aHVudGVyMg=="}, "type": "Opaque",
+        });
+        let kept: Value = serde_json::from_str(&receipt(&secret.to_string())).unwrap();
+        assert_eq!(
+            kept,
+            json!({"apiVersion": "v1", "kind": "Secret",
+                   "metadata": {"name": "db", "namespace": "team", "uid": "u-1", "resourceVersion": "7"}})
+        );
+        assert_eq!(receipt("not json"), "{}");
+        assert_eq!(receipt("[1]"), "{}");
     }
 }

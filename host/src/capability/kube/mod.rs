@@ -50,7 +50,7 @@ pub use request::{
 pub use rules::{
     ALL_NAMESPACES, Access, RuleError, STATUS, Verb, WriteRule, missing_grant, permits,
 };
-pub use shadow::{changes, log_shadow};
+pub use shadow::{Values, changes, log_shadow};
 pub use stats::KubeStats;
 
 use crate::capability::audit::AUDIT_TARGET;

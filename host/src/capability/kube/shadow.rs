@@ -1,6 +1,7 @@
 //! Shadow mode's report: for a plugin in dry-run, what each write would have
-//! changed, as a compact list of field paths with their old and new values,
-//! computed from the object before the write and the server's dry-run answer.
+//! changed, as a compact list of field paths with their old and new values
+//! (only the paths for a sensitive kind), computed from the object before
+//! the write and the server's dry-run answer.
 
 use super::request::{ApiRequest, Operation};
 use serde_json::Value;
@@ -19,8 +20,24 @@ const IGNORED: &[&str] = &[
     "metadata.uid",
 ];
 
+/// Whether a report shows the values of the fields a write changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Values {
+    /// `path: old → new`.
+    Shown,
+    /// `path` only: the kind is sensitive (a Secret), and its values must
+    /// not reach a log line.
+    Withheld,
+}
+
 /// Logs what a dry-run write would have done.
-pub fn log_shadow(plugin: &str, request: &ApiRequest, before: Option<&str>, after: &str) {
+pub fn log_shadow(
+    plugin: &str,
+    request: &ApiRequest,
+    before: Option<&str>,
+    after: &str,
+    values: Values,
+) {
     let verb = request.operation.verb().as_str();
     let target = &request.target;
     let would = match (&request.operation, before) {
@@ -30,7 +47,7 @@ pub fn log_shadow(plugin: &str, request: &ApiRequest, before: Option<&str>, afte
             "would write (the object could not be read first, or did not exist)".to_owned()
         }
         (_, Some(before)) => {
-            let changed = changes(before, after);
+            let changed = changes(before, after, values);
             if changed.is_empty() {
                 "would change nothing".to_owned()
             } else {
@@ -51,8 +68,9 @@ pub fn log_shadow(plugin: &str, request: &ApiRequest, before: Option<&str>, afte
 }
 
 /// The fields that differ between two JSON objects, as `path: old → new`
-/// (`∅` for absent), in path order, at most twenty of them.
-pub fn changes(before: &str, after: &str) -> Vec<String> {
+/// (`∅` for absent) or, with values withheld, `path`, in path order, at
+/// most twenty of them.
+pub fn changes(before: &str, after: &str, values: Values) -> Vec<String> {
     let (Ok(before), Ok(after)) = (
         serde_json::from_str::<Value>(before),
         serde_json::from_str::<Value>(after),
@@ -60,7 +78,7 @@ pub fn changes(before: &str, after: &str) -> Vec<String> {
         return vec!["(not JSON)".into()];
     };
     let mut out = Vec::new();
-    walk("", Some(&before), Some(&after), &mut out);
+    walk("", Some(&before), Some(&after), values, &mut out);
     if out.len() > MAX_CHANGES {
         let more = out.len() - MAX_CHANGES;
         out.truncate(MAX_CHANGES);
@@ -69,7 +87,13 @@ pub fn changes(before: &str, after: &str) -> Vec<String> {
     out
 }
 
-fn walk(path: &str, before: Option<&Value>, after: Option<&Value>, out: &mut Vec<String>) {
+fn walk(
+    path: &str,
+    before: Option<&Value>,
+    after: Option<&Value>,
+    values: Values,
+    out: &mut Vec<String>,
+) {
     if IGNORED.contains(&path) || before == after {
         return;
     }
@@ -82,10 +106,13 @@ fn walk(path: &str, before: Option<&Value>, after: Option<&Value>, out: &mut Vec
                 } else {
                     format!("{path}.{key}")
                 };
-                walk(&child, old.get(key), new.get(key), out);
+                walk(&child, old.get(key), new.get(key), values, out);
             }
         }
-        _ => out.push(format!("{path}: {} → {}", shown(before), shown(after))),
+        _ => match values {
+            Values::Shown => out.push(format!("{path}: {} → {}", shown(before), shown(after))),
+            Values::Withheld => out.push(path.to_owned()),
+        },
     }
 }
 
@@ -111,14 +138,19 @@ mod tests {
         let before = r#"{"metadata":{"name":"web","resourceVersion":"1","labels":{"a":"1"}},"spec":{"replicas":1,"paused":false}}"#;
         let after = r#"{"metadata":{"name":"web","resourceVersion":"2","labels":{"a":"1","b":"2"}},"spec":{"replicas":3}}"#;
         assert_eq!(
-            changes(before, after),
+            changes(before, after, Values::Shown),
             vec![
                 "metadata.labels.b: ∅ → \"2\"",
                 "spec.paused: false → ∅",
                 "spec.replicas: 1 → 3",
             ]
         );
-        assert!(changes(before, before).is_empty());
+        assert!(changes(before, before, Values::Shown).is_empty());
+        assert_eq!(
+            changes(before, after, Values::Withheld),
+            vec!["metadata.labels.b", "spec.paused", "spec.replicas"],
+            "a sensitive kind's report names the fields, never their values"
+        );
     }
 
     #[test]
@@ -126,7 +158,7 @@ mod tests {
         let after: serde_json::Map<String, Value> = (0..30)
             .map(|i| (format!("k{i:02}"), Value::from("x".repeat(200))))
             .collect();
-        let report = changes("{}", &Value::Object(after).to_string());
+        let report = changes("{}", &Value::Object(after).to_string(), Values::Shown);
         assert_eq!(report.len(), MAX_CHANGES + 1);
         assert_eq!(report.last().unwrap(), "… 10 more");
         assert!(report[0].ends_with('…'));

@@ -2,7 +2,7 @@
 //! per plugin and handed to a [`LogSink`] (the host's tracing by default);
 //! [`RecentLogs`] keeps the last few lines of each plugin for the dashboard.
 
-use super::throttle::{Admit, Throttle};
+use crate::throttle::{Admit, Throttle};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;

@@ -23,7 +23,6 @@
 mod host;
 mod logger;
 pub mod stdio;
-pub mod throttle;
 
 pub use host::{LogHost, LogView, add_to_linker};
 pub use logger::{
