@@ -36,7 +36,9 @@
 //! swap, so a version refused before that point changes nothing), and a
 //! stopped plugin's metrics are unregistered once its last call is over.
 
+use crate::capability::Mode;
 use crate::capability::metrics::PluginMetricsRegistry;
+use crate::capability::reads::{ReadRule, ReadView};
 use crate::dispatch::{
     CacheSync, Feed, LastError, Listener, PluginWorker, RetryPolicy, STOP_MARGIN, Stopped,
 };
@@ -160,6 +162,13 @@ pub struct PluginStatus {
     pub caches: Option<CacheSync>,
     /// Why the plugin is degraded (it skipped part of an initial list), if it is.
     pub degraded: Option<String>,
+    /// `enforce`, or `dry-run` (shadow mode).
+    pub mode: Mode,
+    /// What it reads (its subscriptions, then its `get`s) and how each
+    /// read is allowed: by the host's default, or by its own grant.
+    pub reads: Vec<ReadView>,
+    /// The operator's read grant of this plugin (`grants.reads`).
+    pub read_grants: Vec<ReadRule>,
     /// One entry per subscription.
     pub subscriptions: Vec<SubscriptionStatus>,
     /// The last failure, if any.
@@ -687,6 +696,12 @@ impl Daemon {
                         .iter()
                         .find_map(|s| s.degraded.as_ref())
                         .map(|reason| format!("initial list incomplete: {reason}")),
+                    mode: entry.plugin.context().kube.mode(),
+                    reads: entry
+                        .plugin
+                        .manifest()
+                        .read_views(entry.plugin.context().kube.reads()),
+                    read_grants: entry.plugin.context().kube.reads().granted.clone(),
                     subscriptions,
                     last_error: entry.active.as_ref().and_then(|a| a.worker.last_error()),
                 }

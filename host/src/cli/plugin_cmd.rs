@@ -5,6 +5,7 @@ use crate::capability::ClusterAccess;
 use crate::capability::Grants;
 use crate::capability::log::MemorySink;
 use crate::capability::rate::RateLimit;
+use crate::capability::reads::{ReadView, Reads};
 use crate::plugin::{EngineSettings, LoadOptions, LoadedPlugin, Manifest, PluginEngine};
 use crate::replay::{DeliveryResult, ReplayApi, Replayer, parse_events, parse_responses};
 use clap::{Args, Subcommand, ValueEnum};
@@ -113,6 +114,9 @@ struct CheckReport<'a> {
     world: String,
     compile_ms: f64,
     manifest: &'a Manifest,
+    /// What it reads (its subscriptions, then its `get`s), and whether a
+    /// host with the default read policy lets it without a grant.
+    reads: Vec<ReadView>,
 }
 
 /// Runs a plugin subcommand.
@@ -167,6 +171,7 @@ fn check(args: CheckArgs) -> ExitCode {
         world: plugin.world(),
         compile_ms: started.elapsed().as_secs_f64() * 1000.0,
         manifest: plugin.manifest(),
+        reads: plugin.manifest().read_views(&Reads::default()),
     };
     match args.output {
         Output::Json => println!(
@@ -195,7 +200,7 @@ fn print_text(report: &CheckReport<'_>) {
         let mut line = format!("  subscribes to  {}", sub.kind);
         line.push_str(&match &sub.namespace {
             Some(ns) => format!(" in namespace {ns}"),
-            None => " in all namespaces".into(),
+            None => " in every namespace (or cluster-scoped)".into(),
         });
         if let Some(selector) = &sub.label_selector {
             line.push_str(&format!(", labels {selector}"));
@@ -238,6 +243,28 @@ fn print_text(report: &CheckReport<'_>) {
             verbs.join(","),
             rule.resource_name(),
             namespaces.join(",")
+        );
+    }
+    for read in &report.reads {
+        println!("  reads          {read}");
+    }
+    for metric in &manifest.metrics {
+        let labels = if metric.label_names.is_empty() {
+            String::new()
+        } else {
+            format!(" by {}", metric.label_names.join(","))
+        };
+        println!(
+            "  metric         {} {}{labels}: {}",
+            crate::capability::metrics::family_name(&manifest.name, &metric.name, metric.kind),
+            metric.kind.as_str(),
+            metric.help
+        );
+    }
+    for index in &manifest.indexes {
+        println!(
+            "  index          {} of {} by {}",
+            index.name, index.kind, index.by
         );
     }
 }
@@ -347,6 +374,24 @@ fn replay(args: ReplayArgs) -> ExitCode {
         for request in &outcome.http {
             println!("  => {}", request.summary());
         }
+        for update in &outcome.metrics {
+            println!("  => {update}");
+        }
+        if let Some((after, delivery)) = outcome.requeue {
+            println!(
+                "  => requeue after {}{}",
+                crate::units::duration::format(after),
+                match delivery {
+                    crate::plugin::Delivery::Coalesced => {
+                        " (the daemon delivers the object again then; replay goes on)"
+                    }
+                    crate::plugin::Delivery::EveryEvent => {
+                        " (ignored by the daemon: the subscription's delivery is every-event; \
+                         requeues need coalesced)"
+                    }
+                }
+            );
+        }
         if matches!(outcome.result, DeliveryResult::Failed(_)) && !args.keep_going {
             println!("stopped at the first failure (use --keep-going to deliver every event)");
             println!(
@@ -423,6 +468,16 @@ fn rbac(args: RbacArgs) -> ExitCode {
             "# Write verbs are those the plugins declare (the operator's grants must cover them); \
              Herald also checks each call's namespace against the declared rules."
         );
+    }
+    println!(
+        "# The role lets Herald read what every plugin reads; Herald lets each plugin read only \
+         what its grant (plugins.<name>.grants.reads) or the host's default (reads) allows. \
+         Under the default read policy:"
+    );
+    for manifest in &manifests {
+        for read in manifest.read_views(&Reads::default()) {
+            println!("#   {}: {read}", manifest.name);
+        }
     }
     print!(
         "{}",

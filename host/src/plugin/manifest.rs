@@ -108,6 +108,45 @@ impl Manifest {
             })
             .collect()
     }
+
+    /// Everything it reads (its subscriptions, then its `get`s), each with
+    /// how `reads` allows it: what `/plugins` and `herald plugin check` show.
+    pub fn read_views(
+        &self,
+        reads: &crate::capability::reads::Reads,
+    ) -> Vec<crate::capability::reads::ReadView> {
+        let mut views: Vec<_> = self
+            .reads()
+            .iter()
+            .chain(&self.gets())
+            .map(|read| reads.view(read))
+            .collect();
+        views.dedup();
+        views
+    }
+
+    /// What its declared `get`s read, for the read grant to cover at each
+    /// call: each kind a write rule lets it get, in each of the rule's
+    /// namespaces (`None` for `*`).
+    pub fn gets(&self) -> Vec<crate::capability::reads::Read<'_>> {
+        self.writes
+            .iter()
+            .filter(|rule| {
+                rule.subresource.is_none()
+                    && rule.verbs.contains(&crate::capability::kube::Verb::Get)
+            })
+            .flat_map(|rule| {
+                rule.namespaces
+                    .iter()
+                    .map(|namespace| crate::capability::reads::Read {
+                        group: &rule.group,
+                        kind: &rule.kind,
+                        namespace: (namespace != crate::capability::kube::ALL_NAMESPACES)
+                            .then_some(namespace.as_str()),
+                    })
+            })
+            .collect()
+    }
 }
 
 /// What is wrong with a manifest.

@@ -67,7 +67,15 @@ impl Intent {
     /// One line: `apply networking.k8s.io/v1/NetworkPolicy team-a/x (force) → ok`.
     pub fn summary(&self) -> String {
         let request = &self.request;
-        let mut line = format!("{} {}", request.operation.verb(), request.target);
+        let answer = self.answer.as_ref().ok().map(String::as_str);
+        let target = crate::capability::kube::Target {
+            name: request.shown_name(answer),
+            ..request.target.clone()
+        };
+        let mut line = format!("{} {target}", request.operation.verb());
+        if let Some(about) = event_about(request) {
+            line.push_str(&format!(" about {about}"));
+        }
         match &request.operation {
             Operation::Apply { force: true, .. } => line.push_str(" (force)"),
             Operation::Patch { patch_type, .. } => line.push_str(&format!(
@@ -85,6 +93,23 @@ impl Intent {
         }
         line
     }
+}
+
+/// What an Event a plugin creates is about: `Kind namespace/name` of its
+/// `regarding` object; `None` for any other call.
+fn event_about(request: &ApiRequest) -> Option<String> {
+    if request.target.gvk.kind != "Event" {
+        return None;
+    }
+    let body: serde_json::Value = serde_json::from_str(request.operation.body()?).ok()?;
+    let regarding = body.get("regarding")?;
+    let field = |name: &str| regarding.get(name).and_then(|v| v.as_str()).unwrap_or("");
+    let kind = crate::text::escape_controls(field("kind"));
+    let name = crate::text::escape_controls(field("name"));
+    Some(match field("namespace") {
+        "" => format!("{kind} {name}"),
+        namespace => format!("{kind} {}/{name}", crate::text::escape_controls(namespace)),
+    })
 }
 
 /// One scripted answer.

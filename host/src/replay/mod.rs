@@ -8,11 +8,15 @@ pub use events::{EventParseError, EventType, RecordedEvent, parse_events};
 pub use intents::{HttpFailure, HttpIntent, Intent, ReplayApi, ScriptedResponse, parse_responses};
 
 use crate::capability::log::{MemorySink, OwnedLogLine};
+use crate::capability::metrics::{MetricUpdate, PluginMetrics};
 use crate::gvk::Gvk;
-use crate::plugin::{CallError, EventContext, GroupVersionKind, LoadedPlugin, PluginInstance};
+use crate::plugin::{
+    CallError, Delivery, EventContext, GroupVersionKind, LoadedPlugin, PluginInstance,
+};
 use crate::store::ObjectReader;
 use crate::store::{CachedObject, Store, Transform};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The result of delivering one recorded event.
 #[derive(Debug, Clone)]
@@ -33,6 +37,12 @@ pub struct ReplayOutcome {
     pub intents: Vec<Intent>,
     /// The outbound HTTP requests it made during the call.
     pub http: Vec<HttpIntent>,
+    /// The metric updates it made during the call (those the host refused
+    /// are in its log, as the daemon logs them).
+    pub metrics: Vec<MetricUpdate>,
+    /// The handler asked for the notification again after this long, and
+    /// how its subscription's delivery treats that.
+    pub requeue: Option<(Duration, Delivery)>,
 }
 
 /// What happened to one replayed event.
@@ -55,8 +65,17 @@ pub enum DeliveryResult {
 pub struct Replayer {
     instance: PluginInstance,
     logs: MemorySink,
-    stores: Vec<(Gvk, Option<String>, Arc<Store>)>,
+    metrics: PluginMetrics,
+    stores: Vec<Subscribed>,
     api: Option<Arc<ReplayApi>>,
+}
+
+/// One subscription's cache in a replay.
+struct Subscribed {
+    gvk: Gvk,
+    namespace: Option<String>,
+    delivery: Delivery,
+    store: Arc<Store>,
 }
 
 impl std::fmt::Debug for Replayer {
@@ -70,28 +89,30 @@ impl std::fmt::Debug for Replayer {
 impl Replayer {
     /// Prepares a replay into `plugin`, whose log sink must be `logs`.
     pub fn new(plugin: LoadedPlugin, logs: MemorySink) -> Result<Self, CallError> {
-        let stores: Vec<(Gvk, Option<String>, Arc<Store>)> = plugin
+        let stores: Vec<Subscribed> = plugin
             .manifest()
             .subscriptions
             .iter()
-            .map(|sub| {
-                (
-                    sub.kind.clone(),
-                    sub.namespace.clone(),
-                    Arc::new(Store::new()),
-                )
+            .map(|sub| Subscribed {
+                gvk: sub.kind.clone(),
+                namespace: sub.namespace.clone(),
+                delivery: sub.delivery,
+                store: Arc::new(Store::new()),
             })
             .collect();
         plugin.cache_scope().bind(
             stores
                 .iter()
-                .map(|(gvk, _, store)| (gvk.clone(), store.clone() as Arc<dyn ObjectReader>))
+                .map(|s| (s.gvk.clone(), s.store.clone() as Arc<dyn ObjectReader>))
                 .collect(),
         );
+        let metrics = plugin.context().metrics.clone();
+        metrics.record_updates();
         let instance = PluginInstance::new(plugin)?;
         Ok(Replayer {
             instance,
             logs,
+            metrics,
             stores,
             api: None,
         })
@@ -105,7 +126,7 @@ impl Replayer {
         api.bind(
             self.stores
                 .iter()
-                .map(|(gvk, _, store)| (gvk.clone(), store.clone()))
+                .map(|s| (s.gvk.clone(), s.store.clone()))
                 .collect(),
         );
         self.api = Some(api);
@@ -142,6 +163,8 @@ impl Replayer {
                     logs: Vec::new(),
                     intents: Vec::new(),
                     http: Vec::new(),
+                    metrics: Vec::new(),
+                    requeue: None,
                 };
                 return outcome;
             }
@@ -156,15 +179,13 @@ impl Replayer {
             logs,
             intents: Vec::new(),
             http: Vec::new(),
+            metrics: Vec::new(),
+            requeue: None,
         };
-        let store = self
-            .stores
-            .iter()
-            .find(|(sub_gvk, sub_ns, _)| {
-                *sub_gvk == gvk && (sub_ns.is_none() || sub_ns.as_deref() == object.namespace())
-            })
-            .map(|(_, _, store)| store.clone());
-        let Some(store) = store else {
+        let subscribed = self.stores.iter().find(|s| {
+            s.gvk == gvk && (s.namespace.is_none() || s.namespace.as_deref() == object.namespace())
+        });
+        let Some((store, delivery)) = subscribed.map(|s| (s.store.clone(), s.delivery)) else {
             return outcome(DeliveryResult::NotSubscribed, Vec::new());
         };
         let ctx = EventContext {
@@ -197,11 +218,16 @@ impl Replayer {
                 self.instance.on_delete(&ctx, object.json())
             }
         };
-        let result = match result {
-            Ok(_) => DeliveryResult::Ok,
-            Err(err) => DeliveryResult::Failed(err),
+        let (result, requeue) = match result {
+            Ok(handled) => (
+                DeliveryResult::Ok,
+                handled.requeue_after.map(|after| (after, delivery)),
+            ),
+            Err(err) => (DeliveryResult::Failed(err), None),
         };
         ReplayOutcome {
+            metrics: self.metrics.take_updates(),
+            requeue,
             intents: self.api.as_ref().map(|api| api.take()).unwrap_or_default(),
             http: self
                 .api

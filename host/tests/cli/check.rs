@@ -35,7 +35,35 @@ fn each_example_plugin_passes_and_prints_its_manifest() {
             .map(|s| s["kind"]["kind"].as_str().unwrap())
             .collect();
         assert_eq!(subscribed, kinds, "{name}");
+        // Each subscription is a read, allowed by the default read policy.
+        let reads: Vec<(&str, &str)> = report["reads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|read| {
+                let kind = read["kind"].as_str().unwrap();
+                let kind = kind.rsplit('/').next().unwrap();
+                (kind, read["allowed"].as_str().unwrap())
+            })
+            .collect();
+        let by_default: Vec<(&str, &str)> = kinds.iter().map(|k| (*k, "by-default")).collect();
+        assert_eq!(reads, by_default, "{name}");
     }
+}
+
+#[test]
+fn a_plugin_with_metrics_shows_each_family_as_it_is_exported() {
+    let text = check(Path::new(artifacts::ROLLOUT_WATCH), &[]);
+    assert!(text.status.success(), "{text:?}");
+    let stdout = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        stdout.contains("metric         herald_plugin_rollout_watch__"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("reads          apps/Deployment in every namespace"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -50,7 +78,14 @@ fn the_manifest_also_prints_for_people_and_as_yaml() {
     );
     assert!(stdout.contains("plugin         pod-lifecycle "), "{stdout}");
     assert!(
-        stdout.contains("subscribes to  v1 Pod in all namespaces, every event"),
+        stdout
+            .contains("subscribes to  v1 Pod in every namespace (or cluster-scoped), every event"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "reads          Pod in every namespace (or cluster-scoped) (readable by default)"
+        ),
         "{stdout}"
     );
     let yaml = check(path, &["--output", "yaml"]);

@@ -248,6 +248,8 @@ const READ_PAGE: &str = r##"
         replica: document.getElementById("replica").textContent,
         informers: [...document.querySelectorAll("[data-informer]")].map((e) => e.dataset.informer),
         reloads: texts("#reloads tr"),
+        reads: Object.fromEntries([...document.querySelectorAll("[data-reads]")]
+            .map((e) => [e.dataset.reads, e.textContent])),
         feed: [...document.querySelectorAll("#feed tr")].map((row) =>
             [...row.cells].map((cell) => cell.textContent).join(" | ")),
     };
@@ -331,6 +333,11 @@ fn the_dashboard_lists_the_plugins_and_streams_live_deliveries_in_chromium() {
             "the reload history shows {plugin} loaded: {page:#}"
         );
     }
+    // What each plugin reads, and how it is allowed.
+    assert_eq!(
+        page["reads"]["pod-lifecycle"], "reads Pod (all namespaces) by default",
+        "{page:#}"
+    );
     // The churn goes on: deliveries keep arriving after the first ones.
     let seen = page["received"].as_u64().unwrap();
     let deadline = Instant::now() + PATIENCE;

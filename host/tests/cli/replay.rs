@@ -181,6 +181,49 @@ fn replay_prints_each_write_a_plugin_would_make_and_scripts_api_answers() {
 }
 
 #[test]
+fn replay_shows_every_host_call_metric_updates_requeues_and_event_names_included() {
+    let dir = temp_dir("replay-busy");
+    let responses = dir.join("responses.yaml");
+    std::fs::write(
+        &responses,
+        "- http: {method: POST, url: \"https://hooks.example.com/x\", times: 1, status: 503, headers: {retry-after: \"30\"}}\n",
+    )
+    .unwrap();
+    let events = repo().join("plugins/crashloop-alert/replay/crashloop.jsonl");
+    let output = run(&[
+        "plugin",
+        "replay",
+        artifacts::CRASHLOOP_ALERT,
+        "--events",
+        events.to_str().unwrap(),
+        "--config",
+        r#"{"webhookUrl": "https://hooks.example.com/x"}"#,
+        "--responses",
+        responses.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    let calls: Vec<&str> = stdout
+        .lines()
+        .filter_map(|line| line.trim_start().strip_prefix("=> "))
+        .filter(|call| !call.starts_with("http "))
+        .collect();
+    assert_eq!(calls.len(), 4, "{stdout}");
+    // The Event, by the name it is created with and what it is about.
+    assert!(
+        calls[0].starts_with("create events.k8s.io/v1 Event shop/web-0.")
+            && calls[0].ends_with(" about Pod shop/web-0 → ok"),
+        "{stdout}"
+    );
+    // The busy webhook: counted, and the Pod asked for again after 30 s.
+    assert_eq!(calls[1], "metric add webhook_failures_total 1");
+    assert!(calls[2].starts_with("requeue after 30s"), "{stdout}");
+    // The next delivery sends the alert and counts it.
+    assert_eq!(calls[3], "metric add alerts_total{namespace=\"shop\"} 1");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
 fn replay_prints_each_http_request_and_answers_it_offline_from_the_script() {
     let dir = temp_dir("replay-http");
     let configmap = |name: &str, url: &str, method: &str, count: u32, body: &str| {

@@ -132,7 +132,9 @@ fn the_built_example_passes_plugin_check() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("subscribes to  v1 ConfigMap in all namespaces, every event"),
+        stdout.contains(
+            "subscribes to  v1 ConfigMap in every namespace (or cluster-scoped), every event"
+        ),
         "{stdout}"
     );
     assert!(

@@ -6,6 +6,7 @@ use herald_sdk::http;
 use herald_sdk::k8s_openapi::api::core::v1::Pod;
 use herald_sdk::serde_json::{Value, json};
 use herald_sdk::{Error, metrics};
+use std::time::Duration;
 
 use crate::crashes::Crashes;
 use crate::settings::Settings;
@@ -35,6 +36,24 @@ pub enum Delivery {
     Done,
     /// Something failed that a later retry may fix.
     Retry(Error),
+    /// The webhook is busy and said when to come back (`Retry-After` on a
+    /// 429 or 503): the rest is delivered then, not retried at once.
+    Later(Duration),
+}
+
+/// The longest `Retry-After` honoured: a webhook asking for more is asked
+/// again after this long.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(600);
+
+/// How long a busy webhook asked the plugin to wait: the `Retry-After`
+/// seconds of a 429 or 503 (an HTTP date is not honoured: the host's clock
+/// and the webhook's may differ), at most [`MAX_RETRY_AFTER`].
+fn retry_after(response: &http::Response) -> Option<Duration> {
+    if !matches!(response.status, 429 | 503) {
+        return None;
+    }
+    let seconds: u64 = response.header("retry-after")?.trim().parse().ok()?;
+    Some(Duration::from_secs(seconds).min(MAX_RETRY_AFTER))
 }
 
 impl Alert {
@@ -95,6 +114,7 @@ impl Alert {
     pub fn deliver(&mut self, pod: &Pod, settings: &Settings) -> Delivery {
         let (key, container) = (&self.key, &self.container);
         let mut retry = None;
+        let mut later = None;
         if !self.event_done {
             match KubeEvent::warning(pod, EVENT_REASON, self.note.clone())
                 .action("Alerted")
@@ -118,9 +138,18 @@ impl Alert {
         if !self.sent {
             match &settings.webhook_url {
                 Some(url) => {
-                    let outcome = http::post_json(url, &self.message)
-                        .and_then(http::Response::error_for_status);
+                    let answer = http::post_json(url, &self.message);
+                    if let Some(delay) = answer.as_ref().ok().and_then(retry_after) {
+                        metrics::counter(WEBHOOK_FAILURES).inc();
+                        herald_sdk::warn!(
+                            "webhook-busy pod={key} container={container} retry-after={}s",
+                            delay.as_secs()
+                        );
+                        later = Some(delay);
+                    }
+                    let outcome = answer.and_then(http::Response::error_for_status);
                     match outcome {
+                        Err(_) if later.is_some() => {}
                         Ok(response) => {
                             herald_sdk::info!(
                                 "alerted pod={key} container={container} status={}",
@@ -149,9 +178,10 @@ impl Alert {
                     .inc();
             }
         }
-        match retry {
-            Some(error) => Delivery::Retry(error),
-            None => Delivery::Done,
+        match (retry, later) {
+            (Some(error), _) => Delivery::Retry(error),
+            (None, Some(delay)) => Delivery::Later(delay),
+            (None, None) => Delivery::Done,
         }
     }
 }

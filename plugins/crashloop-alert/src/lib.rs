@@ -226,6 +226,7 @@ impl CrashLoopAlert {
             return Ok(());
         };
         let mut failure: Option<Error> = None;
+        let mut later: Option<std::time::Duration> = None;
         for (name, container) in &mut state.containers {
             let Episode::Due(alert) = &mut container.episode else {
                 continue;
@@ -236,9 +237,22 @@ impl CrashLoopAlert {
                     herald_sdk::debug!("alert-pending pod={key} container={name}");
                     failure.get_or_insert(error);
                 }
+                Delivery::Later(delay) => {
+                    herald_sdk::debug!("alert-pending pod={key} container={name}");
+                    later = Some(later.map_or(delay, |other| other.max(delay)));
+                }
             }
         }
-        failure.map_or(Ok(()), Err)
+        match (failure, later) {
+            (Some(error), _) => Err(error),
+            // The Pod comes back after the delay (its subscription is
+            // coalesced), and the alert is delivered then.
+            (None, Some(delay)) => {
+                herald_sdk::workqueue::requeue_after(delay);
+                Ok(())
+            }
+            (None, None) => Ok(()),
+        }
     }
 }
 

@@ -230,6 +230,40 @@ fn a_failed_webhook_fails_the_call_and_the_retry_sends_exactly_once() {
 }
 
 #[test]
+fn a_busy_webhook_is_asked_again_when_it_says_and_the_call_succeeds() {
+    let now = clock(0);
+    let mut plugin = set_up(&now, json!({"webhookUrl": WEBHOOK, "restarts": 1}));
+    testing::http::respond_once(
+        WEBHOOK,
+        Response::new(503).with_header("retry-after", "30"),
+    );
+    let mut current = pod("uid-1", -60, 0, None);
+    let results = crash(&mut plugin, &now, -60, &mut current, &[(1, 0)]);
+    assert!(results[0].is_ok(), "a busy webhook is not a failure");
+    assert_eq!(testing::take_requeues(), [std::time::Duration::from_secs(30)]);
+    assert_eq!(posts().len(), 1);
+    assert_eq!(testing::metric(WEBHOOK_FAILURES, &[]), Some(1.0));
+    assert_eq!(testing::metric(ALERTS, &["shop"]), None);
+    // Delivered again after the delay: the alert goes out, once.
+    plugin.on_update(&testing::resynced(&current)).unwrap();
+    assert_eq!(posts().len(), 1);
+    assert!(testing::take_requeues().is_empty());
+    assert_eq!(testing::metric(ALERTS, &["shop"]), Some(1.0));
+    plugin.on_update(&testing::resynced(&current)).unwrap();
+    assert!(posts().is_empty(), "sent once");
+    // A Retry-After past the cap is held to it.
+    let now = clock(0);
+    let mut plugin = set_up(&now, json!({"webhookUrl": WEBHOOK, "restarts": 1}));
+    testing::http::respond_once(
+        WEBHOOK,
+        Response::new(429).with_header("retry-after", "86400"),
+    );
+    let mut current = pod("uid-1", -60, 0, None);
+    crash(&mut plugin, &now, -60, &mut current, &[(1, 0)]);
+    assert_eq!(testing::take_requeues(), [crate::alert::MAX_RETRY_AFTER]);
+}
+
+#[test]
 fn a_denied_webhook_is_counted_and_retried() {
     let now = clock(0);
     let mut plugin = set_up(

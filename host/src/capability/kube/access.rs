@@ -243,8 +243,9 @@ impl KubeAccess {
             Err(error) if would => (error.would_outcome(), error.to_string()),
             Err(error) => (error.outcome(), error.to_string()),
         };
+        let body = answer.as_ref().ok().map(String::as_str);
         self.audit_log
-            .record(|| super::audit_line(&self.plugin, request, outcome, latency, &detail));
+            .record(|| super::audit_line(&self.plugin, request, body, outcome, latency, &detail));
         if let Some(access) = &self.access {
             access
                 .stats

@@ -60,18 +60,20 @@ use std::time::Duration;
 pub(crate) fn audit_line(
     plugin: &str,
     request: &ApiRequest,
+    answer: Option<&str>,
     outcome: &'static str,
     latency: Option<Duration>,
     detail: &str,
 ) {
     let target = &request.target;
+    let name = request.shown_name(answer);
     tracing::info!(
         target: AUDIT_TARGET,
         plugin,
         verb = request.operation.verb().as_str(),
         kind = %target.gvk,
         namespace = target.namespace.as_deref().unwrap_or(""),
-        name = %target.name,
+        name,
         subresource = target.subresource.as_deref().unwrap_or(""),
         outcome,
         mode = crate::capability::audit::mode_label(request.dry_run),

@@ -215,6 +215,33 @@ pub struct ApiRequest {
 }
 
 impl ApiRequest {
+    /// The name to show for the object the call is about: the target's; for
+    /// a create, which names no target, the name the server gave it in
+    /// `answer`, else the one its body gives (an Event's), else its
+    /// `generateName` followed by `*`; empty when none is known.
+    pub fn shown_name(&self, answer: Option<&str>) -> String {
+        if !self.target.name.is_empty() {
+            return self.target.name.clone();
+        }
+        let metadata = |json: &str, field: &str| {
+            serde_json::from_str::<serde_json::Value>(json)
+                .ok()?
+                .pointer(&format!("/metadata/{field}"))?
+                .as_str()
+                .filter(|value| !value.is_empty())
+                .map(str::to_owned)
+        };
+        let body = self.operation.body();
+        answer
+            .and_then(|answer| metadata(answer, "name"))
+            .or_else(|| body.and_then(|body| metadata(body, "name")))
+            .or_else(|| {
+                body.and_then(|body| metadata(body, "generateName"))
+                    .map(|prefix| format!("{prefix}*"))
+            })
+            .unwrap_or_default()
+    }
+
     /// The call as the grant check sees it.
     pub fn access(&self) -> Access<'_> {
         Access {

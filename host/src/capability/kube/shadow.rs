@@ -61,7 +61,7 @@ pub fn log_shadow(
         verb,
         kind = %target.gvk,
         namespace = target.namespace.as_deref().unwrap_or(""),
-        name = %target.name,
+        name = request.shown_name(Some(after)),
         mode = "dry-run",
         "{would}"
     );

@@ -119,7 +119,7 @@ pub(super) struct Checked {
 /// digit), and a metric name never holds `__` nor starts with `_`
 /// ([`check`]'s rules), so the last `__` of a family name is the one
 /// between the two. No host family holds `__`.
-pub(super) fn family_name(plugin: &str, name: &str, kind: MetricKind) -> String {
+pub fn family_name(plugin: &str, name: &str, kind: MetricKind) -> String {
     let name = match kind {
         MetricKind::Counter => name.strip_suffix("_total").unwrap_or(name),
         _ => name,

@@ -9,7 +9,7 @@
 use super::definition::{self, Checked, MetricDefinition, MetricKind, Shape, shown};
 use super::error::{ErrorCounts, MAX_LABEL_VALUE_BYTES, MetricError, Operation};
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 /// The default of `pluginMetrics.maxSeries`: series one plugin may have
@@ -26,6 +26,38 @@ pub(super) struct PluginState {
     max_series: AtomicUsize,
     pub(super) dropped: AtomicU64,
     pub(super) errors: ErrorCounts,
+    /// Updates applied, kept while [`PluginMetrics::record_updates`] asks
+    /// (offline replay): `None` otherwise, which costs an update nothing.
+    journal: Mutex<Option<Vec<MetricUpdate>>>,
+    journaling: AtomicBool,
+}
+
+/// One metric update a plugin made, as replay shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricUpdate {
+    /// `add`, `set` or `observe`.
+    pub operation: Operation,
+    /// The metric's name, as the plugin defined it.
+    pub metric: String,
+    /// Each label's name and value.
+    pub labels: Vec<(String, String)>,
+    /// The value added, set or observed.
+    pub value: f64,
+}
+
+impl std::fmt::Display for MetricUpdate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "metric {} {}", self.operation, self.metric)?;
+        if !self.labels.is_empty() {
+            let labels: Vec<String> = self
+                .labels
+                .iter()
+                .map(|(name, value)| format!("{name}={value:?}"))
+                .collect();
+            write!(f, "{{{}}}", labels.join(","))?;
+        }
+        write!(f, " {}", self.value)
+    }
 }
 
 impl PluginState {
@@ -35,6 +67,8 @@ impl PluginState {
             max_series: AtomicUsize::new(max_series),
             dropped: AtomicU64::new(0),
             errors: ErrorCounts::default(),
+            journal: Mutex::new(None),
+            journaling: AtomicBool::new(false),
         }
     }
 
@@ -443,6 +477,9 @@ impl PluginMetrics {
         value: f64,
     ) -> Result<(), MetricError> {
         let result = self.try_update(operation, name, labels, value);
+        if result.is_ok() && self.inner.state.journaling.load(Ordering::Relaxed) {
+            self.journal(operation, name, labels, value);
+        }
         if let Err(error) = &result
             && let Some(reason) = error.reason()
         {
@@ -453,6 +490,54 @@ impl PluginMetrics {
                 .fetch_add(1, Ordering::Relaxed);
         }
         result
+    }
+
+    /// Keeps every update applied from now on, for [`take_updates`](Self::take_updates).
+    pub fn record_updates(&self) {
+        let mut journal = self
+            .inner
+            .state
+            .journal
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        journal.get_or_insert_with(Vec::new);
+        self.inner.state.journaling.store(true, Ordering::Relaxed);
+    }
+
+    /// The updates applied since the last call (with
+    /// [`record_updates`](Self::record_updates); none otherwise).
+    pub fn take_updates(&self) -> Vec<MetricUpdate> {
+        let mut journal = self
+            .inner
+            .state
+            .journal
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        journal.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    fn journal(&self, operation: Operation, name: &str, labels: &[String], value: f64) {
+        let names = self
+            .inner
+            .metrics
+            .get(name)
+            .map(|slot| slot.metric.shape.label_names.clone())
+            .unwrap_or_default();
+        let update = MetricUpdate {
+            operation,
+            metric: name.to_owned(),
+            labels: names.into_iter().zip(labels.iter().cloned()).collect(),
+            value,
+        };
+        let mut journal = self
+            .inner
+            .state
+            .journal
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(journal) = journal.as_mut() {
+            journal.push(update);
+        }
     }
 
     fn try_update(

@@ -228,7 +228,51 @@ pub enum Allowed {
     Granted,
 }
 
+/// One read of a plugin and how it is allowed, as `/plugins`, the
+/// dashboard and `herald plugin check` show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReadView {
+    /// `group/kind`, or the kind alone for the core group.
+    pub kind: String,
+    /// The namespace; `None` for every namespace (or a cluster-scoped kind).
+    pub namespace: Option<String>,
+    /// How it is allowed; `None` when nothing allows it.
+    pub allowed: Option<Allowed>,
+    /// A sensitive kind: only a grant naming it allows it.
+    pub sensitive: bool,
+}
+
+impl fmt::Display for ReadView {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.kind)?;
+        match &self.namespace {
+            Some(namespace) => write!(f, " in namespace {namespace}")?,
+            None => f.write_str(" in every namespace (or cluster-scoped)")?,
+        }
+        f.write_str(match (self.allowed, self.sensitive) {
+            (Some(Allowed::ByDefault), _) => " (readable by default)",
+            (Some(Allowed::Granted), _) => " (granted)",
+            (None, true) => " (sensitive: needs a read grant naming it)",
+            (None, false) => " (needs a read grant)",
+        })
+    }
+}
+
 impl Reads {
+    /// `read`, and how it is allowed.
+    pub fn view(&self, read: &Read<'_>) -> ReadView {
+        ReadView {
+            kind: match read.group {
+                "" => read.kind.to_owned(),
+                group => format!("{group}/{}", read.kind),
+            },
+            namespace: read.namespace.map(str::to_owned),
+            allowed: self.allows(read),
+            sensitive: self.policy.is_sensitive(read.group, read.kind),
+        }
+    }
+
     /// Whether `read` is allowed, and how; `None` when it is not.
     pub fn allows(&self, read: &Read<'_>) -> Option<Allowed> {
         let sensitive = self.policy.is_sensitive(read.group, read.kind);
@@ -280,6 +324,38 @@ mod tests {
             kind,
             namespace,
         }
+    }
+
+    #[test]
+    fn a_read_is_shown_with_how_it_is_allowed() {
+        let reads = Reads {
+            granted: vec![rule("", "Secret", &["team-a"])],
+            ..Reads::default()
+        };
+        let shown = |group, kind, namespace| reads.view(&read(group, kind, namespace)).to_string();
+        assert_eq!(
+            shown("apps", "Deployment", None),
+            "apps/Deployment in every namespace (or cluster-scoped) (readable by default)"
+        );
+        assert_eq!(
+            shown("", "Secret", Some("team-a")),
+            "Secret in namespace team-a (granted)"
+        );
+        assert_eq!(
+            shown("", "Secret", Some("team-b")),
+            "Secret in namespace team-b (sensitive: needs a read grant naming it)"
+        );
+        let strict = Reads {
+            policy: ReadPolicy {
+                default_readable: Vec::new(),
+                sensitive: Vec::new(),
+            },
+            granted: Vec::new(),
+        };
+        assert_eq!(
+            strict.view(&read("", "Pod", None)).to_string(),
+            "Pod in every namespace (or cluster-scoped) (needs a read grant)"
+        );
     }
 
     #[test]

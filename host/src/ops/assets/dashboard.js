@@ -17,7 +17,7 @@ function h(tag, attrs, ...children) {
     else if (key === "open") el.open = Boolean(value);
     else el.setAttribute(key, value);
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === undefined || child === null || child === false) continue;
     el.append(child instanceof Node ? child : String(child));
   }
@@ -113,7 +113,8 @@ function renderPlugins(snapshot) {
     });
     const error = plugin.lastError;
     return h("article", { class: "card", dataset: { plugin: plugin.name } },
-      h("h3", {}, plugin.name, h("span", { class: "muted" }, plugin.version), badge(state, tone)),
+      h("h3", {}, plugin.name, h("span", { class: "muted" }, plugin.version), badge(state, tone),
+        plugin.mode === "dry-run" && badge("dry-run", "warn")),
       h("div", { class: "meta" },
         `revision ${plugin.sha256.slice(0, 12)} · loaded ${ago(plugin.since)} · owner `,
         h("strong", {}, snapshot.replica.identity || "this replica"),
@@ -128,6 +129,10 @@ function renderPlugins(snapshot) {
         stat("skipped/s", rate(per("skipped")), sum.skipped + " total", sum.skipped > 0),
         stat("latency", duration(recentLatency), "mean " + duration(calls ? sum.callMicros / calls : null)),
       ),
+      h("div", { class: "meta", dataset: { reads: plugin.name } }, "reads ",
+        (plugin.reads || []).map((read, i) => [i > 0 && " · ", h("code", {}, read.kind),
+          read.namespace ? " in " + read.namespace : " (all namespaces)",
+          read.allowed === "granted" ? " granted" : read.allowed === "by-default" ? " by default" : " NOT ALLOWED"])),
       h("ul", { class: "subs" }, plugin.subscriptions.map((sub) =>
         h("li", {}, h("code", {}, sub.informer), " · queue ", h("strong", {}, sub.queueDepth),
           sub.synced ? "" : " · initial list", sub.degraded ? " · degraded: " + sub.degraded : ""))),
