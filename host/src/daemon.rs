@@ -42,7 +42,8 @@ use crate::capability::reads::{ReadRule, ReadView};
 use crate::dispatch::{
     CacheSync, Feed, LastError, Listener, PluginWorker, RetryPolicy, STOP_MARGIN, Stopped,
 };
-use crate::informer::{InformerKey, Informers, ResolveError, SharedInformer};
+use crate::discovery::ResolveError;
+use crate::informer::{InformerKey, Informers, SharedInformer};
 use crate::plugin::{LoadedPlugin, Subscription};
 use crate::store::ObjectReader;
 use serde::Serialize;

@@ -21,7 +21,7 @@ use crate::reload::{
 };
 use crate::shard::{KnownPlugins, ShardCollector, Sharding};
 use crate::store::Transform;
-use serde::Deserialize;
+use crate::source::Clients;
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -88,22 +88,6 @@ impl std::fmt::Debug for Service {
             .field("address", &self.address)
             .field("plugins", &self.daemon.names())
             .finish()
-    }
-}
-
-/// The two clients a service talks to the cluster with.
-#[derive(Clone)]
-pub struct Clients {
-    /// Informers', leader election's and the host's own calls.
-    pub client: kube::Client,
-    /// Plugins' API calls: a client that never retries on its own
-    /// (built from [`writer_config`](crate::capability::kube::writer_config)).
-    pub writer: kube::Client,
-}
-
-impl std::fmt::Debug for Clients {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Clients").finish_non_exhaustive()
     }
 }
 
@@ -388,19 +372,61 @@ fn open_artifact_cache(config: &Config, engine: &PluginEngine) -> Option<Artifac
     }
 }
 
-/// `shutdown`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
-pub struct ShutdownConfig {
-    /// How long queues may drain after SIGTERM.
-    #[serde(with = "crate::units::duration")]
-    pub grace_period: Duration,
+/// How the daemon compiles plugins: in a child process running this very
+/// binary, so the compiler's memory is returned when it exits (in process,
+/// with a warning, if the binary cannot be found).
+pub fn daemon_compiler(config: &crate::config::Config) -> crate::plugin::Compiler {
+    match this_binary() {
+        Ok(program) => crate::plugin::Compiler::Subprocess {
+            program,
+            timeout: config.plugin_files.compile_timeout,
+        },
+        Err(err) => {
+            tracing::warn!("cannot find the herald binary ({err}): compiling plugins in process");
+            crate::plugin::Compiler::InProcess
+        }
+    }
 }
 
-impl Default for ShutdownConfig {
-    fn default() -> Self {
-        ShutdownConfig {
-            grace_period: Duration::from_secs(10),
+/// The executable this process runs. On Linux, `/proc/self/exe`: it stays
+/// this very executable when its file is replaced (a package upgraded in
+/// place) or deleted, so a child compiler always has the daemon's engine
+/// and writes artifacts the daemon accepts; elsewhere, the path it was
+/// started from.
+fn this_binary() -> std::io::Result<std::path::PathBuf> {
+    let own = std::path::Path::new("/proc/self/exe");
+    if cfg!(target_os = "linux") && own.exists() {
+        return Ok(own.to_owned());
+    }
+    std::env::current_exe()
+}
+
+/// After the first signal, a second one exits at once.
+pub fn exit_on_second_signal() {
+    tracing::info!("signal again to exit without draining");
+    tokio::spawn(async {
+        wait_for_signal().await;
+        tracing::warn!("second signal: exiting now");
+        std::process::exit(130);
+    });
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(term) => term,
+                Err(_) => return std::future::pending().await,
+            };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
         }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }

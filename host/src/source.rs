@@ -47,8 +47,8 @@ pub struct Connection {
 
 impl Connection {
     /// The clients a [`Service`](crate::service::Service) needs.
-    pub fn clients(&self) -> crate::service::Clients {
-        crate::service::Clients {
+    pub fn clients(&self) -> Clients {
+        Clients {
             client: self.client.clone(),
             writer: self.writer.clone(),
         }
@@ -245,3 +245,20 @@ impl SourceConfig {
         }
     }
 }
+
+/// The two clients a service talks to the cluster with.
+#[derive(Clone)]
+pub struct Clients {
+    /// Informers', leader election's and the host's own calls.
+    pub client: kube::Client,
+    /// Plugins' API calls: a client that never retries on its own
+    /// (built from [`writer_config`](crate::capability::kube::writer_config)).
+    pub writer: kube::Client,
+}
+
+impl std::fmt::Debug for Clients {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Clients").finish_non_exhaustive()
+    }
+}
+

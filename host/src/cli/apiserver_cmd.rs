@@ -3,7 +3,7 @@
 //! Herald watches a real cluster.
 
 use super::fail;
-use super::run_cmd::wait_for_signal;
+use crate::service::wait_for_signal;
 use clap::Args;
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -84,34 +84,6 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// How the daemon compiles plugins: in a child process running this very
-/// binary, so the compiler's memory is returned when it exits (in process,
-/// with a warning, if the binary cannot be found).
-pub(crate) fn daemon_compiler(config: &crate::config::Config) -> crate::plugin::Compiler {
-    match this_binary() {
-        Ok(program) => crate::plugin::Compiler::Subprocess {
-            program,
-            timeout: config.plugin_files.compile_timeout,
-        },
-        Err(err) => {
-            tracing::warn!("cannot find the herald binary ({err}): compiling plugins in process");
-            crate::plugin::Compiler::InProcess
-        }
-    }
-}
-
-/// The executable this process runs. On Linux, `/proc/self/exe`: it stays
-/// this very executable when its file is replaced (a package upgraded in
-/// place) or deleted, so a child compiler always has the daemon's engine
-/// and writes artifacts the daemon accepts; elsewhere, the path it was
-/// started from.
-fn this_binary() -> std::io::Result<std::path::PathBuf> {
-    let own = std::path::Path::new("/proc/self/exe");
-    if cfg!(target_os = "linux") && own.exists() {
-        return Ok(own.to_owned());
-    }
-    std::env::current_exe()
-}
 
 /// Prints a one-line error naming what is at fault and returns the failure code.
 pub(crate) fn fail(message: impl std::fmt::Display) -> ExitCode {

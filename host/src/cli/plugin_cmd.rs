@@ -441,7 +441,7 @@ fn rbac(args: RbacArgs) -> ExitCode {
                     context: args.context.clone(),
                 };
                 let connection = source.connect().await.map_err(|e| e.to_string())?;
-                crate::rbac::KindResolver::Discovery(crate::informer::Resolver::new(
+                crate::rbac::KindResolver::Discovery(crate::discovery::Resolver::new(
                     connection.client,
                 ))
             }

@@ -5,7 +5,7 @@ use crate::capability::log::TracingSink;
 use crate::config::Config;
 use crate::logging::LogFormat;
 use crate::ops;
-use crate::service::Service;
+use crate::service::{Service, exit_on_second_signal, wait_for_signal};
 use crate::source::Source;
 use crate::source::SourceKind;
 use clap::Args;
@@ -155,7 +155,7 @@ async fn serve(config: Config) -> ExitCode {
         Err(err) => return fail(err),
     };
     let grace = config.shutdown.grace_period;
-    let compiler = super::daemon_compiler(&config);
+    let compiler = crate::service::daemon_compiler(&config);
     let service = match Service::start(
         Arc::new(config),
         connection.clients(),
@@ -175,32 +175,3 @@ async fn serve(config: Config) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// After the first signal, a second one exits at once.
-pub(crate) fn exit_on_second_signal() {
-    tracing::info!("signal again to exit without draining");
-    tokio::spawn(async {
-        wait_for_signal().await;
-        tracing::warn!("second signal: exiting now");
-        std::process::exit(130);
-    });
-}
-
-/// Resolves on Ctrl-C or SIGTERM.
-pub(crate) async fn wait_for_signal() {
-    #[cfg(unix)]
-    {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(term) => term,
-                Err(_) => return std::future::pending().await,
-            };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
-}

@@ -24,7 +24,7 @@ use crate::logging::LogConfig;
 use crate::plugin::{DispatchConfig, LimitPolicy, LimitsConfig};
 use crate::reload::sources::PluginSourceConfig;
 use crate::reload::{PluginConfig, PluginFilesConfig, PluginSettings};
-use crate::service::ShutdownConfig;
+use crate::dispatch::ShutdownConfig;
 use crate::source::SourceConfig;
 use crate::store::CacheConfig;
 use serde::Deserialize;

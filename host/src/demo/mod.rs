@@ -6,7 +6,7 @@ pub mod churn;
 pub mod webhook;
 
 use crate::capability::log::{LogLevel, LogLine, LogSink};
-use crate::cli::run_cmd::{exit_on_second_signal, wait_for_signal};
+use crate::service::{exit_on_second_signal, wait_for_signal};
 use crate::config::Config;
 use crate::ops;
 use crate::service::Service;
@@ -300,7 +300,7 @@ pub async fn run(options: DemoOptions) -> Result<(), String> {
         Ok(listener) => listener,
         Err(_) => ops::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?,
     };
-    let compiler = crate::cli::daemon_compiler(&config);
+    let compiler = crate::service::daemon_compiler(&config);
     let service = Service::start(
         Arc::new(config),
         connection.clients(),

@@ -1,9 +1,10 @@
 //! A listener: one plugin subscription's buffer and counters, fed by its
 //! informer and drained by the plugin's worker.
 
-use super::notification::Notification;
+use crate::informer::Notification;
 use super::queue::{CoalescedQueue, Item, Queue};
 use super::signal::Signal;
+use crate::informer::Listen;
 use crate::plugin::{Delivery, FaultKind, GroupVersionKind, Subscription};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -200,7 +201,7 @@ impl Listener {
     /// worker once: the informer's lock is held for the whole batch, so a
     /// lock round-trip and a wake-up per notification would hold up every
     /// other listener for that much longer.
-    pub(crate) fn push_batch(&self, notifications: impl IntoIterator<Item = Notification>) {
+    pub fn push_batch(&self, notifications: impl IntoIterator<Item = Notification>) {
         let mut count = 0u64;
         {
             let mut queue = self.lock();
@@ -305,5 +306,23 @@ impl Listener {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
         self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Listen for Listener {
+    fn push(&self, notification: Notification) {
+        Listener::push(self, notification);
+    }
+
+    fn push_batch(&self, notifications: Vec<Notification>) {
+        Listener::push_batch(self, notifications);
+    }
+
+    fn push_synced(&self) {
+        Listener::push_synced(self);
+    }
+
+    fn resync_period(&self) -> Option<std::time::Duration> {
+        self.subscription.resync_period
     }
 }

@@ -5,7 +5,6 @@
 mod feed;
 mod gate;
 mod listener;
-mod notification;
 mod queue;
 mod settings;
 mod signal;
@@ -16,8 +15,7 @@ pub use feed::{
 };
 pub use gate::CacheSync;
 pub use listener::{Listener, ListenerStats};
-pub use notification::Notification;
 pub use queue::{CoalescedQueue, Item, KeyBackoff, Queue, Retry};
-pub use settings::{CoalescedQueueConfig, QueueConfig};
+pub use settings::{CoalescedQueueConfig, QueueConfig, ShutdownConfig};
 pub use signal::Signal;
 pub use worker::{LastError, MAX_REQUEUE_DELAY, PluginWorker, RetryPolicy, STOP_MARGIN, Stopped};

@@ -8,7 +8,7 @@
 //! reading the clock, so what it does is a function of its inputs: the
 //! worker passes [`Instant::now`], tests pass made-up instants and never wait.
 
-use super::notification::Notification;
+use crate::informer::Notification;
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::time::{Duration, Instant};
 

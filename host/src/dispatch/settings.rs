@@ -1,4 +1,5 @@
-//! `queue`: how failed calls are retried, in each delivery mode.
+//! `queue`: how failed calls are retried, in each delivery mode; and
+//! `shutdown`: how long the workers may drain their queues.
 
 use super::{KeyBackoff, RetryPolicy};
 use serde::Deserialize;
@@ -92,6 +93,23 @@ impl QueueConfig {
                 max_delay: coalesced.max_delay,
                 max_retries: coalesced.max_retries,
             },
+        }
+    }
+}
+
+/// `shutdown`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct ShutdownConfig {
+    /// How long the workers may drain their queues after SIGTERM.
+    #[serde(with = "crate::units::duration")]
+    pub grace_period: Duration,
+}
+
+impl Default for ShutdownConfig {
+    fn default() -> Self {
+        ShutdownConfig {
+            grace_period: Duration::from_secs(10),
         }
     }
 }

@@ -77,7 +77,7 @@
 use super::feed::{Feed, FeedEvent, Outcome};
 use super::gate::{CacheGate, CacheSync, Opened};
 use super::listener::Listener;
-use super::notification::Notification;
+use crate::informer::Notification;
 use super::queue::{Item, KeyBackoff, Retry, exponential, later};
 use super::signal::Signal;
 use crate::plugin::EPOCH_TICK;

@@ -9,20 +9,21 @@
 //! subscriptions and stops them when none is left.
 
 mod backoff;
+mod listen;
+mod notification;
 pub mod processor;
 pub mod reflector;
 pub mod registry;
-mod resolve;
 mod resource;
 
 pub use backoff::Backoff;
+pub use listen::Listen;
+pub use notification::Notification;
 pub use processor::{Change, Processor, ProcessorStats};
 pub use reflector::{EVENT_TYPES, Reflector, ReflectorConfig, ReflectorStats};
 pub use registry::Informers;
-pub use resolve::{ResolveError, Resolver};
-pub use resource::{InformerKey, ResolvedResource};
+pub use resource::InformerKey;
 
-use crate::dispatch::Listener;
 use crate::store::Store;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -105,17 +106,17 @@ impl SharedInformer {
     }
 
     /// Registers a listener (late joiners get the snapshot first).
-    pub fn add_listener(&self, listener: Arc<Listener>) {
+    pub fn add_listener(&self, listener: Arc<dyn Listen>) {
         self.processor.add_listener(listener);
     }
 
     /// Unregisters a listener.
-    pub fn remove_listener(&self, listener: &Arc<Listener>) -> bool {
+    pub fn remove_listener<L: Listen + ?Sized>(&self, listener: &Arc<L>) -> bool {
         self.processor.remove_listener(listener)
     }
 
     /// Atomically replaces `old` by `new` (see [`Processor::swap_listener`]).
-    pub fn swap_listener(&self, old: &Arc<Listener>, new: Arc<Listener>) {
+    pub fn swap_listener<L: Listen + ?Sized>(&self, old: &Arc<L>, new: Arc<dyn Listen>) {
         self.processor.swap_listener(old, new);
     }
 }

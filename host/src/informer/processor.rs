@@ -17,7 +17,8 @@
 //!   that asked for resync), and keys missing from the list are deletes with
 //!   `final_state_unknown` carrying the last known state.
 
-use crate::dispatch::{Listener, Notification};
+use super::listen::Listen;
+use super::notification::Notification;
 use crate::store::{CachedObject, Store};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -51,7 +52,7 @@ pub struct ProcessorStats {
 }
 
 struct Registered {
-    listener: Arc<Listener>,
+    listener: Arc<dyn Listen>,
     next_resync: Option<Instant>,
 }
 
@@ -102,37 +103,36 @@ impl Processor {
     /// Registers a listener. After the first list, it first receives the
     /// snapshot as initial adds and a synced marker; before it, it gets the
     /// first list like everyone else.
-    pub fn add_listener(&self, listener: Arc<Listener>) {
+    pub fn add_listener(&self, listener: Arc<dyn Listen>) {
         let mut listeners = self.lock();
         self.join(&mut listeners, listener);
     }
 
     /// Unregisters a listener; returns whether it was registered.
-    pub fn remove_listener(&self, listener: &Arc<Listener>) -> bool {
+    pub fn remove_listener<L: Listen + ?Sized>(&self, listener: &Arc<L>) -> bool {
         let mut listeners = self.lock();
         let before = listeners.len();
-        listeners.retain(|r| !Arc::ptr_eq(&r.listener, listener));
+        listeners.retain(|r| !same(&r.listener, listener));
         before != listeners.len()
     }
 
     /// Atomically replaces `old` by `new`: `new` receives the snapshot and
     /// every later change, `old` nothing after this point.
-    pub fn swap_listener(&self, old: &Arc<Listener>, new: Arc<Listener>) {
+    pub fn swap_listener<L: Listen + ?Sized>(&self, old: &Arc<L>, new: Arc<dyn Listen>) {
         let mut listeners = self.lock();
-        listeners.retain(|r| !Arc::ptr_eq(&r.listener, old));
+        listeners.retain(|r| !same(&r.listener, old));
         self.join(&mut listeners, new);
     }
 
     /// Registers `listener` under the lock distribution takes, after handing
     /// it the snapshot if the first list is in: nothing missed, nothing twice.
-    fn join(&self, listeners: &mut Vec<Registered>, listener: Arc<Listener>) {
+    fn join(&self, listeners: &mut Vec<Registered>, listener: Arc<dyn Listen>) {
         if self.has_synced() {
-            listener.push_batch(snapshot_adds(&self.store));
+            listener.push_batch(snapshot_adds(&self.store).collect());
             listener.push_synced();
         }
         let next_resync = listener
-            .subscription()
-            .resync_period
+            .resync_period()
             .map(|period| Instant::now() + period);
         listeners.push(Registered {
             listener,
@@ -216,7 +216,7 @@ impl Processor {
                         new: object,
                         resync: true,
                     };
-                    for registered in listeners.iter().filter(|r| r.listener.wants_resync()) {
+                    for registered in listeners.iter().filter(|r| r.listener.resync_period().is_some()) {
                         registered.listener.push(resync.clone());
                     }
                 }
@@ -252,7 +252,7 @@ impl Processor {
         for registered in listeners.iter_mut() {
             let (Some(due), Some(period)) = (
                 registered.next_resync,
-                registered.listener.subscription().resync_period,
+                registered.listener.resync_period(),
             ) else {
                 continue;
             };
@@ -275,6 +275,12 @@ impl Processor {
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Registered>> {
         self.listeners.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// Whether `a` and `b` are the same listener (their data pointers; a fat
+/// pointer's vtable may differ between codegen units).
+fn same<L: Listen + ?Sized>(a: &Arc<dyn Listen>, b: &Arc<L>) -> bool {
+    std::ptr::addr_eq(Arc::as_ptr(a), Arc::as_ptr(b))
 }
 
 /// The store's snapshot as the initial adds of a late join.
@@ -307,7 +313,7 @@ fn next_after(due: Instant, period: Duration, now: Instant) -> Instant {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dispatch::{Item, Signal};
+    use crate::dispatch::{Item, Listener, Signal};
     use crate::gvk::Gvk;
     use crate::plugin::{Delivery, Subscription};
     use crate::store::Transform;

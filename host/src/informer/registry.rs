@@ -3,9 +3,9 @@
 
 use super::SharedInformer;
 use super::reflector::ReflectorConfig;
-use super::resolve::{ResolveError, Resolver};
+use crate::discovery::{ResolveError, Resolver};
 use super::resource::InformerKey;
-use crate::plugin::Subscription;
+use crate::subscription::Subscription;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 

@@ -1,38 +1,8 @@
 //! What an informer watches: a resolved resource plus scope and selectors.
 
-use crate::api_path::ApiPath;
-use crate::gvk::Gvk;
-use crate::plugin::Subscription;
+use crate::discovery::ResolvedResource;
+use crate::subscription::Subscription;
 use std::fmt;
-
-/// A kind resolved through discovery to its REST resource.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ResolvedResource {
-    /// Group, version and kind.
-    pub gvk: Gvk,
-    /// Plural resource name, e.g. `pods`.
-    pub plural: String,
-    /// Whether objects live in namespaces.
-    pub namespaced: bool,
-}
-
-impl ResolvedResource {
-    /// The collection's path, across all namespaces or in `namespace`
-    /// (ignored for a cluster-scoped resource), its segments encoded.
-    pub fn path(&self, namespace: Option<&str>) -> ApiPath {
-        ApiPath::collection(
-            &self.gvk.group,
-            &self.gvk.version,
-            namespace.filter(|_| self.namespaced),
-            &self.plural,
-        )
-    }
-
-    /// The collection URL path, as [`path`](Self::path) builds it.
-    pub fn url_path(&self, namespace: Option<&str>) -> String {
-        self.path(namespace).as_str().to_owned()
-    }
-}
 
 /// Identity of an informer: one watch and one cache per distinct key, shared
 /// by every subscription with the same key.
@@ -88,32 +58,7 @@ impl fmt::Display for InformerKey {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn url_paths_follow_the_api_layout() {
-        let pods = ResolvedResource {
-            gvk: Gvk::new("", "v1", "Pod"),
-            plural: "pods".into(),
-            namespaced: true,
-        };
-        assert_eq!(pods.url_path(None), "/api/v1/pods");
-        assert_eq!(pods.url_path(Some("shop")), "/api/v1/namespaces/shop/pods");
-        let nodes = ResolvedResource {
-            gvk: Gvk::new("", "v1", "Node"),
-            plural: "nodes".into(),
-            namespaced: false,
-        };
-        assert_eq!(nodes.url_path(Some("ignored")), "/api/v1/nodes");
-        let deployments = ResolvedResource {
-            gvk: Gvk::new("apps", "v1", "Deployment"),
-            plural: "deployments".into(),
-            namespaced: true,
-        };
-        assert_eq!(
-            deployments.url_path(Some("a")),
-            "/apis/apps/v1/namespaces/a/deployments"
-        );
-    }
+    use crate::gvk::Gvk;
 
     #[test]
     fn selectors_that_mean_the_same_share_one_informer() {

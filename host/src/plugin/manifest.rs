@@ -4,54 +4,14 @@ use crate::capability::cache::IndexDefinition;
 use crate::capability::kube::{Verb, WriteRule};
 use crate::gvk::Gvk;
 use crate::selector::{FieldSelector, LabelSelector};
+pub use crate::subscription::{Delivery, MAX_RESYNC, MIN_RESYNC, Subscription};
 use crate::text::is_dns_label;
 use crate::wit::abi;
 use serde::Serialize;
-use std::collections::BTreeSet;
 use std::time::Duration;
 
-/// Shortest resync period a subscription may ask for (client-go's minimum).
-pub const MIN_RESYNC: Duration = Duration::from_secs(1);
-/// Longest resync period accepted; anything longer is almost surely a unit mistake.
-pub const MAX_RESYNC: Duration = Duration::from_secs(24 * 60 * 60);
 /// Most subscriptions one plugin may declare.
 pub const MAX_SUBSCRIPTIONS: usize = 32;
-
-/// How a subscription's notifications are queued for the plugin.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Delivery {
-    /// Every notification, in order (client-go's behaviour).
-    EveryEvent,
-    /// At most one pending notification per object key, merged.
-    Coalesced,
-}
-
-/// One validated subscription.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Subscription {
-    /// The watched kind.
-    pub kind: Gvk,
-    /// Restrict to one namespace.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub namespace: Option<String>,
-    /// Label selector, as written by the plugin.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub label_selector: Option<String>,
-    /// Field selector, as written by the plugin.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub field_selector: Option<String>,
-    /// Resync period, if any.
-    #[serde(
-        rename = "resyncPeriodMs",
-        skip_serializing_if = "Option::is_none",
-        with = "crate::units::duration::millis_option"
-    )]
-    pub resync_period: Option<Duration>,
-    /// Queueing mode.
-    pub delivery: Delivery,
-}
 
 /// Limits a plugin asked for; `None` takes the operator's default.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -321,7 +281,7 @@ impl Manifest {
         }
         let mut subscriptions: Vec<Subscription> = Vec::with_capacity(raw.subscriptions.len());
         for (index, sub) in raw.subscriptions.into_iter().enumerate() {
-            let sub = Subscription::from_guest(index, sub)?;
+            let sub = checked_subscription(index, sub)?;
             if subscriptions.iter().any(|earlier| earlier.same_watch(&sub)) {
                 return Err(ManifestError::Duplicate {
                     index,
@@ -403,143 +363,81 @@ fn write_rule(raw: abi::WriteRule) -> WriteRule {
     }
 }
 
-impl Subscription {
-    fn from_guest(index: usize, raw: abi::Subscription) -> Result<Self, ManifestError> {
-        let kind = Gvk::new(raw.kind.group, raw.kind.version, raw.kind.kind);
-        if kind.version.is_empty() || kind.kind.is_empty() {
-            return Err(ManifestError::Kind {
-                index,
-                kind: kind.to_string(),
-            });
-        }
-        kind.check("kind")
-            .map_err(|refused| ManifestError::BadKind {
-                index,
-                reason: refused.to_string(),
-            })?;
-        let namespace = non_empty(raw.namespace);
-        if let Some(ns) = &namespace
-            && !is_dns_label(ns)
-        {
-            return Err(ManifestError::Namespace {
-                index,
-                kind: shown(&kind),
-                namespace: ns.clone(),
-            });
-        }
-        let label_selector = non_empty(raw.label_selector);
-        if let Some(selector) = &label_selector
-            && let Err(reason) = LabelSelector::parse(selector)
-        {
-            return Err(ManifestError::LabelSelector {
-                index,
-                kind: shown(&kind),
-                selector: selector.clone(),
-                reason: reason.to_string(),
-            });
-        }
-        let field_selector = non_empty(raw.field_selector);
-        if let Some(selector) = &field_selector
-            && let Err(reason) = FieldSelector::parse(selector)
-        {
-            return Err(ManifestError::FieldSelector {
-                index,
-                kind: shown(&kind),
-                selector: selector.clone(),
-                reason: reason.to_string(),
-            });
-        }
-        let resync_period = match raw.resync_period_ms {
-            None => None,
-            Some(millis) => {
-                let period = Duration::from_millis(millis);
-                if !(MIN_RESYNC..=MAX_RESYNC).contains(&period) {
-                    return Err(ManifestError::Resync {
-                        index,
-                        kind: shown(&kind),
-                        millis,
-                    });
-                }
-                Some(period)
+/// A guest's subscription, checked field by field.
+fn checked_subscription(
+    index: usize,
+    raw: abi::Subscription,
+) -> Result<Subscription, ManifestError> {
+    let kind = Gvk::new(raw.kind.group, raw.kind.version, raw.kind.kind);
+    if kind.version.is_empty() || kind.kind.is_empty() {
+        return Err(ManifestError::Kind {
+            index,
+            kind: kind.to_string(),
+        });
+    }
+    kind.check("kind")
+        .map_err(|refused| ManifestError::BadKind {
+            index,
+            reason: refused.to_string(),
+        })?;
+    let namespace = non_empty(raw.namespace);
+    if let Some(ns) = &namespace
+        && !is_dns_label(ns)
+    {
+        return Err(ManifestError::Namespace {
+            index,
+            kind: shown(&kind),
+            namespace: ns.clone(),
+        });
+    }
+    let label_selector = non_empty(raw.label_selector);
+    if let Some(selector) = &label_selector
+        && let Err(reason) = LabelSelector::parse(selector)
+    {
+        return Err(ManifestError::LabelSelector {
+            index,
+            kind: shown(&kind),
+            selector: selector.clone(),
+            reason: reason.to_string(),
+        });
+    }
+    let field_selector = non_empty(raw.field_selector);
+    if let Some(selector) = &field_selector
+        && let Err(reason) = FieldSelector::parse(selector)
+    {
+        return Err(ManifestError::FieldSelector {
+            index,
+            kind: shown(&kind),
+            selector: selector.clone(),
+            reason: reason.to_string(),
+        });
+    }
+    let resync_period = match raw.resync_period_ms {
+        None => None,
+        Some(millis) => {
+            let period = Duration::from_millis(millis);
+            if !(MIN_RESYNC..=MAX_RESYNC).contains(&period) {
+                return Err(ManifestError::Resync {
+                    index,
+                    kind: shown(&kind),
+                    millis,
+                });
             }
-        };
-        let delivery = match raw.delivery {
-            abi::DeliveryMode::EveryEvent => Delivery::EveryEvent,
-            abi::DeliveryMode::Coalesced => Delivery::Coalesced,
-        };
-        Ok(Subscription {
-            kind,
-            namespace,
-            label_selector,
-            field_selector,
-            resync_period,
-            delivery,
-        })
-    }
-
-    /// The label selector in canonical form: its requirements sorted, values
-    /// sorted and deduplicated, `==` written `=`, spacing dropped; `None`
-    /// when it selects everything. Two selectors with the same meaning have
-    /// the same canonical form, so their subscriptions share an informer.
-    pub fn canonical_label_selector(&self) -> Option<String> {
-        canonical(label_requirements(self.label_selector.as_deref()))
-    }
-
-    /// The field selector in canonical form (see
-    /// [`canonical_label_selector`](Self::canonical_label_selector)).
-    pub fn canonical_field_selector(&self) -> Option<String> {
-        canonical(field_terms(self.field_selector.as_deref()))
-    }
-
-    /// True when both watch exactly the same objects: same kind and scope,
-    /// and selectors with the same requirements, however written (spacing,
-    /// `==` for `=`, order, repeats).
-    pub fn same_watch(&self, other: &Subscription) -> bool {
-        self.kind == other.kind
-            && self.namespace == other.namespace
-            && label_requirements(self.label_selector.as_deref())
-                == label_requirements(other.label_selector.as_deref())
-            && field_terms(self.field_selector.as_deref())
-                == field_terms(other.field_selector.as_deref())
-    }
-}
-
-/// A label selector's requirements in a form that compares by meaning:
-/// each displayed with its values sorted, sorted, without repeats. Text
-/// that does not parse stands for itself.
-fn label_requirements(selector: Option<&str>) -> BTreeSet<String> {
-    let Some(text) = selector else {
-        return BTreeSet::new();
+            Some(period)
+        }
     };
-    match LabelSelector::parse(text) {
-        Ok(parsed) => parsed
-            .requirements
-            .into_iter()
-            .map(|mut requirement| {
-                requirement.values.sort();
-                requirement.values.dedup();
-                requirement.to_string()
-            })
-            .collect(),
-        Err(_) => BTreeSet::from([text.to_owned()]),
-    }
-}
-
-/// Sorted terms joined by `,`, or `None` for none.
-fn canonical(terms: BTreeSet<String>) -> Option<String> {
-    (!terms.is_empty()).then(|| terms.into_iter().collect::<Vec<_>>().join(","))
-}
-
-/// A field selector's terms in a form that compares by meaning (see
-/// [`label_requirements`]).
-fn field_terms(selector: Option<&str>) -> BTreeSet<String> {
-    let Some(text) = selector else {
-        return BTreeSet::new();
+    let delivery = match raw.delivery {
+        abi::DeliveryMode::EveryEvent => Delivery::EveryEvent,
+        abi::DeliveryMode::Coalesced => Delivery::Coalesced,
     };
-    match FieldSelector::parse(text) {
-        Ok(parsed) => parsed.terms.iter().map(ToString::to_string).collect(),
-        Err(_) => BTreeSet::from([text.to_owned()]),
-    }
+    Ok(Subscription {
+        kind,
+        namespace,
+        label_selector,
+        field_selector,
+        resync_period,
+        delivery,
+    })
 }
 
 /// A kind as errors show it: the guest wrote it, so it may hold line breaks.

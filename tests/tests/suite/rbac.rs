@@ -4,7 +4,7 @@
 
 use crate::deploy::one;
 use herald::gvk::Gvk;
-use herald::informer::Resolver;
+use herald::discovery::Resolver;
 use herald::rbac::{KindResolver, RbacError, cluster_role, watched_resources};
 use herald_tests::{artifacts, load};
 use k8s_openapi::api::rbac::v1::ClusterRole;

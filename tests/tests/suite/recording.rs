@@ -1,7 +1,8 @@
 //! A listener the test reads directly: what an informer distributes, without
 //! a plugin in between.
 
-use herald::dispatch::{Item, Listener, Notification, Signal};
+use herald::dispatch::{Item, Listener, Signal};
+use herald::informer::Notification;
 use herald::gvk::Gvk;
 use herald::informer::{InformerKey, Informers, ReflectorConfig, SharedInformer};
 use herald::plugin::{Delivery, Subscription};

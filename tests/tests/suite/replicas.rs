@@ -58,7 +58,7 @@ async fn replica(cluster: &TestCluster, identity: &str) -> (Service, MemorySink,
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let service = Service::start(
         Arc::new(config),
-        herald::service::Clients {
+        herald::source::Clients {
             client: cluster.client.clone(),
             writer: cluster.writer.clone(),
         },

@@ -6,7 +6,7 @@
 
 use super::request::{ApiBackend, ApiRequest, Cause, KubeError, Operation, Propagation};
 use crate::api_path::{ApiPath, Query};
-use crate::informer::{ResolveError, Resolver};
+use crate::discovery::{ResolveError, Resolver};
 use futures::future::BoxFuture;
 use herald_grammar::name::{check, object_name_rule};
 use http_body_util::BodyExt;

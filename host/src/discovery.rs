@@ -1,11 +1,41 @@
-//! Resolves a subscription's group/version/kind to its REST resource through
-//! API discovery (CRDs included).
+//! Resolves a group/version/kind to its REST resource through API
+//! discovery (CRDs included): what informers watch and what plugins' calls
+//! reach.
 
-use super::resource::ResolvedResource;
+use crate::api_path::ApiPath;
 use crate::gvk::Gvk;
 use kube::discovery::Scope;
 use std::collections::HashMap;
 use std::sync::Mutex;
+
+/// A kind resolved through discovery to its REST resource.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ResolvedResource {
+    /// Group, version and kind.
+    pub gvk: Gvk,
+    /// Plural resource name, e.g. `pods`.
+    pub plural: String,
+    /// Whether objects live in namespaces.
+    pub namespaced: bool,
+}
+
+impl ResolvedResource {
+    /// The collection's path, across all namespaces or in `namespace`
+    /// (ignored for a cluster-scoped resource), its segments encoded.
+    pub fn path(&self, namespace: Option<&str>) -> ApiPath {
+        ApiPath::collection(
+            &self.gvk.group,
+            &self.gvk.version,
+            namespace.filter(|_| self.namespaced),
+            &self.plural,
+        )
+    }
+
+    /// The collection URL path, as [`path`](Self::path) builds it.
+    pub fn url_path(&self, namespace: Option<&str>) -> String {
+        self.path(namespace).as_str().to_owned()
+    }
+}
 
 /// A kind the API server does not serve, or discovery failing.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -83,5 +113,36 @@ impl Resolver {
             .unwrap_or_else(|e| e.into_inner())
             .insert(gvk.clone(), resolved.clone());
         Ok(resolved)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_paths_follow_the_api_layout() {
+        let pods = ResolvedResource {
+            gvk: Gvk::new("", "v1", "Pod"),
+            plural: "pods".into(),
+            namespaced: true,
+        };
+        assert_eq!(pods.url_path(None), "/api/v1/pods");
+        assert_eq!(pods.url_path(Some("shop")), "/api/v1/namespaces/shop/pods");
+        let nodes = ResolvedResource {
+            gvk: Gvk::new("", "v1", "Node"),
+            plural: "nodes".into(),
+            namespaced: false,
+        };
+        assert_eq!(nodes.url_path(Some("ignored")), "/api/v1/nodes");
+        let deployments = ResolvedResource {
+            gvk: Gvk::new("apps", "v1", "Deployment"),
+            plural: "deployments".into(),
+            namespaced: true,
+        };
+        assert_eq!(
+            deployments.url_path(Some("a")),
+            "/apis/apps/v1/namespaces/a/deployments"
+        );
     }
 }
