@@ -56,11 +56,12 @@ impl Command {
     }
 }
 
-/// The newest version of the plugin world (`wit/0.3.0/herald.wit`) this
-/// host implements; it runs every released one ([`WORLD_VERSIONS`]).
+/// The newest version of the plugin world (`wit/0.4.0/herald.wit`) this
+/// host implements; it runs every released one ([`WORLD_VERSIONS`], whose
+/// first this is).
 ///
 /// [`WORLD_VERSIONS`]: crate::plugin::WORLD_VERSIONS
-pub const WORLD: &str = "herald:plugin/plugin@0.3.0";
+pub const WORLD: &str = "herald:plugin/plugin@0.4.0";
 
 /// Runs the command line; returns the process exit code.
 pub fn main() -> ExitCode {
@@ -84,9 +85,17 @@ pub fn main() -> ExitCode {
     }
 }
 
-
 /// Prints a one-line error naming what is at fault and returns the failure code.
 pub(crate) fn fail(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("error: {message}");
     ExitCode::from(1)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_world_printed_is_the_newest_this_host_runs() {
+        let newest = crate::plugin::WORLD_VERSIONS[0];
+        assert_eq!(super::WORLD, format!("herald:plugin/plugin@{newest}"));
+    }
 }

@@ -1,10 +1,10 @@
 //! A listener: one plugin subscription's buffer and counters, fed by its
 //! informer and drained by the plugin's worker.
 
-use crate::informer::Notification;
 use super::queue::{CoalescedQueue, Item, Queue};
 use super::signal::Signal;
 use crate::informer::Listen;
+use crate::informer::Notification;
 use crate::plugin::{Delivery, FaultKind, GroupVersionKind, Subscription};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -33,8 +33,8 @@ pub struct ListenerStats {
     /// Requeue-after requests ignored because the subscription's delivery is
     /// every-event, whose order a requeue would break.
     pub requeues_ignored: AtomicU64,
-    /// Faults by kind: deadline, memory-limit, stack-overflow, panic, trap.
-    pub faults: [AtomicU64; 5],
+    /// Faults, by kind (see [`record_fault`](Self::record_fault)).
+    faults: [AtomicU64; FaultKind::ALL.len()],
     /// Duration of handler calls, in seconds.
     pub duration: prometheus_client::metrics::histogram::Histogram,
     /// Time spent in handler calls, in microseconds (the histogram's sum,
@@ -63,29 +63,12 @@ impl Default for ListenerStats {
 impl ListenerStats {
     /// Counts a fault.
     pub fn record_fault(&self, kind: FaultKind) {
-        let index = match kind {
-            FaultKind::Deadline => 0,
-            FaultKind::MemoryLimit => 1,
-            FaultKind::StackOverflow => 2,
-            FaultKind::Panic => 3,
-            FaultKind::Trap => 4,
-        };
-        self.faults[index].fetch_add(1, Ordering::Relaxed);
+        self.faults[kind as usize].fetch_add(1, Ordering::Relaxed);
     }
 
     /// Faults of `kind` so far.
     pub fn faults_of(&self, kind: FaultKind) -> u64 {
-        let index = [
-            FaultKind::Deadline,
-            FaultKind::MemoryLimit,
-            FaultKind::StackOverflow,
-            FaultKind::Panic,
-            FaultKind::Trap,
-        ]
-        .iter()
-        .position(|k| *k == kind)
-        .expect("every kind has a slot");
-        self.faults[index].load(Ordering::Relaxed)
+        self.faults[kind as usize].load(Ordering::Relaxed)
     }
 }
 

@@ -77,9 +77,9 @@
 use super::feed::{Feed, FeedEvent, Outcome};
 use super::gate::{CacheGate, CacheSync, Opened};
 use super::listener::Listener;
-use crate::informer::Notification;
 use super::queue::{Item, KeyBackoff, Retry, exponential, later};
 use super::signal::Signal;
+use crate::informer::Notification;
 use crate::plugin::EPOCH_TICK;
 use crate::plugin::HandlerCall;
 use crate::plugin::{
@@ -174,9 +174,27 @@ pub struct LastError {
     pub skipped: bool,
 }
 
-const RUNNING: u8 = 0;
-const DRAINING: u8 = 1;
-const STOPPING: u8 = 2;
+/// What a worker's task is told to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum RunMode {
+    /// Deliver, and wait for more.
+    Running,
+    /// Deliver what is ready, then end.
+    Draining,
+    /// End after the call in flight.
+    Stopping,
+}
+
+impl RunMode {
+    fn from_u8(value: u8) -> Self {
+        match value {
+            0 => RunMode::Running,
+            1 => RunMode::Draining,
+            _ => RunMode::Stopping,
+        }
+    }
+}
 
 struct Shared {
     plugin: LoadedPlugin,
@@ -351,12 +369,12 @@ impl PluginWorker {
         let dispatch = &self.shared.dispatch;
         match drain_until {
             Some(deadline) => {
-                dispatch.set_mode(DRAINING);
+                dispatch.set_mode(RunMode::Draining);
                 if !self.shared.exited.wait_until(deadline.min(give_up_at)) {
-                    dispatch.set_mode(STOPPING);
+                    dispatch.set_mode(RunMode::Stopping);
                 }
             }
-            None => dispatch.set_mode(STOPPING),
+            None => dispatch.set_mode(RunMode::Stopping),
         }
         finish(task, &self.shared, give_up_at)
     }
@@ -411,7 +429,7 @@ fn finish(task: JoinHandle<()>, shared: &Shared, give_up_at: Instant) -> Stopped
 impl Drop for PluginWorker {
     fn drop(&mut self) {
         if let Some(task) = self.task.take() {
-            self.shared.dispatch.set_mode(STOPPING);
+            self.shared.dispatch.set_mode(RunMode::Stopping);
             let give_up_at = Instant::now() + self.call_bound();
             finish(task, &self.shared, give_up_at);
         }
@@ -485,7 +503,7 @@ impl Dispatch {
             listeners: RwLock::new(Vec::new()),
             signal: Arc::new(Signal::default()),
             mode_changed: Signal::default(),
-            mode: AtomicU8::new(RUNNING),
+            mode: AtomicU8::new(RunMode::Running as u8),
             retry,
             last_error: Mutex::new(None),
             feed,
@@ -521,8 +539,12 @@ impl Dispatch {
             .clone()
     }
 
-    fn set_mode(&self, mode: u8) {
-        self.mode.store(mode, Ordering::Release);
+    fn mode(&self) -> RunMode {
+        RunMode::from_u8(self.mode.load(Ordering::Acquire))
+    }
+
+    fn set_mode(&self, mode: RunMode) {
+        self.mode.store(mode as u8, Ordering::Release);
         self.signal.notify();
         self.mode_changed.notify();
     }
@@ -536,8 +558,8 @@ impl Dispatch {
         let mut slice = Slice::new();
         let mut busy = busy;
         loop {
-            let mode = self.mode.load(Ordering::Acquire);
-            if mode == STOPPING {
+            let mode = self.mode();
+            if mode == RunMode::Stopping {
                 return;
             }
             let idle_until = match self.step(calls, &mut cursor).await {
@@ -552,7 +574,7 @@ impl Dispatch {
                 }
                 Step::Stopped => return,
                 // What waits for a retry or a requeue is not waited for.
-                Step::Idle(_) if mode == DRAINING => return,
+                Step::Idle(_) if mode == RunMode::Draining => return,
                 Step::Idle(ready_at) => ready_at,
             };
             busy = match idle_until {
@@ -937,7 +959,7 @@ impl Dispatch {
     /// Sleeps for `delay` unless the worker is told to stop; false if it was.
     async fn pause(&self, delay: Duration) -> bool {
         let until = Instant::now() + delay;
-        while self.mode.load(Ordering::Acquire) != STOPPING {
+        while self.mode() != RunMode::Stopping {
             if !self.mode_changed.raised_by(until).await {
                 return true;
             }
@@ -1532,7 +1554,7 @@ mod tests {
             }
         });
         for (dispatch, _, task) in [busy, waiting, quiet] {
-            dispatch.set_mode(STOPPING);
+            dispatch.set_mode(RunMode::Stopping);
             drop(task);
         }
     }
@@ -1585,7 +1607,7 @@ mod tests {
             "pushed during call {pushed}, served at call {served} (slice: {SLICE_CALLS})"
         );
         for (dispatch, task) in tasks {
-            dispatch.set_mode(STOPPING);
+            dispatch.set_mode(RunMode::Stopping);
             drop(task);
         }
     }
@@ -1636,7 +1658,7 @@ mod tests {
             "retried before its backoff: {:?}",
             started.elapsed()
         );
-        dispatch.set_mode(STOPPING);
+        dispatch.set_mode(RunMode::Stopping);
         thread.join().unwrap();
     }
 
@@ -1650,7 +1672,7 @@ mod tests {
         pods.push(add("b", 1, false));
         assert_eq!(calls.recv_timeout(NEVER).unwrap(), "add n/b@1");
         assert_eq!(pods.delayed(), 1, "a still waits");
-        dispatch.set_mode(STOPPING);
+        dispatch.set_mode(RunMode::Stopping);
         thread.join().unwrap();
     }
 
@@ -1665,7 +1687,7 @@ mod tests {
         };
         pods.push(add("a", 1, false));
         pods.push(add("b", 1, false));
-        dispatch.set_mode(DRAINING);
+        dispatch.set_mode(RunMode::Draining);
         let (thread, calls) = spawn(dispatch.clone(), script);
         let mut seen: Vec<String> = (0..2).map(|_| calls.recv_timeout(NEVER).unwrap()).collect();
         seen.sort();

@@ -20,7 +20,7 @@ pub use backoff::Backoff;
 pub use listen::Listen;
 pub use notification::Notification;
 pub use processor::{Change, Processor, ProcessorStats};
-pub use reflector::{EVENT_TYPES, Reflector, ReflectorConfig, ReflectorStats};
+pub use reflector::{EventCounts, Reflector, ReflectorConfig, ReflectorStats, WatchEventType};
 pub use registry::Informers;
 pub use resource::InformerKey;
 

@@ -60,11 +60,69 @@ impl Default for ReflectorConfig {
     }
 }
 
+/// The type of a watch event (and of a streamed list's events).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchEventType {
+    /// `ADDED`.
+    Added,
+    /// `MODIFIED`.
+    Modified,
+    /// `DELETED`.
+    Deleted,
+    /// `BOOKMARK`.
+    Bookmark,
+    /// `ERROR`.
+    Error,
+}
+
+impl WatchEventType {
+    /// Every type, in the order metrics list them.
+    pub const ALL: [WatchEventType; 5] = [
+        WatchEventType::Added,
+        WatchEventType::Modified,
+        WatchEventType::Deleted,
+        WatchEventType::Bookmark,
+        WatchEventType::Error,
+    ];
+
+    /// The type as the API server writes it (the metrics' `type` label).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WatchEventType::Added => "ADDED",
+            WatchEventType::Modified => "MODIFIED",
+            WatchEventType::Deleted => "DELETED",
+            WatchEventType::Bookmark => "BOOKMARK",
+            WatchEventType::Error => "ERROR",
+        }
+    }
+
+    /// The type of `text`, if it is one.
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|kind| kind.as_str() == text)
+    }
+}
+
+/// Watch events received, one counter per type.
+#[derive(Debug, Default)]
+pub struct EventCounts([AtomicU64; 5]);
+
+impl EventCounts {
+    /// Counts one event of `kind`.
+    pub fn count(&self, kind: WatchEventType) {
+        self.0[kind as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Events of `kind` so far.
+    pub fn get(&self, kind: WatchEventType) -> u64 {
+        self.0[kind as usize].load(Ordering::Relaxed)
+    }
+}
+
 /// Counters of one reflector, for metrics.
 #[derive(Debug, Default)]
 pub struct ReflectorStats {
-    /// Watch events received, by type: added, modified, deleted, bookmark, error.
-    pub events: [AtomicU64; 5],
+    /// Watch events received, by type.
+    pub events: EventCounts,
     /// Complete lists fetched (paginated or streamed).
     pub lists: AtomicU64,
     /// Of those, lists streamed (`sendInitialEvents`).
@@ -82,18 +140,16 @@ pub struct ReflectorStats {
 impl ReflectorStats {
     /// Watch events received so far, of every type but `ERROR`.
     pub fn events_received(&self) -> u64 {
-        self.events[..4]
-            .iter()
-            .map(|n| n.load(Ordering::Relaxed))
+        WatchEventType::ALL
+            .into_iter()
+            .filter(|kind| *kind != WatchEventType::Error)
+            .map(|kind| self.events.get(kind))
             .sum()
     }
 }
 
 /// A watch that ends sooner than this without an event counts as a failure.
 const VERY_SHORT_WATCH: Duration = Duration::from_secs(1);
-
-/// Index of each watch event type in [`ReflectorStats::events`].
-pub const EVENT_TYPES: [&str; 5] = ["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"];
 
 /// Why a watch ended.
 enum WatchEnd {
@@ -411,13 +467,13 @@ impl Reflector {
                 .map_err(|e| ListError::Failed(format!("decoding a streaming list event: {e}")))?;
             match event.kind {
                 "ADDED" => {
-                    self.stats.events[0].fetch_add(1, Ordering::Relaxed);
+                    self.stats.events.count(WatchEventType::Added);
                     if let Some(object) = self.parse(event.object.get()) {
                         objects.push(Arc::new(object));
                     }
                 }
                 "BOOKMARK" => {
-                    self.stats.events[3].fetch_add(1, Ordering::Relaxed);
+                    self.stats.events.count(WatchEventType::Bookmark);
                     let bookmark: Bookmark = serde_json::from_str(event.object.get())
                         .map_err(|e| ListError::Failed(format!("decoding a bookmark: {e}")))?;
                     if bookmark.metadata.annotations.initial_events_end.as_deref() == Some("true") {
@@ -430,7 +486,7 @@ impl Reflector {
                     }
                 }
                 "ERROR" => {
-                    self.stats.events[4].fetch_add(1, Ordering::Relaxed);
+                    self.stats.events.count(WatchEventType::Error);
                     return Err(ListError::Failed(format!(
                         "streaming list error: {}",
                         event.object.get()
@@ -501,21 +557,15 @@ impl Reflector {
             };
             match event.kind {
                 "ADDED" | "MODIFIED" | "DELETED" => {
-                    let index = if event.kind == "ADDED" {
-                        0
-                    } else if event.kind == "MODIFIED" {
-                        1
-                    } else {
-                        2
-                    };
-                    self.stats.events[index].fetch_add(1, Ordering::Relaxed);
+                    let kind = WatchEventType::parse(event.kind).expect("one of the three");
+                    self.stats.events.count(kind);
                     let Some(object) = self.parse(event.object.get()) else {
                         continue;
                     };
                     version.clear();
                     version.push_str(object.resource_version());
                     let object = Arc::new(object);
-                    self.processor.apply(if index == 2 {
+                    self.processor.apply(if kind == WatchEventType::Deleted {
                         Change::Delete(object)
                     } else {
                         Change::Upsert(object)
@@ -523,7 +573,7 @@ impl Reflector {
                     backoff.reset();
                 }
                 "BOOKMARK" => {
-                    self.stats.events[3].fetch_add(1, Ordering::Relaxed);
+                    self.stats.events.count(WatchEventType::Bookmark);
                     if let Ok(bookmark) = serde_json::from_str::<VersionOnly>(event.object.get())
                         && !bookmark.metadata.resource_version.is_empty()
                     {
@@ -531,7 +581,7 @@ impl Reflector {
                     }
                 }
                 "ERROR" => {
-                    self.stats.events[4].fetch_add(1, Ordering::Relaxed);
+                    self.stats.events.count(WatchEventType::Error);
                     let status: Option<StatusObject> =
                         serde_json::from_str(event.object.get()).ok();
                     return match status {

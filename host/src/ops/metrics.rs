@@ -4,7 +4,7 @@
 
 use crate::daemon::{Daemon, PluginStatus};
 use crate::dispatch::Listener;
-use crate::informer::{EVENT_TYPES, SharedInformer};
+use crate::informer::{SharedInformer, WatchEventType};
 use crate::plugin::FaultKind;
 use crate::reload::LoaderStats;
 use crate::telemetry::{Labels, family};
@@ -61,13 +61,10 @@ impl Collector for HeraldCollector {
         let mut bad_objects = Vec::new();
         for informer in &informers {
             let labels = informer_labels(informer);
-            for (index, kind) in EVENT_TYPES.iter().enumerate() {
+            for kind in WatchEventType::ALL {
                 let mut with_type = labels.clone();
-                with_type.push(("type", (*kind).to_owned()));
-                events.push((
-                    with_type,
-                    informer.stats().events[index].load(Ordering::Relaxed) as f64,
-                ));
+                with_type.push(("type", kind.as_str().to_owned()));
+                events.push((with_type, informer.stats().events.get(kind) as f64));
             }
             objects.push((labels.clone(), informer.store().len() as f64));
             bytes.push((labels.clone(), informer.store().heap_bytes() as f64));
@@ -226,13 +223,7 @@ impl Collector for HeraldCollector {
         )?;
         let mut faults = Vec::new();
         for listener in &listeners {
-            for kind in [
-                FaultKind::Deadline,
-                FaultKind::MemoryLimit,
-                FaultKind::StackOverflow,
-                FaultKind::Panic,
-                FaultKind::Trap,
-            ] {
+            for kind in FaultKind::ALL {
                 let mut labels = listener_labels(listener);
                 labels.push(("kind", kind.as_str().to_owned()));
                 faults.push((labels, listener.stats.faults_of(kind) as f64));

@@ -92,6 +92,15 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
+    /// Every kind, in the order metrics list them.
+    pub const ALL: [FaultKind; 5] = [
+        FaultKind::Deadline,
+        FaultKind::MemoryLimit,
+        FaultKind::StackOverflow,
+        FaultKind::Panic,
+        FaultKind::Trap,
+    ];
+
     /// A short stable name, used in metrics labels and status.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -161,5 +161,8 @@ fn version_names_the_plugin_world() {
         stdout.starts_with(&format!("herald {} ", env!("CARGO_PKG_VERSION"))),
         "{stdout}"
     );
-    assert!(stdout.contains("herald:plugin/plugin@0.3.0"), "{stdout}");
+    assert!(
+        stdout.contains("(plugin world herald:plugin/plugin@0.4.0)"),
+        "the newest world: {stdout}"
+    );
 }
