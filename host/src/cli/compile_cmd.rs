@@ -3,7 +3,7 @@
 //! `plugin::compiler`), so the compiler's memory goes back to the system
 //! when it exits.
 
-use crate::plugin::{Compiler, EngineSettings, compile_artifact};
+use crate::plugin::{CompileReport, Compiler, EngineSettings, compile_artifact};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -23,7 +23,8 @@ pub struct CompileArgs {
     pub output: PathBuf,
 }
 
-/// Compiles; on failure prints one `error: …` line, which the daemon reports.
+/// Compiles; prints the report (one JSON line, which the daemon reads) and
+/// exits with 0 only when the artifact is written.
 pub fn run(args: CompileArgs) -> ExitCode {
     let settings = EngineSettings {
         max_file_bytes: args.max_file_bytes,
@@ -32,8 +33,13 @@ pub fn run(args: CompileArgs) -> ExitCode {
         // It compiles and exits: no plugin runs in it.
         workers: 1,
     };
-    match compile_artifact(settings, &args.input, &args.output) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => super::fail(err),
+    let report = compile_artifact(settings, &args.input, &args.output);
+    println!(
+        "{}",
+        serde_json::to_string(&report).expect("a report serializes")
+    );
+    match report {
+        CompileReport::Compiled => ExitCode::SUCCESS,
+        CompileReport::Rejected { .. } | CompileReport::Failed { .. } => ExitCode::FAILURE,
     }
 }

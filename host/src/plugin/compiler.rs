@@ -14,11 +14,13 @@
 //! The child is the `herald` binary itself (`herald compile-artifact`, a
 //! hidden subcommand): same engine settings, so the same compatibility hash.
 //! It writes a compiled-artifact entry (the cache's format, checksummed),
-//! which the parent verifies and loads like a cache hit.
+//! which the parent verifies and loads like a cache hit, and reports how it
+//! went as one JSON line on its stdout ([`CompileReport`]).
 
 use super::artifacts::{open_entry, unique_sibling, write_entry};
 use super::engine::{EngineSettings, PluginEngine, check_header};
 use super::error::LoadError;
+use serde::{Deserialize, Serialize};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -40,6 +42,27 @@ pub enum Compiler {
         program: PathBuf,
         /// The child is killed, and the file refused, after this long.
         timeout: Duration,
+    },
+}
+
+/// What the child compiler reports, as one JSON line on its stdout:
+/// `{"outcome":"compiled"}`, `{"outcome":"rejected","reason":"…"}` (the
+/// file is not a plugin this engine can compile), or
+/// `{"outcome":"failed","reason":"…"}` (the child could not do its work).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "kebab-case")]
+pub enum CompileReport {
+    /// The artifact entry is written.
+    Compiled,
+    /// The file was refused; `reason` says why.
+    Rejected {
+        /// Why, for the operator.
+        reason: String,
+    },
+    /// The child could not read the file or write the artifact.
+    Failed {
+        /// Why, for the operator.
+        reason: String,
     },
 }
 
@@ -102,7 +125,7 @@ fn run_child(
         .arg(input)
         .arg(output)
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| {
@@ -111,15 +134,24 @@ fn run_child(
                 program.display()
             ))
         })?;
-    // Its stderr ends when it exits: read it on a thread, so the wait can
+    // Its output ends when it exits: read it on a thread, so the wait can
     // have a time limit.
+    let mut stdout = child.stdout.take().expect("stdout is piped");
     let mut stderr = child.stderr.take().expect("stderr is piped");
     let (done, finished) = std::sync::mpsc::channel();
+    // Each pipe on a thread of its own: a child filling one while the
+    // other is read would otherwise wait forever.
+    let diagnostics = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
     let reader = std::thread::spawn(move || {
-        let mut message = String::new();
-        let _ = stderr.read_to_string(&mut message);
+        let mut report = String::new();
+        let _ = stdout.read_to_string(&mut report);
+        let diagnostics = diagnostics.join().unwrap_or_default();
         let _ = done.send(());
-        message
+        (report, diagnostics)
     });
     if finished.recv_timeout(timeout).is_err() {
         let _ = child.kill();
@@ -130,42 +162,62 @@ fn run_child(
             timeout.as_secs()
         )));
     }
-    let message = reader.join().unwrap_or_default();
+    let (report, diagnostics) = reader.join().unwrap_or_default();
     let status = child
         .wait()
         .map_err(|e| LoadError::Compiler(format!("waiting for the compiler: {e}")))?;
-    if status.success() {
-        return Ok(());
+    let report = report
+        .lines()
+        .rev()
+        .find_map(|line| serde_json::from_str::<CompileReport>(line).ok());
+    match (report, status.code()) {
+        (Some(CompileReport::Compiled), Some(0)) => Ok(()),
+        // The child refused the file: its reason is the whole story.
+        (Some(CompileReport::Rejected { reason }), _) => Err(LoadError::Rejected(reason)),
+        (Some(CompileReport::Failed { reason }), _) => Err(LoadError::Compiler(reason)),
+        (_, None) => Err(LoadError::Compiler(format!(
+            "the compiler process was killed ({status}); out of memory?"
+        ))),
+        (_, Some(code)) => {
+            let said = diagnostics
+                .lines()
+                .rev()
+                .find(|line| !line.trim().is_empty())
+                .map(|line| format!(": {}", crate::text::escape_controls(line.trim())))
+                .unwrap_or_default();
+            Err(LoadError::Compiler(format!(
+                "the compiler process exited with {code} without a report{said}"
+            )))
+        }
     }
-    let said = message.lines().rev().find(|l| !l.trim().is_empty());
-    Err(
-        match (said.and_then(|l| l.strip_prefix("error: ")), status.code()) {
-            // The child refused the file: its message is the whole story.
-            (Some(reason), Some(_)) => LoadError::Rejected(reason.to_owned()),
-            (_, None) => LoadError::Compiler(format!(
-                "the compiler process was killed ({status}); out of memory?"
-            )),
-            (None, Some(code)) => {
-                LoadError::Compiler(format!("the compiler process exited with {code}"))
-            }
-        },
-    )
 }
 
 /// The child's side (`herald compile-artifact`): compiles `input` with an
-/// engine of `settings` and writes the artifact entry `output`.
-pub fn compile_artifact(
-    settings: EngineSettings,
-    input: &Path,
-    output: &Path,
-) -> Result<(), String> {
-    let engine = PluginEngine::new(EngineSettings {
+/// engine of `settings` and writes the artifact entry `output`; what
+/// happened is its report.
+pub fn compile_artifact(settings: EngineSettings, input: &Path, output: &Path) -> CompileReport {
+    let failed = |reason: String| CompileReport::Failed { reason };
+    let engine = match PluginEngine::new(EngineSettings {
         compiler: Compiler::InProcess,
         ..settings
-    })
-    .map_err(|e| e.to_string())?;
-    let bytes =
-        std::fs::read(input).map_err(|e| format!("{}: cannot read: {e}", input.display()))?;
-    let component = engine.compile(&bytes).map_err(|e| e.to_string())?;
-    write_entry(output, &component).map_err(|e| format!("{}: cannot write: {e}", output.display()))
+    }) {
+        Ok(engine) => engine,
+        Err(err) => return failed(err.to_string()),
+    };
+    let bytes = match std::fs::read(input) {
+        Ok(bytes) => bytes,
+        Err(err) => return failed(format!("{}: cannot read: {err}", input.display())),
+    };
+    let component = match engine.compile(&bytes) {
+        Ok(component) => component,
+        Err(err) => {
+            return CompileReport::Rejected {
+                reason: err.to_string(),
+            };
+        }
+    };
+    match write_entry(output, &component) {
+        Ok(()) => CompileReport::Compiled,
+        Err(err) => failed(format!("{}: cannot write: {err}", output.display())),
+    }
 }

@@ -31,7 +31,7 @@ pub use crate::wit::abi::{EventContext, GroupVersionKind};
 pub use artifacts::{
     ArtifactCache, ArtifactCacheError, CompileOutcome, DEFAULT_ARTIFACT_CACHE_BYTES, cache_home,
 };
-pub use compiler::{Compiler, DEFAULT_COMPILE_TIMEOUT, compile_artifact};
+pub use compiler::{CompileReport, Compiler, DEFAULT_COMPILE_TIMEOUT, compile_artifact};
 pub use engine::{
     DEFAULT_MAX_FILE_BYTES, EPOCH_TICK, EngineError, EngineSettings, PluginEngine, check_header,
 };

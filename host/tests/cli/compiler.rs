@@ -119,6 +119,27 @@ fn a_compiler_that_hangs_is_stopped_at_the_time_limit() {
 }
 
 #[test]
+fn a_compiler_that_ends_without_its_report_is_refused_with_what_it_said() {
+    let dir = temp_dir("mute-compiler");
+    let engine = engine(
+        &script(
+            &dir,
+            "echo 'warming up' >&2; echo 'no space left' >&2; exit 3",
+        ),
+        Duration::from_secs(60),
+    );
+    let bytes = artifacts::bytes(artifacts::NOOP);
+    let err = LoadedPlugin::load(&engine, &bytes, LoadOptions::default()).expect_err("refused");
+    assert!(matches!(err, LoadError::Compiler(_)), "{err:?}");
+    assert!(
+        err.to_string()
+            .contains("the compiler process exited with 3 without a report: no space left"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
 fn a_compiler_that_dies_is_reported_and_the_host_goes_on() {
     let dir = temp_dir("dying-compiler");
     let engine = engine(&script(&dir, "kill -KILL $$"), Duration::from_secs(60));
