@@ -42,10 +42,16 @@ fn neighbour(namespace: &str) -> (LoadedPlugin, MemorySink) {
     )
 }
 
-/// Waits until the neighbour has seen an add of every ConfigMap now in its
-/// namespace.
-async fn neighbour_saw_everything(actor: &Actor, sink: &MemorySink) {
-    let names: Vec<String> = actor
+/// Starts the neighbour in the actor's namespace and daemon.
+async fn start_neighbour(actor: &Actor) -> MemorySink {
+    let (plugin, sink) = neighbour(actor.namespace());
+    actor.daemon.start(plugin).await.unwrap();
+    sink
+}
+
+/// The names of the ConfigMaps in the actor's namespace, as the server has them.
+async fn config_map_names(actor: &Actor) -> Vec<String> {
+    actor
         .cluster
         .config_maps()
         .list(&ListParams::default())
@@ -54,7 +60,13 @@ async fn neighbour_saw_everything(actor: &Actor, sink: &MemorySink) {
         .items
         .into_iter()
         .filter_map(|cm| cm.metadata.name)
-        .collect();
+        .collect()
+}
+
+/// Waits until the neighbour has seen an add of every ConfigMap now in its
+/// namespace (the hostile plugin's commands among them).
+async fn neighbour_saw_everything(actor: &Actor, sink: &MemorySink) {
+    let names = config_map_names(actor).await;
     let ns = actor.namespace().to_owned();
     eventually("the neighbour saw every ConfigMap", || {
         let seen = messages(&sink.lines());
@@ -87,8 +99,7 @@ async fn names_cannot_reach_a_query_parameter_or_a_subresource() {
     };
     let actor = Actor::start(&[config_maps.clone(), pods.clone()], &[], grants).await;
     let ns = actor.namespace().to_owned();
-    let (plugin, sink) = neighbour(&ns);
-    actor.daemon.start(plugin).await.unwrap();
+    let sink = start_neighbour(&actor).await;
     // An object owned by someone else, and a Pod with a status.
     let owned: ConfigMap = serde_json::from_value(json!({
         "apiVersion": "v1", "kind": "ConfigMap",
@@ -179,6 +190,7 @@ async fn a_name_cannot_cut_off_the_dry_run_of_a_plugin_in_dry_run() {
     };
     let actor = Actor::start(std::slice::from_ref(&rule), &[], grants).await;
     let ns = actor.namespace().to_owned();
+    let sink = start_neighbour(&actor).await;
     for name in ["ghost?dryRun=", "ghost#", "ghost?x=1&dryRun=None"] {
         let body = json!({"apiVersion": "v1", "kind": "ConfigMap",
                           "metadata": {"name": name}, "data": {"a": "1"}});
@@ -200,21 +212,15 @@ async fn a_name_cannot_cut_off_the_dry_run_of_a_plugin_in_dry_run() {
         ))
         .await;
     assert_eq!(outcome(&lines[0]), "ok", "{lines:?}");
-    let names: Vec<String> = actor
-        .cluster
-        .config_maps()
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .items
-        .into_iter()
-        .filter_map(|cm| cm.metadata.name)
-        .filter(|name| name.starts_with("ghost"))
-        .collect();
-    assert!(names.is_empty(), "nothing persisted: {names:?}");
+    let names = config_map_names(&actor).await;
+    assert!(
+        names.iter().all(|name| !name.starts_with("ghost")),
+        "nothing persisted: {names:?}"
+    );
     let stats = &actor.access.stats;
     assert_eq!(stats.requests("kube-actor", "apply", "invalid"), 3);
     assert_eq!(stats.requests("kube-actor", "apply", "would-succeed"), 1);
+    neighbour_saw_everything(&actor, &sink).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -320,6 +326,7 @@ async fn secrets_are_read_only_through_a_grant_naming_them() {
     };
     let writer = Actor::start(std::slice::from_ref(&write_secrets), &[], grants).await;
     let ns = writer.namespace().to_owned();
+    let sink = start_neighbour(&writer).await;
     let secret = json!({"kind": "Secret", "namespace": ns, "name": "db"});
     let body = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db"},
                       "data": {"password": "aHVudGVyMg=="}})
@@ -354,6 +361,7 @@ async fn secrets_are_read_only_through_a_grant_naming_them() {
             .data
             .is_some_and(|data| data.contains_key("password"))
     );
+    neighbour_saw_everything(&writer, &sink).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -386,6 +394,7 @@ async fn dry_run_sends_no_unsafe_request_and_says_what_it_would_have_done() {
     };
     let actor = Actor::start(&[], &["events"], grants).await;
     let ns = actor.namespace().to_owned();
+    let sink = start_neighbour(&actor).await;
     actor.cluster.create_pod("subject", "a").await;
     let about = json!({"kind": "Pod", "namespace": ns, "name": "subject"});
     let lines = actor
@@ -407,6 +416,7 @@ async fn dry_run_sends_no_unsafe_request_and_says_what_it_would_have_done() {
             .items
             .is_empty()
     );
+    neighbour_saw_everything(&actor, &sink).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -425,6 +435,7 @@ async fn events_live_with_their_object_and_need_its_read() {
     };
     let actor = Actor::start(&[], &["events"], grants).await;
     let ns = actor.namespace().to_owned();
+    let sink = start_neighbour(&actor).await;
     let event = |about: Value| {
         command(
             &about,
@@ -461,6 +472,7 @@ async fn events_live_with_their_object_and_need_its_read() {
     let recorded = mine.list(&ListParams::default()).await.unwrap().items;
     assert_eq!(recorded.len(), 1);
     assert_eq!(actor.access.stats.events("kube-actor", "not-granted"), 3);
+    neighbour_saw_everything(&actor, &sink).await;
 }
 
 /// A keypair as `cosign generate-key-pair` makes (ECDSA P-256): the public
