@@ -42,6 +42,9 @@ enum Loaded {
     Plugin(LoadedPlugin, CompileOutcome),
     /// A plugin the operator disabled by name.
     Disabled,
+    /// A name other files claim too: refused before the plugin is given
+    /// anything of that name's (its configuration above all).
+    Contested(String, Vec<PathBuf>),
 }
 
 /// The plugin running from a file.
@@ -227,13 +230,17 @@ impl Reconciler {
                 self.run(path, found, content, plugin, outcome).await
             }
             Ok(Loaded::Disabled) => self.disable(path, found, content).await,
+            Ok(Loaded::Contested(name, rivals)) => {
+                self.contest(path, found, content, &name, &rivals).await
+            }
             Err(error) => self.refuse(path, found, Some(content), error, false),
         }
     }
 
     /// Compiles (or takes from the cache), identifies and validates, off the
-    /// async runtime: the plugin is asked its name with no configuration,
-    /// then loaded with the settings of that name.
+    /// async runtime: the plugin is asked its name with no configuration;
+    /// a name another file claims too is refused there; only then is the
+    /// plugin loaded with the settings of that name.
     async fn load(
         &self,
         path: &Path,
@@ -251,8 +258,9 @@ impl Reconciler {
             .as_deref()
             .is_some_and(|dir| path.parent() == Some(dir));
         let file = path.to_owned();
-        let loaded = tokio::task::spawn_blocking(move || {
-            let anonymous = config.anonymous_load_options(sink.clone());
+        let settings = config.clone();
+        let identified = tokio::task::spawn_blocking(move || {
+            let anonymous = config.anonymous_load_options(sink);
             let (identified, outcome) =
                 LoadedPlugin::identify(&engine, cache.as_ref(), &bytes, &anonymous)
                     .map_err(|e| e.to_string())?;
@@ -273,17 +281,11 @@ impl Reconciler {
                 sidecar.as_ref(),
                 &evidence,
             )?;
-            let options = LoadOptions {
-                access,
-                metrics: Some(metrics),
-                ..config.load_options(&name, sidecar.as_ref(), sink)
-            };
-            let plugin = identified.configure(options).map_err(|e| e.to_string())?;
-            Ok(Some((plugin, outcome)))
+            Ok(Some((identified, outcome, sidecar)))
         })
         .await;
-        let (plugin, outcome) = match loaded {
-            Ok(Ok(Some(loaded))) => loaded,
+        let (identified, outcome, sidecar) = match identified {
+            Ok(Ok(Some(identified))) => identified,
             Ok(Ok(None)) => return Ok(Loaded::Disabled),
             Ok(Err(error)) => return Err(error),
             Err(panic) => return Err(format!("loading panicked: {panic}")),
@@ -302,6 +304,26 @@ impl Reconciler {
                 );
             }
         }
+        let name = identified.name().to_owned();
+        let rivals = self.files_claiming(&name, path);
+        if !rivals.is_empty() {
+            return Ok(Loaded::Contested(name, rivals));
+        }
+        let sink = setup.sink.clone();
+        let configured = tokio::task::spawn_blocking(move || {
+            let options = LoadOptions {
+                access,
+                metrics: Some(metrics),
+                ..settings.load_options(&name, sidecar.as_ref(), sink)
+            };
+            identified.configure(options).map_err(|e| e.to_string())
+        })
+        .await;
+        let plugin = match configured {
+            Ok(Ok(plugin)) => plugin,
+            Ok(Err(error)) => return Err(error),
+            Err(panic) => return Err(format!("loading panicked: {panic}")),
+        };
         Ok(Loaded::Plugin(plugin, outcome))
     }
 
@@ -315,34 +337,6 @@ impl Reconciler {
         outcome: CompileOutcome,
     ) {
         let name = plugin.name().to_owned();
-        let rivals = self.files_claiming(&name, path);
-        if !rivals.is_empty() {
-            // Neither file gets the name: which one would win must not
-            // depend on the order files are listed or arrive in.
-            let error = format!(
-                "plugin name {name:?} is claimed by more than one file ({} and {}): none of \
-                 them runs until the others are renamed or removed",
-                rivals
-                    .iter()
-                    .map(|rival| rival.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                path.display()
-            );
-            for rival in &rivals {
-                if let Some(running) = self.known.get(rival).and_then(|k| k.running.clone()) {
-                    self.stop_running(rival, &running).await;
-                    tracing::warn!(plugin = %name, file = %rival.display(), "plugin stopped: {error}");
-                }
-                self.setup.files.failed(rival, error.clone());
-                let known = self.known.entry(rival.clone()).or_default();
-                known.blocked_by = Some(name.clone());
-                known.state = Some(FileState::Failed);
-            }
-            self.refuse(path, found, Some(content), error, false);
-            self.known.entry(path.to_owned()).or_default().blocked_by = Some(name);
-            return;
-        }
         let previous = self.known.get(path).and_then(|known| known.running.clone());
         let daemon = self.setup.daemon.clone();
         let started = match &previous {
@@ -442,6 +436,41 @@ impl Reconciler {
         known.state = Some(FileState::Failed);
         self.setup.stats.load_errors.fetch_add(1, Ordering::Relaxed);
         self.setup.files.failed(path, error);
+    }
+
+    /// Refuses `name` to `path` and to every other file claiming it
+    /// (`rivals`), stopping what runs from them: which one would win must not
+    /// depend on the order files are listed or arrive in.
+    async fn contest(
+        &mut self,
+        path: &Path,
+        found: Found,
+        content: Evaluated,
+        name: &str,
+        rivals: &[PathBuf],
+    ) {
+        let error = format!(
+            "plugin name {name:?} is claimed by more than one file ({} and {}): none of them \
+             runs until the others are renamed or removed",
+            rivals
+                .iter()
+                .map(|rival| rival.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            path.display()
+        );
+        for rival in rivals {
+            if let Some(running) = self.known.get(rival).and_then(|k| k.running.clone()) {
+                self.stop_running(rival, &running).await;
+                tracing::warn!(plugin = %name, file = %rival.display(), "plugin stopped: {error}");
+            }
+            self.setup.files.failed(rival, error.clone());
+            let known = self.known.entry(rival.clone()).or_default();
+            known.blocked_by = Some(name.to_owned());
+            known.state = Some(FileState::Failed);
+        }
+        self.refuse(path, found, Some(content), error, false);
+        self.known.entry(path.to_owned()).or_default().blocked_by = Some(name.to_owned());
     }
 
     /// Stops what runs from a file its configuration or sidecar disables.
