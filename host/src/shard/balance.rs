@@ -3,12 +3,18 @@
 //!
 //! The policy, balanced by count and stable:
 //!
-//! - Each replica's fair share is `ceil(plugins / live members)`.
-//! - A replica under its share takes free plugins (no holder, or a holder
-//!   whose claim expired by its own clock) up to its share.
-//! - A replica over its share gives up the excess, but only when some live
+//! - Each live member has a target: `floor(plugins / members)`, plus one
+//!   for the `plugins mod members` members that hold the most now (ties
+//!   broken by identity), so every replica computes the same targets from
+//!   the same observation, the targets differ by at most one, and reaching
+//!   them moves as few plugins as possible. Seven plugins over three
+//!   replicas settle at 3/2/2, never 3/3/1.
+//! - A replica under its target takes free plugins (no holder, or a holder
+//!   whose claim expired by its own clock) up to its target.
+//! - A replica over its target gives up the excess, but only when some live
 //!   member holds at least two fewer plugins than it does: a move must make
-//!   the spread smaller, so nothing moves when nothing changed.
+//!   the spread smaller, so nothing moves once no two replicas differ by
+//!   more than one.
 //! - A plugin left free for a whole lease duration is taken by anyone, over
 //!   its share if need be (replicas whose views of the membership disagree
 //!   for a while must not leave a plugin undispatched).
@@ -61,6 +67,21 @@ impl View {
         self.plugins.len().div_ceil(members)
     }
 
+    /// Each live member's target (see the module docs).
+    pub fn targets(&self) -> BTreeMap<&str, usize> {
+        let loads = self.loads();
+        let members = self.members.len().max(1);
+        let (floor, extra) = (self.plugins.len() / members, self.plugins.len() % members);
+        let mut ranked: Vec<(&str, usize)> = loads.into_iter().collect();
+        // Most held first, then by identity: the same order on every replica.
+        ranked.sort_by(|(a, load_a), (b, load_b)| load_b.cmp(load_a).then(a.cmp(b)));
+        ranked
+            .into_iter()
+            .enumerate()
+            .map(|(rank, (member, _))| (member, floor + usize::from(rank < extra)))
+            .collect()
+    }
+
     /// How many plugins each live member holds (zero for those holding none).
     pub fn loads(&self) -> BTreeMap<&str, usize> {
         let mut loads: BTreeMap<&str, usize> =
@@ -81,7 +102,12 @@ impl View {
 
 /// The plan for `view` (see the module docs).
 pub fn plan(view: &View) -> Plan {
-    let share = view.share();
+    let target = view
+        .targets()
+        .get(view.me.as_str())
+        .copied()
+        // Not a member yet (its own Lease not seen): the share, at most.
+        .unwrap_or_else(|| view.share());
     let mine: Vec<&String> = view
         .plugins
         .iter()
@@ -95,12 +121,12 @@ pub fn plan(view: &View) -> Plan {
         .map(|(_, load)| *load)
         .min();
     let mut plan = Plan::default();
-    if mine.len() > share && lightest.is_some_and(|light| light + 1 < mine.len()) {
+    if mine.len() > target && lightest.is_some_and(|light| light + 1 < mine.len()) {
         let mut by_preference = mine.clone();
         by_preference.sort_by_key(|name| preference(name, &view.me));
         plan.release = by_preference
             .into_iter()
-            .take(mine.len() - share)
+            .take(mine.len() - target)
             .cloned()
             .collect();
     }
@@ -113,7 +139,7 @@ pub fn plan(view: &View) -> Plan {
         })
         .collect();
     free.sort_by_key(|(name, _)| std::cmp::Reverse(preference(name, &view.me)));
-    let mut room = share.saturating_sub(mine.len());
+    let mut room = target.saturating_sub(mine.len());
     for (name, orphaned) in free {
         if room > 0 || orphaned {
             room = room.saturating_sub(1);
@@ -206,24 +232,117 @@ mod tests {
         assert_eq!(c.acquire.len(), 2);
     }
 
+    /// Plays rounds of every member's plan over `holders` (plugin →
+    /// member, `None` for free) until nothing changes; returns the loads
+    /// and how many plugins changed hands.
+    fn settle(
+        members: &[&str],
+        holders: &mut BTreeMap<String, Option<String>>,
+    ) -> (Vec<usize>, usize) {
+        let mut moves = 0;
+        for _ in 0..20 {
+            let mut changed = false;
+            for me in members {
+                let plugins: Vec<(String, Holding)> = holders
+                    .iter()
+                    .map(|(name, holder)| {
+                        let holding = match holder {
+                            Some(h) if h == me => Holding::Mine,
+                            Some(h) => other(h),
+                            None => FREE,
+                        };
+                        (name.clone(), holding)
+                    })
+                    .collect();
+                let plugins: Vec<(&str, Holding)> = plugins
+                    .iter()
+                    .map(|(n, h)| (n.as_str(), h.clone()))
+                    .collect();
+                let plan = plan(&view(me, members, &plugins));
+                for name in plan.release {
+                    holders.insert(name, None);
+                    moves += 1;
+                    changed = true;
+                }
+                for name in plan.acquire {
+                    holders.insert(name, Some((*me).to_owned()));
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        let loads = members
+            .iter()
+            .map(|m| {
+                holders
+                    .values()
+                    .filter(|h| h.as_deref() == Some(*m))
+                    .count()
+            })
+            .collect();
+        (loads, moves)
+    }
+
+    #[test]
+    fn seven_plugins_over_three_replicas_settle_at_three_two_two_with_one_move() {
+        // Issue 33: 3/1/3 used to be left as it was (each at most the share).
+        let mut holders: BTreeMap<String, Option<String>> = (1..=7)
+            .map(|i| {
+                let holder = match i {
+                    1..=3 => "a",
+                    4..=6 => "c",
+                    _ => "b",
+                };
+                (format!("p{i}"), Some(holder.to_owned()))
+            })
+            .collect();
+        let (loads, moves) = settle(&["a", "b", "c"], &mut holders);
+        assert_eq!(moves, 1, "one plugin moves: {loads:?}");
+        let mut sorted = loads.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, [2, 2, 3], "{loads:?}");
+        // And from nothing held, and after a member leaves, the spread is
+        // at most one.
+        for (members, plugins) in [
+            (&["a", "b", "c"][..], 7),
+            (&["a", "b"][..], 7),
+            (&["a", "b", "c", "d"][..], 10),
+        ] {
+            let mut holders: BTreeMap<String, Option<String>> =
+                (0..plugins).map(|i| (format!("p{i}"), None)).collect();
+            let (loads, _) = settle(members, &mut holders);
+            let (min, max) = (loads.iter().min().unwrap(), loads.iter().max().unwrap());
+            assert!(max - min <= 1, "{members:?}: {loads:?}");
+            assert_eq!(loads.iter().sum::<usize>(), plugins);
+        }
+    }
+
     #[test]
     fn nothing_moves_when_the_spread_is_at_most_one() {
-        // Seven plugins over three replicas (share 3): a holds 3, its
-        // share, so it gives nothing up even though c holds only 1.
-        let v = view(
-            "a",
-            &["a", "b", "c"],
-            &[
-                ("p1", Holding::Mine),
-                ("p2", Holding::Mine),
-                ("p3", Holding::Mine),
-                ("p4", other("b")),
-                ("p5", other("b")),
-                ("p6", other("b")),
-                ("p7", other("c")),
-            ],
-        );
-        assert_eq!(plan(&v), Plan::default());
+        // 3, 2, 2 of seven: stable, whoever holds the three.
+        for (first, second, third) in [("a", "b", "c"), ("c", "a", "b"), ("b", "c", "a")] {
+            let v = |me: &str| {
+                let holder = |h: &str| if h == me { Holding::Mine } else { other(h) };
+                view(
+                    me,
+                    &["a", "b", "c"],
+                    &[
+                        ("p1", holder(first)),
+                        ("p2", holder(first)),
+                        ("p3", holder(first)),
+                        ("p4", holder(second)),
+                        ("p5", holder(second)),
+                        ("p6", holder(third)),
+                        ("p7", holder(third)),
+                    ],
+                )
+            };
+            for me in ["a", "b", "c"] {
+                assert_eq!(plan(&v(me)), Plan::default(), "{me} with {first} at 3");
+            }
+        }
         // 2, 2, 2: stable.
         let v = view(
             "a",
