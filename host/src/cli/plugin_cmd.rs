@@ -6,7 +6,10 @@ use crate::capability::Grants;
 use crate::capability::log::MemorySink;
 use crate::capability::rate::RateLimit;
 use crate::capability::reads::{ReadView, Reads};
-use crate::plugin::{EngineSettings, LoadOptions, LoadedPlugin, Manifest, PluginEngine};
+use crate::plugin::{
+    ArtifactCache, CompileOutcome, EngineSettings, LoadOptions, LoadedPlugin, Manifest,
+    PluginEngine,
+};
 use crate::replay::{DeliveryResult, ReplayApi, Replayer, parse_events, parse_responses};
 use clap::{Args, Subcommand, ValueEnum};
 use serde::Serialize;
@@ -63,6 +66,44 @@ pub struct CheckArgs {
     /// Largest plugin file accepted, in bytes.
     #[arg(long, default_value_t = crate::plugin::DEFAULT_MAX_FILE_BYTES)]
     pub max_file_bytes: u64,
+    /// Where compiled plugins are kept.
+    #[command(flatten)]
+    pub cache: CacheArgs,
+}
+
+/// The compiled-artifact cache of a one-shot command: the daemon's (the
+/// same default directory), so a file checked or replayed once, or already
+/// loaded by a daemon of this user, is not compiled again.
+#[derive(Debug, Args)]
+pub struct CacheArgs {
+    /// The cache's directory (default: `$XDG_CACHE_HOME/herald/artifacts`,
+    /// else `$HOME/.cache/herald/artifacts`, as the daemon's
+    /// `pluginFiles.artifactCache.dir`).
+    #[arg(long, value_name = "DIR")]
+    pub artifact_cache: Option<PathBuf>,
+    /// Compile every time; use no cache.
+    #[arg(long, conflicts_with = "artifact_cache")]
+    pub no_artifact_cache: bool,
+}
+
+impl CacheArgs {
+    /// The cache, if there is to be one and it opens; one that does not
+    /// open is said on stderr, and the command compiles instead.
+    fn open(&self, engine: &PluginEngine) -> Option<ArtifactCache> {
+        let config = crate::reload::ArtifactCacheConfig {
+            enabled: !self.no_artifact_cache,
+            dir: self.artifact_cache.clone(),
+            ..Default::default()
+        };
+        let dir = config.directory()?;
+        match ArtifactCache::open(&dir, engine) {
+            Ok(cache) => Some(cache.with_max_bytes(config.max_size)),
+            Err(err) => {
+                eprintln!("note: {err}: compiling without the artifact cache");
+                None
+            }
+        }
+    }
 }
 
 /// Arguments of `plugin replay`.
@@ -91,6 +132,9 @@ pub struct ReplayArgs {
     /// body. Nothing is ever sent to a cluster or the network.
     #[arg(long)]
     pub responses: Option<PathBuf>,
+    /// Where compiled plugins are kept.
+    #[command(flatten)]
+    pub cache: CacheArgs,
 }
 
 /// How `plugin check` prints the manifest.
@@ -113,6 +157,8 @@ struct CheckReport<'a> {
     sha256: &'a str,
     world: String,
     compile_ms: f64,
+    /// The compiled component came from the artifact cache.
+    cache_hit: bool,
     manifest: &'a Manifest,
     /// What it reads (its subscriptions, then its `get`s), and whether a
     /// host with the default read policy lets it without a grant.
@@ -155,21 +201,24 @@ fn check(args: CheckArgs) -> ExitCode {
         (Ok(engine), Ok(bytes)) => (engine, bytes),
         (Err(code), _) | (_, Err(code)) => return code,
     };
+    let cache = args.cache.open(&engine);
     let started = Instant::now();
     let options = LoadOptions {
         grants: Grants::all_declared(),
         ..LoadOptions::default()
     };
-    let plugin = match LoadedPlugin::load(&engine, &bytes, options) {
-        Ok(plugin) => plugin,
-        Err(err) => return fail(format_args!("{}: {err}", args.file.display())),
-    };
+    let (plugin, outcome) =
+        match LoadedPlugin::load_cached(&engine, cache.as_ref(), &bytes, options) {
+            Ok(loaded) => loaded,
+            Err(err) => return fail(format_args!("{}: {err}", args.file.display())),
+        };
     let report = CheckReport {
         file: args.file.display().to_string(),
         size_bytes: bytes.len(),
         sha256: plugin.digest(),
         world: plugin.world(),
         compile_ms: started.elapsed().as_secs_f64() * 1000.0,
+        cache_hit: matches!(outcome, CompileOutcome::CacheHit),
         manifest: plugin.manifest(),
         reads: plugin.manifest().read_views(&Reads::default()),
     };
@@ -195,7 +244,14 @@ fn print_text(report: &CheckReport<'_>) {
         "  file           {} bytes, sha256 {}",
         report.size_bytes, report.sha256
     );
-    println!("  compiled in    {:.1} ms", report.compile_ms);
+    if report.cache_hit {
+        println!(
+            "  loaded in      {:.1} ms (compiled artifact from the cache)",
+            report.compile_ms
+        );
+    } else {
+        println!("  compiled in    {:.1} ms", report.compile_ms);
+    }
     for sub in &manifest.subscriptions {
         let mut line = format!("  subscribes to  {}", sub.kind);
         line.push_str(&match &sub.namespace {
@@ -311,8 +367,19 @@ fn replay(args: ReplayArgs) -> ExitCode {
         }),
         ..LoadOptions::default()
     };
-    let plugin = match LoadedPlugin::load(&engine, &bytes, options) {
-        Ok(plugin) => plugin,
+    let cache = args.cache.open(&engine);
+    let plugin = match LoadedPlugin::load_cached(&engine, cache.as_ref(), &bytes, options) {
+        Ok((plugin, outcome)) => {
+            eprintln!(
+                "{}: {}",
+                args.file.display(),
+                match outcome {
+                    CompileOutcome::CacheHit => "compiled artifact from the cache".to_owned(),
+                    compiled => format!("compiled in {} ms", compiled.compile_time().as_millis()),
+                }
+            );
+            plugin
+        }
         Err(err) => return fail(format_args!("{}: {err}", args.file.display())),
     };
     let name = plugin.name().to_owned();

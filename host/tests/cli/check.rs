@@ -166,3 +166,36 @@ fn version_names_the_plugin_world() {
         "the newest world: {stdout}"
     );
 }
+
+#[test]
+fn check_and_replay_take_a_compiled_plugin_from_the_artifact_cache() {
+    let dir = temp_dir("check-cache");
+    let cache = dir.join("artifacts");
+    let path = Path::new(artifacts::POD_LIFECYCLE);
+    let cached = ["--artifact-cache", cache.to_str().unwrap()];
+    let first = String::from_utf8(check(path, &cached).stdout).unwrap();
+    assert!(first.contains("  compiled in    "), "{first}");
+    let again = String::from_utf8(check(path, &cached).stdout).unwrap();
+    assert!(
+        again.contains("(compiled artifact from the cache)"),
+        "the second check compiles nothing: {again}"
+    );
+    // Replay uses the same cache: it loads without compiling.
+    let events = super::process::repo().join("examples/events/pods.jsonl");
+    let replayed = run(&[
+        "plugin",
+        "replay",
+        artifacts::POD_LIFECYCLE,
+        "--events",
+        events.to_str().unwrap(),
+        "--artifact-cache",
+        cache.to_str().unwrap(),
+    ]);
+    assert!(replayed.status.success(), "{replayed:?}");
+    let said = String::from_utf8(replayed.stderr).unwrap();
+    assert!(said.contains("compiled artifact from the cache"), "{said}");
+    // Without the cache, every check compiles.
+    let uncached = String::from_utf8(check(path, &["--no-artifact-cache"]).stdout).unwrap();
+    assert!(uncached.contains("  compiled in    "), "{uncached}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
