@@ -1,17 +1,19 @@
-//! B11: what a plugin written with the Python or JavaScript SDK costs the
-//! host, against the same plugin written with the Rust SDK, in the same run
-//! (issue 17, item 5).
+//! B11: what a plugin written with the Python, JavaScript or Go SDK costs
+//! the host, against the same plugin written with the Rust SDK, in the same
+//! run (issue 17, item 5; Go: issue 31).
 //!
 //! The subjects: the Rust fixtures `noop` and `json-meta` (serde_json,
 //! metadata only) from `herald-test-artifacts`, and one component per SDK
 //! built at the start of the run from `bench/plugins/` with the pinned
 //! toolchains (componentize-py through `python3 -m herald_sdk build`,
-//! ComponentizeJS through `herald-build`). That component does nothing with
+//! ComponentizeJS through `herald-build`, the standard Go toolchain through
+//! `herald plugin build`). That component does nothing with
 //! an added object, or, configured with `{"mode": "parse"}`, parses it and
-//! reads its name: the handler is picked when the instance is created, so a
-//! call pays for one or the other, and the run builds one component per
-//! language (once) and compiles it once per compile repetition. If a toolchain is missing the benchmark fails, naming the
-//! command that installs it.
+//! reads its name: the handler is picked when the instance is created (Go:
+//! on its first call, a warm-up call), so a timed call pays for one or the
+//! other, and the run builds one component per language (once) and
+//! compiles it once per compile repetition. If a toolchain is missing the
+//! benchmark fails, naming the command that installs it.
 //!
 //! Measured for each language, Rust's figure being the baseline:
 //!
@@ -40,6 +42,7 @@ use crate::fixtures::Fixtures;
 use crate::measure::{Samples, resident_bytes, thread_cpu_ns};
 use crate::settings::Settings;
 use crate::table::{Goal, Row, Unit};
+use herald::build::go;
 use herald::capability::log::LogRate;
 use herald::plugin::{
     ArtifactCache, CompileOutcome, DEFAULT_COMPILE_TIMEOUT, DEFAULT_MAX_FILE_BYTES, LoadOptions,
@@ -51,6 +54,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// The configuration of the Go plugin's lazy-view handler.
+const GO_VIEW_CONFIG: &str = r#"{"mode": "view"}"#;
 
 /// Calls made on each instance before timing starts.
 const WARM_UP: usize = 20;
@@ -68,6 +74,7 @@ enum Language {
     Rust,
     Python,
     JavaScript,
+    Go,
 }
 
 impl Language {
@@ -76,6 +83,7 @@ impl Language {
             Language::Rust => "Rust",
             Language::Python => "Python",
             Language::JavaScript => "JavaScript",
+            Language::Go => "Go",
         }
     }
 
@@ -84,6 +92,7 @@ impl Language {
             Language::Rust => "rust",
             Language::Python => "py",
             Language::JavaScript => "js",
+            Language::Go => "go",
         }
     }
 }
@@ -116,6 +125,7 @@ struct Figures {
     rust: Samples,
     python: Samples,
     javascript: Samples,
+    go: Samples,
 }
 
 impl Figures {
@@ -124,6 +134,7 @@ impl Figures {
             Language::Rust => &mut self.rust,
             Language::Python => &mut self.python,
             Language::JavaScript => &mut self.javascript,
+            Language::Go => &mut self.go,
         }
     }
 
@@ -132,6 +143,7 @@ impl Figures {
             Language::Rust => &self.rust,
             Language::Python => &self.python,
             Language::JavaScript => &self.javascript,
+            Language::Go => &self.go,
         }
     }
 }
@@ -146,8 +158,8 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(&scratch).expect("creating B11's scratch directory");
 
-    crate::progress("B11 building the Python and JavaScript components");
-    let (python, javascript) = build_sdk_components(&program, &scratch);
+    crate::progress("B11 building the Python, JavaScript and Go components");
+    let [python, javascript, go] = build_sdk_components(&program, &scratch);
     let subjects = [
         Subject {
             language: Language::Rust,
@@ -170,6 +182,13 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
             parse_config: Some(r#"{"mode": "parse"}"#.into()),
             build: Some(javascript.1),
         },
+        Subject {
+            language: Language::Go,
+            noop: go.0,
+            parse: None,
+            parse_config: Some(r#"{"mode": "parse"}"#.into()),
+            build: Some(go.1),
+        },
     ];
     let engine = fixtures.engine();
 
@@ -183,6 +202,9 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
     let mut json_meta_compile = Samples::new();
     let mut json_meta_rss = Samples::new();
     let mut loaded: Vec<(Language, LoadedPlugin, LoadedPlugin)> = Vec::new();
+    // Go's plugin reading only the metadata through the SDK's lazy view, as
+    // `json-meta` does: what a Go author would use on a hot path.
+    let mut go_view: Option<LoadedPlugin> = None;
     for rep in 0..settings.b11_compile_repetitions {
         for subject in &subjects {
             crate::progress(format!(
@@ -228,6 +250,16 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
                 }
             };
             if rep == 0 {
+                if subject.language == Language::Go {
+                    let view = load_cached(
+                        engine,
+                        &cache,
+                        &subject.noop,
+                        Some(GO_VIEW_CONFIG.into()),
+                        fixtures,
+                    );
+                    go_view = Some(view.0);
+                }
                 loaded.push((subject.language, noop, parse));
             }
         }
@@ -240,6 +272,7 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
     let (warm, objects) = objects.split_at(WARM_UP);
     let mut noop_call = Figures::default();
     let mut parse_call = Figures::default();
+    let mut go_view_call = Samples::new();
     let mut instance_rss = Figures::default();
     for rep in 0..settings.repetitions {
         crate::progress(format!(
@@ -259,6 +292,9 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
             parse_call
                 .of(*language)
                 .push(cpu_per_call(parse, warm, &objects[..count]));
+        }
+        if let Some(view) = &go_view {
+            go_view_call.push(cpu_per_call(view, warm, &objects[..settings.b11_sdk_calls]));
         }
         for (language, noop, _) in &loaded {
             instance_rss.of(*language).push(rss_per_instance(
@@ -292,7 +328,7 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
                 Goal::ValueAtMost(DEFAULT_MAX_FILE_BYTES as f64),
             )
             .with_details(format!(
-                "{name}: {} bytes (Rust no-op {}, json-meta {}); built by the toolchain in {:.1} s wall, {:.1} s CPU, peak RSS {:.0} MiB (built once per run, beside the other SDK's build)",
+                "{name}: {} bytes (Rust no-op {}, json-meta {}); built by the toolchain in {:.1} s wall, {:.1} s CPU, peak RSS {:.0} MiB (built once per run, beside the other SDKs' builds)",
                 subject.noop.len(),
                 subjects[0].noop.len(),
                 subjects[0].parse.as_ref().map_or(0, Vec::len),
@@ -373,7 +409,7 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
                 settings.b11_rust_calls, settings.b11_sdk_calls
             )),
         );
-        rows.push(Row::ratio_of(
+        let parse = Row::ratio_of(
             format!("B11.parse-{id}"),
             format!(
                 "CPU per call, handler parsing the object, 4 KB Pod, {name} SDK; baseline: Rust SDK `json-meta`"
@@ -382,7 +418,16 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
             parse_call.rust.clone(),
             parse_call.get(language).clone(),
             Goal::None,
-        ));
+        );
+        rows.push(if language == Language::Go {
+            parse.with_details(format!(
+                "Go: the whole object into a map[string]any with encoding/json; the metadata alone through the SDK's lazy view (`e.View()`, as `json-meta` reads it) {:.3} µs, {:.1}× `json-meta`",
+                go_view_call.median(),
+                go_view_call.median() / parse_call.rust.median(),
+            ))
+        } else {
+            parse
+        });
         rows.push(
             Row::ratio_of(
                 format!("B11.rss-{id}"),
@@ -408,14 +453,11 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// Builds the Python and the JavaScript component side by side (two
-/// children at once: the builds are not what is measured here), returning
-/// each file's bytes and its build's usage. Fails, naming the install
-/// command, when a toolchain is missing.
-fn build_sdk_components(
-    wrapper: &Path,
-    scratch: &Path,
-) -> ((Vec<u8>, ChildUsage), (Vec<u8>, ChildUsage)) {
+/// Builds the Python, the JavaScript and the Go component side by side
+/// (three children at once: the builds are not what is measured here),
+/// returning each file's bytes and its build's usage. Fails, naming the
+/// install command, when a toolchain is missing.
+fn build_sdk_components(wrapper: &Path, scratch: &Path) -> [(Vec<u8>, ChildUsage); 3] {
     let root = root();
     let python = std::env::var_os("HERALD_PYTHON").unwrap_or_else(|| "python3".into());
     let has_componentize_py = Command::new(&python)
@@ -446,6 +488,9 @@ fn build_sdk_components(
         herald_build.display(),
         if has_node { "" } else { "; so is `node`" },
     );
+    if let Err(e) = go::version(&go::program()) {
+        panic!("B11 builds a Go component with `herald plugin build`: {e}");
+    }
 
     let py_out = scratch.join("sdk-bench-python.wasm");
     let py = Measured::new(wrapper, scratch, "build-python");
@@ -465,21 +510,38 @@ fn build_sdk_components(
         .arg(root.join("bench/plugins/js/plugin.js"))
         .arg("-o")
         .arg(&js_out);
+    // `herald plugin build`, run by this crate's copy of the CLI.
+    let go_out = scratch.join("sdk-bench-go.wasm");
+    let go = Measured::new(wrapper, scratch, "build-go");
+    let mut go_command = go.command(wrapper.as_os_str());
+    go_command
+        .current_dir(&root)
+        .args(["plugin", "build"])
+        .arg(root.join("bench/plugins/go"))
+        .arg("-o")
+        .arg(&go_out);
     let py_child = py.spawn(&mut py_command);
     let js_child = js.spawn(&mut js_command);
+    let go_child = go.spawn(&mut go_command);
     // Each waited for on its own thread, so each wall time ends at its own exit.
-    let (py_usage, js_usage) = std::thread::scope(|scope| {
-        let waiting = scope.spawn(|| py.wait(py_child, "the Python build"));
-        let js_usage = js.wait(js_child, "the JavaScript build");
+    let (py_usage, js_usage, go_usage) = std::thread::scope(|scope| {
+        let py_waiting = scope.spawn(|| py.wait(py_child, "the Python build"));
+        let js_waiting = scope.spawn(|| js.wait(js_child, "the JavaScript build"));
+        let go_usage = go.wait(go_child, "the Go build (herald plugin build)");
         (
-            waiting.join().expect("waiting for the Python build"),
-            js_usage,
+            py_waiting.join().expect("waiting for the Python build"),
+            js_waiting.join().expect("waiting for the JavaScript build"),
+            go_usage,
         )
     });
     let read = |path: &Path| {
         std::fs::read(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
     };
-    ((read(&py_out), py_usage), (read(&js_out), js_usage))
+    [
+        (read(&py_out), py_usage),
+        (read(&js_out), js_usage),
+        (read(&go_out), go_usage),
+    ]
 }
 
 /// A child process run under `herald-child --rusage` (see `src/bin`), so

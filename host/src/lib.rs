@@ -13,11 +13,13 @@
 //! - [`leader`]: leader election on a Lease, for running several replicas.
 //! - [`rbac`]: the least-privilege ClusterRole derived from what plugins watch.
 //! - [`replay`]: feed recorded events to a plugin offline.
+//! - [`build`]: a plugin built from its source directory (Go).
 //! - [`cli`]: the command-line interface.
 //!
 //! See `ARCHITECTURE.md` at the repository root for how the parts fit.
 
 pub mod api_path;
+pub mod build;
 pub mod capability;
 pub mod cli;
 pub mod config;

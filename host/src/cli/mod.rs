@@ -4,6 +4,7 @@ mod apiserver_cmd;
 mod compile_cmd;
 mod demo_cmd;
 mod pipe;
+pub mod plugin_build;
 mod plugin_cmd;
 mod plugin_new;
 mod plugin_push;

@@ -35,6 +35,9 @@ pub enum PluginCommand {
     /// Publish a plugin to an OCI registry (CNCF Wasm artifact layout), for
     /// `pluginSources` to pull.
     Push(super::plugin_push::PushArgs),
+    /// Build a plugin's source directory into a component (Go: `go build`,
+    /// then componentized by Herald itself).
+    Build(super::plugin_build::BuildArgs),
 }
 
 /// Arguments of `plugin rbac`.
@@ -173,6 +176,7 @@ pub fn run(command: PluginCommand) -> ExitCode {
         PluginCommand::Rbac(args) => rbac(args),
         PluginCommand::New(args) => super::plugin_new::run(args),
         PluginCommand::Push(args) => super::plugin_push::push(args),
+        PluginCommand::Build(args) => super::plugin_build::run(args),
     }
 }
 

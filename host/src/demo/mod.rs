@@ -6,10 +6,10 @@ pub mod churn;
 pub mod webhook;
 
 use crate::capability::log::{LogLevel, LogLine, LogSink};
-use crate::service::{exit_on_second_signal, wait_for_signal};
 use crate::config::Config;
 use crate::ops;
 use crate::service::Service;
+use crate::service::{exit_on_second_signal, wait_for_signal};
 use crate::source::Source;
 use std::io::Write as _;
 use std::net::SocketAddr;
@@ -27,15 +27,25 @@ pub const EXAMPLE_PLUGINS: &[&str] = &[
     "crashloop-alert",
 ];
 
-/// The example plugins written with the Python and JavaScript SDKs, built
-/// when their toolchains are installed: (name, language, what installs it).
+/// The example plugins written with the Python, JavaScript and Go SDKs,
+/// built when their toolchains are installed: (name, language, what
+/// installs it).
 pub const SDK_EXAMPLES: &[(&str, &str, &str)] = &[
     (
         "label-audit",
         "Python",
-        "python3 -m pip install -r sdk/python/requirements-build.txt",
+        "run `python3 -m pip install -r sdk/python/requirements-build.txt` at the repository root",
     ),
-    ("configmap-diff", "JavaScript", "npm ci"),
+    (
+        "configmap-diff",
+        "JavaScript",
+        "run `npm ci` at the repository root",
+    ),
+    (
+        "go-pod-phases",
+        "Go",
+        "install Go 1.24 or later (https://go.dev/dl/) and put `go` on the PATH",
+    ),
 ];
 
 /// Options of the demo.
@@ -120,17 +130,24 @@ pub fn build_examples(dir: &Path) -> Result<(), String> {
     for (name, language, install) in SDK_EXAMPLES {
         eprintln!("building the {language} example plugin ({name})…");
         if let Err(reason) = build_sdk_example(&root, name, &dir.join(format!("{name}.wasm"))) {
-            eprintln!(
-                "note: the demo runs without {name} ({language}): {reason}. `{install}` at the \
-                 repository root installs its toolchain."
-            );
+            eprintln!("{}", without(name, language, &reason, install));
         }
     }
     Ok(())
 }
 
-/// Builds one of [`SDK_EXAMPLES`] into `out` with its SDK's build command.
+/// The note printed when an SDK example is left out of the demo.
+fn without(name: &str, language: &str, reason: &str, install: &str) -> String {
+    format!("note: the demo runs without {name} ({language}): {reason}; to include it, {install}.")
+}
+
+/// Builds one of [`SDK_EXAMPLES`] into `out` with its SDK's build command
+/// (for Go, what `herald plugin build` runs).
 fn build_sdk_example(root: &Path, name: &str, out: &Path) -> Result<(), String> {
+    if name == "go-pod-phases" {
+        let program = crate::build::go::program();
+        return build_go_example(&program, &root.join("plugins").join(name), out);
+    }
     let mut command = match name {
         "label-audit" => {
             let mut python = Command::new("python3");
@@ -166,9 +183,27 @@ fn build_sdk_example(root: &Path, name: &str, out: &Path) -> Result<(), String> 
     Err(format!("its build failed ({})", last.trim()))
 }
 
+/// Builds the Go example with `herald plugin build`'s code: `go build`, then
+/// componentized here. Go missing, or its build failing, is said in one line.
+fn build_go_example(program: &str, dir: &Path, out: &Path) -> Result<(), String> {
+    use crate::build::{BuildError, Options, build_go_with, go::GoError};
+    match build_go_with(program, dir, out, Options::default()) {
+        Ok(_) => Ok(()),
+        Err(BuildError::Go(GoError::Missing { program, .. })) => {
+            Err(format!("`{program}` is not installed"))
+        }
+        Err(BuildError::Go(GoError::Build { output, .. })) => Err(format!(
+            "its build failed ({})",
+            output.lines().last().unwrap_or_default().trim()
+        )),
+        Err(other) => Err(format!("its build failed ({other})")),
+    }
+}
+
 /// The operator's settings of the demo's plugins: `image-policy` enforcing
 /// its policy in dry-run (every label and Event it would write is sent with
-/// `dryRun=All` and logged with what it would change), `namespace-defaults`
+/// `dryRun=All` and logged with what it would change), `go-pod-phases`
+/// granted its Warning Events about restarting containers, `namespace-defaults`
 /// granted its writes for real, `label-audit` requiring the recommended
 /// `app.kubernetes.io` labels the sample objects use.
 pub fn demo_plugin_settings() -> Vec<(String, crate::reload::PluginConfig)> {
@@ -192,6 +227,17 @@ pub fn demo_plugin_settings() -> Vec<(String, crate::reload::PluginConfig)> {
                 grants: GrantConfig {
                     events: Some(Default::default()),
                     writes: vec![rule(serde_json::json!(["patch"]), "", "Pod")],
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+        ),
+        (
+            "go-pod-phases".into(),
+            PluginConfig {
+                config: Some(serde_json::json!({"restartWarning": 3, "pendingRecheck": "30s"})),
+                grants: GrantConfig {
+                    events: Some(Default::default()),
                     ..Default::default()
                 },
                 ..Default::default()
@@ -379,4 +425,30 @@ pub async fn run(options: DemoOptions) -> Result<(), String> {
     drop(connection);
     let _ = std::fs::remove_dir_all(&work);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_go_the_demo_says_it_leaves_the_go_example_out_and_what_installs_go() {
+        let (name, language, install) = SDK_EXAMPLES[2];
+        assert_eq!(name, "go-pod-phases");
+        let out = std::env::temp_dir().join(format!("herald-demo-go-{}.wasm", std::process::id()));
+        let reason = build_go_example(
+            "/nonexistent/herald-demo/go",
+            &repository_root().join("plugins/go-pod-phases"),
+            &out,
+        )
+        .unwrap_err();
+        assert_eq!(reason, "`/nonexistent/herald-demo/go` is not installed");
+        assert!(!out.exists());
+        assert_eq!(
+            without(name, language, &reason, install),
+            "note: the demo runs without go-pod-phases (Go): `/nonexistent/herald-demo/go` is \
+             not installed; to include it, install Go 1.24 or later (https://go.dev/dl/) and \
+             put `go` on the PATH."
+        );
+    }
 }

@@ -14,6 +14,7 @@ mod plugin_new;
 mod process;
 mod replay;
 mod run;
+mod sdk_go;
 mod sdk_js;
 mod sdk_python;
 mod stuck;

@@ -2,8 +2,8 @@
 //! tests pass, it builds into a component, and `herald plugin check` and
 //! `herald plugin replay --events events.jsonl` accept it and show its log.
 //!
-//! Needs each language's toolchain (see `sdk_python.rs` and `sdk_js.rs`;
-//! Rust needs the `wasm32-wasip2` target); a missing one fails the test with
+//! Needs each language's toolchain (see `sdk_python.rs`, `sdk_js.rs` and
+//! `sdk_go.rs`; Rust needs the `wasm32-wasip2` target); a missing one fails the test with
 //! the install command. The Rust project builds with `CARGO_TARGET_DIR`
 //! `target/wasm` of the repository (or `HERALD_WASM_TARGET_DIR`), offline,
 //! so dependencies compiled once are reused.
@@ -287,4 +287,17 @@ fn plugin_new_js_project_builds_with_exactly_the_printed_commands() {
     replayed_the_samples("new-js", &replay);
     assert_eq!(listing(&sdk), before, "nothing was written into the SDK");
     eprintln!("plugin new js: {:.1} s", started.elapsed().as_secs_f64());
+}
+
+#[test]
+fn plugin_new_go_project_builds_with_exactly_the_printed_commands() {
+    const INSTALL: &str =
+        "install Go 1.24 or later (https://go.dev/dl/), with the Go module proxy reachable";
+    let started = Instant::now();
+    let sdk = read_only_sdk("sdk/go");
+    let before = listing(&sdk);
+    let replay = run_printed_steps("new-go", "go", &sdk, INSTALL);
+    replayed_the_samples("new-go", &replay);
+    assert_eq!(listing(&sdk), before, "nothing was written into the SDK");
+    eprintln!("plugin new go: {:.1} s", started.elapsed().as_secs_f64());
 }

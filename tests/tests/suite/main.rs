@@ -11,6 +11,7 @@ mod daemon;
 mod deploy;
 mod egress;
 mod fault_matrix;
+mod go_plugin;
 mod guarantees;
 mod hostile;
 mod identity;

@@ -1,5 +1,5 @@
 //! `herald plugin new`: a plugin project that builds, tests and replays out
-//! of the box, in Rust, Python or JavaScript.
+//! of the box, in Rust, Python, JavaScript or Go.
 
 mod template;
 
@@ -22,8 +22,8 @@ pub struct NewArgs {
     /// The directory to create the project in.
     #[arg(long, default_value = ".")]
     pub dir: PathBuf,
-    /// The SDK the project depends on: `plugin-sdk`, `sdk/python` or `sdk/js`
-    /// of a Herald checkout. By default, the one of the checkout this binary
+    /// The SDK the project depends on: `plugin-sdk`, `sdk/python`, `sdk/js`
+    /// or `sdk/go` of a Herald checkout. By default, the one of the checkout this binary
     /// was built from, if it is still there.
     #[arg(long)]
     pub sdk: Option<PathBuf>,
@@ -38,6 +38,9 @@ pub enum Language {
     Python,
     /// An ES module using `@herald/sdk`, built with componentize-js.
     Js,
+    /// A main package using `herald.dev/sdk/go`, built with the standard Go
+    /// toolchain and `herald plugin build`.
+    Go,
 }
 
 impl Language {
@@ -47,6 +50,7 @@ impl Language {
             Language::Rust => "plugin-sdk",
             Language::Python => "sdk/python",
             Language::Js => "sdk/js",
+            Language::Go => "sdk/go",
         }
     }
 }

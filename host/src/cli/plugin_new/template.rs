@@ -35,6 +35,13 @@ pub(super) fn files(language: Language) -> &'static [(&'static str, &'static str
             ("README.md", include_str!("templates/js/README.md")),
             ("events.jsonl", EVENTS),
         ],
+        Language::Go => &[
+            ("go.mod", include_str!("templates/go/go.mod")),
+            ("main.go", include_str!("templates/go/main.go")),
+            ("main_test.go", include_str!("templates/go/main_test.go")),
+            ("README.md", include_str!("templates/go/README.md")),
+            ("events.jsonl", EVENTS),
+        ],
     }
 }
 
@@ -59,6 +66,13 @@ pub(super) fn next_steps(language: Language) -> &'static str {
             "    npm install      # a copy of the SDK and its build toolchain (see README.md)\n    \
              npm test         # unit tests\n    \
              npm run build    # build\n    \
+             herald plugin check {{name}}.wasm\n    \
+             herald plugin replay {{name}}.wasm --events events.jsonl"
+        }
+        Language::Go => {
+            "    go mod tidy                            # the SDK's requirements (k8s.io/api) into go.mod, go.sum\n    \
+             go test ./...                          # unit tests\n    \
+             herald plugin build -o {{name}}.wasm   # build: go build, then Herald componentizes\n    \
              herald plugin check {{name}}.wasm\n    \
              herald plugin replay {{name}}.wasm --events events.jsonl"
         }

@@ -1,0 +1,337 @@
+//! The Go SDK (`sdk/go`) end to end: its `go test` suite and vet, bindings
+//! regenerated from `wit/0.4.0` equal to the committed ones, the example
+//! plugin's tests, the example built by `herald plugin build` (Go only:
+//! `go build`, then Herald embeds the world's type and componentizes), and
+//! that component checked and replayed by the real binary; a Go plugin
+//! taking hundreds of Pods whose copies into its memory grow its heap (the
+//! SDK's `cabi_realloc` and the adapter's clock); and what `herald plugin
+//! build` says when Go is missing or the build fails.
+//!
+//! Needs Go 1.24 or later on the PATH and the Go module proxy (or a module
+//! cache holding `k8s.io/api`). Without them these tests fail saying so:
+//! they are never skipped.
+
+use super::process::{herald, repo, run, succeed, temp_dir};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Instant;
+
+/// What to install when Go is missing.
+const INSTALL: &str = "install Go 1.24 or later (https://go.dev/dl/) with the Go module proxy reachable (.ci/run checks for it)";
+
+/// A `go` command in `dir` (relative to the repository).
+fn go_in(dir: &str) -> Command {
+    let mut command = Command::new("go");
+    command.current_dir(repo().join(dir));
+    command
+}
+
+/// `go test ./...` in `dir`: every package with tests passed; returns the
+/// packages that ran tests.
+fn go_test(dir: &str) -> Vec<String> {
+    let output = succeed(
+        &format!("go test ./... in {dir}"),
+        go_in(dir).args(["test", "./..."]),
+        INSTALL,
+    );
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert!(!report.contains("FAIL"), "{report}");
+    report
+        .lines()
+        .filter_map(|line| line.strip_prefix("ok  \t"))
+        .map(|rest| rest.split('\t').next().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// `go vet ./...` in `dir`, natively and for the plugin target.
+fn go_vet(dir: &str) {
+    succeed(
+        &format!("go vet in {dir}"),
+        go_in(dir).args(["vet", "./..."]),
+        INSTALL,
+    );
+    succeed(
+        &format!("go vet (wasip1) in {dir}"),
+        go_in(dir)
+            .args(["vet", "./..."])
+            .env("GOOS", "wasip1")
+            .env("GOARCH", "wasm"),
+        INSTALL,
+    );
+}
+
+/// The plugin's log lines in `herald plugin replay` output, as `level message`.
+fn logged(stdout: &str) -> Vec<&str> {
+    stdout
+        .lines()
+        .filter_map(|line| line.trim_start().strip_prefix("[go-pod-phases] "))
+        .collect()
+}
+
+/// Builds `plugins/go-pod-phases` with `herald plugin build` into a fresh
+/// directory; returns the component's path.
+fn build_example() -> PathBuf {
+    let wasm = temp_dir("sdk-go").join("go-pod-phases.wasm");
+    let output = succeed(
+        "herald plugin build plugins/go-pod-phases",
+        herald()
+            .args(["plugin", "build"])
+            .arg(repo().join("plugins/go-pod-phases"))
+            .arg("-o")
+            .arg(&wasm),
+        INSTALL,
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.starts_with(&format!("built {} (", wasm.display()))
+            && stdout.contains("herald:plugin/plugin@0.4.0"),
+        "{stdout}"
+    );
+    wasm
+}
+
+#[test]
+fn the_go_sdk_suite_passes_and_its_bindings_are_generated_from_the_wit() {
+    let started = Instant::now();
+    let packages = go_test("sdk/go");
+    assert!(
+        packages.iter().any(|p| p == "herald.dev/sdk/go"),
+        "{packages:?}"
+    );
+    go_vet("sdk/go");
+    let output = succeed(
+        "sdk/go/generate.sh --check",
+        Command::new("bash")
+            .arg(repo().join("sdk/go/generate.sh"))
+            .arg("--check"),
+        INSTALL,
+    );
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("bindings are up to date"),
+        "{output:?}"
+    );
+    eprintln!("go SDK suite: {:.1} s", started.elapsed().as_secs_f64());
+}
+
+#[test]
+fn go_pod_phases_builds_with_herald_and_the_host_checks_and_replays_it() {
+    let started = Instant::now();
+    let packages = go_test("plugins/go-pod-phases");
+    assert_eq!(packages, ["herald.dev/plugins/go-pod-phases"]);
+    go_vet("plugins/go-pod-phases");
+
+    let wasm = build_example();
+    let wasm_arg = wasm.to_str().unwrap();
+    let check = run(&["plugin", "check", wasm_arg, "--output", "json"]);
+    assert!(check.status.success(), "{check:?}");
+    let report: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
+    // It imports `deadline`, which only world 0.4.0 has.
+    assert_eq!(report["world"], "herald:plugin/plugin@0.4.0");
+    assert_eq!(report["manifest"]["name"], "go-pod-phases");
+    assert_eq!(
+        report["manifest"]["capabilities"],
+        serde_json::json!(["events"])
+    );
+    let metrics: Vec<&str> = report["manifest"]["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        metrics,
+        [
+            "container_restarts_total",
+            "phase_changes_total",
+            "pods_seen"
+        ]
+    );
+
+    let events = repo().join("plugins/crashloop-alert/replay/crashloop.jsonl");
+    let replay = run(&[
+        "plugin",
+        "replay",
+        wasm_arg,
+        "--events",
+        events.to_str().unwrap(),
+        "--config",
+        r#"{"restartWarning": 2}"#,
+    ]);
+    let stdout = String::from_utf8(replay.stdout).unwrap();
+    assert_eq!(replay.status.code(), Some(0), "{stdout}");
+    assert_eq!(
+        logged(&stdout),
+        [
+            "info pod added pod=shop/old-0 phase=Running node=node-1 initial=true",
+            "info pod added pod=shop/web-0 phase=Running node=node-1 initial=false",
+            "info pod added pod=shop/batch-0 phase=Running node=node-2 initial=false",
+            "info pod deleted pod=shop/web-0 final-state-unknown=false",
+        ],
+        "{stdout}"
+    );
+    // One Warning Event per Pod crossing the threshold, each after the
+    // plugin read its deadline through the 0.4.0 import.
+    let warnings: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("\"reason\":\"RestartingContainer\""))
+        .collect();
+    assert_eq!(warnings.len(), 2, "{stdout}");
+    assert!(
+        warnings
+            .iter()
+            .all(|w| w.contains("\"note\":\"container app restarted 2 times\"")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("=> metric add container_restarts_total{namespace=\"shop\"} 1"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.ends_with("summary: 12 events, 12 ok, 0 failed, 0 skipped\n"),
+        "{stdout}"
+    );
+    eprintln!(
+        "go-pod-phases end to end: {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// `count` add events of distinct Pods of about 4 KB each, as JSON lines.
+fn pods_of_4kb(count: usize) -> String {
+    let env: Vec<serde_json::Value> = (0..60)
+        .map(|i| serde_json::json!({"name": format!("E{i}"), "value": "x".repeat(30)}))
+        .collect();
+    (0..count)
+        .map(|i| {
+            let pod = serde_json::json!({
+                "apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": format!("web-{i}"), "namespace": "shop",
+                    "uid": format!("uid-{i}"), "resourceVersion": format!("{}", i + 1)},
+                "spec": {"containers": [{"name": "app", "image": "nginx:1.27", "env": env}]},
+                "status": {"phase": "Running"},
+            });
+            format!("{}\n", serde_json::json!({"type": "add", "object": pod}))
+        })
+        .collect()
+}
+
+/// The host writes each Pod into the plugin's memory through the SDK's
+/// `cabi_realloc`; a Go allocation there that grows the heap makes the
+/// runtime read the monotonic clock, which traps inside a realloc unless the
+/// SDK pauses the adapter's clock. B11's Go plugin, parsing every Pod into a
+/// map, trapped so within a few dozen calls before it did (here, every
+/// fourth call).
+#[test]
+fn a_go_plugin_takes_hundreds_of_pods_whose_copies_grow_its_heap() {
+    let dir = temp_dir("go-heap");
+    let wasm = dir.join("sdk-bench-go.wasm");
+    succeed(
+        "herald plugin build bench/plugins/go",
+        herald()
+            .args(["plugin", "build"])
+            .arg(repo().join("bench/plugins/go"))
+            .arg("-o")
+            .arg(&wasm),
+        INSTALL,
+    );
+    let events = dir.join("pods.jsonl");
+    std::fs::write(&events, pods_of_4kb(300)).unwrap();
+    let replay = run(&[
+        "plugin",
+        "replay",
+        wasm.to_str().unwrap(),
+        "--events",
+        events.to_str().unwrap(),
+        "--config",
+        r#"{"mode": "parse"}"#,
+        "--keep-going",
+    ]);
+    let stdout = String::from_utf8_lossy(&replay.stdout);
+    let failed: Vec<&str> = stdout.lines().filter(|l| l.contains("FAILED")).collect();
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+    assert!(
+        stdout.ends_with("summary: 300 events, 300 ok, 0 failed, 0 skipped\n"),
+        "{stdout}"
+    );
+}
+
+/// A Go module whose main package does not compile.
+fn broken_project() -> PathBuf {
+    let dir = temp_dir("go-broken");
+    std::fs::write(dir.join("go.mod"), "module broken\n\ngo 1.24\n").unwrap();
+    std::fs::write(
+        dir.join("main.go"),
+        "package main\n\nfunc main() { undefinedThing() }\n",
+    )
+    .unwrap();
+    dir
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn herald_plugin_build_names_what_is_at_fault() {
+    // A build failure: Go's own output, naming the file and line.
+    let dir = broken_project();
+    let output = herald()
+        .args(["plugin", "build"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(err.starts_with("error: `go build` failed in "), "{err}");
+    assert!(err.contains("main.go:3:"), "{err}");
+    assert!(err.contains("undefined: undefinedThing"), "{err}");
+    assert!(
+        !dir.join(format!(
+            "{}.wasm",
+            dir.file_name().unwrap().to_string_lossy()
+        ))
+        .exists()
+    );
+
+    // A Go program that is not a plugin: built, but refused before
+    // componentizing, saying what its main package lacks.
+    std::fs::write(dir.join("main.go"), "package main\n\nfunc main() {}\n").unwrap();
+    let output = herald()
+        .args(["plugin", "build"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(err.contains("exports no `manifest`"), "{err}");
+    assert!(err.contains("herald.Register"), "{err}");
+
+    // No Go at all: what to install.
+    let output = herald()
+        .args(["plugin", "build"])
+        .arg(&dir)
+        .env("PATH", "/nonexistent")
+        .env_remove("HERALD_GO")
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(err.starts_with("error: cannot run `go`"), "{err}");
+    assert!(err.contains("install Go 1.24 or later"), "{err}");
+
+    // Another language: the command that builds it.
+    let rust = repo().join("plugins/pod-lifecycle");
+    let output = herald()
+        .args(["plugin", "build"])
+        .arg(&rust)
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(err.contains("is a Rust plugin"), "{err}");
+    assert!(
+        err.contains("cargo build --release --target wasm32-wasip2"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(Path::new(&dir));
+}

@@ -1,0 +1,197 @@
+//! The Go example plugin end to end: `plugins/go-pod-phases` (written with
+//! `sdk/go`, standard Go toolchain) built by what `herald plugin build`
+//! runs, loaded by the daemon and fed by a real informer from the embedded
+//! API server. A Pod is added, changes phase, restarts past the configured
+//! warning (a Warning Event lands on the API server, published after the
+//! plugin asked the host's `deadline` how long its call had left) and is
+//! deleted; the plugin's log and its own metrics show each step.
+//!
+//! Needs Go 1.24 or later on the PATH (or `HERALD_GO`); without it the test
+//! fails, unless skipping was asked for outside CI (`herald_tests::skip`).
+
+use super::cluster::TestCluster;
+use super::daemon::eventually;
+use super::recording::informers;
+use herald::build::{self, go};
+use herald::capability::kube::ClusterApi;
+use herald::capability::{ClusterAccess, Grants};
+use herald::daemon::Daemon;
+use herald::dispatch::RetryPolicy;
+use herald::plugin::LoadOptions;
+use herald_tests::{load_with, messages};
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::events::v1::Event;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use serde_json::json;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// The Pod's status: its phase and its one container's restarts.
+fn status(phase: &str, restarts: i32) -> serde_json::Value {
+    json!({"status": {"phase": phase, "containerStatuses": [{
+        "name": "app", "image": "nginx:1.27", "imageID": "", "ready": phase == "Running",
+        "restartCount": restarts, "state": {"running": {}},
+    }]}})
+}
+
+/// Builds `plugins/go-pod-phases` into a fresh directory with `herald plugin
+/// build`'s own code; `None` when Go is missing and skipping is allowed.
+fn build() -> Option<PathBuf> {
+    let test = "go_plugin::the_go_example_plugin_follows_a_pod_and_acts_on_the_api_server";
+    match go::version(&go::program()) {
+        Ok(_) => {}
+        Err(err @ go::GoError::Missing { .. }) => {
+            herald_tests::skip(test, &err.to_string());
+            return None;
+        }
+        Err(err) => panic!("{err}"),
+    }
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = std::env::temp_dir()
+        .join(format!("herald-suite-go-{}", std::process::id()))
+        .join("go-pod-phases.wasm");
+    let started = std::time::Instant::now();
+    let built = build::build(
+        &repo.join("plugins/go-pod-phases"),
+        Some(&out),
+        build::Options::default(),
+    )
+    .unwrap_or_else(|e| panic!("herald plugin build plugins/go-pod-phases: {e}"));
+    eprintln!(
+        "built {} ({} bytes) in {:.1} s",
+        built.output.display(),
+        built.bytes,
+        started.elapsed().as_secs_f64()
+    );
+    Some(out)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_go_example_plugin_follows_a_pod_and_acts_on_the_api_server() {
+    let Some(wasm) = build() else { return };
+    let cluster = TestCluster::start().await;
+    let access = ClusterAccess::new(Arc::new(ClusterApi::new(cluster.writer.clone())));
+    let daemon = Daemon::new(
+        Arc::new(informers(cluster.client.clone())),
+        RetryPolicy::default(),
+    );
+    let options = LoadOptions {
+        config: Some(json!({"restartWarning": 2, "pendingRecheck": "0s"}).to_string()),
+        grants: Grants {
+            events: Some(Default::default()),
+            ..Grants::default()
+        },
+        access: Some(access),
+        metrics: Some(daemon.plugin_metrics().clone()),
+        ..LoadOptions::default()
+    };
+    let started = std::time::Instant::now();
+    let (plugin, logs) = load_with(wasm.to_str().unwrap(), options);
+    eprintln!(
+        "go-pod-phases compiled and loaded in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    assert_eq!(plugin.world(), "herald:plugin/plugin@0.4.0");
+    assert_eq!(plugin.manifest().name, "go-pod-phases");
+    daemon.start(plugin).await.expect("go-pod-phases starts");
+
+    let ns = cluster.namespace.clone();
+    let pods: Api<Pod> = Api::namespaced(cluster.client.clone(), &ns);
+    let pod: Pod = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "web-0"},
+        "spec": {"nodeName": "node-1", "containers": [{"name": "app", "image": "nginx:1.27"}]},
+    }))
+    .unwrap();
+    pods.create(&PostParams::default(), &pod).await.unwrap();
+    let logged = |prefix: String| {
+        let logs = logs.clone();
+        move || {
+            messages(&logs.lines())
+                .iter()
+                .any(|m| m.starts_with(&prefix))
+        }
+    };
+    eventually(
+        "the add logged, the Pod decoded into corev1.Pod",
+        logged(format!("pod added pod={ns}/web-0 ")),
+    )
+    .await;
+    let added = messages(&logs.lines());
+    assert!(
+        added
+            .iter()
+            .any(|m| m.starts_with(&format!("pod added pod={ns}/web-0 "))
+                && m.contains("node=node-1")),
+        "{added:#?}"
+    );
+
+    let patch_status = |value: serde_json::Value| {
+        let pods = pods.clone();
+        async move {
+            pods.patch_status("web-0", &PatchParams::default(), &Patch::Merge(value))
+                .await
+                .unwrap();
+        }
+    };
+    patch_status(status("Running", 0)).await;
+    eventually(
+        "the phase change logged, read through the lazy view",
+        logged(format!("phase changed pod={ns}/web-0 ")),
+    )
+    .await;
+    patch_status(status("Running", 2)).await;
+
+    let events: Api<Event> = Api::namespaced(cluster.client.clone(), &ns);
+    let mut found = Vec::new();
+    for _ in 0..200 {
+        found = events.list(&ListParams::default()).await.unwrap().items;
+        if found
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("RestartingContainer"))
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let event = found
+        .iter()
+        .find(|e| e.reason.as_deref() == Some("RestartingContainer"))
+        .unwrap_or_else(|| panic!("a RestartingContainer Event on {ns}/web-0: {found:#?}"));
+    assert_eq!(event.type_.as_deref(), Some("Warning"));
+    assert_eq!(
+        event.note.as_deref(),
+        Some("container app restarted 2 times")
+    );
+    assert_eq!(
+        event.regarding.as_ref().and_then(|r| r.name.as_deref()),
+        Some("web-0")
+    );
+
+    pods.delete("web-0", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually(
+        "the deletion logged",
+        logged(format!(
+            "pod deleted pod={ns}/web-0 final-state-unknown=false"
+        )),
+    )
+    .await;
+
+    let mut registry = prometheus_client::registry::Registry::default();
+    registry.register_collector(Box::new(daemon.plugin_metrics().clone()));
+    let mut scrape = String::new();
+    prometheus_client::encoding::text::encode(&mut scrape, &registry).unwrap();
+    for series in [
+        format!(
+            "herald_plugin_go_pod_phases__container_restarts_total{{plugin=\"go-pod-phases\",namespace=\"{ns}\"}} 2"
+        ),
+        "herald_plugin_go_pod_phases__phase_changes_total{plugin=\"go-pod-phases\",phase=\"Running\"}"
+            .to_owned(),
+    ] {
+        assert!(scrape.contains(&series), "{series} in:\n{scrape}");
+    }
+    let _ = std::fs::remove_dir_all(wasm.parent().unwrap());
+    cluster.cleanup().await;
+}
