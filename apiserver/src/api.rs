@@ -63,6 +63,32 @@ fn error_response(err: &ApiError) -> Response<ResponseBody> {
     value_response(err.code, &err.to_status())
 }
 
+/// The `403` of [`Faults::forbid_reads`](crate::Faults::forbid_reads) for
+/// a `GET` of `uri`: a watch if it says `watch=true`, else a list.
+fn forbidden_read(uri: &http::Uri) -> ApiError {
+    let watch = uri
+        .query()
+        .map(|q| {
+            form_urlencoded::parse(q.as_bytes())
+                .any(|(k, v)| k == "watch" && (v == "true" || v == "1"))
+        })
+        .unwrap_or(false);
+    let segments: Vec<&str> = uri.path().split('/').filter(|s| !s.is_empty()).collect();
+    // /api/v1[/namespaces/NS]/RESOURCE or /apis/GROUP/VERSION[/namespaces/NS]/RESOURCE
+    let (group, rest) = match segments.as_slice() {
+        ["api", _version, rest @ ..] => ("", rest),
+        ["apis", group, _version, rest @ ..] => (*group, rest),
+        _ => ("", &segments[..]),
+    };
+    let (namespace, resource) = match rest {
+        ["namespaces", namespace, resource, ..] => (Some(*namespace), *resource),
+        [resource, ..] => (None, *resource),
+        [] => (None, ""),
+    };
+    let verb = if watch { "watch" } else { "list" };
+    ApiError::forbidden("herald", verb, resource, group, namespace)
+}
+
 /// Handle one HTTP request.
 pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ResponseBody> {
     let latency = shared.faults.latency();
@@ -77,6 +103,9 @@ pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Respo
     }
     if shared.faults.take_failure() {
         return error_response(&ApiError::internal("injected failure"));
+    }
+    if req.method() == Method::GET && shared.faults.forbids(req.uri().path()) {
+        return error_response(&forbidden_read(req.uri()));
     }
     if shared.faults.take_throttle(req.uri().path()) {
         let mut response = error_response(&ApiError::too_many_requests(1));

@@ -1,5 +1,5 @@
 //! Fault injection for tests: dropped watches, compacted history, latency, failing requests,
-//! requests held until released.
+//! requests held until released, reads refused as RBAC refuses them.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -19,6 +19,7 @@ pub(crate) struct FaultState {
     close_watches: AtomicBool,
     kill: watch::Sender<u64>,
     holds: std::sync::Mutex<Vec<Arc<HoldState>>>,
+    forbidden: std::sync::Mutex<Vec<String>>,
 }
 
 /// One [`Faults::hold_requests`]: which requests it holds, and its gate.
@@ -61,7 +62,17 @@ impl FaultState {
             close_watches: AtomicBool::new(false),
             kill: watch::Sender::new(0),
             holds: std::sync::Mutex::new(Vec::new()),
+            forbidden: std::sync::Mutex::new(Vec::new()),
         }
+    }
+
+    /// Whether reads (list, watch) of exactly `path` are refused.
+    pub(crate) fn forbids(&self, path: &str) -> bool {
+        self.forbidden
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .any(|forbidden| forbidden == path)
     }
 
     /// The hold a `method` request for exactly `path` must wait on, if any.
@@ -220,6 +231,23 @@ impl Faults {
         }
     }
 
+    /// Refuse every `GET` of exactly `path` (a collection: its lists and
+    /// its watches) with `403 Forbidden`, worded as kube-apiserver words a
+    /// missing RBAC rule (`pods is forbidden: User "…" cannot list resource
+    /// "pods" in API group "" at the cluster scope`), until the returned
+    /// [`Forbidden`] is dropped.
+    pub fn forbid_reads(&self, path: &str) -> Forbidden {
+        self.state
+            .forbidden
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(path.to_owned());
+        Forbidden {
+            path: path.to_owned(),
+            state: self.state.clone(),
+        }
+    }
+
     /// Answer the next `n` requests whose path ends with `suffix` (e.g.
     /// `/configmaps/web`) with 429 TooManyRequests and `Retry-After: 1`, as
     /// API Priority and Fairness does when a client's flow is over its share.
@@ -259,5 +287,25 @@ impl Hold {
 impl Drop for Hold {
     fn drop(&mut self) {
         self.state.release(&self.hold);
+    }
+}
+
+/// Reads refused by [`Faults::forbid_reads`]; allowed again when dropped.
+#[derive(Debug)]
+pub struct Forbidden {
+    path: String,
+    state: Arc<FaultState>,
+}
+
+impl Drop for Forbidden {
+    fn drop(&mut self) {
+        let mut forbidden = self
+            .state
+            .forbidden
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(at) = forbidden.iter().position(|path| *path == self.path) {
+            forbidden.remove(at);
+        }
     }
 }

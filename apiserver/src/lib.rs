@@ -77,7 +77,7 @@ mod validate;
 mod watch;
 
 pub use error::Error;
-pub use faults::{Faults, Hold};
+pub use faults::{Faults, Forbidden, Hold};
 pub use kubeconfig::{CONTEXT_NAME, kubeconfig_yaml};
 pub use persist::SNAPSHOT_FILE;
 pub use server::{ApiServer, ApiServerConfig, start};

@@ -242,6 +242,36 @@ impl ApiError {
         .with_details(json!({"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}], "retryAfterSeconds": 1}))
     }
 
+    /// `403 Forbidden` as kube-apiserver's authorizer answers a user
+    /// without the RBAC rule: `user` may not `verb` `resource` (plural) of
+    /// `group`, in `namespace` or at the cluster scope.
+    pub fn forbidden(
+        user: &str,
+        verb: &str,
+        resource: &str,
+        group: &str,
+        namespace: Option<&str>,
+    ) -> Self {
+        let qualified = if group.is_empty() {
+            resource.to_owned()
+        } else {
+            format!("{resource}.{group}")
+        };
+        let scope = match namespace {
+            Some(namespace) => format!("in the namespace \"{namespace}\""),
+            None => "at the cluster scope".to_owned(),
+        };
+        Self::new(
+            403,
+            "Forbidden",
+            format!(
+                "{qualified} is forbidden: User \"{user}\" cannot {verb} resource \"{resource}\" \
+                 in API group \"{group}\" {scope}"
+            ),
+        )
+        .with_details(json!({"group": group, "kind": resource}))
+    }
+
     /// `429 TooManyRequests`, retry after `seconds`.
     pub fn too_many_requests(seconds: u32) -> Self {
         Self::new(

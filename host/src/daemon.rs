@@ -39,12 +39,13 @@
 use crate::capability::Mode;
 use crate::capability::metrics::PluginMetricsRegistry;
 use crate::capability::reads::{ReadRule, ReadView};
+use crate::discovery::ResolveError;
 use crate::dispatch::{
     CacheSync, Feed, LastError, Listener, PluginWorker, RetryPolicy, STOP_MARGIN, Stopped,
 };
-use crate::discovery::ResolveError;
-use crate::informer::{InformerKey, Informers, SharedInformer};
+use crate::informer::{InformerKey, Informers, RequestFailure, SharedInformer};
 use crate::plugin::{LoadedPlugin, Subscription};
+use crate::readiness::{ForbiddenInformers, Hold, HoldKind, Readiness};
 use crate::store::ObjectReader;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -224,6 +225,7 @@ pub struct Daemon {
     abandoned: Arc<Mutex<Abandoned>>,
     feed: Option<Arc<Feed>>,
     plugin_metrics: PluginMetricsRegistry,
+    forbidden_informers: ForbiddenInformers,
 }
 
 /// The workers abandoned so far.
@@ -274,7 +276,20 @@ impl Daemon {
             abandoned: Arc::default(),
             feed: None,
             plugin_metrics: PluginMetricsRegistry::new(),
+            forbidden_informers: ForbiddenInformers::default(),
         }
+    }
+
+    /// This daemon, with `policy` for informers the API server forbids
+    /// (`readiness.forbiddenInformers`).
+    pub fn with_forbidden_informers(mut self, policy: ForbiddenInformers) -> Self {
+        self.forbidden_informers = policy;
+        self
+    }
+
+    /// Its policy for informers the API server forbids.
+    pub fn forbidden_informers(&self) -> ForbiddenInformers {
+        self.forbidden_informers
     }
 
     /// This daemon, its plugins' workers publishing every finished delivery
@@ -647,16 +662,107 @@ impl Daemon {
     /// handled its initial lists, or is degraded on them (it skipped a
     /// notification of one: a plugin that cannot get through its initial
     /// list does not hold the daemon back). A replica standing by is ready
-    /// once its caches are synced.
+    /// once its caches are synced. Under `hold-plugin`, an informer the API
+    /// server forbids and the plugins subscribed to it do not count (see
+    /// [`readiness`](Self::readiness)).
     pub fn ready(&self) -> bool {
-        self.informers.all_synced()
-            && self.lock().plugins.values().all(|e| {
-                e.active.as_ref().is_none_or(|a| {
-                    a.listeners
-                        .iter()
-                        .all(|listener| listener.initial_list_settled())
-                })
-            })
+        self.readiness().ready
+    }
+
+    /// What holds readiness, by name and why: every informer that has not
+    /// synced (with the request the API server refused, if it did), then
+    /// every dispatching plugin waiting for its caches or handling its
+    /// initial list. Under `hold-plugin` an informer whose last request was
+    /// refused `403 Forbidden`, and each plugin subscribed to such an
+    /// informer, is listed as not holding it instead.
+    pub fn readiness(&self) -> Readiness {
+        let spare = self.forbidden_informers == ForbiddenInformers::HoldPlugin;
+        let forbidden = |informer: &SharedInformer| {
+            if informer.has_synced() {
+                return None;
+            }
+            informer
+                .stats()
+                .last_failure()
+                .filter(RequestFailure::is_forbidden)
+        };
+        let (mut holding, mut not_holding) = (Vec::new(), Vec::new());
+        let state = self.lock();
+        let mut informers = self.informers.all();
+        informers.sort_by_cached_key(|informer| informer.key().to_string());
+        for informer in informers.iter().filter(|i| !i.has_synced()) {
+            let key = informer.key().to_string();
+            let users: Vec<&str> = state
+                .plugins
+                .iter()
+                .filter(|(_, e)| e.subscribed.iter().any(|s| s.key.to_string() == key))
+                .map(|(name, _)| name.as_str())
+                .collect();
+            let failure = informer.stats().last_failure();
+            let mut why = match &failure {
+                Some(failure) => format!("not synced: {failure}"),
+                None => "waiting for its first list".to_owned(),
+            };
+            if !users.is_empty() {
+                why.push_str(&format!(" (subscribed: {})", users.join(", ")));
+            }
+            let spared = spare && forbidden(informer).is_some();
+            let hold = Hold {
+                kind: HoldKind::Informer,
+                name: key,
+                why,
+                failure,
+            };
+            if spared {
+                not_holding.push(hold);
+            } else {
+                holding.push(hold);
+            }
+        }
+        for (name, entry) in &state.plugins {
+            let Some(active) = &entry.active else {
+                continue;
+            };
+            let unsettled: Vec<&Arc<Listener>> = active
+                .listeners
+                .iter()
+                .filter(|listener| !listener.initial_list_settled())
+                .collect();
+            if unsettled.is_empty() {
+                continue;
+            }
+            let blocked: Vec<(String, RequestFailure)> = entry
+                .subscribed
+                .iter()
+                .filter_map(|s| Some((s.key.to_string(), forbidden(&s.informer)?)))
+                .collect();
+            let caches = active.worker.cache_sync();
+            let why = if !caches.synced {
+                let mut why = format!("waiting for caches: {}", caches.waiting_for.join(", "));
+                for (key, failure) in &blocked {
+                    why.push_str(&format!(
+                        "; informer {key} is forbidden to {} {}",
+                        failure.verb, failure.resource
+                    ));
+                }
+                why
+            } else {
+                let queued: usize = unsettled.iter().map(|l| l.depth()).sum();
+                format!("handling its initial list ({queued} notifications queued)")
+            };
+            let hold = Hold {
+                kind: HoldKind::Plugin,
+                name: name.clone(),
+                why,
+                failure: blocked.first().map(|(_, failure)| failure.clone()),
+            };
+            if spare && !blocked.is_empty() {
+                not_holding.push(hold);
+            } else {
+                holding.push(hold);
+            }
+        }
+        Readiness::new(holding, not_holding)
     }
 
     /// Status of every running plugin.

@@ -35,6 +35,7 @@ pub mod oci;
 pub mod ops;
 pub mod plugin;
 pub mod rbac;
+pub mod readiness;
 pub mod reload;
 pub mod replay;
 pub mod selector;

@@ -20,8 +20,8 @@ use crate::reload::{
     ReloadSetup, SettleTiming, SourcesError, SourcesSetup,
 };
 use crate::shard::{KnownPlugins, ShardCollector, Sharding};
-use crate::store::Transform;
 use crate::source::Clients;
+use crate::store::Transform;
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -64,6 +64,8 @@ pub struct Service {
     sources: Option<PluginSources>,
     address: SocketAddr,
     endpoints: JoinHandle<()>,
+    /// Logs readiness when what holds it changes.
+    readiness_log: JoinHandle<()>,
     leadership: Option<Leadership>,
     sharding: Option<Ownership>,
 }
@@ -130,7 +132,8 @@ impl Service {
             } else {
                 Daemon::new(informers, config.retry_policy())
             }
-            .with_feed(Arc::new(Feed::default())),
+            .with_feed(Arc::new(Feed::default()))
+            .with_forbidden_informers(config.readiness.forbidden_informers),
         );
         let section = if sharded {
             (&config.sharding, "sharding")
@@ -195,6 +198,7 @@ impl Service {
         });
         let address = listener.local_addr().map_err(ServiceError::Listen)?;
         let endpoints = tokio::spawn(ops::serve(listener, ops.clone()));
+        let readiness_log = tokio::spawn(ops::log_readiness(ops.clone()));
         tracing::info!(
             "endpoints: http://{address}/metrics /healthz /readyz /plugins; dashboard: http://{address}/"
         );
@@ -236,6 +240,7 @@ impl Service {
             sources,
             address,
             endpoints,
+            readiness_log,
             leadership,
             sharding,
         })
@@ -306,6 +311,7 @@ impl Service {
             tracing::info!("released the sharding Leases");
         }
         self.endpoints.abort();
+        self.readiness_log.abort();
         tracing::info!("shutdown complete");
     }
 }

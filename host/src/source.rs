@@ -261,4 +261,3 @@ impl std::fmt::Debug for Clients {
         f.debug_struct("Clients").finish_non_exhaustive()
     }
 }
-

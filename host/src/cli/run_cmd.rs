@@ -174,4 +174,3 @@ async fn serve(config: Config) -> ExitCode {
     drop(connection);
     ExitCode::SUCCESS
 }
-

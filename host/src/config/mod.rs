@@ -18,13 +18,14 @@
 
 use crate::capability::metrics::{PluginMetricsConfig, check_max_series};
 use crate::capability::reads::ReadPolicy;
+use crate::dispatch::ShutdownConfig;
 use crate::dispatch::{QueueConfig, RetryPolicy};
 use crate::leader::{LeaderElectionConfig, ShardingConfig};
 use crate::logging::LogConfig;
 use crate::plugin::{DispatchConfig, LimitPolicy, LimitsConfig};
+use crate::readiness::ReadinessConfig;
 use crate::reload::sources::PluginSourceConfig;
 use crate::reload::{PluginConfig, PluginFilesConfig, PluginSettings};
-use crate::dispatch::ShutdownConfig;
 use crate::source::SourceConfig;
 use crate::store::CacheConfig;
 use serde::Deserialize;
@@ -76,6 +77,8 @@ pub struct Config {
     /// What plugins may read without a grant of their own, and which kinds
     /// only a grant naming them makes readable.
     pub reads: ReadPolicy,
+    /// What holds the replica's readiness.
+    pub readiness: ReadinessConfig,
 }
 
 impl Default for Config {
@@ -98,6 +101,7 @@ impl Default for Config {
             plugin_source_cache: None,
             plugin_metrics: PluginMetricsConfig::default(),
             reads: Default::default(),
+            readiness: ReadinessConfig::default(),
         }
     }
 }

@@ -567,3 +567,30 @@ fn a_sidecar_may_lower_a_plugins_api_rate_but_not_raise_it() {
         (50.0, 100)
     );
 }
+
+#[test]
+fn a_forbidden_informer_holds_the_replica_unless_configured_otherwise() {
+    use crate::readiness::ForbiddenInformers;
+    assert_eq!(
+        Config::default().readiness.forbidden_informers,
+        ForbiddenInformers::HoldReplica
+    );
+    let config = Config::parse(
+        "readiness:\n  forbiddenInformers: hold-plugin\n",
+        "herald.yaml",
+    )
+    .unwrap();
+    assert_eq!(
+        config.readiness.forbidden_informers,
+        ForbiddenInformers::HoldPlugin
+    );
+    let refused = error("readiness:\n  forbiddenInformers: ignore\n").to_string();
+    assert!(
+        refused.contains("readiness.forbiddenInformers")
+            && refused.contains("hold-replica")
+            && refused.contains("hold-plugin"),
+        "{refused}"
+    );
+    let refused = error("readiness:\n  forbidden: hold-plugin\n").to_string();
+    assert!(refused.contains("readiness.forbidden"), "{refused}");
+}

@@ -20,7 +20,9 @@ pub use backoff::Backoff;
 pub use listen::Listen;
 pub use notification::Notification;
 pub use processor::{Change, Processor, ProcessorStats};
-pub use reflector::{EventCounts, Reflector, ReflectorConfig, ReflectorStats, WatchEventType};
+pub use reflector::{
+    EventCounts, Reflector, ReflectorConfig, ReflectorStats, RequestFailure, WatchEventType,
+};
 pub use registry::Informers;
 pub use resource::InformerKey;
 

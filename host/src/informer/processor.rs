@@ -216,7 +216,10 @@ impl Processor {
                         new: object,
                         resync: true,
                     };
-                    for registered in listeners.iter().filter(|r| r.listener.resync_period().is_some()) {
+                    for registered in listeners
+                        .iter()
+                        .filter(|r| r.listener.resync_period().is_some())
+                    {
                         registered.listener.push(resync.clone());
                     }
                 }
@@ -250,10 +253,9 @@ impl Processor {
         }
         let mut snapshot: Option<Vec<Arc<CachedObject>>> = None;
         for registered in listeners.iter_mut() {
-            let (Some(due), Some(period)) = (
-                registered.next_resync,
-                registered.listener.resync_period(),
-            ) else {
+            let (Some(due), Some(period)) =
+                (registered.next_resync, registered.listener.resync_period())
+            else {
                 continue;
             };
             if due > now {

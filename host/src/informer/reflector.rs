@@ -23,11 +23,11 @@ use super::resource::InformerKey;
 use crate::store::{CachedObject, Transform};
 use futures::{AsyncBufReadExt, io::AsyncBufRead};
 use kube::core::params::{ListParams, WatchParams};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
 
 /// Tuning of the list/watch loop.
 #[derive(Debug, Clone, Copy)]
@@ -135,9 +135,73 @@ pub struct ReflectorStats {
     pub errors: AtomicU64,
     /// Objects skipped because they could not be parsed.
     pub bad_objects: AtomicU64,
+    /// The last list or watch request that failed, until one succeeds.
+    failure: Mutex<Option<RequestFailure>>,
+}
+
+/// A list or watch request of an informer that failed, as the API server
+/// answered it: what readiness and the dashboard name while the informer
+/// cannot sync (a `403` with the verb and the resource is a missing RBAC
+/// rule).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestFailure {
+    /// `list` or `watch` (a streaming list is a `watch`).
+    pub verb: &'static str,
+    /// The resource as RBAC names it: plural, then `.group` unless core
+    /// (`deployments.apps`).
+    pub resource: String,
+    /// The namespace the request was scoped to, if any.
+    pub namespace: Option<String>,
+    /// The HTTP status, when the server answered.
+    pub code: Option<u16>,
+    /// The status reason (`Forbidden`), when the server gave one.
+    pub reason: String,
+    /// What the server said, or the client's error.
+    pub message: String,
+    /// When it failed.
+    #[serde(with = "crate::units::time")]
+    pub at: SystemTime,
+}
+
+impl RequestFailure {
+    /// The server refused the request with `403 Forbidden`: the
+    /// credentials lack an RBAC rule, and retrying will not help until
+    /// one is granted.
+    pub fn is_forbidden(&self) -> bool {
+        self.code == Some(403)
+    }
+}
+
+impl std::fmt::Display for RequestFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.verb, self.resource)?;
+        if let Some(namespace) = &self.namespace {
+            write!(f, " in namespace {namespace}")?;
+        }
+        match self.code {
+            Some(code) if self.reason.is_empty() => write!(f, " refused: {code}")?,
+            Some(code) => write!(f, " refused: {code} {}", self.reason)?,
+            None => f.write_str(" failed")?,
+        }
+        write!(f, ": {}", self.message)
+    }
 }
 
 impl ReflectorStats {
+    /// The last list or watch request that failed, while none has
+    /// succeeded since.
+    pub fn last_failure(&self) -> Option<RequestFailure> {
+        self.failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn set_failure(&self, failure: Option<RequestFailure>) {
+        *self.failure.lock().unwrap_or_else(|e| e.into_inner()) = failure;
+    }
+
     /// Watch events received so far, of every type but `ERROR`.
     pub fn events_received(&self) -> u64 {
         WatchEventType::ALL
@@ -280,6 +344,34 @@ impl Reflector {
         }
     }
 
+    /// Records that a `verb` request failed with `error` (see
+    /// [`ReflectorStats::last_failure`]).
+    fn failed(&self, verb: &'static str, error: &kube::Error) {
+        let (code, reason, message) = match error {
+            kube::Error::Api(status) => (
+                Some(status.code),
+                status.reason.clone(),
+                status.message.clone(),
+            ),
+            other => (None, String::new(), other.to_string()),
+        };
+        let gvk = &self.key.resource.gvk;
+        let resource = if gvk.group.is_empty() {
+            self.key.resource.plural.clone()
+        } else {
+            format!("{}.{}", self.key.resource.plural, gvk.group)
+        };
+        self.stats.set_failure(Some(RequestFailure {
+            verb,
+            resource,
+            namespace: self.key.namespace.clone(),
+            code,
+            reason,
+            message,
+            at: SystemTime::now(),
+        }));
+    }
+
     /// Runs until the task is aborted. Never spins: every failure, and every
     /// watch the server ends at once without an event, waits out a growing
     /// backoff before the next request.
@@ -374,11 +466,10 @@ impl Reflector {
             let request = kube::core::Request::new(&self.url_path)
                 .list(&params)
                 .map_err(|e| e.to_string())?;
-            let text = self
-                .client
-                .request_text(request)
-                .await
-                .map_err(|e| format!("listing {}: {e}", self.url_path))?;
+            let text = self.client.request_text(request).await.map_err(|e| {
+                self.failed("list", &e);
+                format!("listing {}: {e}", self.url_path)
+            })?;
             let page: ListPage<'_> = serde_json::from_str(&text)
                 .map_err(|e| format!("decoding list of {}: {e}", self.url_path))?;
             for item in page.items {
@@ -392,6 +483,7 @@ impl Reflector {
             }
         };
         self.stats.lists.fetch_add(1, Ordering::Relaxed);
+        self.stats.set_failure(None);
         tracing::debug!(informer = %self.key, objects = objects.len(), %version, "listed");
         self.processor.apply(Change::Replace(objects));
         Ok(version)
@@ -416,12 +508,15 @@ impl Reflector {
             Err(kube::Error::Api(status))
                 if (400..500).contains(&status.code) && status.code != 429 =>
             {
+                // Paginated lists are tried next; a 403 there too is what
+                // readiness reports.
                 return Err(ListError::Refused(format!(
                     "{} {}",
                     status.code, status.message
                 )));
             }
             Err(err) => {
+                self.failed("watch", &err);
                 return Err(ListError::Failed(format!(
                     "starting a streaming list of {}: {err}",
                     self.url_path
@@ -480,6 +575,7 @@ impl Reflector {
                         let version = bookmark.metadata.resource_version;
                         self.stats.lists.fetch_add(1, Ordering::Relaxed);
                         self.stats.streamed_lists.fetch_add(1, Ordering::Relaxed);
+                        self.stats.set_failure(None);
                         tracing::debug!(informer = %self.key, objects = objects.len(), %version, "listed (streamed)");
                         self.processor.apply(Change::Replace(objects));
                         return Ok((version, stream));
@@ -518,9 +614,11 @@ impl Reflector {
             Ok(stream) => stream,
             Err(kube::Error::Api(status)) if status.code == 410 => return WatchEnd::Expired,
             Err(err) => {
+                self.failed("watch", &err);
                 return WatchEnd::Failed(format!("starting watch of {}: {err}", self.url_path));
             }
         };
+        self.stats.set_failure(None);
         self.read_events(Box::pin(stream), version, backoff).await
     }
 

@@ -3,8 +3,8 @@
 
 use super::SharedInformer;
 use super::reflector::ReflectorConfig;
-use crate::discovery::{ResolveError, Resolver};
 use super::resource::InformerKey;
+use crate::discovery::{ResolveError, Resolver};
 use crate::subscription::Subscription;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

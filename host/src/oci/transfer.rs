@@ -5,7 +5,7 @@ use super::auth::DockerConfig;
 use super::{OCI_MANIFEST_MEDIA_TYPE, OciError, parse_reference, sha256_digest};
 use futures::StreamExt as _;
 use oci_client::client::{ClientConfig, ClientProtocol};
-use oci_client::errors::OciDistributionError;
+use oci_client::errors::{DigestError, OciDistributionError};
 use oci_client::manifest::OciImageManifest;
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
@@ -34,11 +34,17 @@ impl Default for RegistryOptions {
     }
 }
 
+/// Added to a TLS failure that means the registry answered in plain HTTP
+/// (rustls reads the answer as a record of an invalid content type).
+const PLAIN_HTTP_HINT: &str = " (the registry answered in plain HTTP, not TLS: if it serves plain \
+     HTTP, pass --plain-http, or set plainHttp: true on the pluginSources entry)";
+
 /// One reference in one registry, with a client and credentials for it.
 pub struct Registry {
     client: Client,
     reference: Reference,
     auth: RegistryAuth,
+    plain_http: bool,
 }
 
 impl std::fmt::Debug for Registry {
@@ -100,6 +106,7 @@ impl Registry {
             client,
             reference,
             auth,
+            plain_http: options.plain_http,
         })
     }
 
@@ -120,11 +127,11 @@ impl Registry {
         self.client
             .push_blob(reference, artifact.layer.clone(), &layer_digest)
             .await
-            .map_err(|e| self.failed(e))?;
+            .map_err(|e| self.failed("layer", e))?;
         self.client
             .push_blob(reference, artifact.config.clone(), &manifest.config.digest)
             .await
-            .map_err(|e| self.failed(e))?;
+            .map_err(|e| self.failed("config", e))?;
         let body = serde_json::to_vec(manifest).expect("the manifest serializes");
         let manifest_digest = sha256_digest(&body);
         self.client
@@ -134,7 +141,7 @@ impl Registry {
                 http::HeaderValue::from_static(OCI_MANIFEST_MEDIA_TYPE),
             )
             .await
-            .map_err(|e| self.failed(e))?;
+            .map_err(|e| self.failed("manifest", e))?;
         Ok(Pushed {
             manifest_digest,
             layer_digest,
@@ -148,7 +155,7 @@ impl Registry {
             .client
             .fetch_manifest_digest(&self.reference, &self.auth)
             .await
-            .map_err(|e| self.failed(e))?;
+            .map_err(|e| self.failed("manifest", e))?;
         self.check_pin("manifest", &digest)?;
         Ok(digest)
     }
@@ -162,7 +169,7 @@ impl Registry {
             .client
             .pull_manifest_raw(&self.reference, &self.auth, &[OCI_MANIFEST_MEDIA_TYPE])
             .await
-            .map_err(|e| self.failed(e))?;
+            .map_err(|e| self.failed("manifest", e))?;
         verify("manifest", &body, &announced)?;
         self.check_pin("manifest", &announced)?;
         let manifest: OciImageManifest = serde_json::from_slice(&body)
@@ -173,7 +180,7 @@ impl Registry {
             .client
             .pull_blob_stream(&self.reference, &layer)
             .await
-            .map_err(|e| self.failed(e))?;
+            .map_err(|e| self.failed("layer", e))?;
         let mut bytes = Vec::with_capacity(size as usize);
         while let Some(chunk) = stream.next().await {
             match chunk {
@@ -189,7 +196,7 @@ impl Registry {
                 // report the mismatch as such.
                 Err(error) => {
                     verify("layer", &bytes, &layer.digest)?;
-                    return Err(self.failed(OciDistributionError::IoError(error)));
+                    return Err(self.failed("layer", OciDistributionError::IoError(error)));
                 }
             }
         }
@@ -219,14 +226,31 @@ impl Registry {
         }
     }
 
-    fn failed(&self, error: OciDistributionError) -> OciError {
+    /// `error` of the client, met on `what` (`manifest`, `layer`,
+    /// `config`), as an [`OciError`]: a digest the client found wrong is a
+    /// [`OciError::Digest`] naming both digests; an HTTPS request answered
+    /// in plain HTTP says so and names `--plain-http`.
+    fn failed(&self, what: &'static str, error: OciDistributionError) -> OciError {
         let transient = match &error {
             OciDistributionError::RequestError(_) | OciDistributionError::IoError(_) => true,
             OciDistributionError::ServerError { code, .. } => *code >= 500 || *code == 429,
             _ => false,
         };
-        if let OciDistributionError::DigestError(digest) = &error {
-            return OciError::Layout(format!("digest: {digest}"));
+        match error {
+            OciDistributionError::DigestError(DigestError::VerificationError {
+                expected,
+                actual,
+            }) => {
+                return OciError::Digest {
+                    what,
+                    expected,
+                    actual,
+                };
+            }
+            OciDistributionError::DigestError(other) => {
+                return OciError::Layout(format!("{what} digest: {other}"));
+            }
+            _ => {}
         }
         // reqwest's messages say "error sending request" and hide the cause
         // (connection refused, timeout) in the source chain.
@@ -239,6 +263,9 @@ impl Registry {
                 message.push_str(&cause_text);
             }
             source = cause.source();
+        }
+        if !self.plain_http && message.contains("InvalidContentType") {
+            message.push_str(PLAIN_HTTP_HINT);
         }
         OciError::Registry {
             registry: self.reference.resolve_registry().to_owned(),

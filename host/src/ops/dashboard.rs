@@ -13,6 +13,8 @@ use super::OpsState;
 use crate::capability::log::RecentLine;
 use crate::daemon::{AbandonedWorker, PluginStatus};
 use crate::dispatch::{FEED_BUFFER, MAX_WATCHERS, Received, Watcher};
+use crate::informer::RequestFailure;
+use crate::readiness::Readiness;
 use crate::reload::{FileState, ReloadRecord};
 use bytes::Bytes;
 use serde::Serialize;
@@ -31,9 +33,11 @@ pub const DASHBOARD_CSS: &str = include_str!("assets/dashboard.css");
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; img-src 'self' data:; \
      base-uri 'none'; frame-ancestors 'none'; form-action 'none'";
 
-/// How often the stream sends a comment when there is nothing to say, so
-/// that proxies keep it open and a gone client is noticed.
-pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
+/// How often the stream sends a `heartbeat` event when there is nothing to
+/// say: proxies keep it open, a gone client is noticed, and the page can
+/// tell a quiet stream from a dead one (it marks its feed stale after 12 s
+/// of silence; a comment would not reach its script).
+pub const KEEP_ALIVE: Duration = Duration::from_secs(5);
 
 /// Who this replica is.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -83,6 +87,9 @@ pub struct ReplicaStatus {
     pub dispatching: bool,
     /// True when `/readyz` answers 200.
     pub ready: bool,
+    /// What holds readiness, and what waits without holding it, as
+    /// `/readyz` says it.
+    pub readiness: Readiness,
     /// True once shutdown began.
     pub shutting_down: bool,
 }
@@ -124,6 +131,9 @@ pub struct InformerView {
     pub events: u64,
     /// Listeners (plugin subscriptions) it feeds.
     pub listeners: usize,
+    /// Its last list or watch request that failed, while none has
+    /// succeeded since (a `403` is a missing RBAC rule).
+    pub failure: Option<RequestFailure>,
 }
 
 /// A plugin file that does not run as it is.
@@ -198,6 +208,7 @@ impl OpsState {
                     errors: stats.errors.load(Ordering::Relaxed),
                     events: stats.events_received(),
                     listeners: informer.processor().listener_count(),
+                    failure: stats.last_failure(),
                 }
             })
             .collect();
@@ -205,13 +216,15 @@ impl OpsState {
         let mut reloads = self.files.history();
         reloads.reverse();
         let feed = self.daemon.feed();
+        let readiness = self.readiness();
         Snapshot {
             now_ms: crate::dispatch::FeedEvent::epoch_ms(SystemTime::now()),
             version: env!("CARGO_PKG_VERSION"),
             replica: ReplicaStatus {
                 replica: self.replica.clone(),
                 dispatching: self.daemon.is_dispatching(),
-                ready: self.ready(),
+                ready: readiness.ready,
+                readiness,
                 shutting_down: self.shutting_down.load(Ordering::Acquire),
             },
             plugins,
@@ -242,13 +255,13 @@ impl OpsState {
 /// The server-sent events of one watcher: `event: delivery` with a
 /// [`FeedEvent`](crate::dispatch::FeedEvent) as JSON per finished delivery,
 /// `event: dropped` with `{"dropped": N}` when the watcher fell behind and
-/// lost N, and a comment every [`KEEP_ALIVE`] when nothing happens. Ends
-/// when the feed does.
+/// lost N, and `event: heartbeat` every [`KEEP_ALIVE`] when nothing
+/// happens. Ends when the feed does.
 pub fn event_stream(watcher: Watcher) -> impl futures::Stream<Item = Bytes> + Send {
     let opening = Bytes::from_static(b"retry: 2000\n: herald delivery feed\n\n");
     let events = futures::stream::unfold(watcher, |mut watcher| async move {
         let message = match tokio::time::timeout(KEEP_ALIVE, watcher.recv()).await {
-            Err(_elapsed) => Bytes::from_static(b": keep-alive\n\n"),
+            Err(_elapsed) => Bytes::from_static(b"event: heartbeat\ndata: {}\n\n"),
             Ok(None) => return None,
             Ok(Some(Received::Event(event))) => Bytes::from(format!(
                 "event: delivery\ndata: {}\n\n",

@@ -198,10 +198,16 @@ impl Collector for HeraldCollector {
         )?;
         family(
             &mut encoder,
-            "herald_listener_backoff_milliseconds",
-            "Backoff set after failed calls: waited in place (every-event) or set for the key to wait (coalesced).",
+            "herald_listener_backoff_seconds",
+            "Backoff set after failed calls, in seconds: waited in place (every-event) or set for the key to wait (coalesced).",
             MetricType::Counter,
-            &counter(&|l| l.stats.backoff_millis.load(Ordering::Relaxed)),
+            &listeners
+                .iter()
+                .map(|l| {
+                    let millis = l.stats.backoff_millis.load(Ordering::Relaxed);
+                    (listener_labels(l), millis as f64 / 1e3)
+                })
+                .collect::<Vec<_>>(),
         )?;
         let mut requeues = Vec::new();
         for listener in &listeners {
@@ -315,12 +321,12 @@ impl Collector for HeraldCollector {
         )?;
         family(
             &mut encoder,
-            "herald_plugin_compile_microseconds",
-            "Total time spent compiling plugins, in microseconds.",
+            "herald_plugin_compile_seconds",
+            "Total time spent compiling plugins, in seconds.",
             MetricType::Counter,
             &[(
                 none.clone(),
-                loader.compile_micros.load(Ordering::Relaxed) as f64,
+                loader.compile_micros.load(Ordering::Relaxed) as f64 / 1e6,
             )],
         )?;
         family(

@@ -1,5 +1,6 @@
-//! The operations endpoints on one listen address: `/metrics` (Prometheus
-//! text), `/healthz` (the process serves), `/readyz` (informers synced and
+//! The operations endpoints on one listen address: `/metrics` (OpenMetrics
+//! when the scraper asks for it, else the Prometheus text format 0.0.4; see
+//! [`Format::negotiate`](crate::telemetry::Format::negotiate)), `/healthz` (the process serves), `/readyz` (informers synced and
 //! every plugin through its initial list; false while shutting down),
 //! `/plugins` (status JSON), and the live [dashboard] at `/` with its
 //! snapshot (`/api/dashboard`) and event stream (`/events/stream`). Every
@@ -10,6 +11,7 @@ pub mod metrics;
 
 use crate::capability::log::RecentLogs;
 use crate::daemon::{AbandonedWorker, Daemon, PluginStatus};
+use crate::readiness::{Hold, HoldKind, Readiness};
 use crate::reload::{FileStatus, FileStatuses};
 use bytes::Bytes;
 use dashboard::Replica;
@@ -72,9 +74,29 @@ impl OpsState {
     /// informer synced, every plugin through its initial list, and not
     /// shutting down.
     pub fn ready(&self) -> bool {
-        !self.shutting_down.load(Ordering::Acquire)
-            && self.loaded.load(Ordering::Acquire)
-            && self.daemon.ready()
+        self.readiness().ready
+    }
+
+    /// What holds readiness, named (see [`Daemon::readiness`]): shutting
+    /// down, or the plugin directory still loading, come first.
+    pub fn readiness(&self) -> Readiness {
+        let replica = |why: &str| Hold {
+            kind: HoldKind::Replica,
+            name: String::new(),
+            why: why.to_owned(),
+            failure: None,
+        };
+        if self.shutting_down.load(Ordering::Acquire) {
+            return Readiness::new(vec![replica("shutting down")], Vec::new());
+        }
+        let mut readiness = self.daemon.readiness();
+        if !self.loaded.load(Ordering::Acquire) {
+            readiness
+                .holding
+                .insert(0, replica("loading the plugin directory"));
+            readiness.ready = false;
+        }
+        readiness
     }
 
     /// Every running plugin's status, with its owner under sharding.
@@ -88,7 +110,7 @@ impl OpsState {
         plugins
     }
 
-    fn respond(&self, method: &Method, path: &str) -> Response<Body> {
+    fn respond(&self, method: &Method, path: &str, accept: Option<&str>) -> Response<Body> {
         let text = |status: StatusCode, body: String, content_type: &'static str| {
             Response::builder()
                 .status(status)
@@ -130,29 +152,31 @@ impl OpsState {
                 "application/json",
             ),
             "/events/stream" => self.event_stream(),
-            "/metrics" => text(
-                StatusCode::OK,
-                crate::telemetry::encode(&self.registry),
-                "text/plain; version=0.0.4; charset=utf-8",
-            ),
+            "/metrics" => {
+                let format = crate::telemetry::Format::negotiate(accept);
+                let mut response = text(
+                    StatusCode::OK,
+                    crate::telemetry::encode_as(&self.registry, format),
+                    format.content_type(),
+                );
+                response
+                    .headers_mut()
+                    .insert("vary", hyper::header::HeaderValue::from_static("Accept"));
+                response
+            }
             "/healthz" | "/livez" => text(StatusCode::OK, "ok\n".into(), "text/plain"),
             "/readyz" => {
-                if self.ready() {
-                    text(StatusCode::OK, "ready\n".into(), "text/plain")
-                } else if self.shutting_down.load(Ordering::Acquire) {
-                    text(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        "shutting down\n".into(),
-                        "text/plain",
-                    )
+                let readiness = self.readiness();
+                let status = if readiness.ready {
+                    StatusCode::OK
                 } else {
-                    text(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        "not ready: loading plugins, informers syncing or plugins handling their initial lists\n"
-                            .into(),
-                        "text/plain",
-                    )
-                }
+                    StatusCode::SERVICE_UNAVAILABLE
+                };
+                text(
+                    status,
+                    readiness.text(self.daemon.forbidden_informers()),
+                    "text/plain; charset=utf-8",
+                )
             }
             "/plugins" => {
                 let report = PluginsReport {
@@ -225,7 +249,15 @@ pub async fn serve(listener: tokio::net::TcpListener, state: Arc<OpsState>) {
                 hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
                     let state = state.clone();
                     async move {
-                        Ok::<_, Infallible>(state.respond(request.method(), request.uri().path()))
+                        let accept = request
+                            .headers()
+                            .get(hyper::header::ACCEPT)
+                            .and_then(|value| value.to_str().ok());
+                        Ok::<_, Infallible>(state.respond(
+                            request.method(),
+                            request.uri().path(),
+                            accept,
+                        ))
                     }
                 });
             let io = hyper_util::rt::TokioIo::new(stream);
@@ -233,6 +265,51 @@ pub async fn serve(listener: tokio::net::TcpListener, state: Arc<OpsState>) {
                 .serve_connection(io, service)
                 .await;
         });
+    }
+}
+
+/// How often [`log_readiness`] looks.
+const READINESS_CHECK: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Logs readiness whenever what holds it changes (which informers and
+/// plugins, and why, counts aside): `not ready` with every cause, as a
+/// warning while the API server refuses a request; `ready` once nothing
+/// holds it. Runs until the task is dropped.
+pub async fn log_readiness(state: Arc<OpsState>) {
+    let mut last: Option<(bool, Vec<String>)> = None;
+    let mut ticks = tokio::time::interval(READINESS_CHECK);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        let readiness = state.readiness();
+        // Counts (queued notifications, waits) change every second; what
+        // holds readiness, and why, is what the log follows.
+        let shape: Vec<String> = readiness
+            .holding
+            .iter()
+            .chain(&readiness.not_holding)
+            .map(|hold| hold.line().replace(|c: char| c.is_ascii_digit(), ""))
+            .collect();
+        let now = (readiness.ready, shape);
+        if last.as_ref() == Some(&now) {
+            continue;
+        }
+        let refused = readiness.holding.iter().any(|hold| hold.failure.is_some());
+        if readiness.ready && readiness.not_holding.is_empty() {
+            tracing::info!("ready");
+        } else if readiness.ready {
+            let waiting: Vec<String> = readiness.not_holding.iter().map(Hold::line).collect();
+            tracing::warn!(
+                "ready, while these wait without holding readiness (readiness.forbiddenInformers: {}): {}",
+                state.daemon.forbidden_informers().as_str(),
+                waiting.join("; ")
+            );
+        } else if refused {
+            tracing::warn!("not ready: {}", readiness.summary());
+        } else {
+            tracing::info!("not ready: {}", readiness.summary());
+        }
+        last = Some(now);
     }
 }
 

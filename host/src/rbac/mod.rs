@@ -11,8 +11,8 @@
 
 pub mod builtin;
 
-use crate::gvk::Gvk;
 use crate::discovery::{ResolveError, Resolver};
+use crate::gvk::Gvk;
 use crate::plugin::Manifest;
 use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;

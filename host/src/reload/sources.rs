@@ -34,7 +34,7 @@ use crate::oci::{OciError, Registry, parse_reference, sha256_digest};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -126,6 +126,21 @@ struct Record {
     reference: String,
     manifest_digest: String,
     layer_digest: String,
+    /// When it was pulled, in milliseconds since the Unix epoch; records
+    /// of earlier versions lack it and the file's modification time stands
+    /// in for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pulled_at_ms: Option<u64>,
+}
+
+impl Record {
+    /// When the version in `file` was pulled, as far as is known.
+    fn pulled_at(&self, file: &Path) -> Option<SystemTime> {
+        match self.pulled_at_ms {
+            Some(ms) => Some(UNIX_EPOCH + Duration::from_millis(ms)),
+            None => std::fs::metadata(file).and_then(|m| m.modified()).ok(),
+        }
+    }
 }
 
 impl PluginSources {
@@ -278,6 +293,7 @@ impl Follower {
                     &follower.file,
                     &follower.reference,
                     &record.manifest_digest,
+                    record.pulled_at(&follower.file),
                     false,
                 );
             }
@@ -375,6 +391,7 @@ impl Follower {
                     &self.file,
                     &self.reference,
                     &record.manifest_digest,
+                    record.pulled_at(&self.file),
                     true,
                 );
                 Ok(Outcome::Pulled)
@@ -433,6 +450,10 @@ impl Follower {
             reference: self.reference.clone(),
             manifest_digest: pulled.manifest_digest,
             layer_digest: pulled.layer_digest,
+            pulled_at_ms: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .ok()
+                .and_then(|since| u64::try_from(since.as_millis()).ok()),
         };
         self.write(&pulled.bytes, &record)
             .map_err(|e| OciError::Layout(format!("cannot write {}: {e}", self.file.display())))?;

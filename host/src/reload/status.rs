@@ -239,15 +239,22 @@ impl FileStatuses {
         self.update_source(file, reference, |_| {});
     }
 
-    /// The version of `reference` at `manifest_digest` is now in `file`
-    /// (`pulled`: just downloaded, else found in the cache).
-    pub fn source_pulled(&self, file: &Path, reference: &str, manifest_digest: &str, pulled: bool) {
+    /// The version of `reference` at `manifest_digest`, pulled at
+    /// `pulled_at`, is now in `file` (`checked`: the registry answered just
+    /// now; else it was found in the cache of an earlier run).
+    pub fn source_pulled(
+        &self,
+        file: &Path,
+        reference: &str,
+        manifest_digest: &str,
+        pulled_at: Option<SystemTime>,
+        checked: bool,
+    ) {
         self.update_source(file, reference, |source| {
-            let now = SystemTime::now();
             source.manifest_digest = Some(manifest_digest.to_owned());
-            if pulled {
-                source.pulled_at = Some(now);
-                source.checked_at = Some(now);
+            source.pulled_at = pulled_at;
+            if checked {
+                source.checked_at = Some(SystemTime::now());
             }
             source.last_error = None;
             source.error_at = None;

@@ -1,7 +1,11 @@
 //! The dashboard in a real browser: `herald demo` with the example plugins,
 //! Debian's headless Chromium driven by chromedriver through the WebDriver
 //! HTTP API (plain HTTP requests, no client crate), checking that the page
-//! lists every plugin and informer and that deliveries stream in live.
+//! lists every plugin and informer and that deliveries stream in live; that
+//! at every width from a phone's to a wide screen nothing overflows sideways
+//! and the Informers table is whole; that a seventh tab loads and goes live
+//! (a hidden tab gives its stream back); and that the feed says it is stale
+//! once the daemon is gone.
 //!
 //! Needs `chromium` and `chromedriver` on `PATH` (Debian: `apt-get install
 //! chromium chromium-driver`; `.ci/run` does). Without them the test is
@@ -10,7 +14,7 @@
 //! With `HERALD_DASHBOARD_SCREENSHOT=FILE.png` set, the test also saves a
 //! screenshot of the page once it is live (how `docs/dashboard.png` is made).
 
-use super::process::{PATIENCE, Running, temp_dir};
+use super::process::{PATIENCE, Running, get, temp_dir};
 use herald_test_artifacts as artifacts;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -218,6 +222,39 @@ impl<'a> Session<'a> {
         );
     }
 
+    /// Resizes the window to `width` × `height` CSS pixels.
+    fn resize(&self, width: u32, height: u32) {
+        self.driver.call(
+            "POST",
+            &format!("/session/{}/window/rect", self.id),
+            Some(json!({ "width": width, "height": height })),
+        );
+    }
+
+    /// Opens a new tab and switches to it; returns its handle.
+    fn new_tab(&self) -> String {
+        let created = self.driver.call(
+            "POST",
+            &format!("/session/{}/window/new", self.id),
+            Some(json!({ "type": "tab" })),
+        );
+        let handle = created["value"]["handle"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no new tab: {created}"))
+            .to_owned();
+        self.switch_to(&handle);
+        handle
+    }
+
+    /// Makes the tab `handle` the current one.
+    fn switch_to(&self, handle: &str) {
+        self.driver.call(
+            "POST",
+            &format!("/session/{}/window", self.id),
+            Some(json!({ "handle": handle })),
+        );
+    }
+
     /// Runs `script` in the page; what it returned.
     fn run(&self, script: &str) -> Value {
         self.driver.call(
@@ -238,6 +275,27 @@ impl Drop for Session<'_> {
     }
 }
 
+/// How the page lays out at the window's width: whether anything overflows
+/// sideways, and where the Informers table ends against its section.
+const LAYOUT: &str = r##"
+    const root = document.documentElement;
+    const table = document.getElementById("informers-table").getBoundingClientRect();
+    const section = document.getElementById("informers-section");
+    const box = section.getBoundingClientRect();
+    const style = getComputedStyle(section);
+    const wide = table.width > 0 ? document.querySelector("#informers-section .wide") : null;
+    return {
+        viewport: window.innerWidth,
+        scrollWidth: root.scrollWidth,
+        clientWidth: root.clientWidth,
+        tableLeft: table.left,
+        tableRight: table.right,
+        sectionContentRight: box.right - parseFloat(style.paddingRight) - parseFloat(style.borderRightWidth),
+        innerScroll: wide ? wide.scrollWidth - wide.clientWidth : 0,
+        rows: document.querySelectorAll("#informers tr").length,
+    };
+"##;
+
 /// What the test reads off the page: each from the DOM, as a person sees it.
 const READ_PAGE: &str = r##"
     const texts = (selector) => [...document.querySelectorAll(selector)].map((e) => e.textContent);
@@ -252,6 +310,10 @@ const READ_PAGE: &str = r##"
             .map((e) => [e.dataset.reads, e.textContent])),
         feed: [...document.querySelectorAll("#feed tr")].map((row) =>
             [...row.cells].map((cell) => cell.textContent).join(" | ")),
+        watching: document.getElementById("feed-dropped").textContent,
+        streamState: document.getElementById("stream-state").textContent,
+        polled: document.body.dataset.polled || "",
+        stale: document.body.dataset.stale || "",
     };
 "##;
 
@@ -348,6 +410,76 @@ fn the_dashboard_lists_the_plugins_and_streams_live_deliveries_in_chromium() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+    // Its own open stream counts among the watchers from the first render on.
+    let watching = session.run(READ_PAGE)["watching"].clone();
+    assert!(
+        watching.as_str().is_some_and(|w| !w.starts_with("0/")),
+        "the page watches, yet says {watching}"
+    );
+
+    // No width makes the page scroll sideways, and the Informers table is
+    // whole within its section (between about 1290 and 1590 px it used to
+    // be cut off).
+    for width in [360, 480, 800, 1024, 1290, 1366, 1440, 1590, 1920] {
+        session.resize(width, 1000);
+        let layout = session.run(LAYOUT);
+        let number = |key: &str| layout[key].as_f64().unwrap();
+        assert!(
+            number("scrollWidth") <= number("clientWidth"),
+            "at {width} px the page overflows sideways: {layout:#}"
+        );
+        assert!(number("rows") >= 3.0, "{layout:#}");
+        assert!(
+            number("tableLeft") >= 0.0
+                && number("tableRight") <= number("sectionContentRight") + 0.5
+                && number("innerScroll") <= 0.0,
+            "at {width} px the Informers table is cut off: {layout:#}"
+        );
+    }
+    session.resize(1500, 1400);
+
+    // Six more tabs: the browser's six connections to the daemon are not
+    // all held by streams, so the seventh tab loads and goes live too.
+    let mut tabs = Vec::new();
+    for _ in 0..6 {
+        tabs.push(session.new_tab());
+        session.go(&url);
+    }
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let page = session.run(READ_PAGE);
+        if page["polled"] == "yes" && page["stream"] == "live" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the seventh tab did not load and go live: {page:#}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The six hidden tabs have given their streams back: the daemon counts
+    // one watcher, the visible tab. (Switching to a hidden tab to ask it
+    // would show it, so the daemon is asked.)
+    let address = url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_owned();
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let (status, body) = get(&address, "/api/dashboard");
+        assert_eq!(status, 200, "{body}");
+        let snapshot: Value = serde_json::from_str(&body).unwrap();
+        if snapshot["feed"]["watchers"] == 1 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "hidden tabs keep their streams: {}",
+            snapshot["feed"]
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
     if let Some(file) = std::env::var_os("HERALD_DASHBOARD_SCREENSHOT") {
         // One plugin's log lines shown, and a few polls more, so that rates
         // and latencies have values.
@@ -356,8 +488,27 @@ fn the_dashboard_lists_the_plugins_and_streams_live_deliveries_in_chromium() {
         std::fs::write(&file, session.screenshot()).unwrap();
         eprintln!("screenshot saved to {}", PathBuf::from(file).display());
     }
+    // The daemon goes away: the visible tab says its feed and its data are
+    // stale instead of showing the last numbers as if they were live.
+    let last = tabs.last().unwrap().clone();
+    session.switch_to(&last);
+    drop(demo);
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let page = session.run(READ_PAGE);
+        if page["stream"] == "stale"
+            && page["stale"] == "yes"
+            && page["streamState"].as_str().unwrap().contains("stale")
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the page does not say it is stale with the daemon gone: {page:#}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
     drop(session);
     drop(driver);
-    drop(demo);
     std::fs::remove_dir_all(plugins).unwrap();
 }

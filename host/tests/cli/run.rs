@@ -82,8 +82,9 @@ fn delete_a_shop_pod(kubeconfig: &Path) -> String {
     })
 }
 
-/// Every metric family in a scrape is described in `docs/metrics.md` (by
-/// its exposed name, `_total` included for counters), and the page
+/// Every metric family in a scrape in the text format 0.0.4 is described in
+/// `docs/metrics.md` (by its exposed name, which for a counter's `# TYPE`
+/// line in that format includes `_total`, as its samples do), and the page
 /// describes no metric the daemon does not serve, but for those its table
 /// says are served "Under sharding" (this daemon is not sharded; the
 /// sharding suite scrapes those).
@@ -92,7 +93,6 @@ fn assert_every_metric_is_documented(metrics: &str) {
         .lines()
         .filter_map(|line| line.strip_prefix("# TYPE "))
         .map(|line| match line.split_once(' ') {
-            Some((name, "counter")) => format!("{name}_total"),
             Some((name, _)) => name.to_owned(),
             None => panic!("a TYPE line without a type: {line}"),
         })
@@ -134,6 +134,105 @@ fn assert_every_metric_is_documented(metrics: &str) {
     );
 }
 
+/// `GET /metrics` with `accept` (none if `None`): the response's
+/// `content-type` and body.
+fn scrape(address: &str, accept: Option<&str>) -> (String, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(address).expect("connecting to the endpoints");
+    stream
+        .set_read_timeout(Some(super::process::PATIENCE))
+        .unwrap();
+    let accept = accept
+        .map(|a| format!("Accept: {a}\r\n"))
+        .unwrap_or_default();
+    write!(
+        stream,
+        "GET /metrics HTTP/1.1\r\nHost: {address}\r\n{accept}Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").expect("an HTTP response");
+    assert!(head.starts_with("HTTP/1.1 200 "), "{head}");
+    let content_type = head
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("content-type")
+                .then(|| value.trim().to_owned())
+        })
+        .expect("a content-type");
+    (content_type, body.to_owned())
+}
+
+/// Checks a `/metrics` body with the parsers Prometheus itself uses, run by
+/// `host/tests/promcheck` (a Go program: `go run`, as `.ci/run` has Go for
+/// the Go SDK): `text` is the text format 0.0.4 through `expfmt`'s parser
+/// and promlint (what `promtool check metrics` runs), `openmetrics` is
+/// OpenMetrics through the parser Prometheus scrapes it with. Go's are the
+/// reference parsers of both formats; no Rust crate reads 0.0.4 as
+/// Prometheus does (openmetrics-parser applies OpenMetrics' suffix rules to
+/// it, so it accepts the mislabelled counters this guards against, and
+/// prometheus-parse ignores what it does not match). Fails with every
+/// problem the parser or the linter found.
+fn promcheck(format: &str, body: &str) {
+    use std::io::Write;
+    let mut child = std::process::Command::new("go")
+        .args(["run", ".", format])
+        .current_dir(repo().join("host/tests/promcheck"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!("cannot run `go` ({e}): install Go 1.23 or later with the Go module proxy reachable (.ci/run checks for it)")
+        });
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "Prometheus' {format} parser rejects /metrics:\n{}\n{body}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// `/metrics` in both formats, as Prometheus negotiates them, read by
+/// Prometheus' own parsers.
+fn assert_prometheus_reads_both_formats(address: &str) {
+    let (content_type, text) = scrape(address, None);
+    assert_eq!(content_type, "text/plain; version=0.0.4; charset=utf-8");
+    assert!(!text.contains("# EOF") && !text.contains("{}"), "{text}");
+    assert!(
+        text.contains("# TYPE herald_notifications_delivered_total counter\n"),
+        "{text}"
+    );
+    promcheck("text", &text);
+    // What Prometheus 3 sends.
+    let (content_type, openmetrics) = scrape(
+        address,
+        Some(
+            "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,\
+             application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=1.0.0;\
+             escaping=allow-utf-8;q=0.3,text/plain;version=0.0.4;q=0.2,*/*;q=0.1",
+        ),
+    );
+    assert_eq!(
+        content_type,
+        "application/openmetrics-text; version=1.0.0; charset=utf-8"
+    );
+    assert!(openmetrics.ends_with("# EOF\n") && !openmetrics.contains("{}"));
+    assert!(
+        openmetrics.contains("# TYPE herald_notifications_delivered counter\n"),
+        "{openmetrics}"
+    );
+    promcheck("openmetrics", &openmetrics);
+}
+
 #[test]
 fn the_daemon_serves_its_endpoints_reacts_to_changes_and_reloads_plugins() {
     let work = temp_dir("run");
@@ -158,6 +257,7 @@ fn the_daemon_serves_its_endpoints_reacts_to_changes_and_reloads_plugins() {
     assert!(sample(&metrics, "herald_notifications_delivered_total") >= 1.0);
     assert!(metrics.contains("herald_handler_duration_seconds_bucket{"));
     assert_every_metric_is_documented(&metrics);
+    assert_prometheus_reads_both_formats(&address);
     // With herald::call at debug, a plugin's lines sit in a span saying
     // which call they belong to.
     let listed = herald.wait_for_log("listed pod=shop/");
@@ -226,7 +326,7 @@ fn sigterm_drops_readiness_first_then_drains_every_queue_and_exits_zero() {
     // Readiness drops while the queue still drains: the daemon answers
     // "shutting down" before it exits.
     wait_for_response(&address, "/readyz", |code, body| {
-        code == 503 && body == "shutting down\n"
+        code == 503 && body == "not ready\n- shutting down\n"
     });
     let (code, _) = herald.wait();
     assert_eq!(code, Some(0));

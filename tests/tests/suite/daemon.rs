@@ -261,7 +261,7 @@ async fn a_failing_coalesced_object_waits_in_backoff_while_others_flow_and_a_cha
     let metrics = herald::telemetry::encode(&registry);
     for line in [
         "herald_listener_queue_delayed{plugin=\"flaky\",resource=\"pods\"} 1",
-        "herald_listener_backoff_milliseconds_total{plugin=\"flaky\",resource=\"pods\"} 60000",
+        "herald_listener_backoff_seconds_total{plugin=\"flaky\",resource=\"pods\"} 60",
         "herald_notifications_retried_total{plugin=\"flaky\",resource=\"pods\"} 1",
     ] {
         assert!(

@@ -25,6 +25,7 @@ mod odd_objects;
 mod pool;
 mod randomized;
 mod rbac;
+mod readiness;
 mod recording;
 mod reload;
 mod replicas;

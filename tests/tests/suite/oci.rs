@@ -441,7 +441,8 @@ async fn a_registry_outage_keeps_the_running_version_and_a_restart_uses_the_cach
     let tag = registry.reference("team/noop", "stable");
     push(&tag, v1.clone()).await;
     let mut rig = Rig::start(std::slice::from_ref(&tag)).await;
-    rig.running(&tag, &v1).await;
+    let pulled_at = rig.running(&tag, &v1).await.source.unwrap().pulled_at;
+    assert!(pulled_at.is_some());
 
     registry.pause();
     let down = rig.status(&tag, |s| source_error(s).is_some()).await;
@@ -455,8 +456,12 @@ async fn a_registry_outage_keeps_the_running_version_and_a_restart_uses_the_cach
     rig.unfollow().await;
     assert!(rig.daemon.names().is_empty());
     rig.follow(std::slice::from_ref(&tag)).await;
-    rig.running(&tag, &v1).await;
+    let cached = rig.running(&tag, &v1).await.source.unwrap();
     assert_eq!(rig.daemon.names(), ["noop"]);
+    assert_eq!(
+        cached.pulled_at, pulled_at,
+        "the cached version says when it was pulled"
+    );
 
     // Back up, with a new version: retried, pulled and swapped in.
     registry.resume();
@@ -493,6 +498,96 @@ async fn content_that_does_not_match_its_digest_is_refused() {
     assert_eq!(unknown.state, FileState::Pending);
     assert!(rig.daemon.names().is_empty());
     rig.finish().await;
+}
+
+/// A registry that answers every manifest request with `manifest` under the
+/// digest `announced` (and `/v2/` with 200): what a tampering proxy or a
+/// broken mirror does. The distribution registry checks what it stores, so
+/// the test cannot alter its files to get this.
+async fn lying_registry(manifest: &'static str, announced: String) -> u16 {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let announced = announced.clone();
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    match stream.read(&mut byte).await {
+                        Ok(1) => head.push(byte[0]),
+                        _ => return,
+                    }
+                }
+                let head = String::from_utf8_lossy(&head);
+                let body = if head.contains("/manifests/") {
+                    manifest
+                } else {
+                    "{}"
+                };
+                let body = if head.starts_with("HEAD ") { "" } else { body };
+                let response = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: {OCI_MANIFEST}\r\n\
+                     docker-content-digest: {announced}\r\ncontent-length: {}\r\n\
+                     connection: close\r\n\r\n{body}",
+                    if head.starts_with("HEAD ") {
+                        manifest.len()
+                    } else {
+                        body.len()
+                    }
+                );
+                let _ = stream.write_all(response.as_bytes()).await;
+            });
+        }
+    });
+    port
+}
+
+/// The media type of an OCI image manifest.
+const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
+
+#[tokio::test]
+async fn a_manifest_that_does_not_hash_to_its_announced_digest_is_named_so() {
+    let announced = format!("sha256:{}", "ab".repeat(32));
+    let port = lying_registry(r#"{"schemaVersion":2}"#, announced.clone()).await;
+    let options = RegistryOptions {
+        plain_http: true,
+        ..RegistryOptions::default()
+    };
+    let registry = Registry::new(&format!("127.0.0.1:{port}/team/noop:1.0"), &options).unwrap();
+    let error = registry.pull(1 << 20).await.unwrap_err().to_string();
+    assert!(
+        error.starts_with("manifest: digest mismatch: expected ") && error.contains(&announced),
+        "the mismatch is named, with both digests: {error}"
+    );
+    assert!(!error.contains("not a Wasm plugin artifact"), "{error}");
+}
+
+#[tokio::test]
+async fn https_to_a_plain_http_registry_says_to_pass_plain_http() {
+    let Some(registry) = TestRegistry::start() else {
+        return;
+    };
+    let tag = registry.reference("team/noop", "1.0");
+    let options = RegistryOptions {
+        plain_http: false,
+        ..RegistryOptions::default()
+    };
+    let artifact = PluginArtifact::new(
+        artifacts::bytes(artifacts::NOOP),
+        ComponentInfo::default(),
+        "2025-01-01T00:00:00Z".into(),
+        BTreeMap::new(),
+    );
+    let error = Registry::new(&tag, &options)
+        .unwrap()
+        .push(&artifact)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("--plain-http"), "{error}");
+    assert!(error.contains("plainHttp: true"), "{error}");
 }
 
 #[tokio::test]

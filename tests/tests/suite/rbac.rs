@@ -3,8 +3,8 @@
 //! shipped plugins, and custom resources resolve through discovery.
 
 use crate::deploy::one;
-use herald::gvk::Gvk;
 use herald::discovery::Resolver;
+use herald::gvk::Gvk;
 use herald::rbac::{KindResolver, RbacError, cluster_role, watched_resources};
 use herald_tests::{artifacts, load};
 use k8s_openapi::api::rbac::v1::ClusterRole;

@@ -2,8 +2,8 @@
 //! a plugin in between.
 
 use herald::dispatch::{Item, Listener, Signal};
-use herald::informer::Notification;
 use herald::gvk::Gvk;
+use herald::informer::Notification;
 use herald::informer::{InformerKey, Informers, ReflectorConfig, SharedInformer};
 use herald::plugin::{Delivery, Subscription};
 use std::collections::{BTreeMap, BTreeSet};

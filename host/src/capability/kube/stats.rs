@@ -150,10 +150,10 @@ impl KubeStats {
         )?;
         crate::telemetry::family(
             encoder,
-            "herald_plugin_api_rate_limit_wait_milliseconds",
-            "Time calls spent waiting for the plugin's API rate limit",
+            "herald_plugin_api_rate_limit_wait_seconds",
+            "Time calls spent waiting for the plugin's API rate limit, in seconds",
             MetricType::Counter,
-            &per_plugin(|t| t.waited_seconds * 1e3),
+            &per_plugin(|t| t.waited_seconds),
         )?;
         crate::telemetry::family(
             encoder,

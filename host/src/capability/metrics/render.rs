@@ -11,6 +11,7 @@
 use super::definition::{MetricKind, family_name};
 use super::error::ErrorReason;
 use super::registry::{PluginMetricsRegistry, Slot, Value};
+use crate::telemetry::escape_help;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
@@ -23,14 +24,6 @@ const ERRORS_HELP: &str = "Plugin metric updates dropped as misuse, by reason (u
 /// Help of `herald_plugin_metric_series_dropped_total`.
 const DROPPED_HELP: &str =
     "New plugin metric series dropped because the plugin had reached its series limit";
-
-/// `help` as a `# HELP` line holds it: backslashes and line breaks escaped.
-fn escape_help(help: &str) -> std::borrow::Cow<'_, str> {
-    if !help.contains(['\\', '\n']) {
-        return help.into();
-    }
-    help.replace('\\', "\\\\").replace('\n', "\\n").into()
-}
 
 /// One series to encode: its plugin, label values and value.
 type Row = (String, Vec<String>, Value);

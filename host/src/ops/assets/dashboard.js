@@ -1,10 +1,21 @@
 // Herald's dashboard: polls api/dashboard, follows events/stream. Read-only,
 // no framework, no build step. Everything from the daemon (plugin output
 // included) reaches the page through textContent, never parsed as HTML.
+//
+// Connections are few: a browser opens at most six HTTP/1.1 connections to
+// one host, and an open event stream holds one. So only a visible tab
+// follows the stream and polls; a hidden one closes its stream and stops
+// polling until it is shown again. What cannot be kept live says so: the
+// feed badge turns "stale" when the stream cannot connect or falls silent
+// (the daemon sends a heartbeat every few seconds), and the page is marked
+// stale when a poll fails.
 "use strict";
 
 const POLL_MS = 2000;
 const FEED_ROWS = 200;
+// The stream's heartbeat comes every 5 s; this long without any message and
+// the feed is stale.
+const STREAM_SILENCE_MS = 12000;
 
 const $ = (id) => document.getElementById(id);
 
@@ -72,15 +83,31 @@ function pluginState(plugin, dispatching) {
   return ["running", "ok"];
 }
 
+// One thing readiness waits for, as /readyz words it.
+function holdLine(hold) {
+  if (hold.kind === "informer") return `informer ${hold.name}: ${hold.why}`;
+  if (hold.kind === "plugin") return `plugin ${hold.name}: ${hold.why}`;
+  return hold.why;
+}
+
 function renderReplica(snapshot) {
   const r = snapshot.replica;
+  const readiness = r.readiness || { holding: [], notHolding: [] };
+  const refused = readiness.holding.some((hold) => hold.failure);
   $("version").textContent = "v" + snapshot.version;
   $("replica").replaceChildren(
     h("span", {}, "replica ", h("strong", {}, r.identity || "unknown")),
     r.dispatching ? badge("dispatching", "ok") : badge("standing by (follower)", "warn"),
     r.lease ? h("span", { class: "muted" }, "lease " + r.lease) : h("span", { class: "muted" }, "no leader election"),
-    r.shuttingDown ? badge("shutting down", "bad") : r.ready ? badge("ready", "ok") : badge("not ready", "warn"),
+    r.shuttingDown ? badge("shutting down", "bad") : r.ready ? badge("ready", "ok")
+      : badge("not ready", refused ? "bad" : "warn"),
   );
+  const list = $("readiness");
+  list.replaceChildren(
+    ...readiness.holding.map((hold) => h("li", { dataset: { hold: hold.kind + ":" + hold.name } }, holdLine(hold))),
+    ...readiness.notHolding.map((hold) => h("li", { class: "spared", dataset: { hold: hold.kind + ":" + hold.name } },
+      "not holding readiness: " + holdLine(hold))));
+  list.hidden = list.children.length === 0;
 }
 
 function renderPlugins(snapshot) {
@@ -157,7 +184,10 @@ function renderInformers(snapshot) {
     h("tr", { dataset: { informer: informer.key } },
       h("td", {}, h("code", {}, informer.key)),
       h("td", { class: "num" }, informer.objects),
-      h("td", {}, informer.synced ? badge("synced", "ok") : badge("syncing", "warn")),
+      h("td", { title: informer.failure ? informer.failure.message : "" },
+        informer.synced ? badge("synced", "ok")
+          : informer.failure && informer.failure.code === 403 ? badge(`forbidden: ${informer.failure.verb}`, "bad")
+            : informer.failure ? badge("failing", "bad") : badge("syncing", "warn")),
       h("td", { class: "num" }, informer.watchRestarts),
       h("td", { class: "num" }, informer.relists),
       h("td", { class: "num" }, informer.errors),
@@ -181,19 +211,30 @@ function renderReloads(snapshot) {
 }
 
 let feedMeta = { published: 0, at: 0 };
+let lastFeed = null;
 
-function renderFeedMeta(snapshot) {
-  const feed = snapshot.feed;
-  if (feedMeta.at) {
-    const perSecond = (feed.published - feedMeta.published) / ((snapshot.nowMs - feedMeta.at) / 1000);
+function renderFeedMeta(feed, nowMs) {
+  lastFeed = feed;
+  if (feedMeta.at && nowMs > feedMeta.at) {
+    const perSecond = (feed.published - feedMeta.published) / ((nowMs - feedMeta.at) / 1000);
     $("feed-rate").textContent = `(${rate(Math.max(0, perSecond))}/s)`;
   }
-  feedMeta = { published: feed.published, at: snapshot.nowMs };
+  feedMeta = { published: feed.published, at: nowMs };
+  // A snapshot taken before this page's own stream was counted still knows
+  // this page watches once its stream is open.
+  const watchers = Math.max(feed.watchers, streamOpen() ? 1 : 0);
   $("feed-dropped").textContent =
-    `${feed.watchers}/${feed.maxWatchers} watching · ${feed.dropped} dropped for slow watchers`;
+    `${watchers}/${feed.maxWatchers} watching · ${feed.dropped} dropped for slow watchers`;
 }
 
+let pollTimer = null;
+let polling = false;
+
 async function poll() {
+  if (polling) return;
+  polling = true;
+  clearTimeout(pollTimer);
+  pollTimer = null;
   try {
     const response = await fetch("api/dashboard", { cache: "no-store" });
     if (!response.ok) throw new Error(response.status + " " + response.statusText);
@@ -202,13 +243,17 @@ async function poll() {
     renderPlugins(snapshot);
     renderInformers(snapshot);
     renderReloads(snapshot);
-    renderFeedMeta(snapshot);
+    renderFeedMeta(snapshot.feed, snapshot.nowMs);
     $("updated").textContent = "updated " + clock(snapshot.nowMs);
     document.body.dataset.polled = "yes";
+    document.body.dataset.stale = "no";
   } catch (error) {
-    $("updated").textContent = "cannot reach the daemon: " + error.message;
+    $("updated").textContent = "stale: cannot reach the daemon (" + error.message + ")";
+    document.body.dataset.stale = "yes";
   } finally {
-    setTimeout(poll, POLL_MS);
+    polling = false;
+    // A hidden tab stops polling; showing it polls at once.
+    if (!document.hidden) pollTimer = setTimeout(poll, POLL_MS);
   }
 }
 
@@ -243,30 +288,88 @@ function flush() {
   requestAnimationFrame(flush);
 }
 
+// The stream: open while the tab is visible, closed while it is hidden.
+let source = null;
+let lastMessageAt = 0;
+
+function streamOpen() {
+  return source !== null && source.readyState === EventSource.OPEN;
+}
+
+function setStreamState(state, text, tone) {
+  document.body.dataset.stream = state;
+  const badgeEl = $("stream-state");
+  badgeEl.textContent = text;
+  badgeEl.className = "badge " + tone;
+}
+
 function follow() {
-  const source = new EventSource("events/stream");
-  const state = $("stream-state");
+  if (source !== null) return;
+  source = new EventSource("events/stream");
+  lastMessageAt = Date.now();
+  setStreamState("connecting", "feed: connecting", "");
+  const heard = () => {
+    lastMessageAt = Date.now();
+    if (document.body.dataset.stream !== "live") {
+      setStreamState("live", lostByThisPage ? `feed: live (this page fell behind, ${lostByThisPage} lost)` : "feed: live", "ok");
+    }
+  };
   source.onopen = () => {
-    document.body.dataset.stream = "live";
-    state.textContent = "feed: live";
-    state.className = "badge ok";
+    heard();
+    // Count this page among the watchers at once, without waiting for a poll.
+    if (lastFeed) renderFeedMeta(lastFeed, feedMeta.at);
   };
   source.onerror = () => {
-    document.body.dataset.stream = "reconnecting";
-    state.textContent = "feed: reconnecting";
-    state.className = "badge warn";
+    // The browser retries by itself (the daemon asks for 2 s); until then,
+    // and whenever it cannot connect (the daemon is down, or has all the
+    // streams it takes), what the feed shows is stale.
+    setStreamState("stale", source.readyState === EventSource.CLOSED
+      ? "feed: stale (not connected; the page still polls)" : "feed: stale (reconnecting)", "stale");
+    if (source.readyState === EventSource.CLOSED) {
+      source = null;
+      setTimeout(() => { if (!document.hidden) follow(); }, POLL_MS * 5);
+    }
   };
+  source.addEventListener("heartbeat", heard);
   source.addEventListener("delivery", (message) => {
+    heard();
     pending.push(JSON.parse(message.data));
     document.body.dataset.received = String(++received);
     if (pending.length > FEED_ROWS) pending = pending.slice(-FEED_ROWS);
   });
   source.addEventListener("dropped", (message) => {
     lostByThisPage += JSON.parse(message.data).dropped;
-    state.textContent = `feed: live (this page fell behind, ${lostByThisPage} lost)`;
+    heard();
+    $("stream-state").textContent = `feed: live (this page fell behind, ${lostByThisPage} lost)`;
   });
 }
 
+function unfollow() {
+  if (source === null) return;
+  source.close();
+  source = null;
+  setStreamState("paused", "feed: paused (tab hidden)", "");
+}
+
+// A stream that says nothing, not even its heartbeat, is stale.
+setInterval(() => {
+  if (streamOpen() && Date.now() - lastMessageAt > STREAM_SILENCE_MS) {
+    setStreamState("stale", "feed: stale (no word from the daemon for " +
+      Math.round((Date.now() - lastMessageAt) / 1000) + " s)", "stale");
+  }
+}, 1000);
+
+document.addEventListener("visibilitychange", () => {
+  if (document.hidden) {
+    unfollow();
+    clearTimeout(pollTimer);
+    pollTimer = null;
+  } else {
+    follow();
+    poll();
+  }
+});
+
+if (!document.hidden) follow();
 poll();
-follow();
 requestAnimationFrame(flush);

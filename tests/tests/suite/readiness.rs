@@ -1,0 +1,244 @@
+//! Readiness that names its cause, on a whole daemon (`Service`): while the
+//! API server refuses one informer's list `403 Forbidden` (the embedded
+//! server's `Faults::forbid_reads`, worded as kube-apiserver words a missing
+//! RBAC rule), `/readyz`, `/plugins`-side JSON and the dashboard's snapshot
+//! name the informer, the verb, the resource and the plugin waiting on it;
+//! `readiness.forbiddenInformers` decides whether that holds the replica
+//! (`hold-replica`, the default) or only the plugin (`hold-plugin`), and
+//! granting the rule makes the replica ready with nothing else done.
+
+use super::cluster::TestCluster;
+use super::daemon::eventually;
+use herald::capability::log::MemorySink;
+use herald::config::Config;
+use herald::readiness::ForbiddenInformers;
+use herald::reload::PluginConfig;
+use herald::service::Service;
+use herald_tests::artifacts;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// `GET path` on the daemon's endpoints: the status and the body.
+fn get(address: &str, path: &str) -> (u16, String) {
+    let mut stream = std::net::TcpStream::connect(address).expect("connecting to the endpoints");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").expect("an HTTP response");
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .expect("an HTTP status");
+    (status, body.to_owned())
+}
+
+/// A daemon running `recorder` on the ConfigMaps of the test namespace and
+/// `noop` on every Pod, under `policy`.
+async fn daemon(cluster: &TestCluster, policy: ForbiddenInformers) -> (Service, PathBuf) {
+    let dir = std::env::temp_dir().join(format!(
+        "herald-readiness-{}-{}",
+        std::process::id(),
+        cluster.namespace
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(artifacts::RECORDER, dir.join("recorder.wasm")).unwrap();
+    std::fs::copy(artifacts::NOOP, dir.join("noop.wasm")).unwrap();
+    let mut config = Config {
+        plugin_dir: dir.clone(),
+        ..Config::default()
+    };
+    config.readiness.forbidden_informers = policy;
+    config.plugin_files.artifact_cache.enabled = false;
+    config.plugins.insert(
+        "recorder".into(),
+        PluginConfig {
+            config: Some(serde_json::json!({
+                "kind": {"version": "v1", "kind": "ConfigMap"},
+                "namespace": cluster.namespace,
+            })),
+            ..PluginConfig::default()
+        },
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let service = Service::start(
+        Arc::new(config),
+        herald::source::Clients {
+            client: cluster.client.clone(),
+            writer: cluster.writer.clone(),
+        },
+        Arc::new(MemorySink::default()),
+        listener,
+        herald::plugin::Compiler::InProcess,
+    )
+    .await
+    .expect("starting the daemon");
+    (service, dir)
+}
+
+/// The lines `/readyz` must carry while the namespace's ConfigMaps are
+/// forbidden: the informer with the request refused as the server said it,
+/// and the plugin waiting for that cache.
+fn forbidden_lines(namespace: &str) -> [String; 2] {
+    [
+        format!(
+            "- informer configmaps in {namespace}: not synced: list configmaps in namespace \
+             {namespace} refused: 403 Forbidden: configmaps is forbidden: User \"herald\" cannot \
+             list resource \"configmaps\" in API group \"\" in the namespace \"{namespace}\" \
+             (subscribed: recorder)\n"
+        ),
+        format!(
+            "- plugin recorder: waiting for caches: configmaps; informer configmaps in \
+             {namespace} is forbidden to list configmaps\n"
+        ),
+    ]
+}
+
+/// The dashboard's snapshot says the same: the informer's row carries the
+/// refused request, and the replica's readiness lists both.
+fn assert_the_dashboard_names_it(address: &str, namespace: &str, holding: bool) {
+    let (status, snapshot) = get(address, "/api/dashboard");
+    assert_eq!(status, 200);
+    let snapshot: serde_json::Value = serde_json::from_str(&snapshot).unwrap();
+    let informer = snapshot["informers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["resource"] == "configmaps")
+        .expect("the ConfigMap informer is listed");
+    assert_eq!(informer["synced"], false);
+    assert_eq!(informer["failure"]["code"], 403, "{informer:#}");
+    assert_eq!(informer["failure"]["verb"], "list");
+    assert_eq!(informer["failure"]["resource"], "configmaps");
+    assert_eq!(informer["failure"]["namespace"], namespace);
+    let readiness = &snapshot["replica"]["readiness"];
+    let (listed, empty) = if holding {
+        ("holding", "notHolding")
+    } else {
+        ("notHolding", "holding")
+    };
+    let names: Vec<(String, String)> = readiness[listed]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["kind"].as_str().unwrap().to_owned(),
+                h["name"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("informer".into(), format!("configmaps in {namespace}")),
+            ("plugin".into(), "recorder".into())
+        ],
+        "{readiness:#}"
+    );
+    assert_eq!(readiness[empty], serde_json::json!([]), "{readiness:#}");
+    assert_eq!(snapshot["replica"]["ready"], !holding);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forbidden_informer_is_named_and_holds_the_replica_until_the_rule_is_granted() {
+    let test =
+        "readiness::a_forbidden_informer_is_named_and_holds_the_replica_until_the_rule_is_granted";
+    let cluster = TestCluster::start().await;
+    let Some(faults) = cluster.faults() else {
+        herald_tests::skip(test, "it needs the embedded API server's fault injection");
+        return;
+    };
+    let namespace = cluster.namespace.clone();
+    let forbidden = faults.forbid_reads(&format!("/api/v1/namespaces/{namespace}/configmaps"));
+    let (service, dir) = daemon(&cluster, ForbiddenInformers::HoldReplica).await;
+    let address = service.address().to_string();
+    let lines = forbidden_lines(&namespace);
+    eventually(
+        "/readyz names the refused list and the plugin waiting on it",
+        || {
+            let (status, body) = get(&address, "/readyz");
+            status == 503 && lines.iter().all(|line| body.contains(line.as_str()))
+        },
+    )
+    .await;
+    let (_, body) = get(&address, "/readyz");
+    assert!(body.starts_with("not ready\n"), "{body}");
+    assert!(
+        !body.contains("noop") && !body.contains("informer pods"),
+        "what has synced holds nothing: {body}"
+    );
+    assert!(!service.daemon().ready());
+    assert_the_dashboard_names_it(&address, &namespace, true);
+
+    // The rule is granted: the informer lists, the plugin gets its initial
+    // list, and the replica is ready.
+    drop(forbidden);
+    eventually("ready once the list is allowed", || {
+        get(&address, "/readyz") == (200, "ready\n".to_owned())
+    })
+    .await;
+    let (_, snapshot) = get(&address, "/api/dashboard");
+    let snapshot: serde_json::Value = serde_json::from_str(&snapshot).unwrap();
+    assert!(
+        snapshot["informers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|i| i["synced"] == true && i["failure"].is_null()),
+        "{snapshot:#}"
+    );
+    service.shutdown(Duration::from_secs(5)).await;
+    let _ = std::fs::remove_dir_all(dir);
+    cluster.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_hold_plugin_a_forbidden_informer_holds_only_its_plugin() {
+    let test = "readiness::under_hold_plugin_a_forbidden_informer_holds_only_its_plugin";
+    let cluster = TestCluster::start().await;
+    let Some(faults) = cluster.faults() else {
+        herald_tests::skip(test, "it needs the embedded API server's fault injection");
+        return;
+    };
+    let namespace = cluster.namespace.clone();
+    let _forbidden = faults.forbid_reads(&format!("/api/v1/namespaces/{namespace}/configmaps"));
+    let (service, dir) = daemon(&cluster, ForbiddenInformers::HoldPlugin).await;
+    let address = service.address().to_string();
+    let lines = forbidden_lines(&namespace);
+    eventually("ready, naming what waits without holding readiness", || {
+        let (status, body) = get(&address, "/readyz");
+        status == 200 && lines.iter().all(|line| body.contains(line.as_str()))
+    })
+    .await;
+    let (_, body) = get(&address, "/readyz");
+    assert!(
+        body.starts_with(
+            "ready\nnot holding readiness (readiness.forbiddenInformers: hold-plugin):\n"
+        ),
+        "{body}"
+    );
+    assert!(service.daemon().ready());
+    // The other plugin runs meanwhile: through its initial list.
+    let noop = service
+        .daemon()
+        .status()
+        .into_iter()
+        .find(|p| p.name == "noop")
+        .expect("noop runs");
+    assert!(noop.synced, "{noop:?}");
+    assert_the_dashboard_names_it(&address, &namespace, false);
+    service.shutdown(Duration::from_secs(5)).await;
+    let _ = std::fs::remove_dir_all(dir);
+    cluster.cleanup().await;
+}
