@@ -707,30 +707,32 @@ async fn a_plugin_given_up_is_released_only_once_its_replica_has_stopped_it() {
         ..LeaseSettings::new(&cluster.namespace, "inproc", identity)
     };
     let known: KnownPlugins = Arc::new(|| BTreeSet::from(["p1".to_owned(), "p2".to_owned()]));
+    // A coordinator and what its (stand-in) daemon has applied.
     let spawn = |identity: &str, hold: Arc<std::sync::atomic::AtomicBool>| {
         let (applied, applied_rx) = tokio::sync::watch::channel(BTreeSet::new());
         let sharding = Sharding::spawn(
             cluster.client.clone(),
             settings(identity),
             known.clone(),
-            applied_rx,
+            applied_rx.clone(),
         )
         .expect("valid settings");
         follow(sharding.owned(), applied, hold);
-        sharding
+        (sharding, applied_rx)
     };
     let a_hold = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let a = spawn("a", a_hold.clone());
+    let (a, a_applied) = spawn("a", a_hold.clone());
     let a_owned = a.owned();
-    wait_for("a to own both plugins", || {
-        (a_owned.borrow().len() == 2).then_some(())
+    // Both owned and both applied by A's daemon before it holds.
+    wait_for("a's daemon to run both plugins", || {
+        (a_owned.borrow().len() == 2 && a_applied.borrow().len() == 2).then_some(())
     })
     .await;
 
     // A's daemon now stops nothing: when B joins, A stops publishing one
     // plugin as owned but keeps renewing its Lease.
     a_hold.store(true, std::sync::atomic::Ordering::SeqCst);
-    let b = spawn("b", Arc::new(std::sync::atomic::AtomicBool::new(false)));
+    let (b, _) = spawn("b", Arc::new(std::sync::atomic::AtomicBool::new(false)));
     let given_up = wait_for("a to give one plugin up", || {
         let owned = a_owned.borrow();
         (owned.len() == 1).then(|| {
