@@ -28,6 +28,7 @@ mod rbac;
 mod readiness;
 mod recording;
 mod reload;
+mod replica_alert;
 mod replicas;
 mod runtime;
 mod sandbox;

@@ -1,0 +1,296 @@
+//! The same small controller in Python and in JavaScript
+//! (`plugins/replica-alert-py`, `plugins/replica-alert-js`), built with each
+//! SDK's build command and run by the daemon against the embedded API server
+//! and a webhook on loopback: a Deployment that loses replicas gets a
+//! ConfigMap written, a Warning Event, a counted alert, a POST to the webhook
+//! and a requeue; when it recovers, the ConfigMap says so, a Normal Event is
+//! recorded and the webhook told.
+//!
+//! Needs the Python SDK's build requirements (`python3 -m pip install -r
+//! sdk/python/requirements-build.txt`) and the JavaScript toolchain (`npm ci`
+//! at the repository root), as `.ci/run` installs them; without them the
+//! test fails, unless skipping was asked for outside CI
+//! (`herald_tests::skip`).
+
+use super::acting::granted;
+use super::cluster::TestCluster;
+use super::daemon::eventually;
+use super::egress::TestServer;
+use super::recording::informers;
+use herald::capability::http::HttpGrant;
+use herald::capability::kube::ClusterApi;
+use herald::capability::{ClusterAccess, Grants};
+use herald::daemon::Daemon;
+use herald::dispatch::RetryPolicy;
+use herald::plugin::LoadOptions;
+use herald_tests::{load_with, messages};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::events::v1::Event;
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+const TEST: &str =
+    "replica_alert::the_python_and_javascript_controllers_act_on_the_api_server_and_a_webhook";
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Runs `command`, which builds a plugin into `out`; `None` (after
+/// `herald_tests::skip`) when its toolchain is missing.
+fn build(what: &str, mut command: Command, out: &Path, install: &str) -> Option<PathBuf> {
+    let started = std::time::Instant::now();
+    match command.output() {
+        Ok(output) if output.status.success() && out.exists() => {
+            eprintln!("built {what} in {:.1} s", started.elapsed().as_secs_f64());
+            Some(out.to_owned())
+        }
+        Ok(output) => {
+            let said = String::from_utf8_lossy(&output.stderr);
+            let missing = said.contains("No module named") || said.contains("Cannot find");
+            if missing {
+                herald_tests::skip(TEST, &format!("{what} cannot be built here: {install}"));
+                return None;
+            }
+            panic!(
+                "building {what} failed:\n{}\n{said}",
+                String::from_utf8_lossy(&output.stdout)
+            )
+        }
+        Err(err) => {
+            herald_tests::skip(TEST, &format!("{what}: {err}; {install}"));
+            None
+        }
+    }
+}
+
+/// Both plugins, built into a fresh directory.
+fn build_both(dir: &Path) -> Option<[(String, PathBuf); 2]> {
+    std::fs::create_dir_all(dir).unwrap();
+    let root = repo();
+    let python_out = dir.join("replica-alert-py.wasm");
+    let mut python = Command::new(std::env::var("HERALD_PYTHON").unwrap_or("python3".into()));
+    python
+        .current_dir(&root)
+        .env("PYTHONPATH", root.join("sdk/python/src"))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .args(["-m", "herald_sdk", "build"])
+        .arg(root.join("plugins/replica-alert-py/replica_alert.py"))
+        .arg("-o")
+        .arg(&python_out);
+    let python = build(
+        "replica-alert-py",
+        python,
+        &python_out,
+        "run `python3 -m pip install -r sdk/python/requirements-build.txt`",
+    )?;
+    let js_out = dir.join("replica-alert-js.wasm");
+    let mut js = Command::new(root.join("node_modules/.bin/herald-build"));
+    js.current_dir(root.join("plugins/replica-alert-js"))
+        .arg("src/plugin.js")
+        .arg("-o")
+        .arg(&js_out);
+    let js = build(
+        "replica-alert-js",
+        js,
+        &js_out,
+        "run `npm ci` at the repository root",
+    )?;
+    Some([
+        ("replica-alert-py".to_owned(), python),
+        ("replica-alert-js".to_owned(), js),
+    ])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_and_javascript_controllers_act_on_the_api_server_and_a_webhook() {
+    let dir =
+        std::env::temp_dir().join(format!("herald-suite-replica-alert-{}", std::process::id()));
+    let Some(plugins) = build_both(&dir) else {
+        return;
+    };
+    for (name, wasm) in plugins {
+        one_controller(&name, &wasm).await;
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The scenario for the plugin `name` built at `wasm`.
+async fn one_controller(name: &str, wasm: &Path) {
+    let cluster = TestCluster::start().await;
+    let webhook = TestServer::start().await;
+    let ns = cluster.namespace.clone();
+    let access = ClusterAccess::new(Arc::new(ClusterApi::new(cluster.writer.clone())));
+    let daemon = Daemon::new(
+        Arc::new(informers(cluster.client.clone())),
+        RetryPolicy::default(),
+    );
+    let http: HttpGrant =
+        serde_json::from_value(json!({"allowedOrigins": [webhook.origin()]})).unwrap();
+    let apply_config_maps =
+        json!({"verbs": ["apply"], "group": "", "kind": "ConfigMap", "namespaces": ["*"]});
+    let options = LoadOptions {
+        config: Some(json!({"webhookUrl": webhook.url("/ok")}).to_string()),
+        grants: Grants {
+            events: Some(Default::default()),
+            http: Some(http),
+            writes: vec![granted(&apply_config_maps)],
+            ..Grants::default()
+        },
+        access: Some(access),
+        metrics: Some(daemon.plugin_metrics().clone()),
+        ..LoadOptions::default()
+    };
+    let (plugin, logs) = load_with(wasm.to_str().unwrap(), options);
+    assert_eq!(plugin.manifest().name, name);
+    assert_eq!(plugin.world(), "herald:plugin/plugin@0.4.0");
+    daemon.start(plugin).await.unwrap();
+
+    let deployments: Api<Deployment> = Api::namespaced(cluster.client.clone(), &ns);
+    let deployment: Deployment = serde_json::from_value(json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                         "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]}},
+        },
+    }))
+    .unwrap();
+    deployments
+        .create(&PostParams::default(), &deployment)
+        .await
+        .unwrap();
+    let available = |count: i32| {
+        let deployments = deployments.clone();
+        async move {
+            let status = json!({"status": {"replicas": 3, "readyReplicas": count,
+                                           "availableReplicas": count, "observedGeneration": 1}});
+            deployments
+                .patch_status("web", &PatchParams::default(), &Patch::Merge(status))
+                .await
+                .unwrap();
+        }
+    };
+    let config_maps: Api<ConfigMap> = Api::namespaced(cluster.client.clone(), &ns);
+    let events: Api<Event> = Api::namespaced(cluster.client.clone(), &ns);
+    let state = || {
+        let config_maps = config_maps.clone();
+        async move {
+            config_maps
+                .get_opt("replica-alert-web")
+                .await
+                .unwrap()
+                .and_then(|cm| cm.data)
+                .and_then(|data| data.get("state").cloned())
+        }
+    };
+    let reasons = || {
+        let events = events.clone();
+        async move {
+            events
+                .list(&ListParams::default())
+                .await
+                .unwrap()
+                .items
+                .into_iter()
+                .filter_map(|e| e.reason)
+                .collect::<Vec<_>>()
+        }
+    };
+    let posts = || {
+        webhook
+            .seen
+            .paths
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|p| *p == "/ok")
+            .count()
+    };
+
+    // Degraded: the ConfigMap, the Warning Event, the POST, the requeue.
+    available(1).await;
+    wait_until(
+        name,
+        &logs,
+        "degraded: ConfigMap, Event and POST",
+        || async {
+            state().await.as_deref() == Some("degraded")
+                && reasons().await.contains(&"ReplicasUnavailable".to_owned())
+                && posts() == 1
+        },
+    )
+    .await;
+    let requeued = || {
+        daemon
+            .listeners(name)
+            .iter()
+            .map(|l| l.stats.requeued.load(Ordering::Acquire))
+            .sum::<u64>()
+    };
+    eventually(&format!("{name} asks for the Deployment again"), || {
+        requeued() >= 1
+    })
+    .await;
+
+    // Recovered: the ConfigMap says so, a Normal Event, a second POST.
+    available(3).await;
+    wait_until(
+        name,
+        &logs,
+        "recovered: ConfigMap, Event and POST",
+        || async {
+            state().await.as_deref() == Some("ok")
+                && reasons().await.contains(&"ReplicasAvailable".to_owned())
+                && posts() == 2
+        },
+    )
+    .await;
+    assert_eq!(
+        reasons()
+            .await
+            .iter()
+            .filter(|r| *r == "ReplicasUnavailable")
+            .count(),
+        1,
+        "one alert for the episode"
+    );
+
+    let mut registry = prometheus_client::registry::Registry::default();
+    registry.register_collector(Box::new(daemon.plugin_metrics().clone()));
+    let mut scrape = String::new();
+    prometheus_client::encoding::text::encode(&mut scrape, &registry).unwrap();
+    let family = format!("herald_plugin_{}__alerts_total", name.replace('-', "_"));
+    let series = format!("{family}{{plugin=\"{name}\",namespace=\"{ns}\"}} 1");
+    assert!(scrape.contains(&series), "{series} in:\n{scrape}");
+    cluster.cleanup().await;
+}
+
+/// Waits (up to the suite's patience) until `done`, naming the plugin and
+/// showing its log if it never happens.
+async fn wait_until<F, Fut>(
+    name: &str,
+    logs: &herald::capability::log::MemorySink,
+    what: &str,
+    done: F,
+) where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = std::time::Instant::now() + super::recording::PATIENCE;
+    while !done().await {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{name}: never {what}; it logged {:?}",
+            messages(&logs.lines())
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
