@@ -9,12 +9,21 @@
 //! compiled artifacts from the cache); each phase uses a new client, so new
 //! connections. Goal: Herald ready no later than the bare reflector is
 //! synced (ratio ≤ 1.0).
+//!
+//! B7.process-*: fresh processes, as an operator starts them, over Pods
+//! shaped as a real API server stores them (`managedFields` included):
+//! `herald run` with one no-op plugin until `/readyz` says ready, against
+//! client-go's typed informer with a strip transform (`bench/clientgo`)
+//! until synced, interleaved ([`crate::startup_process`]). Goals (issue 32):
+//! ready no later than client-go (ratio ≤ 1.0), peak RSS at most half of
+//! client-go's.
 
 use crate::cluster::Cluster;
 use crate::data::{Extras, PodSize, PodTemplate};
 use crate::fixtures::{Fixture, Fixtures};
 use crate::measure::{PATIENCE, Samples};
 use crate::settings::Settings;
+use crate::startup_process::{Contenders, Synced};
 use crate::table::{Goal, Row, Unit};
 use futures::StreamExt;
 use herald::daemon::Daemon;
@@ -56,7 +65,7 @@ pub fn run(settings: &Settings, fixtures: &Fixtures, runtime: &Runtime) -> Vec<R
             herald_paginated.push(herald_ready(&cluster, &plugins, false).await);
         }
         cluster.shutdown().await;
-        vec![
+        let mut rows = vec![
             Row::ratio_of(
                 "B7.ready",
                 format!(
@@ -88,8 +97,110 @@ pub fn run(settings: &Settings, fixtures: &Fixtures, runtime: &Runtime) -> Vec<R
                 herald,
                 Goal::RatioAtMost(1.0),
             ),
-        ]
+        ];
+        rows.extend(against_clientgo(settings).await);
+        rows
     })
+}
+
+/// B7.process-*: `herald run` against client-go, fresh processes,
+/// interleaved, over Pods with `managedFields`.
+async fn against_clientgo(settings: &Settings) -> Vec<Row> {
+    let herald_program = settings.compiler_program.clone().expect(
+        "B7 starts `herald run` processes and needs Settings::compiler_program \
+         (env!(\"CARGO_BIN_EXE_herald-child\") in a bench or test of herald-bench)",
+    );
+    let count = settings.b7_objects;
+    let template = PodTemplate::new(
+        PodSize::Small,
+        Extras {
+            managed_fields: true,
+            stamp: false,
+        },
+    );
+    let pod_bytes = template.render(0, 1, 0).len();
+    let cluster = Cluster::start().await;
+    crate::progress(format!(
+        "B7 creating {count} Pods with managedFields and building bench/clientgo"
+    ));
+    cluster.fill(&template, count).await;
+    let url = cluster.url();
+    let repetitions = settings.repetitions;
+    let (watch_list, listed, herald) = tokio::task::spawn_blocking(move || {
+        let contenders = Contenders::prepare(&url, &herald_program);
+        // Not counted: the first `herald run` compiles the plugin into the
+        // artifact cache (later ones load it, as a restart does), and the
+        // first of each warms the server and the page cache.
+        contenders.herald(count);
+        contenders.clientgo(true, count);
+        let (mut watch_list, mut listed, mut herald) = (Vec::new(), Vec::new(), Vec::new());
+        for rep in 0..repetitions {
+            crate::progress(format!(
+                "B7 processes, herald run against client-go, repetition {}/{repetitions}",
+                rep + 1
+            ));
+            watch_list.push(contenders.clientgo(true, count));
+            herald.push(contenders.herald(count));
+            listed.push(contenders.clientgo(false, count));
+        }
+        (watch_list, listed, herald)
+    })
+    .await
+    .expect("the process benchmark");
+    cluster.shutdown().await;
+    let samples = |runs: &[Synced], f: fn(&Synced) -> f64| {
+        let mut samples = Samples::new();
+        for run in runs {
+            samples.push(f(run));
+        }
+        samples
+    };
+    let millis = |s: &Synced| s.millis;
+    let rss = |s: &Synced| s.peak_rss;
+    let cpu = |s: &Synced| s.cpu_millis;
+    let shape = format!(
+        "{count} Pods of {:.1} KB with managedFields, one no-op plugin",
+        pod_bytes as f64 / 1000.0
+    );
+    let details = format!(
+        "CPU time until synced, medians: herald run {:.0} ms, client-go (watch-list) {:.0} ms, client-go (LIST) {:.0} ms; client-go times itself from its first package's initialisation (about 1 ms after exec), herald run is timed from spawn",
+        samples(&herald, cpu).median(),
+        samples(&watch_list, cpu).median(),
+        samples(&listed, cpu).median(),
+    );
+    vec![
+        Row::ratio_of(
+            "B7.process-ready",
+            format!(
+                "fresh process to ready, `herald run`, {shape}; baseline: client-go SharedInformer with a strip transform, watch-list, JSON (bench/clientgo)"
+            ),
+            Unit::Millis,
+            samples(&watch_list, millis),
+            samples(&herald, millis),
+            Goal::RatioAtMost(1.0),
+        )
+        .with_details(details),
+        Row::ratio_of(
+            "B7.process-rss",
+            format!(
+                "peak RSS when ready, `herald run`, {shape}; baseline: the same client-go informer"
+            ),
+            Unit::Bytes,
+            samples(&watch_list, rss),
+            samples(&herald, rss),
+            Goal::RatioAtMost(0.5),
+        ),
+        Row::ratio_of(
+            "B7.process-list",
+            format!(
+                "fresh process to ready, `herald run`, {shape}; baseline: client-go synced by a LIST (no watch-list; context)"
+            ),
+            Unit::Millis,
+            samples(&listed, millis),
+            samples(&herald, millis),
+            Goal::None,
+        ),
+    ]
 }
 
 /// Milliseconds until a bare reflector's store is ready.

@@ -38,6 +38,7 @@ pub mod latency;
 pub mod measure;
 pub mod native;
 pub mod settings;
+pub mod startup_process;
 pub mod table;
 
 pub use settings::Settings;

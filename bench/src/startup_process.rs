@@ -1,0 +1,251 @@
+//! Start-up as an operator sees it: fresh processes against the benchmark's
+//! API server, each timed from spawn until it has synced, with its peak
+//! RSS at that moment. Herald is `herald run` (the benchmark's
+//! `herald-child`, the same CLI) with one no-op plugin, timed until
+//! `/readyz` answers 200; the baseline is the client-go program of
+//! `bench/clientgo` (a typed Pod `SharedInformer` with a transform that
+//! strips `managedFields`, as most client-go programs do), which prints its
+//! own sync time and peak RSS. B7 runs them interleaved (issue 32).
+
+use herald_test_artifacts as artifacts;
+use serde::Deserialize;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a process may take to sync before the benchmark gives up.
+const PATIENCE: Duration = Duration::from_secs(300);
+
+/// One fresh process, synced.
+#[derive(Debug, Clone, Copy)]
+pub struct Synced {
+    /// Milliseconds from spawn (client-go: from its first package's
+    /// initialisation, about 1 ms after exec) to synced.
+    pub millis: f64,
+    /// Peak RSS when synced, in bytes (`VmHWM`).
+    pub peak_rss: f64,
+    /// CPU time used until then, in milliseconds.
+    pub cpu_millis: f64,
+}
+
+/// A scratch directory with a kubeconfig for the server at `url`, the
+/// client-go program built, and a plugin directory holding the no-op.
+pub struct Contenders {
+    dir: PathBuf,
+    kubeconfig: PathBuf,
+    clientgo: PathBuf,
+    herald: PathBuf,
+}
+
+/// What `bench/clientgo --mode=sync` prints.
+#[derive(Debug, Deserialize)]
+struct ClientGoLine {
+    synced_ms: f64,
+    objects: u64,
+    peak_rss_kib: f64,
+    cpu_ms: f64,
+}
+
+impl Contenders {
+    /// Prepares both against the server at `url`: builds `bench/clientgo`
+    /// with the Go toolchain (failing with what to install if it is
+    /// missing) and writes the kubeconfig and the plugin directory.
+    pub fn prepare(url: &str, herald: &Path) -> Contenders {
+        let dir = std::env::temp_dir().join(format!("herald-b7-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("plugins")).expect("creating B7's scratch directory");
+        std::fs::write(
+            dir.join("plugins/noop.wasm"),
+            artifacts::bytes(artifacts::NOOP),
+        )
+        .expect("writing the no-op plugin");
+        let kubeconfig = dir.join("kubeconfig");
+        std::fs::write(
+            &kubeconfig,
+            format!(
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: bench\n  cluster:\n    server: {url}\n\
+                 users:\n- name: bench\n  user: {{}}\ncontexts:\n- name: bench\n  context:\n    cluster: bench\n    user: bench\n\
+                 current-context: bench\n"
+            ),
+        )
+        .expect("writing the kubeconfig");
+        let clientgo = dir.join("clientgo");
+        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("clientgo");
+        let built = Command::new(herald::build::go::program())
+            .args(["build", "-o"])
+            .arg(&clientgo)
+            .arg(".")
+            .current_dir(&source)
+            .status()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "B7 compares with client-go and builds {}: cannot run `go` ({e}); install Go 1.24 or later with the Go module proxy reachable",
+                    source.display()
+                )
+            });
+        assert!(built.success(), "`go build` of {} failed", source.display());
+        Contenders {
+            dir,
+            kubeconfig,
+            clientgo,
+            herald: herald.to_owned(),
+        }
+    }
+
+    /// client-go's informer, synced by a streaming list (`watch_list`) or
+    /// by a LIST, over JSON; `objects` Pods expected.
+    pub fn clientgo(&self, watch_list: bool, objects: usize) -> Synced {
+        let output = Command::new(&self.clientgo)
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg(format!("--watch-list={watch_list}"))
+            .args(["--content-type", "json", "--timeout", "5m"])
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("running the client-go program");
+        assert!(output.status.success(), "the client-go program failed");
+        let line: ClientGoLine = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+            panic!(
+                "the client-go program printed no sync line ({e}): {}",
+                String::from_utf8_lossy(&output.stdout)
+            )
+        });
+        assert!(
+            line.objects >= objects as u64,
+            "client-go synced {} objects of {objects}",
+            line.objects
+        );
+        Synced {
+            millis: line.synced_ms,
+            peak_rss: line.peak_rss_kib * 1024.0,
+            cpu_millis: line.cpu_ms,
+        }
+    }
+
+    /// `herald run` with the no-op plugin (its compiled artifact cached by
+    /// an earlier run, as on a restart), from spawn until `/readyz` says
+    /// ready; its cache then holds `objects` Pods or more.
+    pub fn herald(&self, objects: usize) -> Synced {
+        let address = free_address();
+        let started = Instant::now();
+        let mut child = Command::new(&self.herald)
+            .arg("run")
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--plugins")
+            .arg(self.dir.join("plugins"))
+            .arg("--listen")
+            .arg(&address)
+            .env("XDG_CACHE_HOME", self.dir.join("cache"))
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("starting herald run");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let errors = std::thread::spawn(move || {
+            BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+                .collect::<Vec<_>>()
+        });
+        loop {
+            if ready(&address) {
+                break;
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!(
+                    "herald run exited ({status}) before ready: {:?}",
+                    errors.join()
+                );
+            }
+            assert!(started.elapsed() < PATIENCE, "herald run never got ready");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let millis = started.elapsed().as_secs_f64() * 1e3;
+        let (peak_rss, cpu_millis) = usage(&child);
+        let cached = cached_objects(&address);
+        stop(child);
+        assert!(
+            cached >= objects as f64,
+            "herald run said ready with {cached} objects cached of {objects}"
+        );
+        let _ = errors.join();
+        Synced {
+            millis,
+            peak_rss,
+            cpu_millis,
+        }
+    }
+}
+
+impl Drop for Contenders {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A loopback address nothing listens on now.
+fn free_address() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("binding a loopback port");
+    listener.local_addr().expect("its address").to_string()
+}
+
+/// `GET path` on `address`: the whole response, or `None` if nothing
+/// listens yet.
+fn get(address: &str, path: &str) -> Option<String> {
+    let mut stream = TcpStream::connect(address).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    Some(response)
+}
+
+/// Whether `GET /readyz` on `address` answers 200.
+fn ready(address: &str) -> bool {
+    get(address, "/readyz").is_some_and(|r| r.starts_with("HTTP/1.1 200 "))
+}
+
+/// The objects in the daemon's caches, summed from `/metrics`.
+fn cached_objects(address: &str) -> f64 {
+    let metrics = get(address, "/metrics").expect("herald run serves /metrics");
+    metrics
+        .lines()
+        .filter(|line| line.starts_with("herald_cache_objects{"))
+        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+/// The child's peak RSS (bytes, `VmHWM`) and CPU time so far (ms).
+fn usage(child: &Child) -> (f64, f64) {
+    let proc = PathBuf::from(format!("/proc/{}", child.id()));
+    let status = std::fs::read_to_string(proc.join("status")).expect("reading /proc/PID/status");
+    let peak_kib: f64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc/PID/status");
+    let stat = std::fs::read_to_string(proc.join("stat")).expect("reading /proc/PID/stat");
+    // Fields after the command's closing parenthesis: utime and stime are
+    // the 12th and 13th (fields 14 and 15 of the whole line).
+    let after = &stat[stat.rfind(')').expect("a stat line") + 2..];
+    let fields: Vec<&str> = after.split(' ').collect();
+    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+    // SAFETY: sysconf has no preconditions.
+    #[allow(unsafe_code)]
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    (peak_kib * 1024.0, ticks / per_second * 1e3)
+}
+
+/// Ends `child` and reaps it.
+fn stop(mut child: Child) {
+    let _ = child.kill();
+    let _ = child.wait();
+}
