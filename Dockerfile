@@ -18,9 +18,11 @@ WORKDIR /src
 COPY . .
 # The target directory is a cache mount, so results are copied out in the
 # same step. --locked: exactly the versions in Cargo.lock.
+# --no-default-features: without the embedded API server and `herald demo`,
+# which a deployment never uses (host/Cargo.toml, feature `embedded`).
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
-    cargo build --release --locked -p herald \
+    cargo build --release --locked -p herald --no-default-features \
     && install -D -m 0755 target/release/herald /out/herald
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \

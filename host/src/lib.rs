@@ -24,6 +24,7 @@ pub mod capability;
 pub mod cli;
 pub mod config;
 pub mod daemon;
+#[cfg(feature = "embedded")]
 pub mod demo;
 pub mod discovery;
 pub mod dispatch;

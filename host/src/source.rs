@@ -42,6 +42,7 @@ pub struct Connection {
     /// What it connects to, for the log.
     pub description: String,
     /// The embedded API server, if one was started (stops when dropped).
+    #[cfg(feature = "embedded")]
     pub embedded: Option<herald_apiserver::ApiServer>,
 }
 
@@ -144,6 +145,16 @@ impl Source {
         }
     }
 
+    #[cfg(not(feature = "embedded"))]
+    async fn connect_embedded(&self) -> Result<Connection, SourceError> {
+        Err(SourceError::Embedded(
+            "this herald was built without the embedded API server (the `embedded` feature); \
+             use a kubeconfig or in-cluster configuration"
+                .to_owned(),
+        ))
+    }
+
+    #[cfg(feature = "embedded")]
     async fn connect_embedded(&self) -> Result<Connection, SourceError> {
         let (seed, kubeconfig_out) = match self {
             Source::Embedded {
@@ -185,6 +196,7 @@ fn client(config: kube::Config, description: String) -> Result<Connection, Sourc
         client,
         writer,
         description,
+        #[cfg(feature = "embedded")]
         embedded: None,
     })
 }

@@ -1,7 +1,9 @@
 //! The `herald` command line: parses arguments and calls the library.
 
+#[cfg(feature = "embedded")]
 mod apiserver_cmd;
 mod compile_cmd;
+#[cfg(feature = "embedded")]
 mod demo_cmd;
 mod pipe;
 pub mod plugin_build;
@@ -32,9 +34,11 @@ pub enum Command {
     Run(run_cmd::RunArgs),
     /// See Herald work with no cluster: the embedded API server, sample
     /// objects, the example plugins and a churn generator.
+    #[cfg(feature = "embedded")]
     Demo(demo_cmd::DemoArgs),
     /// Run the embedded Kubernetes API server alone (development only), for
     /// kubectl and for `herald run --kubeconfig`.
+    #[cfg(feature = "embedded")]
     Apiserver(apiserver_cmd::ApiServerArgs),
     /// Print the version of Herald and of the plugin world it implements.
     Version,
@@ -49,9 +53,9 @@ impl Command {
     /// person, or a pipe into `head`), not a log of the daemon.
     fn prints_for_a_reader(&self) -> bool {
         match self {
-            Command::Plugin(_) | Command::Demo(_) | Command::Apiserver(_) | Command::Version => {
-                true
-            }
+            Command::Plugin(_) | Command::Version => true,
+            #[cfg(feature = "embedded")]
+            Command::Demo(_) | Command::Apiserver(_) => true,
             Command::Run(_) | Command::CompileArtifact(_) => false,
         }
     }
@@ -73,7 +77,9 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Plugin(command) => plugin_cmd::run(command),
         Command::Run(args) => run_cmd::run(args),
+        #[cfg(feature = "embedded")]
         Command::Demo(args) => demo_cmd::run(args),
+        #[cfg(feature = "embedded")]
         Command::Apiserver(args) => apiserver_cmd::run(args),
         Command::CompileArtifact(args) => compile_cmd::run(args),
         Command::Version => {
