@@ -32,14 +32,15 @@
 //! - **per call**: CPU time of `on_add` on a warm instance with distinct
 //!   4 KB Pods, as B1's bare call: the no-op against Rust's `noop`, the
 //!   parse handler against `json-meta`;
-//! - **RSS per live instance**: N instances of the no-op, each having
-//!   handled one 4 KB Pod, held at once; the growth of this process's RSS
-//!   divided by N.
+//! - **memory per live instance**: N instances of the no-op, each having
+//!   handled one 4 KB Pod, held at once beside one made first; the growth
+//!   of this process's PSS divided by N (the RSS, which counts a shared
+//!   memory image's pages once per instance mapping them, in the details).
 
 use crate::b1_throughput::context;
 use crate::data::{PodSize, cached_pods};
 use crate::fixtures::Fixtures;
-use crate::measure::{Samples, resident_bytes, thread_cpu_ns};
+use crate::measure::{Samples, proportional_bytes, resident_bytes, thread_cpu_ns};
 use crate::settings::Settings;
 use crate::table::{Goal, Row, Unit};
 use herald::build::go;
@@ -273,6 +274,7 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
     let mut noop_call = Figures::default();
     let mut parse_call = Figures::default();
     let mut go_view_call = Samples::new();
+    let mut instance_memory = Figures::default();
     let mut instance_rss = Figures::default();
     for rep in 0..settings.repetitions {
         crate::progress(format!(
@@ -297,11 +299,9 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
             go_view_call.push(cpu_per_call(view, warm, &objects[..settings.b11_sdk_calls]));
         }
         for (language, noop, _) in &loaded {
-            instance_rss.of(*language).push(rss_per_instance(
-                noop,
-                settings.b11_instances,
-                &objects[0],
-            ));
+            let (pss, rss) = memory_per_instance(noop, settings.b11_instances, &objects[0]);
+            instance_memory.of(*language).push(pss);
+            instance_rss.of(*language).push(rss);
         }
     }
     let _ = std::fs::remove_dir_all(&scratch);
@@ -430,18 +430,20 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
         });
         rows.push(
             Row::ratio_of(
-                format!("B11.rss-{id}"),
+                format!("B11.mem-{id}"),
                 format!(
-                    "RSS per live instance (no-op, one 4 KB Pod handled), {name} SDK; baseline: Rust SDK `noop`"
+                    "memory per live instance (PSS growth: physical memory; no-op, one 4 KB Pod handled), {name} SDK; baseline: Rust SDK `noop`"
                 ),
                 Unit::Bytes,
-                instance_rss.rust.clone(),
-                instance_rss.get(language).clone(),
+                instance_memory.rust.clone(),
+                instance_memory.get(language).clone(),
                 Goal::None,
             )
             .with_details(format!(
-                "{} instances held at once per language; RSS growth / instances",
-                settings.b11_instances
+                "{} instances held at once per language beside one made first (which pages in the shared memory image); PSS growth / instances; the RSS grew {:.2} MiB per instance (Rust {:.3} MiB), counting the shared image's pages once per instance that maps them",
+                settings.b11_instances,
+                instance_rss.get(language).median() / (1024.0 * 1024.0),
+                instance_rss.rust.median() / (1024.0 * 1024.0),
             )),
         );
     }
@@ -731,21 +733,34 @@ fn cpu_per_call(
     })
 }
 
-/// RSS growth per instance with `count` live instances of `plugin`, each
-/// having handled `object`.
-fn rss_per_instance(plugin: &LoadedPlugin, count: usize, object: &CachedObject) -> f64 {
+/// What `count` more live instances of `plugin` cost, each having handled
+/// `object`, per instance: the growth of the process's PSS (the physical
+/// memory added) and of its RSS. One instance made and called first, and
+/// kept while measuring, pages in the plugin's memory image, which every
+/// instance shares (a cost per plugin, not per instance). The RSS counts
+/// the image's pages again in every instance that maps them, which is why
+/// it is not the measure.
+fn memory_per_instance(plugin: &LoadedPlugin, count: usize, object: &CachedObject) -> (f64, f64) {
     let ctx = context();
-    let before = resident_bytes();
-    let instances: Vec<PluginInstance> = (0..count)
-        .map(|_| {
-            let mut instance = PluginInstance::new(plugin.clone()).expect("instantiating");
-            instance.on_add(&ctx, object.json()).expect("B11 call");
-            instance
-        })
-        .collect();
-    let after = resident_bytes();
+    let live = |n: usize| -> Vec<PluginInstance> {
+        (0..n)
+            .map(|_| {
+                let mut instance = PluginInstance::new(plugin.clone()).expect("instantiating");
+                instance.on_add(&ctx, object.json()).expect("B11 call");
+                instance
+            })
+            .collect()
+    };
+    let first = live(1);
+    let (pss, rss) = (proportional_bytes(), resident_bytes());
+    let instances = live(count);
+    let (pss_after, rss_after) = (proportional_bytes(), resident_bytes());
     drop(instances);
-    before
-        .zip(after)
-        .map_or(f64::NAN, |(a, b)| (b as f64 - a as f64) / count as f64)
+    drop(first);
+    let per = |before: Option<u64>, after: Option<u64>| {
+        before
+            .zip(after)
+            .map_or(f64::NAN, |(a, b)| (b as f64 - a as f64) / count as f64)
+    };
+    (per(pss, pss_after), per(rss, rss_after))
 }

@@ -79,6 +79,25 @@ pub fn resident_bytes() -> Option<u64> {
     Some(pages * PAGE)
 }
 
+/// Proportional set size of this process in bytes (`Pss` of
+/// `/proc/self/smaps_rollup`): its private pages, plus each shared page
+/// divided by the number of mappings that hold it. Unlike the RSS, a page
+/// mapped several times in this process (a plugin's memory image, mapped
+/// copy-on-write once per instance) counts once, so its growth is the
+/// physical memory added. `None` where that file is missing.
+pub fn proportional_bytes() -> Option<u64> {
+    let rollup = std::fs::read_to_string("/proc/self/smaps_rollup").ok()?;
+    let kib: u64 = rollup
+        .lines()
+        .find_map(|line| line.strip_prefix("Pss:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
+}
+
 /// CPU time all of this process's threads have run for, in ns
 /// (`CLOCK_PROCESS_CPUTIME_ID`: exact, and counting threads that have
 /// exited). Time other processes take from the cores is not counted,

@@ -72,7 +72,8 @@ func ParseView(text string) (*ObjectView, error) { return readView(text, "object
 
 func readView(text, what string) (*ObjectView, error) {
 	v := &ObjectView{}
-	if err := v.UnmarshalJSON([]byte(text)); err != nil {
+	// []byte(text) is a copy of its own, which the view may keep.
+	if err := v.read([]byte(text)); err != nil {
 		return nil, fmt.Errorf("reading the %s: %w", what, err)
 	}
 	return v, nil
@@ -80,28 +81,60 @@ func readView(text, what string) (*ObjectView, error) {
 
 // UnmarshalJSON reads an object, so that views can sit in other types.
 func (v *ObjectView) UnmarshalJSON(data []byte) error {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil {
+	// encoding/json may reuse data once this returns: keep a copy.
+	return v.read(bytes.Clone(data))
+}
+
+// read splits data (which the view keeps) into its top-level fields and
+// decodes apiVersion, kind and metadata.
+func (v *ObjectView) read(data []byte) error {
+	fields, err := splitObject(data)
+	if err != nil {
 		return err
 	}
 	if fields == nil {
 		return fmt.Errorf("expected a Kubernetes object, found null")
 	}
-	for name, target := range map[string]any{"apiVersion": &v.APIVersion, "kind": &v.Kind, "metadata": &v.Metadata} {
+	for _, name := range [...]string{"apiVersion", "kind"} {
 		raw, ok := fields[name]
 		if !ok {
 			continue
 		}
 		delete(fields, name)
-		if bytes.Equal(raw, []byte("null")) {
-			continue
-		}
-		if err := json.Unmarshal(raw, target); err != nil {
+		text, err := plainString(raw)
+		if err != nil {
 			return fmt.Errorf("`%s`: %w", name, err)
+		}
+		if name == "kind" {
+			v.Kind = text
+		} else {
+			v.APIVersion = text
+		}
+	}
+	if raw, ok := fields["metadata"]; ok {
+		delete(fields, "metadata")
+		if !bytes.Equal(raw, []byte("null")) {
+			if err := json.Unmarshal(raw, &v.Metadata); err != nil {
+				return fmt.Errorf("`metadata`: %w", err)
+			}
 		}
 	}
 	v.fields = fields
 	return nil
+}
+
+// plainString decodes a JSON string (or null, as ""): without escapes
+// straight from its text, else through encoding/json.
+func plainString(raw []byte) (string, error) {
+	if bytes.Equal(raw, []byte("null")) {
+		return "", nil
+	}
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && bytes.IndexByte(raw[1:len(raw)-1], '\\') < 0 {
+		return string(raw[1 : len(raw)-1]), nil
+	}
+	var text string
+	err := json.Unmarshal(raw, &text)
+	return text, err
 }
 
 // Spec decodes `spec` into out (a k8s.io/api spec type such as

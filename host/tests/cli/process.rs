@@ -169,25 +169,50 @@ impl Drop for Running {
 
 /// `GET path` on `address`: the status code and the body.
 pub fn get(address: &str, path: &str) -> (u16, String) {
+    let response = request(address, path, None);
+    (response.status, response.body)
+}
+
+/// An answer of the endpoints.
+pub struct Response {
+    /// The status code.
+    pub status: u16,
+    /// The `content-type` header, if any.
+    pub content_type: Option<String>,
+    /// The body.
+    pub body: String,
+}
+
+/// `GET path` on `address`, with an `Accept` header if `accept` is given.
+pub fn request(address: &str, path: &str, accept: Option<&str>) -> Response {
     let mut stream = std::net::TcpStream::connect(address).expect("connecting to the endpoints");
     stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    let accept = accept
+        .map(|a| format!("Accept: {a}\r\n"))
+        .unwrap_or_default();
     write!(
         stream,
-        "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+        "GET {path} HTTP/1.1\r\nHost: {address}\r\n{accept}Connection: close\r\n\r\n"
     )
     .unwrap();
     let mut response = String::new();
     stream.read_to_string(&mut response).unwrap();
-    let status = response
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    let status = head
         .split(' ')
         .nth(1)
         .and_then(|code| code.parse().ok())
         .expect("an HTTP status line");
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_owned())
-        .unwrap_or_default();
-    (status, body)
+    let content_type = head.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.eq_ignore_ascii_case("content-type")
+            .then(|| value.trim().to_owned())
+    });
+    Response {
+        status,
+        content_type,
+        body: body.to_owned(),
+    }
 }
 
 /// Waits until `GET path` answers `status`; returns the body.

@@ -137,32 +137,12 @@ fn assert_every_metric_is_documented(metrics: &str) {
 /// `GET /metrics` with `accept` (none if `None`): the response's
 /// `content-type` and body.
 fn scrape(address: &str, accept: Option<&str>) -> (String, String) {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(address).expect("connecting to the endpoints");
-    stream
-        .set_read_timeout(Some(super::process::PATIENCE))
-        .unwrap();
-    let accept = accept
-        .map(|a| format!("Accept: {a}\r\n"))
-        .unwrap_or_default();
-    write!(
-        stream,
-        "GET /metrics HTTP/1.1\r\nHost: {address}\r\n{accept}Connection: close\r\n\r\n"
+    let response = super::process::request(address, "/metrics", accept);
+    assert_eq!(response.status, 200, "{}", response.body);
+    (
+        response.content_type.expect("a content-type"),
+        response.body,
     )
-    .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    let (head, body) = response.split_once("\r\n\r\n").expect("an HTTP response");
-    assert!(head.starts_with("HTTP/1.1 200 "), "{head}");
-    let content_type = head
-        .lines()
-        .find_map(|line| {
-            let (name, value) = line.split_once(':')?;
-            name.eq_ignore_ascii_case("content-type")
-                .then(|| value.trim().to_owned())
-        })
-        .expect("a content-type");
-    (content_type, body.to_owned())
 }
 
 /// Checks a `/metrics` body with the parsers Prometheus itself uses, run by
