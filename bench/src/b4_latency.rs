@@ -13,9 +13,16 @@
 //!   Pods (one shared informer), each reading the wall clock first thing on
 //!   entry.
 //!
-//! Goal: Herald adds at most 1 ms at p99.
+//! - **client-go** (issue 32): `bench/clientgo --mode=latency`, a typed
+//!   informer whose handler reads the clock first thing, as a separate
+//!   process on the same server and write schedule
+//!   ([`crate::contenders`]); rows `B4.*-clientgo` compare Herald with it.
+//!
+//! Goal: Herald adds at most 1 ms at p99 (against the kube-runtime
+//! watcher; against client-go the rows are context).
 
 use crate::cluster::{Cluster, FLUSH_POD, now_ns};
+use crate::contenders::Contenders;
 use crate::data::{Extras, PodSize, PodTemplate, STAMP_ANNOTATION};
 use crate::fixtures::{Fixture, Fixtures};
 use crate::latency::{collect_probes, p50_p99};
@@ -55,12 +62,23 @@ pub fn run(settings: &Settings, fixtures: &Fixtures, runtime: &Runtime) -> Vec<R
     let probes: Vec<LoadedPlugin> = (0..settings.b4_plugins)
         .map(|i| fixtures.load_named(Fixture::LatencyProbe, &format!("probe-{i:02}")))
         .collect();
+    let herald_program = settings.compiler_program.clone().expect(
+        "B4 builds bench/clientgo beside Herald and needs Settings::compiler_program \
+         (env!(\"CARGO_BIN_EXE_herald-child\") in a bench or test of herald-bench)",
+    );
     runtime.block_on(async {
         let cluster = Cluster::start().await;
         cluster.fill(&template, settings.b4_pool).await;
+        let url = cluster.url();
+        let contenders =
+            tokio::task::spawn_blocking(move || Contenders::prepare(&url, &herald_program))
+                .await
+                .expect("building bench/clientgo");
+        let contenders = Arc::new(contenders);
         let mut rows = Vec::new();
         for &rate in &settings.b4_rates {
             let mut baseline = Percentiles::default();
+            let mut clientgo = Percentiles::default();
             let mut herald = Percentiles::default();
             let mut achieved = Samples::new();
             for rep in 0..settings.repetitions {
@@ -72,6 +90,10 @@ pub fn run(settings: &Settings, fixtures: &Fixtures, runtime: &Runtime) -> Vec<R
                 let (p50, p99, _) = kube_watcher_phase(&cluster, &template, settings, rate).await;
                 baseline.p50.push(p50);
                 baseline.p99.push(p99);
+                let (p50, p99) =
+                    clientgo_phase(&cluster, &template, settings, rate, &contenders).await;
+                clientgo.p50.push(p50);
+                clientgo.p99.push(p99);
                 let (p50, p99, rate_done) =
                     herald_phase(&cluster, &template, settings, rate, &probes, fixtures).await;
                 herald.p50.push(p50);
@@ -84,7 +106,7 @@ pub fn run(settings: &Settings, fixtures: &Fixtures, runtime: &Runtime) -> Vec<R
                 format!("p50 write → plugin entry, {} plugins, {rate} events/s; baseline: kube-runtime watcher + native closure", settings.b4_plugins),
                 Unit::Millis,
                 baseline.p50.clone(),
-                herald.p50,
+                herald.p50.clone(),
                 Goal::None,
             ));
             rows.push(
@@ -104,6 +126,22 @@ pub fn run(settings: &Settings, fixtures: &Fixtures, runtime: &Runtime) -> Vec<R
                     settings.b4_pool,
                 )),
             );
+            rows.push(Row::ratio_of(
+                format!("B4.p50-{label}-clientgo"),
+                format!("p50 write → plugin entry, {} plugins, {rate} events/s; baseline: client-go typed informer + handler, a process of its own (context)", settings.b4_plugins),
+                Unit::Millis,
+                clientgo.p50,
+                herald.p50.clone(),
+                Goal::None,
+            ));
+            rows.push(Row::ratio_of(
+                format!("B4.p99-{label}-clientgo"),
+                format!("p99 write → plugin entry, {} plugins, {rate} events/s; baseline: client-go typed informer + handler, a process of its own (context)", settings.b4_plugins),
+                Unit::Millis,
+                clientgo.p99,
+                herald.p99,
+                Goal::None,
+            ));
         }
         cluster.shutdown().await;
         rows
@@ -163,6 +201,28 @@ async fn kube_watcher_phase(
         .expect("the watcher task");
     let (p50, p99) = p50_p99(&latencies);
     (p50, p99, achieved)
+}
+
+/// One phase with client-go's handler in its own process: (p50 ms, p99 ms).
+async fn clientgo_phase(
+    cluster: &Cluster,
+    template: &PodTemplate,
+    settings: &Settings,
+    rate: u32,
+    contenders: &Arc<Contenders>,
+) -> (f64, f64) {
+    let starting = contenders.clone();
+    let run = tokio::task::spawn_blocking(move || starting.clientgo_latency())
+        .await
+        .expect("starting client-go");
+    cluster
+        .write_stamps(template, settings.b4_pool, rate, settings.b4_seconds)
+        .await;
+    cluster.flush().await;
+    tokio::time::timeout(PATIENCE, tokio::task::spawn_blocking(move || run.finish()))
+        .await
+        .expect("client-go sees the flush")
+        .expect("the client-go task")
 }
 
 /// One phase with Herald: (p50 ms, p99 ms, rate achieved).

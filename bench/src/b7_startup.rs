@@ -14,16 +14,16 @@
 //! shaped as a real API server stores them (`managedFields` included):
 //! `herald run` with one no-op plugin until `/readyz` says ready, against
 //! client-go's typed informer with a strip transform (`bench/clientgo`)
-//! until synced, interleaved ([`crate::startup_process`]). Goals (issue 32):
+//! until synced, interleaved ([`crate::contenders`]). Goals (issue 32):
 //! ready no later than client-go (ratio ≤ 1.0), peak RSS at most half of
 //! client-go's.
 
 use crate::cluster::Cluster;
+use crate::contenders::{Contenders, Synced};
 use crate::data::{Extras, PodSize, PodTemplate};
 use crate::fixtures::{Fixture, Fixtures};
 use crate::measure::{PATIENCE, Samples};
 use crate::settings::Settings;
-use crate::startup_process::{Contenders, Synced};
 use crate::table::{Goal, Row, Unit};
 use futures::StreamExt;
 use herald::daemon::Daemon;

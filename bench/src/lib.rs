@@ -32,13 +32,13 @@ pub mod b7_startup;
 pub mod b8_pool;
 pub mod b9_deadline;
 pub mod cluster;
+pub mod contenders;
 pub mod data;
 pub mod fixtures;
 pub mod latency;
 pub mod measure;
 pub mod native;
 pub mod settings;
-pub mod startup_process;
 pub mod table;
 
 pub use settings::Settings;

@@ -1,12 +1,18 @@
-//! Start-up as an operator sees it: fresh processes against the benchmark's
-//! API server, each timed from spawn until it has synced, with its peak
-//! RSS at that moment. Herald is `herald run` (the benchmark's
-//! `herald-child`, the same CLI) with one no-op plugin, timed until
-//! `/readyz` answers 200; the baseline is the client-go program of
+//! Herald and client-go as separate processes against the benchmark's API
+//! server (issue 32). The baseline is the client-go program of
 //! `bench/clientgo` (a typed Pod `SharedInformer` with a transform that
-//! strips `managedFields`, as most client-go programs do), which prints its
-//! own sync time and peak RSS. B7 runs them interleaved (issue 32).
+//! strips `managedFields`, as most client-go programs do).
+//!
+//! - Start-up (B7): each timed from spawn until it has synced, with its
+//!   peak RSS at that moment. Herald is `herald run` (the benchmark's
+//!   `herald-child`, the same CLI) with one no-op plugin, timed until
+//!   `/readyz` answers 200; client-go prints its own sync time and peak RSS.
+//! - Latency (B4): client-go's handler reads the clock first thing and the
+//!   write time from the Pod's stamp, as the `latency-probe` plugin does,
+//!   and prints its percentiles once the flush Pod is updated.
 
+use crate::cluster::FLUSH_POD;
+use crate::data::STAMP_ANNOTATION;
 use herald_test_artifacts as artifacts;
 use serde::Deserialize;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -37,6 +43,43 @@ pub struct Contenders {
     kubeconfig: PathBuf,
     clientgo: PathBuf,
     herald: PathBuf,
+}
+
+/// What `bench/clientgo --mode=latency` prints once it stops.
+#[derive(Debug, Deserialize)]
+struct LatencyLine {
+    count: u64,
+    p50_ms: f64,
+    p99_ms: f64,
+}
+
+/// client-go's handler recording latencies, synced and waiting for writes.
+pub struct ClientGoLatency {
+    child: Child,
+    lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
+}
+
+impl ClientGoLatency {
+    /// Its p50 and p99 in milliseconds, once the flush Pod was updated.
+    pub fn finish(mut self) -> (f64, f64) {
+        let line = self
+            .lines
+            .next()
+            .and_then(Result::ok)
+            .expect("the client-go program prints its latencies after the flush");
+        let _ = self.child.wait();
+        let latency: LatencyLine = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("the client-go latency line ({e}): {line}"));
+        assert!(latency.count > 0, "client-go saw no stamped update: {line}");
+        (latency.p50_ms, latency.p99_ms)
+    }
+}
+
+impl Drop for ClientGoLatency {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// What `bench/clientgo --mode=sync` prints.
@@ -122,6 +165,30 @@ impl Contenders {
             peak_rss: line.peak_rss_kib * 1024.0,
             cpu_millis: line.cpu_ms,
         }
+    }
+
+    /// client-go's informer in latency mode, returned once synced: its
+    /// handler records write → handler latencies until the flush Pod is
+    /// updated (then [`ClientGoLatency::finish`]).
+    pub fn clientgo_latency(&self) -> ClientGoLatency {
+        let mut child = Command::new(&self.clientgo)
+            .arg("--mode=latency")
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg(format!("--annotation={STAMP_ANNOTATION}"))
+            .arg(format!("--flush-pod={FLUSH_POD}"))
+            .args(["--duration", "5m", "--timeout", "5m"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("running the client-go program");
+        let mut lines = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
+        let synced = lines
+            .next()
+            .and_then(Result::ok)
+            .expect("the client-go program prints a line once synced");
+        assert!(synced.contains("synced_ms"), "not a sync line: {synced}");
+        ClientGoLatency { child, lines }
     }
 
     /// `herald run` with the no-op plugin (its compiled artifact cached by
