@@ -13,10 +13,11 @@
 //!   Pods (one shared informer), each reading the wall clock first thing on
 //!   entry.
 //!
-//! - **client-go** (issue 32): `bench/clientgo --mode=latency`, a typed
-//!   informer whose handler reads the clock first thing, as a separate
-//!   process on the same server and write schedule
-//!   ([`crate::contenders`]); rows `B4.*-clientgo` compare Herald with it.
+//! - **client-go against `herald run`** (issue 32), both processes of
+//!   their own on the same server and write schedule
+//!   ([`crate::contenders`]): `bench/clientgo --mode=latency`, a typed
+//!   informer whose handler reads the clock first thing, and `herald run`
+//!   with one `latency-probe`; rows `B4.*-clientgo`.
 //!
 //! Goal: Herald adds at most 1 ms at p99 (against the kube-runtime
 //! watcher; against client-go the rows are context).
@@ -79,6 +80,7 @@ pub fn run(settings: &Settings, fixtures: &Fixtures, runtime: &Runtime) -> Vec<R
         for &rate in &settings.b4_rates {
             let mut baseline = Percentiles::default();
             let mut clientgo = Percentiles::default();
+            let mut herald_run = Percentiles::default();
             let mut herald = Percentiles::default();
             let mut achieved = Samples::new();
             for rep in 0..settings.repetitions {
@@ -94,6 +96,10 @@ pub fn run(settings: &Settings, fixtures: &Fixtures, runtime: &Runtime) -> Vec<R
                     clientgo_phase(&cluster, &template, settings, rate, &contenders).await;
                 clientgo.p50.push(p50);
                 clientgo.p99.push(p99);
+                let (p50, p99) =
+                    herald_run_phase(&cluster, &template, settings, rate, &contenders).await;
+                herald_run.p50.push(p50);
+                herald_run.p99.push(p99);
                 let (p50, p99, rate_done) =
                     herald_phase(&cluster, &template, settings, rate, &probes, fixtures).await;
                 herald.p50.push(p50);
@@ -128,18 +134,18 @@ pub fn run(settings: &Settings, fixtures: &Fixtures, runtime: &Runtime) -> Vec<R
             );
             rows.push(Row::ratio_of(
                 format!("B4.p50-{label}-clientgo"),
-                format!("p50 write → plugin entry, {} plugins, {rate} events/s; baseline: client-go typed informer + handler, a process of its own (context)", settings.b4_plugins),
+                format!("p50 write → handler entry, {rate} events/s, `herald run` with one latency-probe; baseline: client-go typed informer + handler; both processes of their own"),
                 Unit::Millis,
                 clientgo.p50,
-                herald.p50.clone(),
+                herald_run.p50,
                 Goal::None,
             ));
             rows.push(Row::ratio_of(
                 format!("B4.p99-{label}-clientgo"),
-                format!("p99 write → plugin entry, {} plugins, {rate} events/s; baseline: client-go typed informer + handler, a process of its own (context)", settings.b4_plugins),
+                format!("p99 write → handler entry, {rate} events/s, `herald run` with one latency-probe; baseline: client-go typed informer + handler; both processes of their own"),
                 Unit::Millis,
                 clientgo.p99,
-                herald.p99,
+                herald_run.p99,
                 Goal::None,
             ));
         }
@@ -223,6 +229,29 @@ async fn clientgo_phase(
         .await
         .expect("client-go sees the flush")
         .expect("the client-go task")
+}
+
+/// One phase with `herald run` and one probe, a process of its own:
+/// (p50 ms, p99 ms).
+async fn herald_run_phase(
+    cluster: &Cluster,
+    template: &PodTemplate,
+    settings: &Settings,
+    rate: u32,
+    contenders: &Arc<Contenders>,
+) -> (f64, f64) {
+    let starting = contenders.clone();
+    let run = tokio::task::spawn_blocking(move || starting.herald_latency())
+        .await
+        .expect("starting herald run");
+    cluster
+        .write_stamps(template, settings.b4_pool, rate, settings.b4_seconds)
+        .await;
+    cluster.flush().await;
+    let latencies = tokio::task::spawn_blocking(move || run.finish())
+        .await
+        .expect("the herald run task");
+    p50_p99(&latencies)
 }
 
 /// One phase with Herald: (p50 ms, p99 ms, rate achieved).

@@ -9,7 +9,9 @@
 //!   `/readyz` answers 200; client-go prints its own sync time and peak RSS.
 //! - Latency (B4): client-go's handler reads the clock first thing and the
 //!   write time from the Pod's stamp, as the `latency-probe` plugin does,
-//!   and prints its percentiles once the flush Pod is updated.
+//!   and prints its percentiles once the flush Pod is updated; against it,
+//!   `herald run` with one `latency-probe`, whose lines are read from its
+//!   JSON log.
 
 use crate::cluster::FLUSH_POD;
 use crate::data::STAMP_ANNOTATION;
@@ -72,6 +74,52 @@ impl ClientGoLatency {
             .unwrap_or_else(|e| panic!("the client-go latency line ({e}): {line}"));
         assert!(latency.count > 0, "client-go saw no stamped update: {line}");
         (latency.p50_ms, latency.p99_ms)
+    }
+}
+
+/// `herald run` with one `latency-probe` plugin, ready, its log read.
+pub struct HeraldLatency {
+    child: Child,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl HeraldLatency {
+    /// Every latency the probe reported (ms), once the flush Pod was
+    /// updated and the probe said `flushed`.
+    pub fn finish(mut self) -> Vec<f64> {
+        let deadline = Instant::now() + PATIENCE;
+        let mut latencies = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self
+                .lines
+                .recv_timeout(left)
+                .expect("the probe in herald run reports after the flush");
+            let Ok(entry) = serde_json::from_str::<serde_json::Value>(&line) else {
+                continue;
+            };
+            let Some(message) = entry["fields"]["message"].as_str() else {
+                continue;
+            };
+            if let Some(values) = message.strip_prefix("latencies ") {
+                latencies.extend(
+                    values
+                        .split(',')
+                        .filter_map(|v| v.parse::<u64>().ok())
+                        .map(|ns| ns as f64 / 1e6),
+                );
+            } else if message.starts_with("flushed ") {
+                let _ = self.child.kill();
+                return latencies;
+            }
+        }
+    }
+}
+
+impl Drop for HeraldLatency {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -189,6 +237,61 @@ impl Contenders {
             .expect("the client-go program prints a line once synced");
         assert!(synced.contains("synced_ms"), "not a sync line: {synced}");
         ClientGoLatency { child, lines }
+    }
+
+    /// `herald run` with one `latency-probe` plugin, returned once ready:
+    /// the probe records write → entry latencies until the flush Pod is
+    /// updated (then [`HeraldLatency::finish`]). Its log is JSON, and the
+    /// plugin log rate is lifted so that no report line is dropped.
+    pub fn herald_latency(&self) -> HeraldLatency {
+        let plugins = self.dir.join("latency-plugins");
+        std::fs::create_dir_all(&plugins).expect("creating the probe's directory");
+        std::fs::write(
+            plugins.join("latency-probe.wasm"),
+            artifacts::bytes(artifacts::LATENCY_PROBE),
+        )
+        .expect("writing the latency probe");
+        let address = free_address();
+        let config = self.dir.join("latency.yaml");
+        std::fs::write(
+            &config,
+            format!(
+                "pluginDir: {}\nlisten: {address}\nlog:\n  format: json\n  pluginLinesPerSecond: 1000000\n  pluginBurst: 1000000\n",
+                plugins.display()
+            ),
+        )
+        .expect("writing herald run's configuration");
+        let mut child = Command::new(&self.herald)
+            .arg("run")
+            .arg("--config")
+            .arg(&config)
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .env("XDG_CACHE_HOME", self.dir.join("cache"))
+            .env_remove("RUST_LOG")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("starting herald run");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let (send, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if send.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        let started = Instant::now();
+        while !ready(&address) {
+            if let Ok(Some(status)) = child.try_wait() {
+                let said: Vec<String> = lines.try_iter().collect();
+                panic!("herald run exited ({status}) before ready: {said:?}");
+            }
+            assert!(started.elapsed() < PATIENCE, "herald run never got ready");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        HeraldLatency { child, lines }
     }
 
     /// `herald run` with the no-op plugin (its compiled artifact cached by
