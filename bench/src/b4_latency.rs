@@ -23,7 +23,7 @@
 //! watcher; against client-go the rows are context).
 
 use crate::cluster::{Cluster, FLUSH_POD, now_ns};
-use crate::contenders::Contenders;
+use crate::contenders::{ClientGoLatency, Contenders, HeraldLatency};
 use crate::data::{Extras, PodSize, PodTemplate, STAMP_ANNOTATION};
 use crate::fixtures::{Fixture, Fixtures};
 use crate::latency::{collect_probes, p50_p99};
@@ -92,12 +92,28 @@ pub fn run(settings: &Settings, fixtures: &Fixtures, runtime: &Runtime) -> Vec<R
                 let (p50, p99, _) = kube_watcher_phase(&cluster, &template, settings, rate).await;
                 baseline.p50.push(p50);
                 baseline.p99.push(p99);
-                let (p50, p99) =
-                    clientgo_phase(&cluster, &template, settings, rate, &contenders).await;
+                let go = contenders.clone();
+                let (p50, p99) = process_phase(
+                    &cluster,
+                    &template,
+                    settings,
+                    rate,
+                    move || go.clientgo_latency(),
+                    ClientGoLatency::finish,
+                )
+                .await;
                 clientgo.p50.push(p50);
                 clientgo.p99.push(p99);
-                let (p50, p99) =
-                    herald_run_phase(&cluster, &template, settings, rate, &contenders).await;
+                let run = contenders.clone();
+                let (p50, p99) = process_phase(
+                    &cluster,
+                    &template,
+                    settings,
+                    rate,
+                    move || run.herald_latency(),
+                    HeraldLatency::finish,
+                )
+                .await;
                 herald_run.p50.push(p50);
                 herald_run.p99.push(p99);
                 let (p50, p99, rate_done) =
@@ -209,49 +225,28 @@ async fn kube_watcher_phase(
     (p50, p99, achieved)
 }
 
-/// One phase with client-go's handler in its own process: (p50 ms, p99 ms).
-async fn clientgo_phase(
-    cluster: &Cluster,
-    template: &PodTemplate,
-    settings: &Settings,
-    rate: u32,
-    contenders: &Arc<Contenders>,
-) -> (f64, f64) {
-    let starting = contenders.clone();
-    let run = tokio::task::spawn_blocking(move || starting.clientgo_latency())
-        .await
-        .expect("starting client-go");
-    cluster
-        .write_stamps(template, settings.b4_pool, rate, settings.b4_seconds)
-        .await;
-    cluster.flush().await;
-    tokio::time::timeout(PATIENCE, tokio::task::spawn_blocking(move || run.finish()))
-        .await
-        .expect("client-go sees the flush")
-        .expect("the client-go task")
-}
-
-/// One phase with `herald run` and one probe, a process of its own:
+/// One phase with a contender in a process of its own, started (until it
+/// is ready) by `start`, and asked for its percentiles after the flush:
 /// (p50 ms, p99 ms).
-async fn herald_run_phase(
+async fn process_phase<R: Send + 'static>(
     cluster: &Cluster,
     template: &PodTemplate,
     settings: &Settings,
     rate: u32,
-    contenders: &Arc<Contenders>,
+    start: impl FnOnce() -> R + Send + 'static,
+    finish: impl FnOnce(R) -> (f64, f64) + Send + 'static,
 ) -> (f64, f64) {
-    let starting = contenders.clone();
-    let run = tokio::task::spawn_blocking(move || starting.herald_latency())
+    let run = tokio::task::spawn_blocking(start)
         .await
-        .expect("starting herald run");
+        .expect("starting the process");
     cluster
         .write_stamps(template, settings.b4_pool, rate, settings.b4_seconds)
         .await;
     cluster.flush().await;
-    let latencies = tokio::task::spawn_blocking(move || run.finish())
+    tokio::time::timeout(PATIENCE, tokio::task::spawn_blocking(move || finish(run)))
         .await
-        .expect("the herald run task");
-    p50_p99(&latencies)
+        .expect("the process sees the flush")
+        .expect("the process's task")
 }
 
 /// One phase with Herald: (p50 ms, p99 ms, rate achieved).

@@ -15,6 +15,7 @@
 
 use crate::cluster::FLUSH_POD;
 use crate::data::STAMP_ANNOTATION;
+use crate::latency::{p50_p99, reported_latencies};
 use herald_test_artifacts as artifacts;
 use serde::Deserialize;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -84,9 +85,9 @@ pub struct HeraldLatency {
 }
 
 impl HeraldLatency {
-    /// Every latency the probe reported (ms), once the flush Pod was
-    /// updated and the probe said `flushed`.
-    pub fn finish(mut self) -> Vec<f64> {
+    /// The p50 and p99 (ms) of the latencies the probe reported, once the
+    /// flush Pod was updated and the probe said `flushed`.
+    pub fn finish(mut self) -> (f64, f64) {
         let deadline = Instant::now() + PATIENCE;
         let mut latencies = Vec::new();
         loop {
@@ -101,17 +102,11 @@ impl HeraldLatency {
             let Some(message) = entry["fields"]["message"].as_str() else {
                 continue;
             };
-            if let Some(values) = message.strip_prefix("latencies ") {
-                latencies.extend(
-                    values
-                        .split(',')
-                        .filter_map(|v| v.parse::<u64>().ok())
-                        .map(|ns| ns as f64 / 1e6),
-                );
-            } else if message.starts_with("flushed ") {
+            if message.starts_with("flushed ") {
                 let _ = self.child.kill();
-                return latencies;
+                return p50_p99(&latencies);
             }
+            latencies.extend(reported_latencies(message));
         }
     }
 }

@@ -13,16 +13,20 @@ pub fn collect_probes(logs: &LogCollector, probes: usize) -> Vec<f64> {
     });
     let mut latencies = Vec::new();
     for (_, message) in logs.take() {
-        if let Some(values) = message.strip_prefix("latencies ") {
-            latencies.extend(
-                values
-                    .split(',')
-                    .filter_map(|v| v.parse::<u64>().ok())
-                    .map(|ns| ns as f64 / 1e6),
-            );
-        }
+        latencies.extend(reported_latencies(&message));
     }
     latencies
+}
+
+/// The latencies (ms) a probe's report line `latencies <ns>,<ns>,…`
+/// carries; none for any other line.
+pub fn reported_latencies(message: &str) -> impl Iterator<Item = f64> + '_ {
+    message
+        .strip_prefix("latencies ")
+        .into_iter()
+        .flat_map(|values| values.split(','))
+        .filter_map(|v| v.parse::<u64>().ok())
+        .map(|ns| ns as f64 / 1e6)
 }
 
 /// p50 and p99 of `latencies`.
