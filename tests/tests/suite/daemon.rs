@@ -14,7 +14,12 @@ use std::time::{Duration, Instant};
 
 /// Waits (up to [`PATIENCE`]) until `condition` holds, checking every few ms.
 pub async fn eventually(what: &str, condition: impl Fn() -> bool) {
-    let deadline = Instant::now() + PATIENCE;
+    eventually_within(what, PATIENCE, condition).await;
+}
+
+/// Waits (up to `patience`) until `condition` holds, checking every few ms.
+pub async fn eventually_within(what: &str, patience: Duration, condition: impl Fn() -> bool) {
+    let deadline = Instant::now() + patience;
     while !condition() {
         assert!(Instant::now() < deadline, "timed out waiting for: {what}");
         tokio::time::sleep(Duration::from_millis(5)).await;
