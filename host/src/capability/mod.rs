@@ -2,7 +2,9 @@
 //! (typed, with its validation), its host side (the WIT interface it
 //! implements, through a small view of the store's state that the runtime
 //! implements, so no capability names the runtime's types), what dry-run
-//! means for it, its audit record and counters, and its tests:
+//! means for it, its audit record and counters, what `herald plugin replay`
+//! shows of its calls (`replay.rs`), the RBAC it needs (`rbac.rs`), and its
+//! tests:
 //!
 //! | capability | WIT (from) | grant | acts outside the host |
 //! |---|---|---|---|

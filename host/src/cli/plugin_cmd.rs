@@ -505,14 +505,14 @@ fn rbac(args: RbacArgs) -> ExitCode {
     };
     let role = runtime.block_on(async {
         let resolver = match &args.kubeconfig {
-            None => crate::rbac::KindResolver::Builtin,
+            None => crate::discovery::KindResolver::Builtin,
             Some(path) => {
                 let source = crate::source::Source::Kubeconfig {
                     path: Some(path.clone()),
                     context: args.context.clone(),
                 };
                 let connection = source.connect().await.map_err(|e| e.to_string())?;
-                crate::rbac::KindResolver::Discovery(crate::discovery::Resolver::new(
+                crate::discovery::KindResolver::Discovery(crate::discovery::Resolver::new(
                     connection.client,
                 ))
             }

@@ -1,25 +1,25 @@
-//! Least-privilege RBAC derived from what plugins watch: Herald's informers
-//! only list and watch, so its ClusterRole grants `list` and `watch` on
-//! exactly the resources of the plugins' subscriptions, plus `get` on the
-//! discovery endpoints it resolves kinds through. `herald plugin rbac`
-//! prints it; `deploy/rbac.yaml` holds the one for the shipped plugins, and
-//! a test keeps the two equal.
+//! Least-privilege RBAC derived from what plugins declare: `herald plugin
+//! rbac` prints the ClusterRole; `deploy/rbac.yaml` holds the one for the
+//! shipped plugins, and a test keeps the two equal. Each capability
+//! contributes its own rules from its folder: reads (`list` and `watch` on
+//! every subscribed resource, [`crate::capability::reads::rbac`]), the
+//! Kubernetes capability (its write rules' verbs,
+//! [`crate::capability::kube::rbac`]) and Events
+//! ([`crate::capability::events::rbac`]); this module adds `get` on the
+//! discovery endpoints kinds are resolved through, and assembles the rules.
 //!
 //! Kinds are turned into resource names by k8s-openapi's metadata for
-//! built-in kinds ([`builtin`]) or by the cluster's discovery (any kind, CRDs
-//! included); nothing guesses a plural.
+//! built-in kinds or by the cluster's discovery
+//! ([`crate::discovery::KindResolver`]); nothing guesses a plural.
 
-pub mod builtin;
-
-use crate::discovery::{ResolveError, Resolver};
-use crate::gvk::Gvk;
+use crate::capability::{events, kube, reads};
+use crate::discovery::{GroupResource, KindError, KindResolver};
 use crate::plugin::Manifest;
 use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// The verbs an informer needs on a watched resource.
-pub const WATCH_VERBS: [&str; 2] = ["list", "watch"];
+pub use reads::rbac::WATCH_VERBS;
 
 /// The discovery endpoints Herald reads (with `get`) to resolve kinds.
 pub const DISCOVERY_URLS: [&str; 6] = [
@@ -31,144 +31,45 @@ pub const DISCOVERY_URLS: [&str; 6] = [
     "/version/",
 ];
 
-/// A resource Herald must list and watch.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct WatchedResource {
-    /// API group; empty for the core group.
-    pub group: String,
-    /// Plural resource name, e.g. `pods`.
-    pub resource: String,
-}
-
-/// A kind could not be turned into a resource.
-#[derive(Debug, thiserror::Error)]
-pub enum RbacError {
-    /// Not a built-in kind, and no cluster to ask.
-    #[error(
-        "plugin {plugin}: {gvk} is not a built-in Kubernetes kind known to this Herald (a custom resource, a beta kind or a misspelling): pass --kubeconfig to resolve it through the cluster's discovery"
-    )]
-    UnknownKind {
-        /// The plugin subscribing to it.
-        plugin: String,
-        /// The kind.
-        gvk: Gvk,
-    },
-    /// Discovery did not find it, or failed.
-    #[error("plugin {plugin}: {source}")]
-    Discovery {
-        /// The plugin subscribing to it.
-        plugin: String,
-        /// Why.
-        source: ResolveError,
-    },
-}
-
-/// How kinds are resolved to resources.
-#[derive(Debug)]
-pub enum KindResolver {
-    /// k8s-openapi's built-in kinds only (no cluster needed).
-    Builtin,
-    /// The cluster's discovery: any served kind, CRDs included.
-    Discovery(Resolver),
-}
-
-impl KindResolver {
-    /// The resource of `gvk`, subscribed to by `plugin`.
-    pub async fn resolve(&self, plugin: &str, gvk: &Gvk) -> Result<WatchedResource, RbacError> {
-        match self {
-            KindResolver::Builtin => builtin::lookup(&gvk.group, &gvk.version, &gvk.kind)
-                .map(|kind| WatchedResource {
-                    group: kind.group.to_owned(),
-                    resource: kind.plural.to_owned(),
-                })
-                .ok_or_else(|| RbacError::UnknownKind {
-                    plugin: plugin.to_owned(),
-                    gvk: gvk.clone(),
-                }),
-            KindResolver::Discovery(resolver) => resolver
-                .resolve(gvk)
-                .await
-                .map(|resolved| WatchedResource {
-                    group: resolved.gvk.group,
-                    resource: resolved.plural,
-                })
-                .map_err(|source| RbacError::Discovery {
-                    plugin: plugin.to_owned(),
-                    source,
-                }),
-        }
-    }
-}
-
 /// Every resource the plugins with these manifests subscribe to.
 pub async fn watched_resources<'a>(
     manifests: impl IntoIterator<Item = &'a Manifest>,
     resolver: &KindResolver,
-) -> Result<BTreeSet<WatchedResource>, RbacError> {
+) -> Result<BTreeSet<GroupResource>, KindError> {
     let mut resources = BTreeSet::new();
     for manifest in manifests {
-        for subscription in &manifest.subscriptions {
-            resources.insert(resolver.resolve(&manifest.name, &subscription.kind).await?);
-        }
+        reads::rbac::watched_resources(
+            &manifest.name,
+            &manifest.subscriptions,
+            resolver,
+            &mut resources,
+        )
+        .await?;
     }
     Ok(resources)
 }
 
 /// The RBAC verbs plugins need on each resource (`plural`, or
-/// `plural/status`) for the writes they declare (which the operator's grant
-/// covers: a plugin declaring more is not loaded) and the Events they
+/// `plural/status`) for the writes they declare and the Events they
 /// publish.
-pub type WriteVerbs = BTreeMap<WatchedResource, BTreeSet<&'static str>>;
+pub type WriteVerbs = BTreeMap<GroupResource, BTreeSet<&'static str>>;
 
-/// The verbs plugins need for their declared writes and Events. A rule's
-/// kind is resolved at the version the plugin subscribes to it, if it does,
-/// else as a built-in kind.
+/// The verbs plugins need for their declared writes and Events.
 pub async fn write_verbs<'a>(
     manifests: impl IntoIterator<Item = &'a Manifest>,
     resolver: &KindResolver,
-) -> Result<WriteVerbs, RbacError> {
+) -> Result<WriteVerbs, KindError> {
     let mut verbs = WriteVerbs::new();
     for manifest in manifests {
-        for rule in &manifest.writes {
-            let subscribed = manifest
-                .subscriptions
-                .iter()
-                .find(|s| s.kind.group == rule.group && s.kind.kind == rule.kind)
-                .map(|s| s.kind.clone());
-            let gvk = match subscribed {
-                Some(gvk) => gvk,
-                None => match builtin::lookup_kind(&rule.group, &rule.kind) {
-                    Some(kind) => Gvk::new(kind.group, kind.version, kind.kind),
-                    None => {
-                        return Err(RbacError::UnknownKind {
-                            plugin: manifest.name.clone(),
-                            gvk: Gvk::new(&rule.group, "?", &rule.kind),
-                        });
-                    }
-                },
-            };
-            let mut resource = resolver.resolve(&manifest.name, &gvk).await?;
-            if let Some(sub) = &rule.subresource {
-                resource.resource = format!("{}/{sub}", resource.resource);
-            }
-            let entry = verbs.entry(resource).or_default();
-            for verb in &rule.verbs {
-                entry.extend(verb.rbac_verbs());
-            }
-        }
-        if manifest
-            .capabilities
-            .iter()
-            .any(|c| c == crate::capability::events::CAPABILITY)
-        {
-            verbs
-                .entry(WatchedResource {
-                    group: "events.k8s.io".into(),
-                    resource: "events".into(),
-                })
-                .or_default()
-                .extend(["create", "patch"]);
-        }
+        kube::rbac::write_verbs(
+            &manifest.name,
+            &manifest.writes,
+            &manifest.subscriptions,
+            resolver,
+            &mut verbs,
+        )
+        .await?;
+        events::rbac::event_verbs(&manifest.capabilities, &mut verbs);
     }
     Ok(verbs)
 }
@@ -177,7 +78,7 @@ pub async fn write_verbs<'a>(
 /// (one rule per API group), discovery, then the write verbs, one rule per
 /// resource.
 pub fn rules_with_writes(
-    resources: &BTreeSet<WatchedResource>,
+    resources: &BTreeSet<GroupResource>,
     writes: &WriteVerbs,
 ) -> Vec<PolicyRule> {
     let mut rules = rules(resources);
@@ -192,7 +93,7 @@ pub fn rules_with_writes(
 
 /// The rules: `list`/`watch` on the resources, one rule per API group
 /// (groups and resources sorted), then `get` on the discovery endpoints.
-pub fn rules(resources: &BTreeSet<WatchedResource>) -> Vec<PolicyRule> {
+pub fn rules(resources: &BTreeSet<GroupResource>) -> Vec<PolicyRule> {
     let mut by_group: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for watched in resources {
         by_group
@@ -221,7 +122,7 @@ pub fn rules(resources: &BTreeSet<WatchedResource>) -> Vec<PolicyRule> {
 /// The ClusterRole `name` granting [`rules`].
 pub fn cluster_role(
     name: &str,
-    resources: &BTreeSet<WatchedResource>,
+    resources: &BTreeSet<GroupResource>,
     writes: &WriteVerbs,
 ) -> ClusterRole {
     ClusterRole {
@@ -238,11 +139,8 @@ pub fn cluster_role(
 mod tests {
     use super::*;
 
-    fn watched(group: &str, resource: &str) -> WatchedResource {
-        WatchedResource {
-            group: group.into(),
-            resource: resource.into(),
-        }
+    fn watched(group: &str, resource: &str) -> GroupResource {
+        GroupResource::new(group, resource)
     }
 
     #[test]
@@ -271,21 +169,5 @@ mod tests {
                 .unwrap()
                 .contains(&"/apis/*".to_owned())
         );
-    }
-
-    #[tokio::test]
-    async fn builtin_resolution_refuses_a_custom_kind_and_asks_for_a_kubeconfig() {
-        let err = KindResolver::Builtin
-            .resolve("widgets", &Gvk::new("example.com", "v1", "Widget"))
-            .await
-            .unwrap_err();
-        let message = err.to_string();
-        assert!(message.contains("example.com/v1 Widget"), "{message}");
-        assert!(message.contains("--kubeconfig"), "{message}");
-        let pods = KindResolver::Builtin
-            .resolve("p", &Gvk::new("", "v1", "Pod"))
-            .await
-            .unwrap();
-        assert_eq!(pods, watched("", "pods"));
     }
 }

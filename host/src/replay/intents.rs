@@ -44,14 +44,15 @@
 //! - http: {url: "https://api.example.com/*", error: timeout}
 //! ```
 
+use crate::capability::http::replay::{HttpFailure, HttpIntent, HttpScript};
 use crate::capability::http::{OfflineHttp, OfflineRequest, OfflineResponse};
+use crate::capability::kube::replay::KubeScript;
 use crate::capability::kube::{ApiBackend, ApiRequest, KubeError, Operation};
+use crate::capability::{events, kube};
 use crate::gvk::Gvk;
 use crate::store::ObjectReader;
 use crate::store::Store;
 use futures::future::BoxFuture;
-use serde::Deserialize;
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 /// One call a replayed plugin made, and the answer it got.
@@ -64,306 +65,52 @@ pub struct Intent {
 }
 
 impl Intent {
-    /// One line: `apply networking.k8s.io/v1/NetworkPolicy team-a/x (force) → ok`.
+    /// One line, as the capability the call belongs to renders it:
+    /// `apply networking.k8s.io/v1/NetworkPolicy team-a/x (force) → ok`, or
+    /// `create events.k8s.io/v1/Event shop/… about Pod shop/web → ok`.
     pub fn summary(&self) -> String {
-        let request = &self.request;
-        let answer = self.answer.as_ref().ok().map(String::as_str);
-        let target = crate::capability::kube::Target {
-            name: request.shown_name(answer),
-            ..request.target.clone()
-        };
-        let mut line = format!("{} {target}", request.operation.verb());
-        if let Some(about) = event_about(request) {
-            line.push_str(&format!(" about {about}"));
-        }
-        match &request.operation {
-            Operation::Apply { force: true, .. } => line.push_str(" (force)"),
-            Operation::Patch { patch_type, .. } => line.push_str(&format!(
-                " ({} patch)",
-                serde_json::json!(patch_type).as_str().unwrap_or("")
-            )),
-            _ => {}
-        }
-        if request.dry_run {
-            line.push_str(" [dry-run]");
-        }
-        match &self.answer {
-            Ok(_) => line.push_str(" → ok"),
-            Err(error) => line.push_str(&format!(" → {error}")),
-        }
-        line
+        let about = events::replay::about(&self.request);
+        kube::replay::summary(&self.request, &self.answer, about.as_deref())
     }
 }
 
-/// What an Event a plugin creates is about: `Kind namespace/name` of its
-/// `regarding` object; `None` for any other call.
-fn event_about(request: &ApiRequest) -> Option<String> {
-    if request.target.gvk.kind != "Event" {
-        return None;
-    }
-    let body: serde_json::Value = serde_json::from_str(request.operation.body()?).ok()?;
-    let regarding = body.get("regarding")?;
-    let field = |name: &str| regarding.get(name).and_then(|v| v.as_str()).unwrap_or("");
-    let kind = crate::text::escape_controls(field("kind"));
-    let name = crate::text::escape_controls(field("name"));
-    Some(match field("namespace") {
-        "" => format!("{kind} {name}"),
-        namespace => format!("{kind} {}/{name}", crate::text::escape_controls(namespace)),
-    })
-}
-
-/// One scripted answer.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ScriptedResponse {
-    verb: Option<crate::capability::kube::Verb>,
-    kind: Option<String>,
-    namespace: Option<String>,
-    name: Option<String>,
-    times: Option<u32>,
-    object: Option<serde_json::Value>,
-    error: Option<ScriptedError>,
-    http: Option<HttpScript>,
-}
-
-/// A scripted answer to outbound HTTP requests.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct HttpScript {
-    method: Option<String>,
-    url: Option<String>,
-    times: Option<u32>,
-    status: Option<u16>,
-    body: Option<String>,
-    #[serde(default)]
-    headers: BTreeMap<String, String>,
-    error: Option<HttpFailure>,
-}
-
-/// A scripted `wasi:http` error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum HttpFailure {
-    /// `HTTP-request-denied`.
-    Denied,
-    /// `HTTP-response-timeout`.
-    Timeout,
-    /// `connection-refused`.
-    ConnectionRefused,
-}
-
-impl HttpFailure {
-    /// The error the plugin gets.
-    pub fn to_error(self) -> wasmtime_wasi_http::Error {
-        use wasmtime_wasi_http::Error;
-        match self {
-            HttpFailure::Denied => Error::HttpRequestDenied,
-            HttpFailure::Timeout => Error::HttpResponseTimeout,
-            HttpFailure::ConnectionRefused => Error::ConnectionRefused,
-        }
-    }
-
-    /// As the responses file names it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            HttpFailure::Denied => "denied",
-            HttpFailure::Timeout => "timeout",
-            HttpFailure::ConnectionRefused => "connection-refused",
-        }
-    }
-}
-
-impl HttpScript {
-    fn matches(&self, request: &OfflineRequest) -> bool {
-        self.times != Some(0)
-            && self
-                .method
-                .as_deref()
-                .is_none_or(|m| m.eq_ignore_ascii_case(&request.method))
-            && self
-                .url
-                .as_deref()
-                .is_none_or(|url| match url.strip_suffix('*') {
-                    Some(prefix) => request.url.starts_with(prefix),
-                    None => url == request.url,
-                })
-    }
-
-    /// The answer it scripts.
-    fn answer(&self) -> Result<OfflineResponse, HttpFailure> {
-        if let Some(failure) = self.error {
-            return Err(failure);
-        }
-        Ok(OfflineResponse {
-            status: self.status.unwrap_or(200),
-            headers: self
-                .headers
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-            body: self.body.clone().unwrap_or_default().into(),
-        })
-    }
-
-    /// Why it cannot answer, if it cannot.
-    fn check(&self) -> Result<(), String> {
-        if self.error.is_some()
-            && (self.status.is_some() || self.body.is_some() || !self.headers.is_empty())
-        {
-            return Err(
-                "http: give either `error` or a response (`status`, `body`, `headers`)".into(),
-            );
-        }
-        if let Some(status) = self.status {
-            http::StatusCode::from_u16(status)
-                .map_err(|_| format!("http: status {status} is not an HTTP status code"))?;
-        }
-        for (name, value) in &self.headers {
-            http::HeaderName::try_from(name.as_str())
-                .map_err(|_| format!("http: {name:?} is not a header name"))?;
-            http::HeaderValue::try_from(value.as_str())
-                .map_err(|_| format!("http: header {name}: {value:?} is not a header value"))?;
-        }
-        Ok(())
-    }
-}
-
-/// One outbound HTTP request a replayed plugin made, and its offline answer.
+/// One entry of a responses file: it answers Kubernetes calls, or (with its
+/// one key `http`) outbound HTTP requests.
 #[derive(Debug, Clone)]
-pub struct HttpIntent {
-    /// The request (its URL without the query).
-    pub request: OfflineRequest,
-    /// The response, or the scripted error.
-    pub answer: Result<OfflineResponse, HttpFailure>,
-    /// True when a `--responses` entry gave the answer.
-    pub scripted: bool,
+pub enum ScriptedResponse {
+    /// Answers the Kubernetes calls it matches.
+    Kube(KubeScript),
+    /// Answers the HTTP requests it matches.
+    Http(HttpScript),
 }
 
-/// How much of a request body a summary shows.
-const BODY_PREVIEW_CHARS: usize = 200;
-
-impl HttpIntent {
-    /// One line: `http POST https://hooks.example.com/alerts (12 bytes: {"pod":"a"}) → 503 (scripted)`.
-    pub fn summary(&self) -> String {
-        let request = &self.request;
-        let mut line = format!(
-            "http {} {} ({} bytes",
-            request.method, request.url, request.body_size
-        );
-        if request.body_size > 0 {
-            let text = String::from_utf8_lossy(&request.body);
-            let first = text.lines().next().unwrap_or_default();
-            let mut preview: String = first.chars().take(BODY_PREVIEW_CHARS).collect();
-            if preview.len() as u64 != request.body_size {
-                preview.push('…');
-            }
-            line.push_str(": ");
-            line.push_str(&crate::text::escape_controls(&preview));
-        }
-        line.push(')');
-        match &self.answer {
-            Ok(response) => line.push_str(&format!(" → {}", response.status)),
-            Err(failure) => line.push_str(&format!(" → error {}", failure.as_str())),
-        }
-        line.push_str(if self.scripted {
-            " (scripted)"
-        } else {
-            " (unscripted: empty body)"
-        });
-        line
-    }
-}
-
-/// A scripted error: a `kube-error` case and its message.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ScriptedError {
-    #[serde(rename = "type")]
-    case: String,
-    #[serde(default)]
-    message: String,
-}
-
-impl ScriptedError {
-    fn to_error(&self) -> Result<KubeError, String> {
-        let m = self.message.clone();
-        Ok(match self.case.as_str() {
-            "not-granted" => KubeError::NotGranted(m),
-            "not-found" => KubeError::NotFound(m),
-            "already-exists" => KubeError::AlreadyExists(m),
-            "conflict" => KubeError::Conflict(m),
-            "invalid" => KubeError::Invalid {
-                message: m,
-                causes: Vec::new(),
-            },
-            "forbidden" => KubeError::Forbidden(m),
-            "too-many-requests" => KubeError::TooManyRequests {
-                message: m,
-                retry_after: None,
-            },
-            "timeout" => KubeError::Timeout(m),
-            "unavailable" => KubeError::Unavailable(m),
-            "failed" => KubeError::Failed {
-                code: 400,
-                reason: "BadRequest".into(),
-                message: m,
-            },
-            other => return Err(format!("unknown error type {other:?}")),
-        })
-    }
-}
-
-impl ScriptedResponse {
-    fn matches(&self, request: &ApiRequest) -> bool {
-        let target = &request.target;
-        self.http.is_none()
-            && self.times != Some(0)
-            && self.verb.is_none_or(|v| v == request.operation.verb())
-            && self.kind.as_deref().is_none_or(|k| k == target.gvk.kind)
-            && self
-                .namespace
-                .as_deref()
-                .is_none_or(|ns| Some(ns) == target.namespace.as_deref())
-            && self.name.as_deref().is_none_or(|n| n == target.name)
-    }
-}
-
-/// Parses a responses file.
+/// Parses a responses file, naming the entry at fault.
 pub fn parse_responses(text: &str) -> Result<Vec<ScriptedResponse>, String> {
-    let responses: Vec<ScriptedResponse> = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
-    for (index, response) in responses.iter().enumerate() {
-        if let Some(http) = &response.http {
-            let kube_keys = response.verb.is_some()
-                || response.kind.is_some()
-                || response.namespace.is_some()
-                || response.name.is_some()
-                || response.times.is_some()
-                || response.object.is_some()
-                || response.error.is_some();
-            if kube_keys {
-                return Err(format!(
-                    "response #{}: an `http` entry has no other keys (put `times` inside it)",
-                    index + 1
+    let entries: Vec<serde_yaml::Mapping> =
+        serde_yaml::from_str(text).map_err(|e| e.to_string())?;
+    let mut responses = Vec::with_capacity(entries.len());
+    for (index, entry) in entries.into_iter().enumerate() {
+        let at = |e: String| format!("response #{}: {e}", index + 1);
+        let response = match entry.get("http") {
+            Some(_) if entry.len() > 1 => {
+                return Err(at(
+                    "an `http` entry has no other keys (put `times` inside it)".into(),
                 ));
             }
-            http.check()
-                .map_err(|e| format!("response #{}: {e}", index + 1))?;
-            continue;
-        }
-        match (&response.object, &response.error) {
-            (Some(_), Some(_)) | (None, None) => {
-                return Err(format!(
-                    "response #{}: give exactly one of `object` and `error`",
-                    index + 1
-                ));
+            Some(http) => {
+                let http: HttpScript =
+                    serde_yaml::from_value(http.clone()).map_err(|e| at(format!("http: {e}")))?;
+                http.check().map_err(at)?;
+                ScriptedResponse::Http(http)
             }
-            (_, Some(error)) => {
-                error
-                    .to_error()
-                    .map_err(|e| format!("response #{}: {e}", index + 1))?;
+            None => {
+                let kube: KubeScript =
+                    serde_yaml::from_value(entry.into()).map_err(|e| at(e.to_string()))?;
+                kube.check().map_err(at)?;
+                ScriptedResponse::Kube(kube)
             }
-            _ => {}
-        }
+        };
+        responses.push(response);
     }
     Ok(responses)
 }
@@ -419,14 +166,11 @@ impl ReplayApi {
         let scripted = state
             .script
             .iter_mut()
-            .filter_map(|r| r.http.as_mut())
-            .find(|http| http.matches(&request))
-            .map(|http| {
-                if let Some(times) = &mut http.times {
-                    *times -= 1;
-                }
-                http.answer()
-            });
+            .find_map(|entry| match entry {
+                ScriptedResponse::Http(http) if http.matches(&request) => Some(http),
+                _ => None,
+            })
+            .map(HttpScript::take);
         let intent = HttpIntent {
             request,
             scripted: scripted.is_some(),
@@ -445,15 +189,12 @@ impl ReplayApi {
 
     fn answer(&self, request: &ApiRequest) -> Result<String, KubeError> {
         let mut state = self.state();
-        if let Some(response) = state.script.iter_mut().find(|r| r.matches(request)) {
-            if let Some(times) = &mut response.times {
-                *times -= 1;
-            }
-            return match (&response.object, &response.error) {
-                (Some(object), _) => Ok(object.to_string()),
-                (_, Some(error)) => Err(error.to_error().unwrap_or_else(KubeError::Unavailable)),
-                (None, None) => unreachable!("checked when parsed"),
-            };
+        let scripted = state.script.iter_mut().find_map(|entry| match entry {
+            ScriptedResponse::Kube(kube) if kube.matches(request) => Some(kube),
+            _ => None,
+        });
+        if let Some(kube) = scripted {
+            return kube.take();
         }
         let target = &request.target;
         match &request.operation {
@@ -560,42 +301,5 @@ mod tests {
         let scripted: Vec<bool> = taken.iter().map(|i| i.scripted).collect();
         assert_eq!(scripted, [true, true, true, false]);
         assert!(api.take_http().is_empty());
-    }
-
-    #[test]
-    fn http_summaries_show_the_body_s_first_line_cut_at_200_chars() {
-        let intent = |body: &str, answer, scripted| {
-            HttpIntent {
-                request: request("POST", "https://hooks.example.com/alerts", body),
-                answer,
-                scripted,
-            }
-            .summary()
-        };
-        let ok = |status| {
-            Ok(OfflineResponse {
-                status,
-                headers: Vec::new(),
-                body: Default::default(),
-            })
-        };
-        assert_eq!(
-            intent("{\"pod\":\"a\"}", ok(503), true),
-            "http POST https://hooks.example.com/alerts (11 bytes: {\"pod\":\"a\"}) → 503 (scripted)"
-        );
-        assert_eq!(
-            intent("", ok(200), false),
-            "http POST https://hooks.example.com/alerts (0 bytes) → 200 (unscripted: empty body)"
-        );
-        assert_eq!(
-            intent("first\nsecond", Err(HttpFailure::ConnectionRefused), true),
-            "http POST https://hooks.example.com/alerts (12 bytes: first…) → error connection-refused (scripted)"
-        );
-        let long = "x".repeat(300);
-        let line = intent(&long, ok(200), true);
-        assert!(
-            line.contains(&format!("(300 bytes: {}…)", "x".repeat(200))),
-            "{line}"
-        );
     }
 }

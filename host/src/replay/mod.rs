@@ -4,8 +4,9 @@
 mod events;
 mod intents;
 
+pub use crate::capability::http::replay::{HttpFailure, HttpIntent};
 pub use events::{EventParseError, EventType, RecordedEvent, parse_events};
-pub use intents::{HttpFailure, HttpIntent, Intent, ReplayApi, ScriptedResponse, parse_responses};
+pub use intents::{Intent, ReplayApi, ScriptedResponse, parse_responses};
 
 use crate::capability::log::{MemorySink, OwnedLogLine};
 use crate::capability::metrics::{MetricUpdate, PluginMetrics};

@@ -3,9 +3,9 @@
 //! shipped plugins, and custom resources resolve through discovery.
 
 use crate::deploy::one;
-use herald::discovery::Resolver;
+use herald::discovery::{KindError, KindResolver, Resolver};
 use herald::gvk::Gvk;
-use herald::rbac::{KindResolver, RbacError, cluster_role, watched_resources};
+use herald::rbac::{cluster_role, watched_resources};
 use herald_tests::{artifacts, load};
 use k8s_openapi::api::rbac::v1::ClusterRole;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -86,7 +86,7 @@ async fn a_custom_resource_resolves_through_discovery_and_not_without_it() {
     assert_eq!(resolved.resource, "gizmos");
 
     match KindResolver::Builtin.resolve("gadget-watch", &gadget).await {
-        Err(err @ RbacError::UnknownKind { .. }) => {
+        Err(err @ KindError::UnknownKind { .. }) => {
             let message = err.to_string();
             assert!(
                 message.contains("gadget-watch") && message.contains("--kubeconfig"),
@@ -101,8 +101,9 @@ async fn a_custom_resource_resolves_through_discovery_and_not_without_it() {
 #[tokio::test]
 async fn plugins_that_act_get_exactly_the_verbs_they_declare() {
     use herald::capability::Grants;
+    use herald::discovery::GroupResource;
     use herald::plugin::LoadOptions;
-    use herald::rbac::{WatchedResource, write_verbs};
+    use herald::rbac::write_verbs;
     let declared = |path: &str, config: Option<serde_json::Value>| {
         herald_tests::load_with(
             path,
@@ -127,10 +128,7 @@ async fn plugins_that_act_get_exactly_the_verbs_they_declare() {
         .await
         .expect("built-in kinds");
     let of = |group: &str, resource: &str| -> Vec<&str> {
-        verbs[&WatchedResource {
-            group: group.into(),
-            resource: resource.into(),
-        }]
+        verbs[&GroupResource::new(group, resource)]
             .iter()
             .copied()
             .collect()

@@ -17,6 +17,8 @@
 //! series is kept).
 
 mod host;
+pub mod rbac;
+pub mod replay;
 mod stats;
 
 pub use host::{EventsHost, EventsView, add_to_linker};

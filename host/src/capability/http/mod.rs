@@ -60,6 +60,7 @@ mod body;
 mod grant;
 mod host;
 pub mod offline;
+pub mod replay;
 mod send;
 mod stats;
 mod tls;

@@ -34,6 +34,8 @@
 mod access;
 mod cluster;
 mod host;
+pub mod rbac;
+pub mod replay;
 mod request;
 mod rules;
 mod shadow;

@@ -26,6 +26,8 @@
 //!   subscribe to and gets what they get (`herald plugin rbac`); the grant
 //!   decides which plugin sees what of it.
 
+pub mod rbac;
+
 use crate::capability::kube::ALL_NAMESPACES;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;

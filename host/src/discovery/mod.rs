@@ -1,6 +1,12 @@
 //! Resolves a group/version/kind to its REST resource through API
 //! discovery (CRDs included): what informers watch and what plugins' calls
-//! reach.
+//! reach. [`builtin`] knows k8s-openapi's kinds without a cluster, and
+//! [`KindResolver`] turns a plugin's kinds into the resources RBAC names.
+
+pub mod builtin;
+mod kinds;
+
+pub use kinds::{GroupResource, KindError, KindResolver};
 
 use crate::api_path::ApiPath;
 use crate::gvk::Gvk;
