@@ -20,7 +20,7 @@
 use super::backoff::Backoff;
 use super::processor::{Change, Processor};
 use super::resource::InformerKey;
-use crate::store::{CachedObject, Transform};
+use crate::store::{CachedObject, ObjectParts, Transform};
 use futures::{AsyncBufReadExt, io::AsyncBufRead};
 use kube::core::params::{ListParams, WatchParams};
 use serde::{Deserialize, Serialize};
@@ -230,7 +230,7 @@ struct ListPage<'a> {
     #[serde(default)]
     metadata: ListMeta,
     #[serde(borrow, default)]
-    items: Vec<&'a RawValue>,
+    items: Vec<ObjectParts<'a>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -242,25 +242,14 @@ struct ListMeta {
     continue_token: Option<String>,
 }
 
+/// One watch event, its object split in the same pass
+/// ([`ObjectParts`]).
 #[derive(Deserialize)]
 struct WatchLine<'a> {
     #[serde(rename = "type")]
     kind: &'a str,
     #[serde(borrow)]
-    object: &'a RawValue,
-}
-
-#[derive(Deserialize)]
-struct VersionOnly {
-    #[serde(default)]
-    metadata: VersionMeta,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct VersionMeta {
-    #[serde(default)]
-    resource_version: String,
+    object: ObjectParts<'a>,
 }
 
 #[derive(Deserialize)]
@@ -292,17 +281,28 @@ impl std::fmt::Display for ListError {
 }
 
 /// A bookmark's metadata: its version and whether it ends the initial events.
-#[derive(Deserialize)]
 struct Bookmark {
-    metadata: BookmarkMeta,
+    resource_version: String,
+    initial_events_end: bool,
 }
 
-#[derive(Deserialize)]
-struct BookmarkMeta {
-    #[serde(rename = "resourceVersion", default)]
-    resource_version: String,
-    #[serde(default)]
-    annotations: BookmarkAnnotations,
+impl Bookmark {
+    /// Read from a bookmark event's object.
+    fn read(object: &ObjectParts<'_>) -> Result<Bookmark, String> {
+        let member = |key: &str| object.metadata_member(key).map(RawValue::get);
+        let resource_version = match member("resourceVersion") {
+            Some(raw) => serde_json::from_str(raw).map_err(|e| format!("resourceVersion: {e}"))?,
+            None => String::new(),
+        };
+        let annotations: BookmarkAnnotations = match member("annotations") {
+            Some(raw) => serde_json::from_str(raw).map_err(|e| format!("annotations: {e}"))?,
+            None => BookmarkAnnotations::default(),
+        };
+        Ok(Bookmark {
+            resource_version,
+            initial_events_end: annotations.initial_events_end.as_deref() == Some("true"),
+        })
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -472,8 +472,8 @@ impl Reflector {
             })?;
             let page: ListPage<'_> = serde_json::from_str(&text)
                 .map_err(|e| format!("decoding list of {}: {e}", self.url_path))?;
-            for item in page.items {
-                if let Some(object) = self.parse(item.get()) {
+            for item in &page.items {
+                if let Some(object) = self.parse(item) {
                     objects.push(Arc::new(object));
                 }
             }
@@ -563,16 +563,16 @@ impl Reflector {
             match event.kind {
                 "ADDED" => {
                     self.stats.events.count(WatchEventType::Added);
-                    if let Some(object) = self.parse(event.object.get()) {
+                    if let Some(object) = self.parse(&event.object) {
                         objects.push(Arc::new(object));
                     }
                 }
                 "BOOKMARK" => {
                     self.stats.events.count(WatchEventType::Bookmark);
-                    let bookmark: Bookmark = serde_json::from_str(event.object.get())
+                    let bookmark = Bookmark::read(&event.object)
                         .map_err(|e| ListError::Failed(format!("decoding a bookmark: {e}")))?;
-                    if bookmark.metadata.annotations.initial_events_end.as_deref() == Some("true") {
-                        let version = bookmark.metadata.resource_version;
+                    if bookmark.initial_events_end {
+                        let version = bookmark.resource_version;
                         self.stats.lists.fetch_add(1, Ordering::Relaxed);
                         self.stats.streamed_lists.fetch_add(1, Ordering::Relaxed);
                         self.stats.set_failure(None);
@@ -585,7 +585,7 @@ impl Reflector {
                     self.stats.events.count(WatchEventType::Error);
                     return Err(ListError::Failed(format!(
                         "streaming list error: {}",
-                        event.object.get()
+                        event.object.write(false, None)
                     )));
                 }
                 other => {
@@ -657,7 +657,7 @@ impl Reflector {
                 "ADDED" | "MODIFIED" | "DELETED" => {
                     let kind = WatchEventType::parse(event.kind).expect("one of the three");
                     self.stats.events.count(kind);
-                    let Some(object) = self.parse(event.object.get()) else {
+                    let Some(object) = self.parse(&event.object) else {
                         continue;
                     };
                     version.clear();
@@ -672,23 +672,23 @@ impl Reflector {
                 }
                 "BOOKMARK" => {
                     self.stats.events.count(WatchEventType::Bookmark);
-                    if let Ok(bookmark) = serde_json::from_str::<VersionOnly>(event.object.get())
-                        && !bookmark.metadata.resource_version.is_empty()
+                    if let Ok(bookmark) = Bookmark::read(&event.object)
+                        && !bookmark.resource_version.is_empty()
                     {
-                        *version = bookmark.metadata.resource_version;
+                        *version = bookmark.resource_version;
                     }
                 }
                 "ERROR" => {
                     self.stats.events.count(WatchEventType::Error);
-                    let status: Option<StatusObject> =
-                        serde_json::from_str(event.object.get()).ok();
+                    let object = event.object.write(false, None);
+                    let status: Option<StatusObject> = serde_json::from_str(&object).ok();
                     return match status {
                         Some(status) if status.code == 410 => WatchEnd::Expired,
                         Some(status) => WatchEnd::Failed(format!(
                             "watch error {}: {}",
                             status.code, status.message
                         )),
-                        None => WatchEnd::Failed(format!("watch error: {}", event.object.get())),
+                        None => WatchEnd::Failed(format!("watch error: {object}")),
                     };
                 }
                 other => return WatchEnd::Failed(format!("unknown watch event type {other:?}")),
@@ -696,9 +696,9 @@ impl Reflector {
         }
     }
 
-    fn parse(&self, json: &str) -> Option<CachedObject> {
-        match CachedObject::from_json(
-            json,
+    fn parse(&self, parts: &ObjectParts<'_>) -> Option<CachedObject> {
+        match CachedObject::from_parts(
+            parts,
             &self.api_version,
             &self.key.resource.gvk.kind,
             self.config.transform,

@@ -6,7 +6,7 @@ pub mod index;
 mod object;
 
 pub use index::{IndexKey, IndexKeyError};
-pub use object::{CachedObject, ObjectError, Transform, object_key};
+pub use object::{CachedObject, ObjectError, ObjectParts, Transform, object_key};
 
 use index::Index;
 use serde::Deserialize;

@@ -55,11 +55,32 @@ impl CachedObject {
         kind: &str,
         transform: Transform,
     ) -> Result<Self, ObjectError> {
-        let top: Fields<'_> =
+        let parts: ObjectParts<'_> =
             serde_json::from_str(raw).map_err(|e| ObjectError::Json(e.to_string()))?;
-        let metadata_raw = top.get("metadata").ok_or(ObjectError::NoName)?;
-        let metadata: Fields<'_> = serde_json::from_str(metadata_raw.get())
-            .map_err(|e| ObjectError::Json(format!("metadata: {e}")))?;
+        Self::build(&parts, Some(raw), api_version, kind, transform)
+    }
+
+    /// The object split by [`ObjectParts`] (inside a watch event or a list,
+    /// in the same pass that read them), written out again.
+    pub fn from_parts(
+        parts: &ObjectParts<'_>,
+        api_version: &str,
+        kind: &str,
+        transform: Transform,
+    ) -> Result<Self, ObjectError> {
+        Self::build(parts, None, api_version, kind, transform)
+    }
+
+    /// `raw`, when given, is the text `parts` was split from, kept as it
+    /// is when nothing is to be changed.
+    fn build(
+        parts: &ObjectParts<'_>,
+        raw: Option<&str>,
+        api_version: &str,
+        kind: &str,
+        transform: Transform,
+    ) -> Result<Self, ObjectError> {
+        let metadata = parts.metadata.as_ref().ok_or(ObjectError::NoName)?;
         let text = |key: &str| {
             metadata
                 .get(key)
@@ -87,17 +108,12 @@ impl CachedObject {
             };
 
         let strip = transform.strip_managed_fields && metadata.get("managedFields").is_some();
-        let add_type = top.get("apiVersion").is_none() || top.get("kind").is_none();
-        let json: Box<str> = if !strip && !add_type {
-            raw.into()
-        } else {
-            rebuild(
-                &top,
-                &metadata,
-                strip,
-                add_type.then_some((api_version, kind)),
-                raw.len(),
-            )
+        let add_type = parts.member("apiVersion").is_none() || parts.member("kind").is_none();
+        let json: Box<str> = match raw {
+            Some(raw) if !strip && !add_type => raw.into(),
+            _ => parts
+                .write(strip, add_type.then_some((api_version, kind)))
+                .into_boxed_str(),
         };
         Ok(CachedObject {
             json,
@@ -198,61 +214,112 @@ pub fn object_key(namespace: Option<&str>, name: &str) -> String {
     }
 }
 
-/// Writes the object again without `managedFields` and/or with its type
-/// fields, keeping every other field's bytes exactly as received.
-fn rebuild(
-    top: &Fields<'_>,
-    metadata: &Fields<'_>,
-    strip: bool,
-    add_type: Option<(&str, &str)>,
-    capacity: usize,
-) -> Box<str> {
-    let mut out = String::with_capacity(capacity);
-    out.push('{');
-    let mut first = true;
-    let mut field = |out: &mut String, key: &str, value: &str| {
-        if !std::mem::take(&mut first) {
-            out.push(',');
-        }
-        write_key(out, key);
-        out.push_str(value);
-    };
-    if let Some((api_version, kind)) = add_type {
-        if top.get("apiVersion").is_none() {
-            field(
-                &mut out,
-                "apiVersion",
-                &serde_json::to_string(api_version).expect("string serializes"),
-            );
-        }
-        if top.get("kind").is_none() {
-            field(
-                &mut out,
-                "kind",
-                &serde_json::to_string(kind).expect("string serializes"),
-            );
-        }
+/// One object's JSON split in a single pass: its top-level members in
+/// order, values unparsed, except `metadata`, whose members are split too.
+/// Reading an object this way (as a member of a watch event or a list
+/// page) scans its bytes once; splitting the event first and the object
+/// and its metadata after would scan them up to three times.
+#[derive(Debug)]
+pub struct ObjectParts<'a> {
+    members: Vec<(Cow<'a, str>, Member<'a>)>,
+    metadata: Option<Fields<'a>>,
+}
+
+#[derive(Debug)]
+enum Member<'a> {
+    Raw(&'a RawValue),
+    /// Where `metadata` (held in [`ObjectParts::metadata`]) goes.
+    Metadata,
+}
+
+impl<'a> ObjectParts<'a> {
+    /// The top-level member `key` (not `metadata`), unparsed.
+    pub fn member(&self, key: &str) -> Option<&'a RawValue> {
+        self.members.iter().find_map(|(k, v)| match v {
+            Member::Raw(value) if k == key => Some(*value),
+            _ => None,
+        })
     }
-    for (key, value) in &top.0 {
-        if key == "metadata" && strip {
-            let mut meta = String::with_capacity(value.get().len());
-            meta.push('{');
-            let mut meta_first = true;
-            for (meta_key, meta_value) in metadata.0.iter().filter(|(k, _)| k != "managedFields") {
-                if !std::mem::take(&mut meta_first) {
-                    meta.push(',');
-                }
-                write_key(&mut meta, meta_key);
-                meta.push_str(meta_value.get());
+
+    /// The member `key` of `metadata`, unparsed.
+    pub fn metadata_member(&self, key: &str) -> Option<&'a RawValue> {
+        self.metadata.as_ref()?.get(key)
+    }
+
+    /// The object as JSON again: without `metadata.managedFields` when
+    /// `strip`, with `apiVersion` and `kind` first when `add_type` gives
+    /// them and the object lacks them; every other member's bytes exactly
+    /// as received.
+    pub fn write(&self, strip: bool, add_type: Option<(&str, &str)>) -> String {
+        let capacity = self
+            .members
+            .iter()
+            .map(|(key, value)| {
+                key.len()
+                    + 4
+                    + match value {
+                        Member::Raw(raw) => raw.get().len(),
+                        Member::Metadata => self.metadata.as_ref().map_or(2, Fields::len),
+                    }
+            })
+            .sum::<usize>()
+            + 2;
+        let mut out = String::with_capacity(capacity);
+        out.push('{');
+        let mut first = true;
+        let mut field = |out: &mut String, key: &str| {
+            if !std::mem::take(&mut first) {
+                out.push(',');
             }
-            meta.push('}');
-            field(&mut out, key, &meta);
-        } else {
-            field(&mut out, key, value.get());
+            write_key(out, key);
+        };
+        if let Some((api_version, kind)) = add_type {
+            for (key, value) in [("apiVersion", api_version), ("kind", kind)] {
+                if self.member(key).is_none() {
+                    field(&mut out, key);
+                    out.push_str(&serde_json::to_string(value).expect("string serializes"));
+                }
+            }
         }
+        for (key, value) in &self.members {
+            field(&mut out, key);
+            match value {
+                Member::Raw(raw) => out.push_str(raw.get()),
+                Member::Metadata => match &self.metadata {
+                    Some(metadata) => metadata.write(&mut out, strip),
+                    None => out.push_str("null"),
+                },
+            }
+        }
+        out.push('}');
+        out
     }
-    out.push('}');
-    out.into_boxed_str()
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ObjectParts<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct PartsVisitor<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for PartsVisitor<'a> {
+            type Value = ObjectParts<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+                let mut members = Vec::with_capacity(8);
+                let mut metadata = None;
+                while let Some(key) = map.next_key::<Key<'de>>()? {
+                    if key.0 == "metadata" && metadata.is_none() {
+                        metadata = map.next_value::<Option<Fields<'a>>>()?;
+                        members.push((key.0, Member::Metadata));
+                    } else {
+                        members.push((key.0, Member::Raw(map.next_value()?)));
+                    }
+                }
+                Ok(ObjectParts { members, metadata })
+            }
+        }
+        deserializer.deserialize_map(PartsVisitor(std::marker::PhantomData))
+    }
 }
 
 fn write_key(out: &mut String, key: &str) {
@@ -283,11 +350,39 @@ pub(crate) fn value_at<'a>(json: &'a str, path: &[Box<str>]) -> Option<&'a RawVa
 }
 
 /// The fields of a JSON object in their original order, values unparsed.
+#[derive(Debug)]
 struct Fields<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
 
 impl<'a> Fields<'a> {
     fn get(&self, key: &str) -> Option<&'a RawValue> {
         self.0.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
+    }
+
+    /// About the length of the object written out again.
+    fn len(&self) -> usize {
+        2 + self
+            .0
+            .iter()
+            .map(|(k, v)| k.len() + 4 + v.get().len())
+            .sum::<usize>()
+    }
+
+    /// Writes the object, without `managedFields` when `strip`.
+    fn write(&self, out: &mut String, strip: bool) {
+        out.push('{');
+        let mut first = true;
+        for (key, value) in self
+            .0
+            .iter()
+            .filter(|(k, _)| !strip || k != "managedFields")
+        {
+            if !std::mem::take(&mut first) {
+                out.push(',');
+            }
+            write_key(out, key);
+            out.push_str(value.get());
+        }
+        out.push('}');
     }
 }
 
@@ -364,6 +459,41 @@ mod tests {
             .expect("deep but valid");
         assert_eq!(object.json(), json);
         assert_eq!(object.resource_version(), "7");
+    }
+
+    #[test]
+    fn an_object_split_inside_its_watch_event_is_cached_as_if_read_alone() {
+        #[derive(serde::Deserialize)]
+        struct Event<'a> {
+            #[serde(borrow)]
+            object: ObjectParts<'a>,
+        }
+        let raw = pod_with_managed_fields();
+        let line = format!(r#"{{"type":"ADDED","object":{raw}}}"#);
+        let event: Event<'_> = serde_json::from_str(&line).unwrap();
+        for transform in [
+            Transform::default(),
+            Transform {
+                strip_managed_fields: false,
+            },
+        ] {
+            let alone = CachedObject::from_json(&raw, "v1", "Pod", transform).unwrap();
+            let split = CachedObject::from_parts(&event.object, "v1", "Pod", transform).unwrap();
+            assert_eq!(split, alone);
+        }
+        let item: ObjectParts<'_> =
+            serde_json::from_str(r#"{"metadata":{"name":"a","uid":"u"},"spec":{}}"#).unwrap();
+        let filled = CachedObject::from_parts(&item, "v1", "Pod", Transform::default()).unwrap();
+        assert_eq!(
+            filled.json(),
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","uid":"u"},"spec":{}}"#
+        );
+        let nameless: ObjectParts<'_> = serde_json::from_str(r#"{"metadata":null}"#).unwrap();
+        assert_eq!(
+            CachedObject::from_parts(&nameless, "v1", "Pod", Transform::default()),
+            Err(ObjectError::NoName)
+        );
+        assert!(serde_json::from_str::<ObjectParts<'_>>(r#"{"metadata":[1]}"#).is_err());
     }
 
     #[test]
