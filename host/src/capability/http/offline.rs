@@ -27,6 +27,19 @@ pub struct OfflineRequest {
     pub body: Bytes,
 }
 
+impl OfflineRequest {
+    /// A request whose whole body is `body`.
+    pub fn new(method: &str, url: &str, body: impl Into<Bytes>) -> Self {
+        let body = body.into();
+        OfflineRequest {
+            method: method.to_owned(),
+            url: url.to_owned(),
+            body_size: body.len() as u64,
+            body,
+        }
+    }
+}
+
 /// The answer to an offline request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OfflineResponse {

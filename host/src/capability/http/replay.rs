@@ -164,12 +164,7 @@ mod tests {
     use super::*;
 
     fn request(method: &str, url: &str, body: &str) -> OfflineRequest {
-        OfflineRequest {
-            method: method.into(),
-            url: url.into(),
-            body_size: body.len() as u64,
-            body: body.to_owned().into(),
-        }
+        OfflineRequest::new(method, url, body.to_owned())
     }
 
     #[test]
