@@ -267,22 +267,16 @@ impl<'a> ObjectParts<'a> {
         let mut out = String::with_capacity(capacity);
         out.push('{');
         let mut first = true;
-        let mut field = |out: &mut String, key: &str| {
-            if !std::mem::take(&mut first) {
-                out.push(',');
-            }
-            write_key(out, key);
-        };
         if let Some((api_version, kind)) = add_type {
             for (key, value) in [("apiVersion", api_version), ("kind", kind)] {
                 if self.member(key).is_none() {
-                    field(&mut out, key);
+                    write_member_key(&mut out, &mut first, key);
                     out.push_str(&serde_json::to_string(value).expect("string serializes"));
                 }
             }
         }
         for (key, value) in &self.members {
-            field(&mut out, key);
+            write_member_key(&mut out, &mut first, key);
             match value {
                 Member::Raw(raw) => out.push_str(raw.get()),
                 Member::Metadata => match &self.metadata {
@@ -307,8 +301,9 @@ impl<'de: 'a, 'a> Deserialize<'de> for ObjectParts<'a> {
             fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
                 let mut members = Vec::with_capacity(8);
                 let mut metadata = None;
+                let mut metadata_seen = false;
                 while let Some(key) = map.next_key::<Key<'de>>()? {
-                    if key.0 == "metadata" && metadata.is_none() {
+                    if key.0 == "metadata" && !std::mem::replace(&mut metadata_seen, true) {
                         metadata = map.next_value::<Option<Fields<'a>>>()?;
                         members.push((key.0, Member::Metadata));
                     } else {
@@ -322,7 +317,12 @@ impl<'de: 'a, 'a> Deserialize<'de> for ObjectParts<'a> {
     }
 }
 
-fn write_key(out: &mut String, key: &str) {
+/// Writes an object member's key and colon, after a comma unless it is the
+/// `first` member.
+fn write_member_key(out: &mut String, first: &mut bool, key: &str) {
+    if !std::mem::take(first) {
+        out.push(',');
+    }
     if key
         .bytes()
         .all(|b| b >= 0x20 && b != b'"' && b != b'\\' && b < 0x80)
@@ -376,10 +376,7 @@ impl<'a> Fields<'a> {
             .iter()
             .filter(|(k, _)| !strip || k != "managedFields")
         {
-            if !std::mem::take(&mut first) {
-                out.push(',');
-            }
-            write_key(out, key);
+            write_member_key(out, &mut first, key);
             out.push_str(value.get());
         }
         out.push('}');
