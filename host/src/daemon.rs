@@ -175,6 +175,13 @@ pub struct PluginStatus {
     pub subscriptions: Vec<SubscriptionStatus>,
     /// The last failure, if any.
     pub last_error: Option<LastError>,
+    /// Its idle instance is dropped after this long with nothing to
+    /// deliver (`plugins.<name>.reclaimIdleAfter`); `None`: never.
+    #[serde(with = "crate::units::duration::option")]
+    pub reclaim_idle_after: Option<std::time::Duration>,
+    /// Times its idle instance was dropped since it last started
+    /// dispatching.
+    pub instances_reclaimed: u64,
 }
 
 /// Status of one subscription's listener.
@@ -811,6 +818,11 @@ impl Daemon {
                     read_grants: entry.plugin.context().kube.reads().granted.clone(),
                     subscriptions,
                     last_error: entry.active.as_ref().and_then(|a| a.worker.last_error()),
+                    reclaim_idle_after: entry.plugin.idle_policy().reclaim_after,
+                    instances_reclaimed: entry
+                        .active
+                        .as_ref()
+                        .map_or(0, |a| a.worker.instances_reclaimed()),
                 }
             })
             .collect()

@@ -49,6 +49,7 @@ pub const HOST_FAMILIES: &[(&str, MetricType)] = &[
     ("herald_plugin_source_pulls", MetricType::Counter),
     ("herald_dispatching", MetricType::Gauge),
     ("herald_plugin_workers_abandoned", MetricType::Counter),
+    ("herald_plugin_instances_reclaimed", MetricType::Counter),
     ("herald_plugin_degraded", MetricType::Gauge),
     ("herald_plugin_waiting_for_caches", MetricType::Gauge),
     ("herald_ready", MetricType::Gauge),

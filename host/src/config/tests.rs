@@ -594,3 +594,44 @@ fn a_forbidden_informer_holds_the_replica_unless_configured_otherwise() {
     let refused = error("readiness:\n  forbidden: hold-plugin\n").to_string();
     assert!(refused.contains("readiness.forbidden"), "{refused}");
 }
+
+#[test]
+fn an_idle_instance_is_kept_unless_reclaiming_is_asked_for_and_at_least_a_second() {
+    let sink: std::sync::Arc<dyn crate::capability::log::LogSink> =
+        std::sync::Arc::new(crate::capability::log::MemorySink::default());
+    let reclaim = |config: &str, sidecar: Option<&str>| {
+        let settings = Config::parse(config, "herald.yaml")
+            .unwrap()
+            .plugin_settings();
+        let sidecar = sidecar.map(|text| settings.parse_sidecar(text, "x.yaml").unwrap());
+        settings
+            .load_options("x", sidecar.as_ref(), sink.clone())
+            .idle
+            .reclaim_after
+    };
+    assert_eq!(reclaim("{}", None), None);
+    let minutes = Some(Duration::from_secs(300));
+    assert_eq!(
+        reclaim("plugins:\n  x:\n    reclaimIdleAfter: 5m\n", None),
+        minutes
+    );
+    assert_eq!(reclaim("{}", Some("reclaimIdleAfter: 5m\n")), minutes);
+    assert_eq!(
+        reclaim(
+            "plugins:\n  x:\n    reclaimIdleAfter: 5m\n",
+            Some("reclaimIdleAfter: 1h\n")
+        ),
+        minutes,
+        "the host configuration wins"
+    );
+    let err = error("plugins:\n  x:\n    reclaimIdleAfter: 100ms\n");
+    assert_eq!(err.key, "plugins.x.reclaimIdleAfter");
+    assert!(err.problem.contains("at least 1s"), "{err}");
+    let settings = Config::parse("{}", "herald.yaml")
+        .unwrap()
+        .plugin_settings();
+    let err = settings
+        .parse_sidecar("reclaimIdleAfter: 0s\n", "x.yaml")
+        .unwrap_err();
+    assert_eq!(err.key, "reclaimIdleAfter");
+}

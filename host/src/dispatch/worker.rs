@@ -83,12 +83,13 @@ use crate::informer::Notification;
 use crate::plugin::EPOCH_TICK;
 use crate::plugin::HandlerCall;
 use crate::plugin::{
-    Busy, CallError, Delivery, Demand, EventContext, Handled, LoadedPlugin, PluginInstance, idle,
+    Busy, CallError, Delivery, Demand, EventContext, Handled, IdlePolicy, LoadedPlugin,
+    PluginInstance, idle,
 };
 use crate::throttle::{Admit, Throttle};
 use serde::Serialize;
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant, SystemTime};
 use tokio::task::JoinHandle;
@@ -230,6 +231,10 @@ struct Dispatch {
     /// carry its error text: counters and the last error see every failure,
     /// the log at most [`FAILURE_LINES_PER_SECOND`].
     failure_lines: Throttle,
+    /// When the instance is dropped for want of work.
+    idle: IdlePolicy,
+    /// Instances dropped so.
+    reclaimed: AtomicU64,
     clock: Clock,
 }
 
@@ -257,13 +262,14 @@ impl PluginWorker {
 
     /// [`new`](Self::new), publishing each finished delivery to `feed`.
     pub fn with_feed(plugin: LoadedPlugin, retry: RetryPolicy, feed: Option<Arc<Feed>>) -> Self {
-        let dispatch = Dispatch::new(
+        let mut dispatch = Dispatch::new(
             plugin.name().into(),
             retry,
             feed,
             plugin.engine().demand().clone(),
             Box::new(Instant::now),
         );
+        dispatch.idle = plugin.idle_policy();
         PluginWorker {
             shared: Arc::new(Shared {
                 plugin,
@@ -339,6 +345,11 @@ impl PluginWorker {
     /// True when every listener has delivered and handled its initial list.
     pub fn has_synced(&self) -> bool {
         self.listeners().iter().all(|l| l.has_synced())
+    }
+
+    /// How many times its idle instance was dropped (`reclaimIdleAfter`).
+    pub fn instances_reclaimed(&self) -> u64 {
+        self.shared.dispatch.instances_reclaimed()
     }
 
     /// The plugin's last failure.
@@ -444,6 +455,10 @@ trait Calls {
         ctx: &EventContext,
         notification: &Notification,
     ) -> impl Future<Output = Result<Handled, CallError>> + Send;
+
+    /// Drops what the calls hold while the plugin is idle; true if there
+    /// was something to drop.
+    fn reclaim(&mut self) -> bool;
 }
 
 impl Calls for PluginInstance {
@@ -458,6 +473,10 @@ impl Calls for PluginInstance {
             Notification::Delete { object, .. } => HandlerCall::Delete(object.json()),
         };
         self.deliver(ctx, call)
+    }
+
+    fn reclaim(&mut self) -> bool {
+        PluginInstance::reclaim(self)
     }
 }
 
@@ -509,6 +528,8 @@ impl Dispatch {
             feed,
             demand,
             caches,
+            idle: IdlePolicy::default(),
+            reclaimed: AtomicU64::new(0),
             clock,
         }
     }
@@ -577,11 +598,32 @@ impl Dispatch {
                 Step::Idle(_) if mode == RunMode::Draining => return,
                 Step::Idle(ready_at) => ready_at,
             };
-            busy = match idle_until {
-                Some(ready_at) => idle(busy, self.signal.raised_by(ready_at)).await.1,
-                None => idle(busy, self.signal.raised()).await.1,
-            };
+            busy = self.wait(calls, busy, idle_until).await;
             slice = Slice::new();
+        }
+    }
+
+    /// Waits, counted idle, until something is pushed or `ready_at`
+    /// passes. Should the idle policy's time pass first, drops the
+    /// instance, then goes on waiting.
+    async fn wait(&self, calls: &mut impl Calls, busy: Busy, ready_at: Option<Instant>) -> Busy {
+        let mut busy = busy;
+        if let Some(after) = self.idle.reclaim_after {
+            let reclaim_at = Instant::now() + after;
+            if ready_at.is_none_or(|ready| ready > reclaim_at) {
+                let (raised, woken) = idle(busy, self.signal.raised_by(reclaim_at)).await;
+                if raised {
+                    return woken;
+                }
+                if calls.reclaim() {
+                    self.reclaimed.fetch_add(1, Ordering::Relaxed);
+                }
+                busy = woken;
+            }
+        }
+        match ready_at {
+            Some(ready_at) => idle(busy, self.signal.raised_by(ready_at)).await.1,
+            None => idle(busy, self.signal.raised()).await.1,
         }
     }
 
@@ -631,6 +673,11 @@ impl Dispatch {
             }
         }
         Step::Worked
+    }
+
+    /// How many times the idle instance was dropped.
+    fn instances_reclaimed(&self) -> u64 {
+        self.reclaimed.load(Ordering::Relaxed)
     }
 
     /// Whether every listener's cache is complete, so deliveries may start.
@@ -1098,6 +1145,10 @@ mod tests {
         report: Option<mpsc::Sender<String>>,
         /// Run during the call whose key this is.
         hook: Option<(String, Box<dyn FnOnce() + Send>)>,
+        /// An instance is live: made by a call, dropped by a reclaim.
+        live: bool,
+        /// Times asked to reclaim.
+        reclaims: Arc<std::sync::atomic::AtomicU32>,
     }
 
     impl Calls for Script {
@@ -1107,6 +1158,7 @@ mod tests {
             notification: &Notification,
         ) -> impl Future<Output = Result<Handled, CallError>> + Send {
             let stuck = self.stuck.contains(&ctx.key);
+            self.live = true;
             let answer = self.answer(ctx, notification);
             async move {
                 if stuck {
@@ -1114,6 +1166,11 @@ mod tests {
                 }
                 answer
             }
+        }
+
+        fn reclaim(&mut self) -> bool {
+            self.reclaims.fetch_add(1, Ordering::Relaxed);
+            std::mem::take(&mut self.live)
         }
     }
 
@@ -1369,6 +1426,56 @@ mod tests {
             (true, Vec::new(), 50)
         );
         assert!(pods.has_synced() && namespaces.has_synced());
+    }
+
+    #[test]
+    fn an_idle_instance_is_dropped_after_the_idle_time_and_not_while_work_keeps_coming() {
+        let clock = ManualClock::new();
+        let mut dispatch = dispatch_with(RetryPolicy::default(), &clock);
+        dispatch.idle.reclaim_after = Some(MS);
+        let pods = listener(&dispatch, Delivery::EveryEvent);
+        let mut script = Script::default();
+        let reclaims = script.reclaims.clone();
+        let mut cursor = Cursor::default();
+        pods.push(add("a", 1, false));
+        assert_eq!(settle(&dispatch, &mut script, &mut cursor).0, ["add n/a@1"]);
+        assert!(script.live);
+        let runtime = current_thread();
+
+        // Work already waiting: the wait ends at once, nothing dropped.
+        pods.push(add("a", 2, false));
+        runtime.block_on(dispatch.wait(&mut script, dispatch.demand.busy(), None));
+        assert_eq!((count32(&reclaims), dispatch.instances_reclaimed()), (0, 0));
+        assert_eq!(settle(&dispatch, &mut script, &mut cursor).0, ["add n/a@2"]);
+
+        // Idle past the idle time: the instance is dropped, then the wait
+        // goes on until work comes (pushed once the drop is seen).
+        let idle_until_reclaimed = |script: &mut Script, rv: u32| {
+            let before = count32(&reclaims);
+            runtime.block_on(async {
+                let push = async {
+                    while count32(&reclaims) == before {
+                        tokio::time::sleep(MS).await;
+                    }
+                    pods.push(add("a", rv, false));
+                };
+                tokio::join!(dispatch.wait(script, dispatch.demand.busy(), None), push);
+            });
+        };
+        idle_until_reclaimed(&mut script, 3);
+        assert_eq!((count32(&reclaims), dispatch.instances_reclaimed()), (1, 1));
+        assert!(!script.live, "dropped while idle");
+        assert_eq!(settle(&dispatch, &mut script, &mut cursor).0, ["add n/a@3"]);
+        assert!(script.live, "the next delivery made a fresh one");
+
+        // Nothing live to drop: asked, but not counted as a reclaim.
+        script.live = false;
+        idle_until_reclaimed(&mut script, 4);
+        assert_eq!((count32(&reclaims), dispatch.instances_reclaimed()), (2, 1));
+    }
+
+    fn count32(counter: &std::sync::atomic::AtomicU32) -> u32 {
+        counter.load(Ordering::Relaxed)
     }
 
     #[test]

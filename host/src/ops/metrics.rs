@@ -386,6 +386,20 @@ impl Collector for HeraldCollector {
                 })
                 .collect()
         };
+        let reclaimed: Vec<(Labels, f64)> = statuses
+            .iter()
+            .map(|status| {
+                let reclaimed = status.instances_reclaimed as f64;
+                (vec![("plugin", status.name.clone())], reclaimed)
+            })
+            .collect();
+        family(
+            &mut encoder,
+            "herald_plugin_instances_reclaimed",
+            "Times a plugin's idle instance was dropped (plugins.<name>.reclaimIdleAfter) since it last started dispatching.",
+            MetricType::Counter,
+            &reclaimed,
+        )?;
         let degraded = flag(|status| status.degraded.is_some());
         let waiting = flag(|status| status.caches.as_ref().is_some_and(|c| !c.synced));
         family(

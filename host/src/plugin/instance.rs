@@ -79,6 +79,18 @@ impl PluginInstance {
         self.rebuilds
     }
 
+    /// Whether a store is live now (false before the first call of a lazy
+    /// instance, after a fault, and after [`reclaim`](Self::reclaim)).
+    pub fn is_live(&self) -> bool {
+        self.live.is_some()
+    }
+
+    /// Drops the live store, returning its memory; the next call makes a
+    /// fresh one. True if there was one to drop.
+    pub fn reclaim(&mut self) -> bool {
+        self.live.take().is_some()
+    }
+
     /// Delivers an add, blocking this thread until the call ends (never
     /// call it from an async task: see [`deliver`](Self::deliver)).
     pub fn on_add(&mut self, ctx: &EventContext, obj: &str) -> Result<Handled, CallError> {

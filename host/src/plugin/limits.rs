@@ -29,6 +29,43 @@ impl Default for Limits {
     }
 }
 
+/// When a plugin's idle instance is dropped (`plugins.<name>.reclaimIdleAfter`).
+///
+/// A live instance holds the pages its calls wrote: for a Python or
+/// JavaScript plugin about half a MiB to a MiB beyond the memory image its
+/// instances share (B11), scattered over the interpreter's heap (reference
+/// counts, the engine's nursery), so nothing short of dropping the instance
+/// gives them back. Reclaiming is the operator's choice per plugin because
+/// the plugin notices: its globals start afresh, as after a fault, and its
+/// next delivery pays for instantiating (B11's `reclaimed` rows).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IdlePolicy {
+    /// Drop the instance after this long with nothing to deliver; `None`:
+    /// keep it as long as the plugin.
+    pub reclaim_after: Option<Duration>,
+}
+
+impl IdlePolicy {
+    /// The shortest idle time that may be configured: shorter would trade
+    /// a few pages for an instantiation on nearly every delivery.
+    pub const MIN_RECLAIM_AFTER: Duration = Duration::from_secs(1);
+
+    /// Checks a configured idle time; the error names `key`.
+    pub fn check(key: &str, reclaim_after: Option<Duration>) -> Result<(), (String, String)> {
+        match reclaim_after {
+            Some(after) if after < Self::MIN_RECLAIM_AFTER => Err((
+                key.into(),
+                format!(
+                    "must be at least {}, not {}",
+                    crate::units::duration::format(Self::MIN_RECLAIM_AFTER),
+                    crate::units::duration::format(after)
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// The operator's limit policy: defaults for plugins that ask for nothing and
 /// maxima no plugin may exceed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

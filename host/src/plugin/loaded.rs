@@ -6,7 +6,7 @@ use super::deadline::{DeadlinePassed, run_until};
 use super::engine::{PluginEngine, check_header, one_line};
 use super::error::{CallError, LoadError};
 use super::instance::classify;
-use super::limits::{LimitError, LimitPolicy, Limits};
+use super::limits::{IdlePolicy, LimitError, LimitPolicy, Limits};
 use super::manifest::{Manifest, ManifestError, RequestedLimits};
 use super::state::{HostState, PluginContext};
 use super::world::PluginPre;
@@ -48,6 +48,8 @@ pub struct LoadOptions {
     pub metrics: Option<PluginMetricsRegistry>,
     /// Most series its metrics may have together.
     pub max_metric_series: usize,
+    /// When its idle instance is dropped.
+    pub idle: IdlePolicy,
 }
 
 impl Default for LoadOptions {
@@ -63,6 +65,7 @@ impl Default for LoadOptions {
             allowed_digests: None,
             metrics: None,
             max_metric_series: DEFAULT_MAX_SERIES,
+            idle: IdlePolicy::default(),
         }
     }
 }
@@ -91,6 +94,7 @@ struct Inner {
     pre: PluginPre,
     manifest: Manifest,
     limits: Limits,
+    idle: IdlePolicy,
     context: Arc<PluginContext>,
     digest: String,
 }
@@ -203,6 +207,11 @@ impl LoadedPlugin {
     /// The limits its instances run under.
     pub fn limits(&self) -> Limits {
         self.inner.limits
+    }
+
+    /// When its idle instance is dropped.
+    pub fn idle_policy(&self) -> IdlePolicy {
+        self.inner.idle
     }
 
     /// sha256 of the file it was loaded from.
@@ -375,6 +384,7 @@ fn build(
             pre,
             manifest,
             limits,
+            idle: options.idle,
             context,
             digest,
         }),

@@ -33,6 +33,13 @@ pub struct PluginConfig {
     pub rate_limit: Option<crate::capability::rate::RateLimit>,
     /// Its metrics' limits.
     pub metrics: crate::capability::metrics::PluginMetricsLimits,
+    /// Drop the plugin's instance once it has had nothing to deliver for
+    /// this long, and make a fresh one for its next delivery: an idle
+    /// plugin then holds no instance memory, at the cost of its globals
+    /// and of instantiating again ([`crate::plugin::IdlePolicy`]). Unset:
+    /// the instance lives as long as the plugin.
+    #[serde(with = "crate::units::duration::option")]
+    pub reclaim_idle_after: Option<std::time::Duration>,
     /// Let a build of this plugin that is neither pinned nor signed carry
     /// grants that act outside the host (writes, HTTP, Events) or read a
     /// sensitive kind: the operator's explicit opt-out of the identity
@@ -159,6 +166,10 @@ pub struct Sidecar {
     pub mode: Option<crate::capability::Mode>,
     /// API request rate (used where `plugins.<name>.rateLimit` is unset).
     pub rate_limit: Option<crate::capability::rate::RateLimit>,
+    /// When to drop an idle instance (used where
+    /// `plugins.<name>.reclaimIdleAfter` is unset).
+    #[serde(with = "crate::units::duration::option")]
+    pub reclaim_idle_after: Option<std::time::Duration>,
 }
 
 /// Checks that every entry of the list at `key` is a lowercase hex sha256.
@@ -190,6 +201,7 @@ impl PluginConfig {
         limits.check_overrides(&self.limits)?;
         check_digests("sha256", &self.sha256)?;
         check_grants(&self.grants, self.rate_limit.as_ref())?;
+        crate::plugin::IdlePolicy::check("reclaimIdleAfter", self.reclaim_idle_after)?;
         if let Some(max_series) = self.metrics.max_series {
             crate::capability::metrics::check_max_series("metrics.maxSeries", max_series)?;
         }
@@ -229,6 +241,8 @@ impl PluginSettings {
             .check_overrides(&sidecar.limits)
             .map_err(|(key, problem)| ConfigError::new(source_name, &key, &problem))?;
         check_grants(&sidecar.grants, sidecar.rate_limit.as_ref())
+            .map_err(|(key, problem)| ConfigError::new(source_name, &key, &problem))?;
+        crate::plugin::IdlePolicy::check("reclaimIdleAfter", sidecar.reclaim_idle_after)
             .map_err(|(key, problem)| ConfigError::new(source_name, &key, &problem))?;
         if !self.sidecar_grants && !sidecar.grants.is_empty() {
             return Err(ConfigError::new(
@@ -297,6 +311,11 @@ impl PluginSettings {
             max_metric_series: entry
                 .and_then(|p| p.metrics.max_series)
                 .unwrap_or(self.max_metric_series),
+            idle: crate::plugin::IdlePolicy {
+                reclaim_after: entry
+                    .and_then(|p| p.reclaim_idle_after)
+                    .or(sidecar.and_then(|s| s.reclaim_idle_after)),
+            },
             ..self.anonymous_load_options(sink)
         }
     }

@@ -15,6 +15,7 @@ mod go_plugin;
 mod guarantees;
 mod hostile;
 mod identity;
+mod idle;
 mod indexes;
 mod informers;
 mod kubectl;
