@@ -35,7 +35,11 @@
 //! - **memory per live instance**: N instances of the no-op, each having
 //!   handled one 4 KB Pod, held at once beside one made first; the growth
 //!   of this process's PSS divided by N (the RSS, which counts a shared
-//!   memory image's pages once per instance mapping them, in the details).
+//!   memory image's pages once per instance mapping them, in the details);
+//! - **memory per reclaimed instance**: the same N instances, each
+//!   reclaimed after its call (`reclaimIdleAfter`), against the live ones;
+//!   and the wall time of the delivery that wakes one (instantiating
+//!   afresh, then the call), in the details.
 
 use crate::b1_throughput::context;
 use crate::data::{PodSize, cached_pods};
@@ -276,6 +280,8 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
     let mut go_view_call = Samples::new();
     let mut instance_memory = Figures::default();
     let mut instance_rss = Figures::default();
+    let mut reclaimed_memory = Figures::default();
+    let mut wake_call = Figures::default();
     for rep in 0..settings.repetitions {
         crate::progress(format!(
             "B11 calls and instances, repetition {}/{}",
@@ -302,6 +308,9 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
             let (pss, rss) = memory_per_instance(noop, settings.b11_instances, &objects[0]);
             instance_memory.of(*language).push(pss);
             instance_rss.of(*language).push(rss);
+            let (reclaimed, wake) = reclaimed_instances(noop, settings.b11_instances, &objects[0]);
+            reclaimed_memory.of(*language).push(reclaimed);
+            wake_call.of(*language).push(wake);
         }
     }
     let _ = std::fs::remove_dir_all(&scratch);
@@ -446,8 +455,69 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
                 instance_rss.rust.median() / (1024.0 * 1024.0),
             )),
         );
+        rows.push(
+            Row::ratio_of(
+                format!("B11.mem-reclaimed-{id}"),
+                format!(
+                    "memory per idle instance with `reclaimIdleAfter` (PSS growth; handled one 4 KB Pod, then reclaimed), {name} SDK; baseline: the same instance kept live (B11.mem-{id}); goal: at least halved"
+                ),
+                Unit::Bytes,
+                instance_memory.get(language).clone(),
+                reclaimed_memory.get(language).clone(),
+                Goal::RatioAtMost(0.5),
+            )
+            .with_details(format!(
+                "{} instances per language; the price is the next delivery, which instantiates afresh: {:.0} µs wall for it (instantiation and the no-op call, page faults included) against {:.1} µs of CPU for a no-op call on a live instance (Rust {:.0} µs against {:.1} µs)",
+                settings.b11_instances,
+                wake_call.get(language).median(),
+                noop_call.get(language).median(),
+                wake_call.rust.median(),
+                noop_call.rust.median(),
+            )),
+        );
     }
     rows
+}
+
+/// What `count` idle instances of `plugin` cost once reclaimed (each made,
+/// called with `object`, then reclaimed), per instance: the growth of the
+/// process's PSS, as [`memory_per_instance`] measures a live one; and the
+/// median wall time, in µs, of the delivery that wakes a reclaimed instance
+/// (instantiating afresh, then the call).
+fn reclaimed_instances(plugin: &LoadedPlugin, count: usize, object: &CachedObject) -> (f64, f64) {
+    let ctx = context();
+    let called = || {
+        let mut instance = PluginInstance::new(plugin.clone()).expect("instantiating");
+        instance.on_add(&ctx, object.json()).expect("B11 call");
+        instance
+    };
+    let first = called();
+    let before = proportional_bytes();
+    let mut idle: Vec<PluginInstance> = (0..count)
+        .map(|_| {
+            let mut instance = called();
+            assert!(instance.reclaim(), "a live instance to reclaim");
+            instance
+        })
+        .collect();
+    let after = proportional_bytes();
+    let mut wakes: Vec<f64> = idle
+        .iter_mut()
+        .map(|instance| {
+            let started = Instant::now();
+            instance
+                .on_add(&ctx, object.json())
+                .expect("B11 call after a reclaim");
+            started.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    drop(idle);
+    drop(first);
+    wakes.sort_by(f64::total_cmp);
+    let per = before
+        .zip(after)
+        .map_or(f64::NAN, |(a, b)| (b as f64 - a as f64) / count as f64);
+    (per, wakes[wakes.len() / 2])
 }
 
 /// The repository root (this crate is `bench/`).
