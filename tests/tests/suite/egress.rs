@@ -199,6 +199,9 @@ impl Probe {
         let (plugin, logs) = load_with(
             artifacts::EGRESS_PROBE,
             LoadOptions {
+                // Its own namespace only: tests sharing a real cluster
+                // (HERALD_TEST_KUBECONFIG) would otherwise send each other's.
+                config: Some(json!({"namespace": cluster.namespace}).to_string()),
                 grants: Grants {
                     http: Some(grant),
                     mode,
