@@ -608,18 +608,22 @@ impl Dispatch {
     /// instance, then goes on waiting.
     async fn wait(&self, calls: &mut impl Calls, busy: Busy, ready_at: Option<Instant>) -> Busy {
         let mut busy = busy;
-        if let Some(after) = self.idle.reclaim_after {
-            let reclaim_at = Instant::now() + after;
-            if ready_at.is_none_or(|ready| ready > reclaim_at) {
-                let (raised, woken) = idle(busy, self.signal.raised_by(reclaim_at)).await;
-                if raised {
-                    return woken;
-                }
-                if calls.reclaim() {
-                    self.reclaimed.fetch_add(1, Ordering::Relaxed);
-                }
-                busy = woken;
+        // An idle time past the clock's range is never reached.
+        let reclaim_at = self
+            .idle
+            .reclaim_after
+            .and_then(|after| Instant::now().checked_add(after));
+        if let Some(reclaim_at) = reclaim_at
+            && ready_at.is_none_or(|ready| ready > reclaim_at)
+        {
+            let (raised, woken) = idle(busy, self.signal.raised_by(reclaim_at)).await;
+            if raised {
+                return woken;
             }
+            if calls.reclaim() {
+                self.reclaimed.fetch_add(1, Ordering::Relaxed);
+            }
+            busy = woken;
         }
         match ready_at {
             Some(ready_at) => idle(busy, self.signal.raised_by(ready_at)).await.1,
