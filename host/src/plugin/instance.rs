@@ -79,12 +79,6 @@ impl PluginInstance {
         self.rebuilds
     }
 
-    /// Whether a store is live now (false before the first call of a lazy
-    /// instance, after a fault, and after [`reclaim`](Self::reclaim)).
-    pub fn is_live(&self) -> bool {
-        self.live.is_some()
-    }
-
     /// Drops the live store, returning its memory; the next call makes a
     /// fresh one. True if there was one to drop.
     pub fn reclaim(&mut self) -> bool {
