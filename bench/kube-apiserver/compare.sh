@@ -7,30 +7,15 @@
 # are there. Needs `cargo build --release -p herald` and the wasm plugins
 # (`cargo test -p herald-tests --no-run` builds them).
 set -euo pipefail
-HERE="$(cd "$(dirname "$0")" && pwd)"
-REPO="$(cd "$HERE/../.." && pwd)"
-STATE="${STATE:-$REPO/target/kube-apiserver}"
-KUBECONFIG="$STATE/kubeconfig"
+source "$(dirname "$0")/lib.sh"
 ROUNDS="${ROUNDS:-5}"
 PODS="${PODS:-10000}"
-HERALD="${HERALD:-$REPO/target/release/herald}"
-WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
-mkdir -p "$WORK/plugins"
 cp "$REPO/target/wasm/wasm32-wasip2/release/noop.wasm" "$WORK/plugins/"
-(cd "$REPO/bench/clientgo" && go build -o "$WORK/clientgo" .)
-token="$(awk -F'token: ' '/token:/ {print $2}' "$KUBECONFIG")"
-server="$(awk '/server:/ {print $2}' "$KUBECONFIG")"
-api() { curl -ksf -o /dev/null -H "Authorization: Bearer $token" -H 'Content-Type: application/json' "$@"; }
-api -X POST "$server/api/v1/namespaces" -d '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"bench"}}' || true
-for sa in default web-frontend; do
-  api -X POST "$server/api/v1/namespaces/bench/serviceaccounts" \
-    -d "{\"apiVersion\":\"v1\",\"kind\":\"ServiceAccount\",\"metadata\":{\"name\":\"$sa\"}}" || true
-done
-stored=$(curl -ksf -H "Authorization: Bearer $token" "$server/api/v1/namespaces/bench/pods?limit=1" |
+pod_namespace bench
+stored=$(curl -ksf -H "Authorization: Bearer $TOKEN" "$SERVER/api/v1/namespaces/bench/pods?limit=1" |
   python3 -c 'import json, sys; page = json.load(sys.stdin); print(len(page["items"]) + page["metadata"].get("remainingItemCount", 0))')
-[ "$stored" -gt "$PODS" ] || (cd "$REPO/bench/clientgo" && "$WORK/clientgo" --mode=load --kubeconfig "$KUBECONFIG" \
-  --namespace bench --pods "$PODS" --pod-file ../data/pod-16k.json 2>/dev/null) >&2
+[ "$stored" -gt "$PODS" ] || clientgo --mode=load --namespace bench --pods "$PODS" \
+  --pod-file ../data/pod-16k.json >&2 2>/dev/null
 
 herald() {
   local port=$((20000 + RANDOM % 10000)) start end pid
@@ -38,10 +23,7 @@ herald() {
   XDG_CACHE_HOME="$WORK/cache" RUST_LOG=warn "$HERALD" run --kubeconfig "$KUBECONFIG" \
     --plugins "$WORK/plugins" --listen "127.0.0.1:$port" >/dev/null 2>"$WORK/herald.err" &
   pid=$!
-  until curl -sf -o /dev/null "http://127.0.0.1:$port/readyz"; do
-    kill -0 "$pid" 2>/dev/null || { cat "$WORK/herald.err" >&2; exit 1; }
-    sleep 0.002
-  done
+  herald_ready "$port" "$pid" "$WORK/herald.err"
   end=$(date +%s%N)
   local hwm ticks cached
   hwm=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
@@ -54,7 +36,7 @@ herald >/dev/null  # compiles the plugin into the artifact cache, as a restart f
 for round in $(seq 1 "$ROUNDS"); do
   herald
   for content in protobuf json; do
-    echo "{\"contender\":\"client-go $content\",$("$WORK/clientgo" --kubeconfig "$KUBECONFIG" \
-      --watch-list=true --content-type "$content" 2>/dev/null | cut -c2-)"
+    echo "{\"contender\":\"client-go $content\",$(clientgo --watch-list=true \
+      --content-type "$content" 2>/dev/null | cut -c2-)"
   done
 done
