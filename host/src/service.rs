@@ -117,6 +117,7 @@ impl Service {
             transform: Transform {
                 strip_managed_fields: config.cache.strip_managed_fields,
             },
+            protobuf: config.cache.protobuf,
             ..ReflectorConfig::default()
         };
         let informers = Arc::new(Informers::new(client.clone(), reflector));

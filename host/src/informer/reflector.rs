@@ -4,6 +4,16 @@
 //! server refuses one), watches with bookmarks, relists on 410 Gone and
 //! reconnects with backoff.
 //!
+//! # Protobuf
+//!
+//! For a built-in kind every request asks for protobuf first, as client-go
+//! does, and [`answer`] transcodes what comes back into the JSON the server
+//! would have sent ([`super::protobuf`]); everything after that reads JSON
+//! either way. Should the server send a field this Herald's schema lacks,
+//! the request fails rather than drop it, and the informer asks in JSON
+//! from then on: a failed watch resumes from the last version applied, so
+//! the event is read again.
+//!
 //! # Streaming lists
 //!
 //! As client-go does by default, the initial list (and every relist) is a
@@ -17,15 +27,16 @@
 //! is asked with paginated lists from then on, for the life of the
 //! informer; any other failure is retried with backoff like a failed list.
 
+use super::answer::{self, Events, ReadError};
 use super::backoff::Backoff;
 use super::processor::{Change, Processor};
+use super::protobuf::Transcoder;
 use super::resource::InformerKey;
 use crate::store::{CachedObject, ObjectParts, Transform};
-use futures::{AsyncBufReadExt, io::AsyncBufRead};
 use kube::core::params::{ListParams, WatchParams};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -45,6 +56,9 @@ pub struct ReflectorConfig {
     /// Sync with streaming lists (falling back to paginated lists where the
     /// server refuses them).
     pub watch_list: bool,
+    /// Ask for built-in kinds in protobuf, as client-go does, and transcode
+    /// them to the server's JSON ([`super::protobuf`]).
+    pub protobuf: bool,
 }
 
 impl Default for ReflectorConfig {
@@ -56,6 +70,7 @@ impl Default for ReflectorConfig {
             max_backoff: Duration::from_secs(30),
             transform: Transform::default(),
             watch_list: true,
+            protobuf: true,
         }
     }
 }
@@ -260,9 +275,6 @@ struct StatusObject {
     message: String,
 }
 
-/// The lines of a watch response.
-type WatchStream = std::pin::Pin<Box<dyn AsyncBufRead + Send>>;
-
 /// Why a streaming list did not sync.
 #[derive(Debug)]
 enum ListError {
@@ -320,6 +332,11 @@ pub struct Reflector {
     stats: Arc<ReflectorStats>,
     url_path: String,
     api_version: String,
+    /// Set for a built-in kind read over protobuf.
+    protobuf: Option<Transcoder>,
+    /// Set once an answer in protobuf could not be transcoded: the rest is
+    /// read as JSON.
+    json_only: AtomicBool,
 }
 
 impl Reflector {
@@ -333,6 +350,12 @@ impl Reflector {
     ) -> Self {
         let url_path = key.resource.url_path(key.namespace.as_deref());
         let api_version = key.resource.gvk.api_version();
+        let gvk = &key.resource.gvk;
+        let protobuf = Some(Transcoder::new(config.transform.strip_managed_fields)).filter(|t| {
+            config.protobuf
+                && t.knows(&api_version, &gvk.kind)
+                && t.knows(&api_version, &format!("{}List", gvk.kind))
+        });
         Reflector {
             client,
             key,
@@ -341,6 +364,23 @@ impl Reflector {
             stats,
             url_path,
             api_version,
+            protobuf,
+            json_only: AtomicBool::new(false),
+        }
+    }
+
+    /// The transcoder to ask for protobuf with, unless this kind is read as
+    /// JSON.
+    fn transcoder(&self) -> Option<Transcoder> {
+        self.protobuf
+            .filter(|_| !self.json_only.load(Ordering::Relaxed))
+    }
+
+    /// After `err` reading an answer: when protobuf was the cause, reads
+    /// this kind as JSON from now on.
+    fn read_failed(&self, err: &ReadError) {
+        if err.wants_json() && !self.json_only.swap(true, Ordering::Relaxed) {
+            tracing::warn!(informer = %self.key, "the API server's protobuf for this kind cannot be read by this Herald ({err}); reading it as JSON from now on");
         }
     }
 
@@ -466,9 +506,15 @@ impl Reflector {
             let request = kube::core::Request::new(&self.url_path)
                 .list(&params)
                 .map_err(|e| e.to_string())?;
-            let text = self.client.request_text(request).await.map_err(|e| {
-                self.failed("list", &e);
-                format!("listing {}: {e}", self.url_path)
+            let answer = answer::send(&self.client, request, self.transcoder())
+                .await
+                .map_err(|e| {
+                    self.failed("list", &e);
+                    format!("listing {}: {e}", self.url_path)
+                })?;
+            let text = answer.text().await.map_err(|e| {
+                self.read_failed(&e);
+                format!("reading the list of {}: {e}", self.url_path)
             })?;
             let page: ListPage<'_> = serde_json::from_str(&text)
                 .map_err(|e| format!("decoding list of {}: {e}", self.url_path))?;
@@ -493,7 +539,7 @@ impl Reflector {
     /// the `initial-events-end` bookmark; applies them as a replace and
     /// returns the bookmark's resource version and the stream, which goes on
     /// as the watch (one connection, as client-go keeps it).
-    async fn stream_list(&self) -> Result<(String, WatchStream), ListError> {
+    async fn stream_list(&self) -> Result<(String, Events), ListError> {
         let params = WatchParams {
             label_selector: self.key.label_selector.clone(),
             field_selector: self.key.field_selector.clone(),
@@ -503,8 +549,8 @@ impl Reflector {
         let request = kube::core::Request::new(&self.url_path)
             .watch(&params, "")
             .map_err(|e| ListError::Failed(e.to_string()))?;
-        let stream = match self.client.request_stream(request).await {
-            Ok(stream) => stream,
+        let mut events = match answer::send(&self.client, request, self.transcoder()).await {
+            Ok(answer) => answer.events(),
             Err(kube::Error::Api(status))
                 if (400..500).contains(&status.code) && status.code != 429 =>
             {
@@ -523,40 +569,27 @@ impl Reflector {
                 )));
             }
         };
-        let mut stream: WatchStream = Box::pin(stream);
         let mut objects = Vec::new();
-        let mut line = Vec::with_capacity(16 * 1024);
         let idle_limit = Duration::from_secs(u64::from(self.config.watch_timeout_secs) + 30);
         loop {
-            line.clear();
-            let read = match tokio::time::timeout(idle_limit, stream.read_until(b'\n', &mut line))
-                .await
-            {
+            let text = match tokio::time::timeout(idle_limit, events.next()).await {
                 Err(_) => {
                     return Err(ListError::Failed(format!(
                         "streaming list: no data for {idle_limit:?}"
                     )));
                 }
                 Ok(Err(err)) => {
+                    self.read_failed(&err);
                     return Err(ListError::Failed(format!(
                         "reading a streaming list: {err}"
                     )));
                 }
-                Ok(Ok(0)) => {
+                Ok(Ok(None)) => {
                     return Err(ListError::Failed(
                         "the streaming list ended before its initial-events-end bookmark".into(),
                     ));
                 }
-                Ok(Ok(read)) => read,
-            };
-            let text = match std::str::from_utf8(&line[..read]) {
-                Ok(text) if !text.trim().is_empty() => text,
-                Ok(_) => continue,
-                Err(err) => {
-                    return Err(ListError::Failed(format!(
-                        "streaming list is not UTF-8: {err}"
-                    )));
-                }
+                Ok(Ok(Some(text))) => text,
             };
             let event: WatchLine<'_> = serde_json::from_str(text)
                 .map_err(|e| ListError::Failed(format!("decoding a streaming list event: {e}")))?;
@@ -578,7 +611,7 @@ impl Reflector {
                         self.stats.set_failure(None);
                         tracing::debug!(informer = %self.key, objects = objects.len(), %version, "listed (streamed)");
                         self.processor.apply(Change::Replace(objects));
-                        return Ok((version, stream));
+                        return Ok((version, events));
                     }
                 }
                 "ERROR" => {
@@ -610,8 +643,8 @@ impl Reflector {
             Ok(request) => request,
             Err(err) => return WatchEnd::Failed(err.to_string()),
         };
-        let stream = match self.client.request_stream(request).await {
-            Ok(stream) => stream,
+        let events = match answer::send(&self.client, request, self.transcoder()).await {
+            Ok(answer) => answer.events(),
             Err(kube::Error::Api(status)) if status.code == 410 => return WatchEnd::Expired,
             Err(err) => {
                 self.failed("watch", &err);
@@ -619,35 +652,27 @@ impl Reflector {
             }
         };
         self.stats.set_failure(None);
-        self.read_events(Box::pin(stream), version, backoff).await
+        self.read_events(events, version, backoff).await
     }
 
     async fn read_events(
         &self,
-        mut stream: WatchStream,
+        mut events: Events,
         version: &mut String,
         backoff: &mut Backoff,
     ) -> WatchEnd {
         // A watch that stays silent past its own timeout (plus margin) is a
         // dead connection: give up on it rather than wait forever.
         let idle_limit = Duration::from_secs(u64::from(self.config.watch_timeout_secs) + 30);
-        let mut line = Vec::with_capacity(16 * 1024);
         loop {
-            line.clear();
-            let read = match tokio::time::timeout(idle_limit, stream.read_until(b'\n', &mut line))
-                .await
-            {
+            let text = match tokio::time::timeout(idle_limit, events.next()).await {
                 Err(_) => return WatchEnd::Failed(format!("no data for {idle_limit:?}")),
-                Ok(Err(err)) => return WatchEnd::Failed(format!("reading watch stream: {err}")),
-                Ok(Ok(read)) => read,
-            };
-            if read == 0 {
-                return WatchEnd::Closed;
-            }
-            let text = match std::str::from_utf8(&line) {
-                Ok(text) if !text.trim().is_empty() => text,
-                Ok(_) => continue,
-                Err(err) => return WatchEnd::Failed(format!("watch event is not UTF-8: {err}")),
+                Ok(Err(err)) => {
+                    self.read_failed(&err);
+                    return WatchEnd::Failed(format!("reading watch stream: {err}"));
+                }
+                Ok(Ok(None)) => return WatchEnd::Closed,
+                Ok(Ok(Some(text))) => text,
             };
             let event: WatchLine<'_> = match serde_json::from_str(text) {
                 Ok(event) => event,
@@ -710,5 +735,205 @@ impl Reflector {
                 None
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The reflector over protobuf, against a loopback server that answers
+    //! with frames recorded from a real kube-apiserver
+    //! (`protobuf/testdata/watch-configmaps.pb`).
+
+    use super::*;
+    use crate::discovery::ResolvedResource;
+    use crate::gvk::Gvk;
+    use crate::informer::SharedInformer;
+    use bytes::Bytes;
+    use http_body_util::Full;
+    use std::collections::VecDeque;
+    use std::convert::Infallible;
+
+    const PROTOBUF_WATCH: &str = "application/vnd.kubernetes.protobuf;stream=watch";
+
+    /// What the loopback server answers, in order, and what it was asked.
+    #[derive(Default)]
+    struct Script {
+        answers: Mutex<VecDeque<(&'static str, Vec<u8>)>>,
+        accepts: Mutex<Vec<String>>,
+    }
+
+    /// Serves `script` on loopback; returns a client of it.
+    async fn serve(script: Arc<Script>) -> kube::Client {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            loop {
+                let (stream, _) = listener.accept().await.unwrap();
+                let script = script.clone();
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |request: http::Request<_>| {
+                        let accept = request
+                            .headers()
+                            .get(http::header::ACCEPT)
+                            .and_then(|v| v.to_str().ok())
+                            .unwrap_or_default()
+                            .to_owned();
+                        script.accepts.lock().unwrap().push(accept);
+                        // Once the script is done: an empty watch, which
+                        // the reflector retries after a backoff.
+                        let (content_type, body) = script
+                            .answers
+                            .lock()
+                            .unwrap()
+                            .pop_front()
+                            .unwrap_or(("application/json", Vec::new()));
+                        let response = http::Response::builder()
+                            .header(http::header::CONTENT_TYPE, content_type)
+                            .body(Full::new(Bytes::from(body)))
+                            .unwrap();
+                        async move { Ok::<_, Infallible>(response) }
+                    });
+                    let io = hyper_util::rt::TokioIo::new(stream);
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(io, service)
+                        .await;
+                });
+            }
+        });
+        kube::Client::try_from(kube::Config::new(url.parse().unwrap())).unwrap()
+    }
+
+    fn config_maps() -> InformerKey {
+        InformerKey {
+            resource: ResolvedResource {
+                gvk: Gvk::new("", "v1", "ConfigMap"),
+                plural: "configmaps".into(),
+                namespaced: true,
+            },
+            namespace: Some("fx".into()),
+            label_selector: None,
+            field_selector: None,
+        }
+    }
+
+    fn recorded_watch() -> Vec<u8> {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/src/informer/protobuf/testdata/watch-configmaps.pb"
+        );
+        std::fs::read(path).unwrap()
+    }
+
+    async fn until(what: &str, condition: impl Fn() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !condition() {
+            assert!(Instant::now() < deadline, "timed out waiting for: {what}");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn a_built_in_kind_is_read_over_protobuf_as_the_servers_json() {
+        let script = Arc::new(Script::default());
+        script
+            .answers
+            .lock()
+            .unwrap()
+            .push_back((PROTOBUF_WATCH, recorded_watch()));
+        let client = serve(script.clone()).await;
+        let informer = SharedInformer::start(client, config_maps(), ReflectorConfig::default());
+        // The stream lists `bin`, then creates, labels and deletes `w1`.
+        until("the streamed list and its watch are applied", || {
+            informer.has_synced() && informer.stats().events.get(WatchEventType::Deleted) == 1
+        })
+        .await;
+        assert_eq!(informer.store().keys(), ["fx/bin"]);
+        let cached: serde_json::Value =
+            serde_json::from_str(informer.store().get_by_key("fx/bin").unwrap().json()).unwrap();
+        assert_eq!(cached["kind"], "ConfigMap");
+        assert_eq!(cached["binaryData"]["b"], "AAECA/8=");
+        assert_eq!(cached["data"], serde_json::json!({"a": "1", "empty": ""}));
+        assert!(cached["metadata"].get("managedFields").is_none());
+        let accepts = script.accepts.lock().unwrap();
+        assert!(
+            accepts[0].starts_with("application/vnd.kubernetes.protobuf"),
+            "{accepts:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_kind_whose_protobuf_cannot_be_read_is_read_as_json_from_then_on() {
+        // A frame with a ConfigMap field (99) no schema has: the reflector
+        // must not drop it, so it asks again in JSON.
+        let object = [
+            &b"k8s\0"[..],
+            &[0x0a, 15, 0x0a, 2],
+            b"v1",
+            &[0x12, 9],
+            b"ConfigMap",
+            &[0x12, 5, 0x9a, 0x06, 2],
+            b"hi",
+        ]
+        .concat();
+        let event = [
+            &[0x0a, 5][..],
+            b"ADDED",
+            &[0x12, object.len() as u8 + 2, 0x0a, object.len() as u8],
+            &object,
+        ]
+        .concat();
+        let frame = [&(event.len() as u32).to_be_bytes()[..], &event].concat();
+        let json = concat!(
+            r#"{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"new","namespace":"fx","resourceVersion":"5"}}}"#,
+            "\n",
+            r#"{"type":"BOOKMARK","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"5","annotations":{"k8s.io/initial-events-end":"true"}}}}"#,
+            "\n"
+        );
+        let script = Arc::new(Script::default());
+        script.answers.lock().unwrap().extend([
+            (PROTOBUF_WATCH, frame),
+            ("application/json", json.as_bytes().to_vec()),
+        ]);
+        let client = serve(script.clone()).await;
+        let config = ReflectorConfig {
+            initial_backoff: Duration::from_millis(1),
+            ..ReflectorConfig::default()
+        };
+        let informer = SharedInformer::start(client, config_maps(), config);
+        until("the list, asked again in JSON, is applied", || {
+            informer.has_synced()
+        })
+        .await;
+        assert_eq!(informer.store().keys(), ["fx/new"]);
+        let accepts = script.accepts.lock().unwrap();
+        assert!(
+            accepts[0].starts_with("application/vnd.kubernetes.protobuf"),
+            "{accepts:?}"
+        );
+        assert!(!accepts[1].contains("protobuf"), "{accepts:?}");
+    }
+
+    #[tokio::test]
+    async fn custom_resources_and_a_protobuf_opt_out_are_asked_for_json() {
+        let script = Arc::new(Script::default());
+        let client = serve(script.clone()).await;
+        let mut widgets = config_maps();
+        widgets.resource.gvk = Gvk::new("example.com", "v1", "Widget");
+        widgets.resource.plural = "widgets".into();
+        let json_only = ReflectorConfig {
+            protobuf: false,
+            ..ReflectorConfig::default()
+        };
+        let _widgets = SharedInformer::start(client.clone(), widgets, ReflectorConfig::default());
+        let _config_maps = SharedInformer::start(client, config_maps(), json_only);
+        until("both informers asked", || {
+            script.accepts.lock().unwrap().len() >= 2
+        })
+        .await;
+        let accepts = script.accepts.lock().unwrap();
+        assert!(
+            accepts.iter().all(|a| !a.contains("protobuf")),
+            "{accepts:?}"
+        );
     }
 }

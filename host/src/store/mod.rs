@@ -40,12 +40,15 @@ pub trait ObjectReader: Send + Sync + 'static {
 pub struct CacheConfig {
     /// Drop `metadata.managedFields` before caching.
     pub strip_managed_fields: bool,
+    /// Read built-in kinds over protobuf (transcoded to the server's JSON).
+    pub protobuf: bool,
 }
 
 impl Default for CacheConfig {
     fn default() -> Self {
         CacheConfig {
             strip_managed_fields: true,
+            protobuf: true,
         }
     }
 }
