@@ -84,6 +84,11 @@ pub async fn send(
 }
 
 impl Answer {
+    /// Whether the server answered in protobuf.
+    pub fn is_protobuf(&self) -> bool {
+        self.protobuf.is_some()
+    }
+
     /// The whole body as JSON text (a list).
     pub async fn text(self) -> Result<String, ReadError> {
         let bytes = self

@@ -27,7 +27,7 @@
 //! is asked with paginated lists from then on, for the life of the
 //! informer; any other failure is retried with backoff like a failed list.
 
-use super::answer::{self, Events, ReadError};
+use super::answer::{self, Answer, Events, ReadError};
 use super::backoff::Backoff;
 use super::processor::{Change, Processor};
 use super::protobuf::Transcoder;
@@ -142,6 +142,9 @@ pub struct ReflectorStats {
     pub lists: AtomicU64,
     /// Of those, lists streamed (`sendInitialEvents`).
     pub streamed_lists: AtomicU64,
+    /// Whether the last answer came in protobuf (a built-in kind; see the
+    /// module's docs) rather than JSON.
+    pub protobuf: AtomicBool,
     /// Watch requests started after the first.
     pub watch_restarts: AtomicU64,
     /// Relists forced by 410 Gone / expired resource versions.
@@ -376,6 +379,14 @@ impl Reflector {
             .filter(|_| !self.json_only.load(Ordering::Relaxed))
     }
 
+    /// Notes the encoding of an answer that succeeded.
+    fn answered(&self, answer: Answer) -> Answer {
+        self.stats
+            .protobuf
+            .store(answer.is_protobuf(), Ordering::Relaxed);
+        answer
+    }
+
     /// After `err` reading an answer: when protobuf was the cause, reads
     /// this kind as JSON from now on.
     fn read_failed(&self, err: &ReadError) {
@@ -512,7 +523,7 @@ impl Reflector {
                     self.failed("list", &e);
                     format!("listing {}: {e}", self.url_path)
                 })?;
-            let text = answer.text().await.map_err(|e| {
+            let text = self.answered(answer).text().await.map_err(|e| {
                 self.read_failed(&e);
                 format!("reading the list of {}: {e}", self.url_path)
             })?;
@@ -550,7 +561,7 @@ impl Reflector {
             .watch(&params, "")
             .map_err(|e| ListError::Failed(e.to_string()))?;
         let mut events = match answer::send(&self.client, request, self.transcoder()).await {
-            Ok(answer) => answer.events(),
+            Ok(answer) => self.answered(answer).events(),
             Err(kube::Error::Api(status))
                 if (400..500).contains(&status.code) && status.code != 429 =>
             {
@@ -644,7 +655,7 @@ impl Reflector {
             Err(err) => return WatchEnd::Failed(err.to_string()),
         };
         let events = match answer::send(&self.client, request, self.transcoder()).await {
-            Ok(answer) => answer.events(),
+            Ok(answer) => self.answered(answer).events(),
             Err(kube::Error::Api(status)) if status.code == 410 => return WatchEnd::Expired,
             Err(err) => {
                 self.failed("watch", &err);
@@ -905,6 +916,7 @@ mod tests {
         })
         .await;
         assert_eq!(informer.store().keys(), ["fx/new"]);
+        assert!(!informer.stats().protobuf.load(Ordering::Relaxed));
         let accepts = script.accepts.lock().unwrap();
         assert!(
             accepts[0].starts_with("application/vnd.kubernetes.protobuf"),

@@ -134,6 +134,9 @@ pub struct InformerView {
     /// Its last list or watch request that failed, while none has
     /// succeeded since (a `403` is a missing RBAC rule).
     pub failure: Option<RequestFailure>,
+    /// How the API server's last answer was encoded: `protobuf` (a
+    /// built-in kind, transcoded to JSON) or `json`.
+    pub encoding: &'static str,
 }
 
 /// A plugin file that does not run as it is.
@@ -209,6 +212,11 @@ impl OpsState {
                     events: stats.events_received(),
                     listeners: informer.processor().listener_count(),
                     failure: stats.last_failure(),
+                    encoding: if stats.protobuf.load(Ordering::Relaxed) {
+                        "protobuf"
+                    } else {
+                        "json"
+                    },
                 }
             })
             .collect();

@@ -195,3 +195,38 @@ fn kinds_outside_the_schema_and_broken_bytes_are_refused() {
         Err(TranscodeError::WireType { .. })
     ));
 }
+
+#[test]
+fn damaged_protobuf_is_refused_or_read_as_json_never_a_panic() {
+    // Every prefix and every single-byte change of two recorded answers:
+    // the transcoder must refuse them or write JSON that parses.
+    let transcoder = Transcoder::new(true);
+    let mut outcomes = [0usize; 2];
+    for name in ["configmaps", "pods"] {
+        let recorded = testdata(&format!("{name}.pb"));
+        let mut damaged: Vec<Vec<u8>> = (0..recorded.len())
+            .map(|end| recorded[..end].to_vec())
+            .collect();
+        for at in 0..recorded.len() {
+            for flip in [0x01, 0x80, 0xff] {
+                let mut bytes = recorded.clone();
+                bytes[at] ^= flip;
+                damaged.push(bytes);
+            }
+        }
+        for bytes in damaged {
+            let mut out = String::new();
+            match transcoder.object(&bytes, &mut out) {
+                Ok(()) => {
+                    outcomes[0] += 1;
+                    if let Err(e) = serde_json::from_str::<Value>(&out) {
+                        panic!("{name}: wrote JSON that does not parse ({e}): {out}");
+                    }
+                }
+                Err(_) => outcomes[1] += 1,
+            }
+        }
+    }
+    // Both happen: a changed string byte still transcodes, a cut one does not.
+    assert!(outcomes[0] > 0 && outcomes[1] > 0, "{outcomes:?}");
+}
