@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Write → handler latency under a burst (issue 32, item 3) on the real API
-# server start.sh runs: `herald run` with one latency-probe against
+# server start.sh runs: `herald run` with one latency-probe, reading
+# protobuf (its default) and JSON (`cache.protobuf: false`), against
 # client-go's typed informer and handler (bench/clientgo --mode=latency),
 # each a process of its own, one after the other on the same write
 # schedule (bench/clientgo --mode=write: merge patches stamping the write
@@ -45,11 +46,14 @@ print(json.dumps({"count": len(values), "p50_ms": pick(50), "p99_ms": pick(99), 
 ' "$1"
 }
 
+# `herald run` at rate $1, reading $2 (protobuf or json).
 herald_phase() {
-  local rate=$1 port=$((20000 + RANDOM % 10000)) pid written
+  local rate=$1 encoding=$2 port=$((20000 + RANDOM % 10000)) pid written
   cat >"$WORK/herald.yaml" <<EOF
 pluginDir: $WORK/plugins
 listen: 127.0.0.1:$port
+cache:
+  protobuf: $([ "$encoding" = protobuf ] && echo true || echo false)
 log:
   format: json
   pluginLinesPerSecond: 1000000
@@ -65,7 +69,7 @@ EOF
     sleep 0.05
   done
   kill "$pid"; wait "$pid" 2>/dev/null || true
-  echo "{\"contender\":\"herald\",\"asked\":$rate,\"writer\":$written,\"latency\":$(summarise "$WORK/herald.log")}"
+  echo "{\"contender\":\"herald $encoding\",\"asked\":$rate,\"writer\":$written,\"latency\":$(summarise "$WORK/herald.log")}"
 }
 
 clientgo_phase() {
@@ -81,10 +85,11 @@ clientgo_phase() {
   echo "{\"contender\":\"client-go\",\"asked\":$rate,\"writer\":$written,\"latency\":$(tail -1 "$WORK/clientgo.out")}"
 }
 
-herald_phase 100 >/dev/null  # compiles the probe into the artifact cache
+herald_phase 100 json >/dev/null  # compiles the probe into the artifact cache
 for rate in $RATES; do
   for round in $(seq 1 "$ROUNDS"); do
     clientgo_phase "$rate"
-    herald_phase "$rate"
+    herald_phase "$rate" protobuf
+    herald_phase "$rate" json
   done
 done

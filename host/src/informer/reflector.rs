@@ -769,7 +769,7 @@ mod tests {
     /// What the loopback server answers, in order, and what it was asked.
     #[derive(Default)]
     struct Script {
-        answers: Mutex<VecDeque<(&'static str, Vec<u8>)>>,
+        answers: Mutex<VecDeque<(u16, &'static str, Vec<u8>)>>,
         accepts: Mutex<Vec<String>>,
     }
 
@@ -792,13 +792,14 @@ mod tests {
                         script.accepts.lock().unwrap().push(accept);
                         // Once the script is done: an empty watch, which
                         // the reflector retries after a backoff.
-                        let (content_type, body) = script
+                        let (status, content_type, body) = script
                             .answers
                             .lock()
                             .unwrap()
                             .pop_front()
-                            .unwrap_or(("application/json", Vec::new()));
+                            .unwrap_or((200, "application/json", Vec::new()));
                         let response = http::Response::builder()
+                            .status(status)
                             .header(http::header::CONTENT_TYPE, content_type)
                             .body(Full::new(Bytes::from(body)))
                             .unwrap();
@@ -827,12 +828,16 @@ mod tests {
         }
     }
 
-    fn recorded_watch() -> Vec<u8> {
-        let path = concat!(
+    fn recorded(name: &str) -> Vec<u8> {
+        let dir = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/src/informer/protobuf/testdata/watch-configmaps.pb"
+            "/src/informer/protobuf/testdata/"
         );
-        std::fs::read(path).unwrap()
+        std::fs::read(format!("{dir}{name}")).unwrap()
+    }
+
+    fn recorded_watch() -> Vec<u8> {
+        recorded("watch-configmaps.pb")
     }
 
     async fn until(what: &str, condition: impl Fn() -> bool) {
@@ -850,7 +855,7 @@ mod tests {
             .answers
             .lock()
             .unwrap()
-            .push_back((PROTOBUF_WATCH, recorded_watch()));
+            .push_back((200, PROTOBUF_WATCH, recorded_watch()));
         let client = serve(script.clone()).await;
         let informer = SharedInformer::start(client, config_maps(), ReflectorConfig::default());
         // The stream lists `bin`, then creates, labels and deletes `w1`.
@@ -902,8 +907,8 @@ mod tests {
         );
         let script = Arc::new(Script::default());
         script.answers.lock().unwrap().extend([
-            (PROTOBUF_WATCH, frame),
-            ("application/json", json.as_bytes().to_vec()),
+            (200, PROTOBUF_WATCH, frame),
+            (200, "application/json", json.as_bytes().to_vec()),
         ]);
         let client = serve(script.clone()).await;
         let config = ReflectorConfig {
@@ -947,5 +952,33 @@ mod tests {
             accepts.iter().all(|a| !a.contains("protobuf")),
             "{accepts:?}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_refusal_in_protobuf_is_reported_with_the_servers_status() {
+        // A real server's 404 in protobuf (`testdata/notfound.pb`), for the
+        // streaming list and then for the paginated list it falls back to.
+        let refusal = (
+            404,
+            "application/vnd.kubernetes.protobuf",
+            recorded("notfound.pb"),
+        );
+        let script = Arc::new(Script::default());
+        script
+            .answers
+            .lock()
+            .unwrap()
+            .extend([refusal.clone(), refusal]);
+        let client = serve(script.clone()).await;
+        let informer = SharedInformer::start(client, config_maps(), ReflectorConfig::default());
+        until("the list's refusal is recorded", || {
+            informer.stats().last_failure().is_some()
+        })
+        .await;
+        let failure = informer.stats().last_failure().unwrap();
+        assert_eq!(failure.verb, "list");
+        assert_eq!(failure.code, Some(404));
+        assert_eq!(failure.reason, "NotFound");
+        assert_eq!(failure.message, "pods \"missing\" not found");
     }
 }
