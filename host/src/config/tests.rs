@@ -29,6 +29,15 @@ fn the_worker_pool_defaults_to_one_thread_per_cpu_and_refuses_zero() {
 }
 
 #[test]
+fn built_in_kinds_are_read_over_protobuf_unless_turned_off() {
+    assert!(Config::default().cache.protobuf);
+    let config = Config::parse("cache:\n  protobuf: false\n", "herald.yaml").unwrap();
+    assert!(!config.cache.protobuf);
+    let refused = error("cache:\n  protobuf: sometimes\n").to_string();
+    assert!(refused.contains("cache.protobuf"), "{refused}");
+}
+
+#[test]
 fn every_key_of_the_example_config_parses() {
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),

@@ -12,6 +12,7 @@ mod hostile;
 mod pipe;
 mod plugin_new;
 mod process;
+mod proto_schema;
 mod replay;
 mod run;
 mod sdk_go;
