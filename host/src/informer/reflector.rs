@@ -379,12 +379,14 @@ impl Reflector {
             .filter(|_| !self.json_only.load(Ordering::Relaxed))
     }
 
-    /// Notes the encoding of an answer that succeeded.
-    fn answered(&self, answer: Answer) -> Answer {
+    /// Sends `request`, in protobuf where this kind is read so, and notes
+    /// the encoding of an answer that succeeded.
+    async fn ask(&self, request: http::Request<Vec<u8>>) -> Result<Answer, kube::Error> {
+        let answer = answer::send(&self.client, request, self.transcoder()).await?;
         self.stats
             .protobuf
             .store(answer.is_protobuf(), Ordering::Relaxed);
-        answer
+        Ok(answer)
     }
 
     /// After `err` reading an answer: when protobuf was the cause, reads
@@ -517,13 +519,11 @@ impl Reflector {
             let request = kube::core::Request::new(&self.url_path)
                 .list(&params)
                 .map_err(|e| e.to_string())?;
-            let answer = answer::send(&self.client, request, self.transcoder())
-                .await
-                .map_err(|e| {
-                    self.failed("list", &e);
-                    format!("listing {}: {e}", self.url_path)
-                })?;
-            let text = self.answered(answer).text().await.map_err(|e| {
+            let answer = self.ask(request).await.map_err(|e| {
+                self.failed("list", &e);
+                format!("listing {}: {e}", self.url_path)
+            })?;
+            let text = answer.text().await.map_err(|e| {
                 self.read_failed(&e);
                 format!("reading the list of {}: {e}", self.url_path)
             })?;
@@ -560,8 +560,8 @@ impl Reflector {
         let request = kube::core::Request::new(&self.url_path)
             .watch(&params, "")
             .map_err(|e| ListError::Failed(e.to_string()))?;
-        let mut events = match answer::send(&self.client, request, self.transcoder()).await {
-            Ok(answer) => self.answered(answer).events(),
+        let mut events = match self.ask(request).await {
+            Ok(answer) => answer.events(),
             Err(kube::Error::Api(status))
                 if (400..500).contains(&status.code) && status.code != 429 =>
             {
@@ -654,8 +654,8 @@ impl Reflector {
             Ok(request) => request,
             Err(err) => return WatchEnd::Failed(err.to_string()),
         };
-        let events = match answer::send(&self.client, request, self.transcoder()).await {
-            Ok(answer) => self.answered(answer).events(),
+        let events = match self.ask(request).await {
+            Ok(answer) => answer.events(),
             Err(kube::Error::Api(status)) if status.code == 410 => return WatchEnd::Expired,
             Err(err) => {
                 self.failed("watch", &err);
