@@ -4,13 +4,16 @@
 use super::deadline::{DeadlinePassed, block_on, within};
 use super::engine::one_line;
 use super::error::{CallError, FaultKind};
-use super::limits::MemoryLimitExceeded;
+use super::limits::{
+    HandleLimitExceeded, InstanceLimiter, MAX_HOST_RESOURCES, MemoryLimitExceeded,
+};
 use super::loaded::{LoadedPlugin, new_store_with};
 use super::state::HostState;
 use super::world::{HandlerCall, Plugin};
 use crate::wit::abi::EventContext;
 use std::time::{Duration, Instant};
 use wasmtime::Store;
+use wasmtime::component::ResourceTableError;
 
 /// What a successful handler call asked of the host beyond its `ok`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -138,11 +141,21 @@ impl PluginInstance {
         let outcome = within(ends, live.bindings.call_handler(&mut live.store, ctx, call)).await;
         live.store.data().finish_output();
         let requeue_after = live.store.data_mut().take_requeue();
-        let trap = match outcome {
-            Ok(Ok(Ok(()))) => return Ok(Handled { requeue_after }),
-            Ok(Ok(Err(message))) => return Err(CallError::Handler(truncate_error(message))),
-            Ok(Err(trap)) => classify(&trap, live.store.data().limiter.memory_limit_hit, deadline),
-            Err(DeadlinePassed) => CallError::deadline(deadline),
+        // What the call leaves behind in the host must fit in the cap too:
+        // a plugin keeping host resources across calls ends here.
+        let held = match &outcome {
+            Ok(Ok(_)) => live.store.data_mut().charge_host_resources(),
+            _ => Ok(()),
+        };
+        let limiter = &live.store.data().limiter;
+        let trap = match (outcome, held) {
+            (Ok(Ok(_)), Err(over)) => classify_in(&over, limiter, deadline),
+            (Ok(Ok(Ok(()))), Ok(())) => return Ok(Handled { requeue_after }),
+            (Ok(Ok(Err(message))), Ok(())) => {
+                return Err(CallError::Handler(truncate_error(message)));
+            }
+            (Ok(Err(trap)), _) => classify_in(&trap, limiter, deadline),
+            (Err(DeadlinePassed), _) => CallError::deadline(deadline),
         };
         self.live = None;
         self.rebuilds += 1;
@@ -176,12 +189,44 @@ fn new_store(plugin: &LoadedPlugin) -> Store<HostState> {
     new_store_with(plugin.engine(), plugin.context().clone(), plugin.limits())
 }
 
-/// Sorts a trap into the kind of fault it is.
+/// Sorts a trap of an instance whose limiter is `limiter` into the kind of
+/// fault it is: a limit the limiter recorded wins over whatever error the
+/// host call that noticed it ended with.
+fn classify_in(
+    error: &wasmtime::Error,
+    limiter: &InstanceLimiter,
+    deadline: std::time::Duration,
+) -> CallError {
+    match limiter.exceeded_limit() {
+        Some(hit) => CallError::Fault {
+            kind: FaultKind::MemoryLimit,
+            detail: hit.to_string(),
+        },
+        None => classify(error, limiter.memory_limit_hit, deadline),
+    }
+}
+
+/// Sorts a trap into the kind of fault it is. A full resource table is the
+/// handle cap ([`MAX_HOST_RESOURCES`]), reported as a memory-limit fault.
 pub(crate) fn classify(
     error: &wasmtime::Error,
     memory_limit_hit: bool,
     deadline: std::time::Duration,
 ) -> CallError {
+    if !memory_limit_hit
+        && matches!(
+            error.downcast_ref::<ResourceTableError>(),
+            Some(ResourceTableError::Full)
+        )
+    {
+        return CallError::Fault {
+            kind: FaultKind::MemoryLimit,
+            detail: HandleLimitExceeded {
+                limit: MAX_HOST_RESOURCES,
+            }
+            .to_string(),
+        };
+    }
     if memory_limit_hit || error.downcast_ref::<MemoryLimitExceeded>().is_some() {
         let detail = match error.downcast_ref::<MemoryLimitExceeded>() {
             Some(hit) => hit.to_string(),

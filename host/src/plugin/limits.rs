@@ -152,19 +152,34 @@ const MAX_MEMORIES: usize = 16;
 /// What one table element costs against the memory cap: a pointer.
 const TABLE_ELEMENT_BYTES: usize = std::mem::size_of::<usize>();
 
+/// How many host resources one instance may hold at once: `wasi:http`
+/// fields, requests, responses, bodies and futures, `wasi:io` streams and
+/// pollables, every handle in the instance's resource table. A plugin
+/// sending a few requests at a time holds tens; the cap is there so that a
+/// plugin hoarding handles stops long before their bookkeeping costs the
+/// host anything (wasmtime's own default is a million). Not a setting: what
+/// the handles hold is charged to the memory cap (`limits.memory`), which
+/// is the operator's; this only bounds their number.
+pub const MAX_HOST_RESOURCES: usize = 4096;
+
 /// Enforces an instance's memory cap and remembers that it was hit, so the
 /// resulting trap can be reported as a memory-limit fault.
 ///
 /// The cap is one budget for the whole instance: every linear memory and
 /// every table of every core instance inside the component counts against
 /// it (a table element as a pointer), and so do answers the host builds for
-/// the instance ([`InstanceLimiter::reserve_answer`]).
+/// the instance ([`InstanceLimiter::reserve_answer`]) and the host
+/// resources it holds ([`InstanceLimiter::charge_host`]).
 #[derive(Debug)]
 pub(crate) struct InstanceLimiter {
     memory_bytes: usize,
     /// Bytes of memories and tables allocated so far.
     used: usize,
+    /// Bytes of host resources the instance held when last counted.
+    host: usize,
     pub(crate) memory_limit_hit: bool,
+    /// The limit hit, once one was: the instance is done for.
+    exceeded: Option<MemoryLimitExceeded>,
 }
 
 impl InstanceLimiter {
@@ -172,7 +187,9 @@ impl InstanceLimiter {
         InstanceLimiter {
             memory_bytes: usize::try_from(limits.memory_bytes).unwrap_or(usize::MAX),
             used: 0,
+            host: 0,
             memory_limit_hit: false,
+            exceeded: None,
         }
     }
 
@@ -180,8 +197,11 @@ impl InstanceLimiter {
     /// traps: over the cap, the growth is refused and the limit recorded.
     fn grow(&mut self, current: usize, desired: usize) -> wasmtime::Result<bool> {
         let total = self.used.saturating_sub(current).saturating_add(desired);
-        if total > self.memory_bytes {
-            return Err(self.exceeded(total, "its memories and tables"));
+        if total.saturating_add(self.host) > self.memory_bytes {
+            return Err(self.exceeded(
+                total.saturating_add(self.host),
+                "its memories and tables plus the host resources it holds",
+            ));
         }
         self.used = total;
         Ok(true)
@@ -192,28 +212,61 @@ impl InstanceLimiter {
     /// its own memory, so an answer that cannot fit is a memory-limit fault,
     /// raised before the host allocates it.
     pub(crate) fn reserve_answer(&mut self, bytes: usize) -> wasmtime::Result<()> {
-        let total = self.used.saturating_add(bytes);
+        let total = self.used.saturating_add(self.host).saturating_add(bytes);
         if total > self.memory_bytes {
-            return Err(self.exceeded(total, "its memories and tables plus a host answer"));
+            return Err(self.exceeded(
+                total,
+                "its memories and tables, the host resources it holds and a host answer",
+            ));
         }
         Ok(())
     }
 
+    /// Charges the host resources the instance holds now, `bytes` in all
+    /// (their contents and their bookkeeping), replacing the last count:
+    /// with its memories and tables they must fit in the cap, or this is
+    /// the memory-limit fault that ends the instance. Once a limit was hit
+    /// every later charge fails too.
+    pub(crate) fn charge_host(&mut self, bytes: usize) -> wasmtime::Result<()> {
+        if let Some(hit) = &self.exceeded {
+            return Err(wasmtime::Error::new(hit.clone()));
+        }
+        self.host = bytes;
+        let total = self.used.saturating_add(bytes);
+        if total > self.memory_bytes {
+            return Err(self.exceeded(
+                total,
+                "its memories and tables plus the host resources it holds (wasi:http fields, \
+                 requests, responses, bodies, streams)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The limit this instance hit, if it hit one.
+    pub(crate) fn exceeded_limit(&self) -> Option<&MemoryLimitExceeded> {
+        self.exceeded.as_ref()
+    }
+
     fn exceeded(&mut self, desired: usize, what: &'static str) -> wasmtime::Error {
         self.memory_limit_hit = true;
-        // Trapping (rather than failing the grow) stops a memory bomb at
-        // once and lets the host tell this fault apart from others.
-        wasmtime::Error::new(MemoryLimitExceeded {
+        let hit = MemoryLimitExceeded {
             limit: self.memory_bytes,
             desired,
             what,
-        })
+        };
+        self.exceeded = Some(hit.clone());
+        // Trapping (rather than failing the grow) stops a memory bomb at
+        // once and lets the host tell this fault apart from others.
+        wasmtime::Error::new(hit)
     }
 }
 
 /// The error a guest's over-limit memory growth traps with.
-#[derive(Debug, thiserror::Error)]
-#[error("memory limit of {limit} bytes reached ({what} would need {desired} bytes)")]
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(
+    "memory limit of {limit} bytes (limits.memory) reached ({what} would need {desired} bytes)"
+)]
 pub struct MemoryLimitExceeded {
     /// The cap.
     pub limit: usize,
@@ -221,6 +274,18 @@ pub struct MemoryLimitExceeded {
     pub desired: usize,
     /// What asked for it.
     pub what: &'static str,
+}
+
+/// The fault of an instance that tried to hold more than
+/// [`MAX_HOST_RESOURCES`] host resources at once.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(
+    "handle cap of {limit} host resources reached (wasi:http fields, requests, responses, \
+     bodies, streams and pollables held at once by one instance)"
+)]
+pub struct HandleLimitExceeded {
+    /// The cap.
+    pub limit: usize,
 }
 
 impl wasmtime::ResourceLimiter for InstanceLimiter {
@@ -466,6 +531,41 @@ mod tests {
         assert!(limiter.memory_growing(500, 900, None).unwrap());
         assert!(limiter.reserve_answer(100).is_ok());
         assert!(limiter.reserve_answer(101).is_err());
+    }
+
+    #[test]
+    fn host_resources_count_against_the_same_cap_and_a_hit_is_final() {
+        use wasmtime::ResourceLimiter as _;
+        let limits = Limits {
+            call_deadline: DEFAULT_CALL_DEADLINE,
+            memory_bytes: 1000,
+        };
+        let mut limiter = InstanceLimiter::new(&limits);
+        assert!(limiter.memory_growing(0, 600, None).unwrap());
+        // A new count replaces the last one.
+        assert!(limiter.charge_host(400).is_ok());
+        assert!(limiter.charge_host(100).is_ok());
+        // What the host holds leaves less for answers and for growth.
+        assert!(limiter.reserve_answer(300).is_ok());
+        assert!(limiter.reserve_answer(301).is_err());
+        let mut limiter = InstanceLimiter::new(&limits);
+        assert!(limiter.charge_host(500).is_ok());
+        assert!(limiter.memory_growing(0, 501, None).is_err());
+        // Over the cap: a memory-limit fault naming the cap and its key, and
+        // every later charge fails too, even a smaller one.
+        let mut limiter = InstanceLimiter::new(&limits);
+        assert!(limiter.memory_growing(0, 600, None).unwrap());
+        let error = limiter.charge_host(401).unwrap_err();
+        assert!(limiter.memory_limit_hit);
+        let hit = limiter.exceeded_limit().expect("the hit is recorded");
+        assert_eq!((hit.limit, hit.desired), (1000, 1001));
+        let message = error.to_string();
+        assert!(
+            message.contains("memory limit of 1000 bytes (limits.memory)")
+                && message.contains("host resources"),
+            "{message}"
+        );
+        assert!(limiter.charge_host(0).is_err());
     }
 
     #[test]

@@ -38,8 +38,9 @@ pub use engine::{
 pub use error::{CallError, FaultKind, LoadError};
 pub use instance::{Handled, MAX_ERROR_BYTES, PluginInstance};
 pub use limits::{
-    DEFAULT_CALL_DEADLINE, DEFAULT_MEMORY_BYTES, IdlePolicy, LimitError, LimitPolicy, LimitValues,
-    Limits, LimitsConfig, MemoryLimitExceeded, PluginLimits,
+    DEFAULT_CALL_DEADLINE, DEFAULT_MEMORY_BYTES, HandleLimitExceeded, IdlePolicy, LimitError,
+    LimitPolicy, LimitValues, Limits, LimitsConfig, MAX_HOST_RESOURCES, MemoryLimitExceeded,
+    PluginLimits,
 };
 pub use loaded::{Identified, LoadOptions, LoadedPlugin, digest, revision};
 pub use manifest::{

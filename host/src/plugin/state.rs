@@ -2,7 +2,7 @@
 //! of it ([`crate::capability::View`]); the WASI sandbox every instance
 //! runs in.
 
-use super::limits::InstanceLimiter;
+use super::limits::{InstanceLimiter, MAX_HOST_RESOURCES};
 use crate::capability::cache::{CacheHost, CacheScope, CacheView};
 use crate::capability::config::{ConfigHost, ConfigView};
 use crate::capability::deadline::{DeadlineHost, DeadlineView};
@@ -67,7 +67,12 @@ impl PluginContext {
 /// Store data of one instance.
 pub(crate) struct HostState {
     wasi: WasiCtx,
+    /// Every host resource the instance holds, at most
+    /// [`MAX_HOST_RESOURCES`] at once.
     table: ResourceTable,
+    /// An empty table that refuses every entry: what `wasi:http` gets once
+    /// the instance has hit a limit, so that its next call traps.
+    spent: ResourceTable,
     pub(crate) limiter: InstanceLimiter,
     context: Arc<PluginContext>,
     stdout: LogStream,
@@ -96,9 +101,14 @@ impl HostState {
             .allow_ip_name_lookup(false)
             .build();
         let http = HttpInstance::new(&context.egress);
+        let mut table = ResourceTable::new();
+        table.set_max_capacity(MAX_HOST_RESOURCES);
+        let mut spent = ResourceTable::new();
+        spent.set_max_capacity(0);
         HostState {
             wasi,
-            table: ResourceTable::new(),
+            table,
+            spent,
             limiter,
             context,
             stdout,
@@ -113,6 +123,17 @@ impl HostState {
     /// each call; see [`Handled`](super::Handled)).
     pub(crate) fn take_requeue(&mut self) -> Option<Duration> {
         self.requeue.take()
+    }
+
+    /// Charges the host resources the instance holds now to its memory cap
+    /// ([`InstanceLimiter::charge_host`]): before every `wasi:http` call
+    /// and at the end of every handler call, so no call leaves more behind
+    /// than the cap allows and none adds more than one call's worth (one
+    /// `fields` up to wasmtime-wasi-http's per-fields limit, or a string
+    /// the guest's own memory already held) before the next check.
+    pub(crate) fn charge_host_resources(&mut self) -> wasmtime::Result<()> {
+        let held = crate::capability::http::held_bytes(&mut self.table);
+        self.limiter.charge_host(held)
     }
 
     /// Emits partial output lines left at the end of a call.
@@ -138,8 +159,16 @@ impl WasiView for HostState {
 }
 
 impl WasiHttpView for HostState {
+    /// Every `wasi:http` call starts here: over its memory cap, the
+    /// instance gets a table that refuses everything, so the call traps
+    /// (as a memory-limit fault: the limiter recorded the hit) before it
+    /// can add to what the instance holds.
     fn http(&mut self) -> WasiHttpCtxView<'_> {
-        self.http.view(&mut self.table, self.deadline)
+        let table = match self.charge_host_resources() {
+            Ok(()) => &mut self.table,
+            Err(_) => &mut self.spent,
+        };
+        self.http.view(table, self.deadline)
     }
 }
 
@@ -214,5 +243,69 @@ impl EventsView for HostState {
             access: &self.context.events,
             deadline: self.deadline,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capability::log::{LogRate, MemorySink};
+    use crate::plugin::Limits;
+    use wasmtime_wasi_http::FieldMap;
+
+    fn state(memory_bytes: u64) -> HostState {
+        let context = Arc::new(PluginContext::new(
+            Arc::new(PluginLogger::new(
+                "hoarder".into(),
+                "-".into(),
+                Arc::new(MemorySink::default()),
+                LogRate::default(),
+            )),
+            Arc::default(),
+            None,
+            crate::capability::Authorized::none("hoarder"),
+            PluginMetrics::detached("hoarder"),
+        ));
+        let limits = Limits {
+            call_deadline: Duration::from_secs(1),
+            memory_bytes,
+        };
+        HostState::new(context, InstanceLimiter::new(&limits))
+    }
+
+    #[test]
+    fn an_instance_holds_at_most_the_handle_cap_of_host_resources() {
+        let mut state = state(64 << 20);
+        for _ in 0..MAX_HOST_RESOURCES {
+            state.table.push(()).unwrap();
+        }
+        let full = state.table.push(()).unwrap_err();
+        assert!(
+            matches!(full, wasmtime::component::ResourceTableError::Full),
+            "{full}"
+        );
+    }
+
+    #[test]
+    fn over_the_memory_cap_wasi_http_gets_a_table_that_refuses_everything() {
+        let mut state = state(1 << 20);
+        // Under the cap, wasi:http works on the instance's table.
+        let kept = state.http().table.push(FieldMap::new_mutable(1 << 20));
+        assert!(kept.is_ok());
+        // Fields holding more than the cap, kept from an earlier call.
+        for i in 0..20 {
+            let mut fields = FieldMap::new_mutable(1 << 20);
+            let name = http::HeaderName::from_bytes(format!("x-{i}").as_bytes()).unwrap();
+            let value = http::HeaderValue::from_bytes(&[b'v'; 64 * 1024]).unwrap();
+            fields.append_raw(name, value).unwrap();
+            state.table.push(fields).unwrap();
+        }
+        assert!(state.http().table.push(()).is_err());
+        let hit = state
+            .limiter
+            .exceeded_limit()
+            .expect("the limit is recorded");
+        assert!(hit.desired > 20 * 64 * 1024, "{hit}");
+        assert!(state.charge_host_resources().is_err());
     }
 }

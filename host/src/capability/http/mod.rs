@@ -69,7 +69,7 @@ pub use grant::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_RESPONSE_SIZE, DEFAULT_TIMEOUT,
     Host, HttpGrant, Origin, Scheme, Target,
 };
-pub use host::{HttpInstance, add_to_linker};
+pub use host::{HttpInstance, OUTGOING_BODY_HELD, RESOURCE_ENTRY_BYTES, add_to_linker, held_bytes};
 pub use offline::{OfflineHttp, OfflineRequest, OfflineResponse};
 pub use stats::{EgressStats, Finished, Outcome};
 
@@ -399,6 +399,18 @@ impl WasiHttpHooks for EgressHooks {
                 Ok((response, driver))
             }),
         }
+    }
+
+    /// Bounds what an outgoing body holds in the host before it is sent
+    /// (or forever, if it never is) to [`host::OUTGOING_BODY_HELD`], which
+    /// [`host::held_bytes`] charges to the instance's memory cap.
+    fn p2_outgoing_body_buffer_chunks(&mut self) -> usize {
+        host::OUTGOING_BODY_CHUNKS
+    }
+
+    /// See [`Self::p2_outgoing_body_buffer_chunks`].
+    fn p2_outgoing_body_chunk_size(&mut self) -> usize {
+        host::OUTGOING_BODY_CHUNK
     }
 }
 
