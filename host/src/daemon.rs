@@ -64,6 +64,11 @@ pub enum StartError {
         /// Why.
         source: ResolveError,
     },
+    /// A subscription names a namespace for a kind discovery found to be
+    /// cluster-scoped (a custom kind; built-in ones are refused with the
+    /// manifest): the informer would drop the namespace.
+    #[error("{0}")]
+    ClusterScoped(String),
     /// A plugin of that name is already running.
     #[error("plugin {0:?} is already running")]
     Duplicate(String),
@@ -576,13 +581,16 @@ impl Daemon {
     }
 
     /// Resolves a plugin's subscriptions to informer keys (discovery);
-    /// takes no informer.
+    /// takes no informer. A namespace on a kind discovery names
+    /// cluster-scoped refuses the plugin here, before any informer, delivery
+    /// or cache look-up: the key would drop it, and the read check at load
+    /// saw it.
     async fn resolve(
         &self,
         plugin: &LoadedPlugin,
     ) -> Result<Vec<(Subscription, InformerKey)>, StartError> {
         let mut keys = Vec::new();
-        for subscription in &plugin.manifest().subscriptions {
+        for (index, subscription) in plugin.manifest().subscriptions.iter().enumerate() {
             let key = self
                 .informers
                 .key_for(subscription)
@@ -591,6 +599,18 @@ impl Daemon {
                     plugin: plugin.name().to_owned(),
                     source,
                 })?;
+            if let Some(namespace) = &subscription.namespace
+                && key.namespace.is_none()
+            {
+                return Err(StartError::ClusterScoped(
+                    crate::subscription::cluster_scoped_refusal(
+                        plugin.name(),
+                        index,
+                        &subscription.kind,
+                        namespace,
+                    ),
+                ));
+            }
             keys.push((subscription.clone(), key));
         }
         Ok(keys)

@@ -77,6 +77,23 @@ impl Subscription {
     }
 }
 
+/// The refusal of subscription #`index` of `plugin`, which names
+/// `namespace` for `kind`, a cluster-scoped kind: the informer would drop
+/// the namespace and deliver (and cache) every object of the kind, so the
+/// subscription is refused rather than narrowed by nothing. Said the same
+/// way whether the manifest check (a built-in kind) or the daemon, once
+/// discovery has named the resource (a custom kind), finds it.
+pub fn cluster_scoped_refusal(plugin: &str, index: usize, kind: &Gvk, namespace: &str) -> String {
+    let shown = crate::text::escape_controls(&kind.to_string());
+    let name = crate::text::escape_controls(&kind.kind);
+    format!(
+        "plugin {plugin:?}: subscription #{index} ({shown}) names namespace {namespace:?}, but \
+         {name} is cluster-scoped: a namespace never narrows it, so the subscription would \
+         receive every {name}; subscribe without a namespace (a read the operator grants with \
+         namespaces [\"*\"] in plugins.{plugin}.grants.reads, unless it is readable by default)"
+    )
+}
+
 /// A label selector's requirements in a form that compares by meaning:
 /// each displayed with its values sorted, sorted, without repeats. Text
 /// that does not parse stands for itself.

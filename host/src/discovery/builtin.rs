@@ -17,16 +17,37 @@ pub struct BuiltinKind {
     pub kind: &'static str,
     /// Plural resource name (`URL_PATH_SEGMENT`).
     pub plural: &'static str,
+    /// Whether its objects live in namespaces (k8s-openapi's `Scope`); a
+    /// namespace never narrows a cluster-scoped kind.
+    pub namespaced: bool,
+}
+
+/// The scope of a k8s-openapi kind, as a value.
+pub trait KindScope {
+    /// True for a namespaced kind.
+    const NAMESPACED: bool;
+}
+
+impl KindScope for k8s_openapi::NamespaceResourceScope {
+    const NAMESPACED: bool = true;
+}
+
+impl KindScope for k8s_openapi::ClusterResourceScope {
+    const NAMESPACED: bool = false;
 }
 
 impl BuiltinKind {
     /// The kind of the k8s-openapi type `K`.
-    pub const fn of<K: Resource>() -> Self {
+    pub const fn of<K: Resource>() -> Self
+    where
+        K::Scope: KindScope,
+    {
         BuiltinKind {
             group: K::GROUP,
             version: K::VERSION,
             kind: K::KIND,
             plural: K::URL_PATH_SEGMENT,
+            namespaced: <K::Scope as KindScope>::NAMESPACED,
         }
     }
 }
@@ -125,6 +146,14 @@ pub fn lookup_kind(group: &str, kind: &str) -> Option<&'static BuiltinKind> {
         .find(|k| k.group == group && k.kind == kind)
 }
 
+/// True when `group`/`kind` is a built-in kind known to be cluster-scoped
+/// (every version of a kind has the same scope); false for a namespaced
+/// kind and for one this table does not know (a custom resource, whose
+/// scope only discovery tells).
+pub fn is_cluster_scoped(group: &str, kind: &str) -> bool {
+    lookup_kind(group, kind).is_some_and(|k| !k.namespaced)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,6 +178,31 @@ mod tests {
                 .plural,
             "horizontalpodautoscalers"
         );
+    }
+
+    #[test]
+    fn the_scope_of_each_kind_comes_from_k8s_openapi() {
+        for (group, kind) in [
+            ("", "Namespace"),
+            ("", "Node"),
+            ("", "PersistentVolume"),
+            ("rbac.authorization.k8s.io", "ClusterRole"),
+            ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+            ("apiextensions.k8s.io", "CustomResourceDefinition"),
+            ("storage.k8s.io", "StorageClass"),
+        ] {
+            assert!(is_cluster_scoped(group, kind), "{group}/{kind}");
+        }
+        for (group, kind) in [
+            ("", "Pod"),
+            ("", "Secret"),
+            ("", "Event"),
+            ("rbac.authorization.k8s.io", "Role"),
+            ("apps", "Deployment"),
+            ("example.com", "Widget"),
+        ] {
+            assert!(!is_cluster_scoped(group, kind), "{group}/{kind}");
+        }
     }
 
     #[test]

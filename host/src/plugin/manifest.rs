@@ -240,6 +240,11 @@ pub enum ManifestError {
     /// Two indexes share a name.
     #[error("index name {0:?} is declared twice")]
     DuplicateIndex(String),
+    /// A subscription or write rule names namespaces for a cluster-scoped
+    /// kind, which no namespace narrows: it would reach every object of
+    /// the kind, so it is refused rather than silently widened.
+    #[error("{0}")]
+    ClusterScoped(String),
 }
 
 /// A metric definition from its WIT record.
@@ -282,6 +287,18 @@ impl Manifest {
         let mut subscriptions: Vec<Subscription> = Vec::with_capacity(raw.subscriptions.len());
         for (index, sub) in raw.subscriptions.into_iter().enumerate() {
             let sub = checked_subscription(index, sub)?;
+            // The informer drops the namespace of a cluster-scoped kind, so
+            // the read check must not see one: refused here for a built-in
+            // kind, by the daemon once discovery names a custom one.
+            if let Some(namespace) = &sub.namespace
+                && crate::discovery::builtin::is_cluster_scoped(&sub.kind.group, &sub.kind.kind)
+            {
+                return Err(ManifestError::ClusterScoped(
+                    crate::subscription::cluster_scoped_refusal(
+                        &raw.name, index, &sub.kind, namespace,
+                    ),
+                ));
+            }
             if subscriptions.iter().any(|earlier| earlier.same_watch(&sub)) {
                 return Err(ManifestError::Duplicate {
                     index,
@@ -308,6 +325,23 @@ impl Manifest {
         let writes = raw.writes.into_iter().map(write_rule).collect::<Vec<_>>();
         for (index, rule) in writes.iter().enumerate() {
             rule.validate(index)?;
+            let named: Vec<&String> = rule
+                .namespaces
+                .iter()
+                .filter(|ns| *ns != crate::capability::kube::ALL_NAMESPACES)
+                .collect();
+            if !named.is_empty()
+                && crate::discovery::builtin::is_cluster_scoped(&rule.group, &rule.kind)
+            {
+                return Err(ManifestError::ClusterScoped(format!(
+                    "plugin {plugin:?}: write rule #{index} ({kind}) names namespaces {named:?}, \
+                     but {kind} is cluster-scoped: a rule naming namespaces never covers its \
+                     objects; declare namespaces [\"*\"] (which the operator grants in \
+                     plugins.{plugin}.grants.writes)",
+                    plugin = raw.name,
+                    kind = crate::text::escape_controls(&rule.kind),
+                )));
+            }
         }
         let mut indexes: Vec<IndexDefinition> = Vec::with_capacity(raw.indexes.len());
         for (index, raw) in raw.indexes.into_iter().enumerate() {
@@ -581,6 +615,69 @@ mod tests {
                 .to_string();
             assert!(err.contains(field), "{err}");
         }
+    }
+
+    #[test]
+    fn a_namespace_on_a_cluster_scoped_kind_is_refused_rather_than_dropped() {
+        // Issue 38: "Namespaces in allowed" passed the read check for
+        // `allowed`, and the informer, dropping the namespace of a
+        // cluster-scoped kind, delivered every Namespace.
+        for (group, kind) in [
+            ("", "Namespace"),
+            ("", "Node"),
+            ("rbac.authorization.k8s.io", "ClusterRole"),
+        ] {
+            let mut sub = subscription(group, "v1", kind);
+            sub.namespace = Some("allowed".into());
+            let err = Manifest::from_guest(manifest(vec![subscription("", "v1", "Pod"), sub]))
+                .unwrap_err();
+            assert!(matches!(err, ManifestError::ClusterScoped(_)), "{err}");
+            let message = err.to_string();
+            for part in [
+                "plugin \"probe\"",
+                "subscription #1",
+                &format!("{kind} is cluster-scoped"),
+                "namespace \"allowed\"",
+                "plugins.probe.grants.reads",
+            ] {
+                assert!(message.contains(part), "{part:?} in {message}");
+            }
+            assert!(
+                Manifest::from_guest(manifest(vec![subscription(group, "v1", kind)])).is_ok(),
+                "without a namespace, {kind} is subscribed to as what it is"
+            );
+        }
+        let mut pods = subscription("", "v1", "Pod");
+        pods.namespace = Some("allowed".into());
+        let mut widgets = subscription("example.com", "v1", "Widget");
+        widgets.namespace = Some("allowed".into());
+        assert!(
+            Manifest::from_guest(manifest(vec![pods, widgets])).is_ok(),
+            "namespaced kinds keep their namespace; a custom kind is checked once discovered"
+        );
+    }
+
+    #[test]
+    fn a_write_rule_naming_namespaces_for_a_cluster_scoped_kind_is_refused() {
+        let rule = |kind: &str, namespaces: &[&str]| abi::WriteRule {
+            verbs: vec![abi::Verb::Get],
+            group: String::new(),
+            kind: kind.into(),
+            subresource: None,
+            namespaces: namespaces.iter().map(|n| n.to_string()).collect(),
+        };
+        let with = |rules| {
+            let mut raw = manifest(vec![subscription("", "v1", "Pod")]);
+            raw.writes = rules;
+            Manifest::from_guest(raw)
+        };
+        let err = with(vec![rule("Node", &["allowed"])])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("Node is cluster-scoped"), "{err}");
+        assert!(err.contains("plugins.probe.grants.writes"), "{err}");
+        assert!(with(vec![rule("Node", &["*"])]).is_ok());
+        assert!(with(vec![rule("Pod", &["allowed"])]).is_ok());
     }
 
     #[test]

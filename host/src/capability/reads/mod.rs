@@ -70,17 +70,24 @@ impl ReadRule {
         Ok(())
     }
 
+    /// Whether the rule covers `read`, whose namespace has been dropped if
+    /// its kind is cluster-scoped ([`Read::scoped`]): only `*` covers a
+    /// cluster-scoped kind, never a rule naming namespaces.
     fn covers(&self, read: &Read<'_>, sensitive: bool) -> bool {
-        let kind = if sensitive {
+        self.covers_kind(read, sensitive)
+            && (self.namespaces.contains(ALL_NAMESPACES)
+                || read
+                    .namespace
+                    .is_some_and(|ns| self.namespaces.contains(ns)))
+    }
+
+    fn covers_kind(&self, read: &Read<'_>, sensitive: bool) -> bool {
+        if sensitive {
             self.kind == read.kind && self.group == read.group
         } else {
             (self.kind == "*" || self.kind == read.kind)
                 && (self.group == "*" || self.group == read.group)
-        };
-        kind && (self.namespaces.contains(ALL_NAMESPACES)
-            || read
-                .namespace
-                .is_some_and(|ns| self.namespaces.contains(ns)))
+        }
     }
 }
 
@@ -198,6 +205,30 @@ pub struct Read<'a> {
     pub namespace: Option<&'a str>,
 }
 
+impl<'a> Read<'a> {
+    /// The read as the informer and the API server see it: for a kind known
+    /// to be cluster-scoped, a namespace narrows nothing (the informer drops
+    /// it, the collection's path has none), so it is dropped here too,
+    /// before any check, and only a rule with namespaces `*` covers the read.
+    /// A custom kind's scope is known only once discovery names its
+    /// resource: the daemon refuses a namespace on a cluster-scoped one then.
+    pub fn scoped(self) -> Self {
+        if self.namespace.is_some() && self.is_cluster_scoped() {
+            Read {
+                namespace: None,
+                ..self
+            }
+        } else {
+            self
+        }
+    }
+
+    /// True when its kind is a built-in kind known to be cluster-scoped.
+    pub fn is_cluster_scoped(&self) -> bool {
+        crate::discovery::builtin::is_cluster_scoped(self.group, self.kind)
+    }
+}
+
 impl fmt::Display for Read<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.group {
@@ -264,6 +295,7 @@ impl fmt::Display for ReadView {
 impl Reads {
     /// `read`, and how it is allowed.
     pub fn view(&self, read: &Read<'_>) -> ReadView {
+        let read = &read.scoped();
         ReadView {
             kind: match read.group {
                 "" => read.kind.to_owned(),
@@ -277,6 +309,7 @@ impl Reads {
 
     /// Whether `read` is allowed, and how; `None` when it is not.
     pub fn allows(&self, read: &Read<'_>) -> Option<Allowed> {
+        let read = &read.scoped();
         let sensitive = self.policy.is_sensitive(read.group, read.kind);
         if self.granted.iter().any(|rule| rule.covers(read, sensitive)) {
             return Some(Allowed::Granted);
@@ -296,11 +329,35 @@ impl Reads {
     /// The refusal of `read` for `plugin`: what is missing and where to
     /// grant it.
     pub fn refusal(&self, plugin: &str, read: &Read<'_>) -> String {
-        let why = if self.policy.is_sensitive(read.group, read.kind) {
+        let sensitive = self.policy.is_sensitive(read.group, read.kind);
+        let why = if sensitive {
             "a sensitive kind, readable only through a grant naming it"
         } else {
             "not readable by default on this host (reads.defaultReadable)"
         };
+        if read.is_cluster_scoped() {
+            let kind = read.kind;
+            let named = self
+                .granted
+                .iter()
+                .filter(|rule| rule.covers_kind(read, sensitive))
+                .flat_map(|rule| &rule.namespaces)
+                .map(|ns| format!("{ns:?}"))
+                .collect::<Vec<_>>();
+            let granted = match named.as_slice() {
+                [] => String::new(),
+                names => format!(
+                    " (its grant names namespaces {}, which never cover a cluster-scoped kind)",
+                    names.join(", ")
+                ),
+            };
+            let read = read.scoped();
+            return format!(
+                "plugin {plugin:?} may not read {read}: {why}; {kind} is cluster-scoped, so a \
+                 namespace never narrows it and only a read rule with namespaces [\"*\"] grants \
+                 it{granted}; the operator grants it in plugins.{plugin}.grants.reads"
+            );
+        }
         format!(
             "plugin {plugin:?} may not read {read}: {why}; the operator grants it in \
              plugins.{plugin}.grants.reads"
@@ -420,6 +477,77 @@ mod tests {
         assert!(refusal.contains("plugins.p.grants.reads"), "{refusal}");
         assert!(KindPattern::parse("apps/v1/Deployment").is_err());
         assert!(KindPattern::parse("Pod\n").is_err());
+    }
+
+    #[test]
+    fn a_rule_naming_namespaces_never_covers_a_cluster_scoped_kind() {
+        // Issue 38: a grant for namespace `allowed` let a plugin read every
+        // Namespace "in allowed": the informer and the API path drop the
+        // namespace of a cluster-scoped kind, the check did not.
+        let strict = ReadPolicy {
+            default_readable: Vec::new(),
+            sensitive: Vec::new(),
+        };
+        for granted in [
+            rule("", "Namespace", &["allowed"]),
+            rule("*", "*", &["allowed"]),
+            rule("", "*", &["allowed", "other"]),
+        ] {
+            let reads = Reads {
+                policy: strict.clone(),
+                granted: vec![granted.clone(), rule("", "Pod", &["allowed"])],
+            };
+            for (group, kind) in [
+                ("", "Namespace"),
+                ("", "Node"),
+                ("rbac.authorization.k8s.io", "ClusterRole"),
+            ] {
+                for namespace in [Some("allowed"), None] {
+                    if granted.group != "*" && granted.group != group {
+                        continue;
+                    }
+                    assert_eq!(
+                        reads.allows(&read(group, kind, namespace)),
+                        None,
+                        "{granted:?} must not cover {group}/{kind} in {namespace:?}"
+                    );
+                }
+            }
+            assert_eq!(
+                reads.allows(&read("", "Pod", Some("allowed"))),
+                Some(Allowed::Granted),
+                "a namespaced kind in the namespace is still covered"
+            );
+        }
+        let reads = Reads {
+            policy: strict,
+            granted: vec![rule("", "Namespace", &["allowed"])],
+        };
+        let refusal = reads.refusal("snoop", &read("", "Namespace", Some("allowed")));
+        assert!(refusal.contains("plugin \"snoop\""), "{refusal}");
+        assert!(refusal.contains("Namespace is cluster-scoped"), "{refusal}");
+        assert!(refusal.contains("plugins.snoop.grants.reads"), "{refusal}");
+        assert!(refusal.contains("namespaces \"allowed\""), "{refusal}");
+        assert_eq!(
+            reads
+                .view(&read("", "Namespace", Some("allowed")))
+                .to_string(),
+            "Namespace in every namespace (or cluster-scoped) (needs a read grant)",
+            "shown as what it reads"
+        );
+        let everywhere = Reads {
+            granted: vec![rule("", "Namespace", &["*"])],
+            ..reads
+        };
+        assert_eq!(
+            everywhere.allows(&read("", "Namespace", None)),
+            Some(Allowed::Granted)
+        );
+        assert_eq!(
+            Reads::default().allows(&read("", "Node", Some("x"))),
+            Some(Allowed::ByDefault),
+            "the host's default covers every namespace and cluster-scoped kinds"
+        );
     }
 
     #[test]
