@@ -19,11 +19,19 @@
 //! the settings of `plugins.<name>` (if the file's digest is one the entry
 //! pins, and its sidecar, if it names a plugin, names this one).
 //!
-//! A plugin name belongs to the first file that runs it; another file
-//! declaring the same name is refused with an error naming both, and is
-//! tried again when the first one goes. Files that vanished are unloaded
-//! first, so a rename within the directory hands the name over. Passes run
-//! one after the other on one task: no two loads of the same plugin race.
+//! A plugin name belongs to the first file that runs it. A file is checked
+//! against the name's pin and trust rule ([`super::trust`]) before anything
+//! else: one that fails is refused on its own and claims nothing, so it
+//! never stops the plugin running under that name. A file passing them with
+//! the **same build** (same sha256) as the running one is the same plugin:
+//! it runs once, the copy is reported as a duplicate of the running file,
+//! and if the running file goes the copy takes over without a stop. A file
+//! passing them with **another build** is a rival: the name is refused to
+//! every file claiming it (the running one stops) until all but one go, as
+//! neither directory order nor arrival order may decide. Files that
+//! vanished are unloaded first, so a rename within the directory hands the
+//! name over. Passes run one after the other on one task: no two loads of
+//! the same plugin race.
 
 use super::ReloadSetup;
 use super::scan::{self, Found, sidecar_of, signature_of};
@@ -42,9 +50,13 @@ enum Loaded {
     Plugin(LoadedPlugin, CompileOutcome),
     /// A plugin the operator disabled by name.
     Disabled,
-    /// A name other files claim too: refused before the plugin is given
-    /// anything of that name's (its configuration above all).
+    /// A name other files claim too with other builds: refused before the
+    /// plugin is given anything of that name's (its configuration above
+    /// all).
     Contested(String, Vec<PathBuf>),
+    /// The same build of a plugin that runs from another file (the name,
+    /// the file): nothing to start.
+    Duplicate(String, PathBuf),
 }
 
 /// The plugin running from a file.
@@ -75,6 +87,9 @@ struct Known {
     running: Option<RunningFrom>,
     /// Refused because this plugin name runs from another file.
     blocked_by: Option<String>,
+    /// The same build as the plugin (this name) running from that file:
+    /// this file runs nothing, and takes over if that file goes.
+    duplicate_of: Option<(String, PathBuf)>,
     /// The last attempt failed for a reason that may pass by itself (a kind
     /// not served yet): try again at the next rescan even if unchanged.
     retry: bool,
@@ -233,6 +248,9 @@ impl Reconciler {
             Ok(Loaded::Contested(name, rivals)) => {
                 self.contest(path, found, content, &name, &rivals).await
             }
+            Ok(Loaded::Duplicate(name, original)) => {
+                self.duplicate(path, found, content, &name, &original).await
+            }
             Err(error) => self.refuse(path, found, Some(content), error, false),
         }
     }
@@ -304,10 +322,16 @@ impl Reconciler {
                 );
             }
         }
+        // Only files that passed the name's pin and trust checks above get
+        // here: a file failing them was refused on its own, claims nothing
+        // and stops nothing.
         let name = identified.name().to_owned();
-        let rivals = self.files_claiming(&name, path);
+        let rivals = self.rivals(&name, identified.digest(), path);
         if !rivals.is_empty() {
             return Ok(Loaded::Contested(name, rivals));
+        }
+        if let Some(original) = self.running_same_build(&name, identified.digest(), path) {
+            return Ok(Loaded::Duplicate(name, original));
         }
         let sink = setup.sink.clone();
         let configured = tokio::task::spawn_blocking(move || {
@@ -398,6 +422,7 @@ impl Reconciler {
                 digest: plugin.digest().to_owned(),
             }),
             blocked_by: None,
+            duplicate_of: None,
             retry: false,
             state: Some(FileState::Loaded),
         };
@@ -432,6 +457,7 @@ impl Reconciler {
         known.seen = Some(found);
         known.content = content;
         known.blocked_by = None;
+        known.duplicate_of = None;
         known.retry = retry;
         known.state = Some(FileState::Failed);
         self.setup.stats.load_errors.fetch_add(1, Ordering::Relaxed);
@@ -467,10 +493,57 @@ impl Reconciler {
             self.setup.files.failed(rival, error.clone());
             let known = self.known.entry(rival.clone()).or_default();
             known.blocked_by = Some(name.to_owned());
+            known.duplicate_of = None;
             known.state = Some(FileState::Failed);
         }
         self.refuse(path, found, Some(content), error, false);
         self.known.entry(path.to_owned()).or_default().blocked_by = Some(name.to_owned());
+    }
+
+    /// Records `path` as a copy of the build of `name` running from
+    /// `original`: it runs nothing and stops nothing (what ran from it
+    /// before, under another name, stops), and takes over if `original`
+    /// goes.
+    async fn duplicate(
+        &mut self,
+        path: &Path,
+        found: Found,
+        content: Evaluated,
+        name: &str,
+        original: &Path,
+    ) {
+        if let Some(running) = self.known.get(path).and_then(|k| k.running.clone()) {
+            self.stop_running(path, &running).await;
+        }
+        let detail = format!(
+            "the same build (sha256 {}) of plugin {name:?} already runs from {}: the plugin \
+             runs once, from that file; this copy takes over if that file goes",
+            content.digest,
+            original.display()
+        );
+        self.setup.files.record(ReloadRecord {
+            plugin: Some(name.to_owned()),
+            revision: Some(revision(&content.digest).to_owned()),
+            detail: Some(detail.clone()),
+            ..ReloadRecord::new(ReloadAction::Duplicate, path)
+        });
+        tracing::info!(
+            plugin = %name, file = %path.display(), running_from = %original.display(),
+            "plugin file is a duplicate of the running one: {detail}"
+        );
+        self.setup
+            .files
+            .duplicate(path, name, &content.digest, original);
+        self.known.insert(
+            path.to_owned(),
+            Known {
+                seen: Some(found),
+                content: Some(content),
+                duplicate_of: Some((name.to_owned(), original.to_owned())),
+                state: Some(FileState::Duplicate),
+                ..Known::default()
+            },
+        );
     }
 
     /// Stops what runs from a file its configuration or sidecar disables.
@@ -512,6 +585,11 @@ impl Reconciler {
                 }
             }
         }
+        if let Some(running) = &known.running
+            && let Some(heir) = self.duplicate_of(path, running)
+        {
+            return self.take_over(path, &known, running, &heir);
+        }
         if let Some(running) = &known.running {
             self.stop_running(path, running).await;
             self.setup.files.record(ReloadRecord {
@@ -525,6 +603,82 @@ impl Reconciler {
         self.setup.files.removed(path);
     }
 
+    /// The first file holding a copy of the build `running` from `path`.
+    fn duplicate_of(&self, path: &Path, running: &RunningFrom) -> Option<PathBuf> {
+        self.known
+            .iter()
+            .find(|(_, known)| {
+                known
+                    .duplicate_of
+                    .as_ref()
+                    .is_some_and(|(name, original)| name == &running.name && original == path)
+                    && known
+                        .content
+                        .as_ref()
+                        .is_some_and(|c| c.digest == running.digest)
+            })
+            .map(|(heir, _)| heir.clone())
+    }
+
+    /// `path`, from which `running` ran, is gone; `heir` holds the same
+    /// build, so the plugin now runs from it without stopping. Other copies
+    /// become copies of `heir`. If `heir`'s sidecar or signature differs
+    /// from what `path` had, it is evaluated again at once (a swap, which
+    /// does not stop deliveries, if its settings differ; the running
+    /// version stays if it is refused).
+    fn take_over(&mut self, path: &Path, gone: &Known, running: &RunningFrom, heir: &Path) {
+        for known in self.known.values_mut() {
+            if let Some((_, original)) = &mut known.duplicate_of
+                && original == path
+            {
+                *original = heir.to_owned();
+            }
+        }
+        let same = {
+            let Some(known) = self.known.get_mut(heir) else {
+                return;
+            };
+            known.duplicate_of = None;
+            known.running = Some(running.clone());
+            known.state = Some(FileState::Loaded);
+            let same = known.content == gone.content;
+            if !same {
+                // Read again in this pass, its content unchanged.
+                known.seen = None;
+                known.retry = true;
+            }
+            same
+        };
+        self.setup.files.took_over(heir, path);
+        for (file, status) in self.setup.files.snapshot() {
+            if status.duplicate_of.as_deref() == Some(path) {
+                self.setup
+                    .files
+                    .duplicate(&file, &running.name, &running.digest, heir);
+            }
+        }
+        let detail = format!(
+            "{} was removed; {} holds the same build, so the plugin keeps running, from it{}",
+            path.display(),
+            heir.display(),
+            if same {
+                ""
+            } else {
+                " (its sidecar or signature differs: it is read again)"
+            }
+        );
+        self.setup.files.record(ReloadRecord {
+            plugin: Some(running.name.clone()),
+            revision: Some(revision(&running.digest).to_owned()),
+            detail: Some(detail.clone()),
+            ..ReloadRecord::new(ReloadAction::TookOver, heir)
+        });
+        tracing::info!(
+            plugin = %running.name, file = %heir.display(), removed = %path.display(),
+            "plugin not stopped: {detail}"
+        );
+    }
+
     /// Stops the plugin running from `path` (its metrics' series go with
     /// it: see [`Daemon::stop`](crate::daemon::Daemon::stop)) and lets files
     /// refused for duplicating its name try again.
@@ -534,24 +688,56 @@ impl Reconciler {
             known.running = None;
         }
         for known in self.known.values_mut() {
-            if known.blocked_by.as_deref() == Some(running.name.as_str()) {
+            let copy = known
+                .duplicate_of
+                .as_ref()
+                .is_some_and(|(name, original)| name == &running.name && original == path);
+            if known.blocked_by.as_deref() == Some(running.name.as_str()) || copy {
                 known.seen = None;
+                if copy {
+                    // Evaluated again although its content is unchanged.
+                    known.duplicate_of = None;
+                    known.retry = true;
+                }
             }
         }
     }
 
-    /// The files other than `path` that run plugin `name`, or were refused
-    /// for claiming it too.
-    fn files_claiming(&self, name: &str, path: &Path) -> Vec<PathBuf> {
+    /// The files other than `path` that claim plugin `name` with a build
+    /// other than `digest`: running it, refused for claiming it too, or
+    /// holding a copy of the running build. A file holding the same build
+    /// is the same plugin, not a rival.
+    fn rivals(&self, name: &str, digest: &str, path: &Path) -> Vec<PathBuf> {
         self.known
             .iter()
             .filter(|(other, known)| {
-                other.as_path() != path
-                    && (known.running.as_ref().is_some_and(|r| r.name == name)
-                        || known.blocked_by.as_deref() == Some(name))
+                let claims = known.running.as_ref().is_some_and(|r| r.name == name)
+                    || known.blocked_by.as_deref() == Some(name)
+                    || known.duplicate_of.as_ref().is_some_and(|(n, _)| n == name);
+                let build = known
+                    .running
+                    .as_ref()
+                    .filter(|r| r.name == name)
+                    .map(|r| r.digest.as_str())
+                    .or(known.content.as_ref().map(|c| c.digest.as_str()));
+                other.as_path() != path && claims && build != Some(digest)
             })
             .map(|(other, _)| other.clone())
             .collect()
+    }
+
+    /// The file other than `path` that runs plugin `name` at `digest`.
+    fn running_same_build(&self, name: &str, digest: &str, path: &Path) -> Option<PathBuf> {
+        self.known
+            .iter()
+            .find(|(other, known)| {
+                other.as_path() != path
+                    && known
+                        .running
+                        .as_ref()
+                        .is_some_and(|r| r.name == name && r.digest == digest)
+            })
+            .map(|(other, _)| other.clone())
     }
 
     /// Puts back the status of a file whose content turned out unchanged.

@@ -29,6 +29,10 @@ pub enum FileState {
     Loading,
     /// A plugin source (`pluginSources`) not pulled yet: nothing to load.
     Pending,
+    /// The same build (same sha256) of a plugin that already runs from
+    /// another file (`duplicateOf`): the plugin runs once, from that file;
+    /// this one takes over, without a stop, if that file goes.
+    Duplicate,
 }
 
 /// The status of one plugin file.
@@ -55,6 +59,9 @@ pub struct FileStatus {
     /// reference, what was pulled and the last attempt's outcome.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<SourceStatus>,
+    /// For a [`FileState::Duplicate`]: the file the same build runs from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duplicate_of: Option<PathBuf>,
 }
 
 /// Where a pulled plugin file comes from and how its registry answers.
@@ -102,6 +109,7 @@ impl FileStatus {
             last_error: None,
             error_at: None,
             source: None,
+            duplicate_of: None,
         }
     }
 }
@@ -120,6 +128,12 @@ pub enum ReloadAction {
     Disabled,
     /// It was removed; what ran from it stopped.
     Unloaded,
+    /// It holds the same build as a plugin running from another file: it
+    /// runs nothing, stops nothing, and is reported.
+    Duplicate,
+    /// The file the plugin ran from was removed, and this file, holding the
+    /// same build, now runs it: the plugin did not stop.
+    TookOver,
 }
 
 /// One entry of the reload history.
@@ -199,10 +213,49 @@ impl FileStatuses {
         });
     }
 
+    /// `file` holds the build of `plugin` at `sha256` that already runs
+    /// from `running_from`: nothing runs from it.
+    pub fn duplicate(&self, file: &Path, plugin: &str, sha256: &str, running_from: &Path) {
+        self.update(file, |status| {
+            *status = FileStatus {
+                source: status.source.take(),
+                plugin: Some(plugin.into()),
+                sha256: Some(sha256.into()),
+                duplicate_of: Some(running_from.to_owned()),
+                ..FileStatus::new(FileState::Duplicate)
+            }
+        });
+    }
+
+    /// The plugin that ran from `from` (now gone) runs from `file`, which
+    /// holds the same build: `file` takes `from`'s status (when it was
+    /// loaded, how it was compiled).
+    pub fn took_over(&self, file: &Path, from: &Path) {
+        {
+            let mut files = self.lock();
+            let Some(previous) = files.remove(from) else {
+                return;
+            };
+            let status = files
+                .entry(file.to_owned())
+                .or_insert_with(|| FileStatus::new(FileState::Loaded));
+            *status = FileStatus {
+                state: FileState::Loaded,
+                source: status.source.take(),
+                last_error: None,
+                error_at: None,
+                duplicate_of: None,
+                ..previous
+            };
+        }
+        self.changes.send_modify(|n| *n += 1);
+    }
+
     /// `file`'s current content was refused; what ran keeps running.
     pub fn failed(&self, file: &Path, error: String) {
         self.update(file, |status| {
             status.state = FileState::Failed;
+            status.duplicate_of = None;
             status.last_error = Some(error);
             status.error_at = Some(SystemTime::now());
         });
@@ -392,6 +445,30 @@ mod tests {
         assert_eq!(
             (status.state, status.last_error, status.compile.as_deref()),
             (FileState::Loaded, None, Some("cache hit"))
+        );
+    }
+
+    #[test]
+    fn a_duplicate_names_the_file_that_runs_and_takes_its_status_over_when_it_goes() {
+        let statuses = FileStatuses::default();
+        let (original, copy) = (Path::new("/d/p.wasm"), Path::new("/d/p-copy.wasm"));
+        statuses.loaded(original, "p", "aa", &CompileOutcome::CacheHit);
+        statuses.duplicate(copy, "p", "aa", original);
+        let duplicate = statuses.get(copy).unwrap();
+        assert_eq!(duplicate.state, FileState::Duplicate);
+        assert_eq!(duplicate.duplicate_of.as_deref(), Some(original));
+        assert_eq!(duplicate.sha256.as_deref(), Some("aa"));
+        let shown = serde_json::to_value(&duplicate).unwrap();
+        assert_eq!(shown["state"], "duplicate");
+        assert_eq!(shown["duplicateOf"], "/d/p.wasm");
+        let loaded_at = statuses.get(original).unwrap().loaded_at;
+        statuses.took_over(copy, original);
+        assert!(statuses.get(original).is_none());
+        let now = statuses.get(copy).unwrap();
+        assert_eq!(
+            (now.state, now.duplicate_of, now.loaded_at),
+            (FileState::Loaded, None, loaded_at),
+            "the plugin kept running: same load time"
         );
     }
 
