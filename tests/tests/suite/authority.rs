@@ -477,12 +477,12 @@ async fn events_live_with_their_object_and_need_its_read() {
 
 /// A keypair as `cosign generate-key-pair` makes (ECDSA P-256): the public
 /// key as PEM, and a signer of files in `cosign sign-blob`'s format.
-struct Signer {
+pub(super) struct Signer {
     pair: ring::signature::EcdsaKeyPair,
 }
 
 impl Signer {
-    fn new() -> Signer {
+    pub(super) fn new() -> Signer {
         use ring::signature::{ECDSA_P256_SHA256_ASN1_SIGNING, EcdsaKeyPair};
         let rng = ring::rand::SystemRandom::new();
         let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_ASN1_SIGNING, &rng).unwrap();
@@ -491,7 +491,7 @@ impl Signer {
         Signer { pair }
     }
 
-    fn public_pem(&self) -> String {
+    pub(super) fn public_pem(&self) -> String {
         use ring::signature::KeyPair;
         let mut der = vec![
             0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01, 0x06,
@@ -502,7 +502,7 @@ impl Signer {
         format!("-----BEGIN PUBLIC KEY-----\n{body}\n-----END PUBLIC KEY-----\n")
     }
 
-    fn sign(&self, bytes: &[u8]) -> String {
+    pub(super) fn sign(&self, bytes: &[u8]) -> String {
         let rng = ring::rand::SystemRandom::new();
         let signature = self.pair.sign(&rng, bytes).unwrap();
         base64::engine::general_purpose::STANDARD.encode(signature.as_ref())

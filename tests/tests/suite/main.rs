@@ -35,3 +35,4 @@ mod runtime;
 mod sandbox;
 mod sharding;
 mod stuck;
+mod scopes;

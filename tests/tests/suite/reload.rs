@@ -103,6 +103,8 @@ pub(super) struct Rig {
     others: BTreeMap<String, PluginConfig>,
     /// `pluginFiles.publicKeys`.
     public_keys: Vec<PathBuf>,
+    /// `reads`: the host-wide read policy.
+    reads: herald::capability::reads::ReadPolicy,
 }
 
 impl Rig {
@@ -121,12 +123,30 @@ impl Rig {
         Rig::start_with_keys(others, retry, Vec::new()).await
     }
 
+    /// As [`Rig::start_with_namespaced`], under the host-wide read policy
+    /// `reads` (`reads` in the configuration).
+    pub(super) async fn start_with_reads(
+        others: impl FnOnce(&str) -> BTreeMap<String, PluginConfig>,
+        reads: herald::capability::reads::ReadPolicy,
+    ) -> Rig {
+        Rig::start_with(others, Default::default(), Vec::new(), reads).await
+    }
+
     /// As [`Rig::start_with_namespaced`], trusting signatures by the
     /// `public_keys` (`pluginFiles.publicKeys`).
     pub(super) async fn start_with_keys(
         others: impl FnOnce(&str) -> BTreeMap<String, PluginConfig>,
         retry: herald::dispatch::RetryPolicy,
         public_keys: Vec<PathBuf>,
+    ) -> Rig {
+        Rig::start_with(others, retry, public_keys, Default::default()).await
+    }
+
+    async fn start_with(
+        others: impl FnOnce(&str) -> BTreeMap<String, PluginConfig>,
+        retry: herald::dispatch::RetryPolicy,
+        public_keys: Vec<PathBuf>,
+        reads: herald::capability::reads::ReadPolicy,
     ) -> Rig {
         let cluster = TestCluster::start().await;
         let others = others(&cluster.namespace);
@@ -149,6 +169,7 @@ impl Rig {
             rescan_interval: DEFAULT_RESCAN_INTERVAL,
             others,
             public_keys,
+            reads,
         };
         rig.follow().await;
         rig
@@ -163,6 +184,7 @@ impl Rig {
         config.log.plugin_lines_per_second = 1_000_000;
         config.log.plugin_burst = 1_000_000;
         config.plugin_files.public_keys = self.public_keys.clone();
+        config.reads = self.reads.clone();
         config.plugins.insert(
             "recorder".into(),
             PluginConfig {
