@@ -95,7 +95,9 @@ impl LogConfig {
 
 /// Logs to stderr as `log` says; `RUST_LOG` overrides the level. The human
 /// format writes every field through [`EscapedFields`]; the JSON format
-/// escapes by construction.
+/// through [`EscapedJson`]: in both, a reader sees each unsafe character
+/// of the message and every field ([`crate::text::is_unsafe`]) as the same
+/// visible escape.
 pub fn init(log: &LogConfig) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(&log.level));
@@ -107,8 +109,55 @@ pub fn init(log: &LogConfig) {
         .with_ansi(std::io::stderr().is_terminal());
     let _ = match log.format {
         LogFormat::Human => builder.fmt_fields(EscapedFields).try_init(),
-        LogFormat::Json => builder.json().try_init(),
+        LogFormat::Json => builder
+            .json()
+            .event_format(EscapedJson::default())
+            .try_init(),
     };
+}
+
+/// The JSON log's lines: what `tracing-subscriber`'s JSON format writes
+/// (one object per event: timestamp, level, fields, target, spans), with
+/// every string in it escaped by [`crate::text::escape_json_line`]. JSON
+/// escapes only C0 characters, `"` and `\`, and a consumer decodes `\n` or
+/// `\u001b` back into the raw character: here what a consumer decodes from
+/// the message, a field, a span field or an error is exactly what the
+/// human log shows (`\n`, `\u{1b}`, `\u{202e}` as visible text), so a
+/// plugin's text cannot move a terminal's cursor, open a hyperlink, reorder
+/// a line or break it in any viewer of the log.
+#[derive(Debug)]
+pub struct EscapedJson {
+    inner: tracing_subscriber::fmt::format::Format<tracing_subscriber::fmt::format::Json>,
+}
+
+impl Default for EscapedJson {
+    fn default() -> Self {
+        EscapedJson {
+            inner: tracing_subscriber::fmt::format().json(),
+        }
+    }
+}
+
+impl<S, N> tracing_subscriber::fmt::FormatEvent<S, N> for EscapedJson
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    N: for<'writer> FormatFields<'writer> + 'static,
+{
+    fn format_event(
+        &self,
+        context: &tracing_subscriber::fmt::FmtContext<'_, S, N>,
+        mut writer: Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> fmt::Result {
+        let mut line = String::new();
+        tracing_subscriber::fmt::FormatEvent::format_event(
+            &self.inner,
+            context,
+            Writer::new(&mut line),
+            event,
+        )?;
+        writer.write_str(&crate::text::escape_json_line(&line))
+    }
 }
 
 /// The human log's fields, written so that no value can change the shape of
@@ -157,7 +206,12 @@ impl EscapingVisitor<'_> {
                 .chars()
                 .any(|c| c.is_whitespace() || c == '=' || c == '"' || crate::text::is_unsafe(c))
         {
-            write!(self.writer, "{separator}{}={value:?}", field.name())
+            write!(
+                self.writer,
+                "{separator}{}={}",
+                field.name(),
+                crate::text::quote(value)
+            )
         } else {
             write!(self.writer, "{separator}{}={value}", field.name())
         };
@@ -193,6 +247,78 @@ mod tests {
             .finish();
         tracing::subscriber::with_default(subscriber, log);
         String::from_utf8(out.lock().unwrap().clone()).unwrap()
+    }
+
+    /// What the JSON format writes for one event logged with `log`.
+    fn written_json(log: impl FnOnce()) -> String {
+        let out = Arc::new(Mutex::new(Vec::new()));
+        let sink = out.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .json()
+            .event_format(EscapedJson::default())
+            .with_writer(move || Sink(sink.clone()))
+            .finish();
+        tracing::subscriber::with_default(subscriber, log);
+        String::from_utf8(out.lock().unwrap().clone()).unwrap()
+    }
+
+    /// Logs `text` as a plugin's line, an audit line's detail, a handler's
+    /// error and inside a span, as the host does.
+    fn log_everywhere(text: &str) {
+        let span = tracing::info_span!("call", plugin = "mallory", key = text);
+        let _entered = span.enter();
+        tracing::info!(target: "herald::plugin", plugin = "mallory", source = "stdout", "{text}");
+        tracing::warn!(target: "herald::audit", plugin = "mallory", detail = text, "plugin API call");
+        let error = std::io::Error::other(text.to_owned());
+        tracing::warn!(plugin = "mallory", error = %error, debug = ?text, "handler failed");
+    }
+
+    #[test]
+    fn both_formats_write_every_unsafe_character_as_the_same_visible_escape() {
+        use crate::text::tests::{HOSTILE, hostile_text};
+        let hostile = hostile_text();
+        let human = written(|| log_everywhere(&hostile));
+        let json = written_json(|| log_everywhere(&hostile));
+        for (format, text) in [("human", &human), ("json", &json)] {
+            assert_eq!(text.lines().count(), 3, "{format}: {text}");
+            let inside = text.trim_end_matches('\n');
+            assert!(
+                !inside
+                    .chars()
+                    .any(|c| c != '\n' && crate::text::is_unsafe(c)),
+                "{format}: {text:?}"
+            );
+        }
+        for (c, escape) in HOSTILE {
+            assert!(human.contains(escape), "human: {c:?} as {escape}");
+        }
+        let escaped = crate::text::escape_controls(&hostile);
+        for line in json.lines() {
+            let value: serde_json::Value = serde_json::from_str(line).unwrap();
+            // What a consumer decodes is the human format's escape.
+            let strings = |v: &serde_json::Value| -> Vec<String> {
+                let mut found = Vec::new();
+                collect_strings(v, &mut found);
+                found
+            };
+            for string in strings(&value) {
+                assert!(!string.chars().any(crate::text::is_unsafe), "{string:?}");
+            }
+            assert_eq!(value["span"]["key"], escaped.as_str(), "{line}");
+        }
+        let plugin: serde_json::Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
+        assert_eq!(plugin["fields"]["message"], escaped.as_str());
+        let audit: serde_json::Value = serde_json::from_str(json.lines().nth(1).unwrap()).unwrap();
+        assert_eq!(audit["fields"]["detail"], escaped.as_str());
+    }
+
+    fn collect_strings(value: &serde_json::Value, found: &mut Vec<String>) {
+        match value {
+            serde_json::Value::String(s) => found.push(s.clone()),
+            serde_json::Value::Array(items) => items.iter().for_each(|v| collect_strings(v, found)),
+            serde_json::Value::Object(map) => map.values().for_each(|v| collect_strings(v, found)),
+            _ => {}
+        }
     }
 
     struct Sink(Arc<Mutex<Vec<u8>>>);

@@ -46,7 +46,8 @@ pub const SPAM_BURST: u32 = 25;
 pub const SPAM_REFILL: Duration = Duration::from_secs(5 * 60);
 /// Longest reason or action (Kubernetes' validation: 128).
 const MAX_WORD: usize = 128;
-/// Longest note kept (Kubernetes' validation: 1 KiB); longer ones are cut.
+/// Longest note kept, in bytes once escaped (Kubernetes' validation:
+/// 1 KiB); longer ones are cut, between characters and escapes.
 const MAX_NOTE: usize = 1024;
 /// Most series and flood buckets remembered per plugin; the oldest go first.
 const MAX_TRACKED: usize = 4096;
@@ -232,10 +233,14 @@ impl EventRecord {
             }],
         };
         for (field, value) in [("reason", &self.reason), ("action", &self.action)] {
-            if value.is_empty() || value.len() > MAX_WORD {
+            if !is_machine_word(value) {
                 return Err(invalid(
                     field,
-                    format!("must be 1 to {MAX_WORD} characters"),
+                    format!(
+                        "{} is not UpperCamelCase: a capital ASCII letter, then ASCII letters \
+                         and digits, 1 to {MAX_WORD} characters in all (e.g. DisallowedImage)",
+                        shown(value)
+                    ),
                 ));
             }
         }
@@ -324,13 +329,7 @@ impl EventsAccess {
         };
         event.check()?;
         self.check_reach(grant, event)?;
-        if event.note.len() > MAX_NOTE {
-            let mut end = MAX_NOTE;
-            while !event.note.is_char_boundary(end) {
-                end -= 1;
-            }
-            event.note.truncate(end);
-        }
+        event.note = stored_note(&event.note);
         let now = Instant::now();
         let open = {
             let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -516,6 +515,38 @@ impl EventsAccess {
     }
 }
 
+/// True for a reason or an action: a machine identifier in Kubernetes'
+/// convention, UpperCamelCase: `[A-Z][A-Za-z0-9]*`, 1 to 128 bytes. Nothing else is stored, so `kubectl describe` and every other
+/// reader of the Event print these fields as they are.
+pub fn is_machine_word(word: &str) -> bool {
+    let mut bytes = word.bytes();
+    word.len() <= MAX_WORD
+        && bytes.next().is_some_and(|b| b.is_ascii_uppercase())
+        && bytes.all(|b| b.is_ascii_alphanumeric())
+}
+
+/// A note as the Event stores it. A note is human text, printed by
+/// `kubectl describe` in a table and by every other reader of Events: each
+/// unsafe character ([`crate::text::is_unsafe`]: control characters, `DEL`,
+/// C1, line and paragraph separators, bidirectional and invisible marks)
+/// becomes its visible escape, so no note can hold a terminal escape
+/// sequence, a hyperlink, text reordered or hidden, or a line break. Line
+/// breaks and tabs are escaped too (`\n`, `\t`): in `kubectl describe`'s
+/// table a line break would start what reads as another row (another
+/// Event, from another reporter), and a tab moves the columns. The note is
+/// then cut to 1 KiB counting the escapes, between characters and escapes.
+fn stored_note(note: &str) -> String {
+    crate::text::escape_controls_within(note, MAX_NOTE).0
+}
+
+/// A refused value as a message shows it: cut short, quoted, escaped.
+fn shown(value: &str) -> String {
+    const MAX: usize = 64;
+    let cut: String = value.chars().take(MAX).collect();
+    let more = if cut.len() < value.len() { "…" } else { "" };
+    format!("{}{more}", crate::text::quote(&cut))
+}
+
 /// Drops the state of series closed long ago, and the oldest entries when
 /// there are too many, so a plugin cannot grow the host's memory through it.
 fn forget_oldest(state: &mut State, now: Instant) {
@@ -538,4 +569,87 @@ fn reporting_instance(plugin: &str) -> String {
         .unwrap_or_else(|| "herald".into());
     let instance = format!("{plugin}-{host}");
     instance.chars().take(128).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(reason: &str, action: &str) -> EventRecord {
+        EventRecord {
+            regarding: ObjectRef {
+                gvk: Gvk::new("", "v1", "ConfigMap"),
+                namespace: Some("shop".into()),
+                name: "cm".into(),
+                uid: None,
+                resource_version: None,
+            },
+            related: None,
+            event_type: "Normal",
+            reason: reason.into(),
+            action: action.into(),
+            note: String::new(),
+        }
+    }
+
+    #[test]
+    fn reasons_and_actions_are_upper_camel_case_identifiers_or_refused() {
+        event("DisallowedImage", "Flagged").check().unwrap();
+        event("R", "A1b2").check().unwrap();
+        event(&format!("A{}", "b".repeat(127)), "A")
+            .check()
+            .unwrap();
+        let hostile = crate::text::tests::hostile_text();
+        for bad in [
+            "",
+            "lowercase",
+            "1Digit",
+            "Two Words",
+            "Dashed-Word",
+            "Under_score",
+            "Ünicode",
+            "Bidi\u{202e}txe",
+            "Line\u{2028}Break",
+            "Csi\u{9b}31m",
+            "Nul\0",
+            "Del\u{7f}",
+            "Esc\u{1b}[2J",
+            hostile.as_str(),
+            &format!("A{}", "b".repeat(128)),
+        ] {
+            for (field, record) in [("reason", event(bad, "Ok")), ("action", event("Ok", bad))] {
+                let error = record.check().expect_err(bad);
+                let KubeError::Invalid { message, causes } = &error else {
+                    panic!("{error:?}");
+                };
+                assert!(
+                    message.starts_with(&format!("event {field}: "))
+                        && message.contains("UpperCamelCase"),
+                    "{message}"
+                );
+                assert!(!message.chars().any(crate::text::is_unsafe), "{message:?}");
+                assert_eq!(causes[0].field, field);
+            }
+        }
+    }
+
+    #[test]
+    fn a_note_is_stored_with_visible_escapes_and_cut_between_them() {
+        for (c, escape) in crate::text::tests::HOSTILE {
+            assert_eq!(stored_note(&format!("a{c}b")), format!("a{escape}b"));
+        }
+        let note = stored_note(&crate::text::tests::hostile_text());
+        assert!(!note.chars().any(crate::text::is_unsafe), "{note}");
+        // 1,020 letters then an ESC: its escape (6 bytes) would pass 1 KiB,
+        // so the note ends before it rather than in the middle of it.
+        let long = format!("{}\u{1b}[2J", "x".repeat(MAX_NOTE - 4));
+        assert_eq!(stored_note(&long), "x".repeat(MAX_NOTE - 4));
+        let long = format!("{}\u{1b}", "x".repeat(MAX_NOTE - 6));
+        assert_eq!(
+            stored_note(&long),
+            format!("{}\\u{{1b}}", "x".repeat(MAX_NOTE - 6))
+        );
+        assert_eq!(stored_note(&"é".repeat(MAX_NOTE)).len(), MAX_NOTE);
+        assert_eq!(stored_note("plain note"), "plain note");
+    }
 }
