@@ -114,11 +114,25 @@ pub(super) struct Checked {
 /// samples, as for the host's own counters): `herald_plugin_image_policy__violations`.
 ///
 /// Every plugin's families live in a namespace of their own, so no plugin
-/// can take a name another needs, nor refuse it its load. The mapping is
-/// one to one: a plugin name never ends in `_` (it ends in a letter or a
-/// digit), and a metric name never holds `__` nor starts with `_`
-/// ([`check`]'s rules), so the last `__` of a family name is the one
-/// between the two. No host family holds `__`.
+/// can take a name another needs, nor refuse it its load. The mapping, and
+/// every name the exposition writes for a family ([`exposed_names`]), is
+/// one to one with (plugin, metric, suffix):
+///
+/// - a plugin name is an RFC 1123 label: lowercase letters, digits and `-`,
+///   never `_`, starting and ending with a letter or a digit; so writing
+///   `-` as `_` loses nothing, and its namespace never starts or ends with
+///   `_` (it may hold `__`, from a plugin name holding `--`);
+/// - a metric name never starts or ends with `_` nor holds `__`
+///   ([`check`]'s rules), and every suffix the exposition adds
+///   ([`SUFFIXES`]) is `_` and a letter, so what follows the separator never
+///   holds `__`;
+///
+/// so the *last* `__` of any exposed name is the separator: it splits the
+/// name back into the plugin's namespace (hence the plugin) and the metric
+/// with its suffix. No host family holds `__`. The registry checks every
+/// exposed name against every other plugin's and the host's all the same,
+/// so even a broken mapping could not write two `# TYPE` lines for one
+/// name.
 pub fn family_name(plugin: &str, name: &str, kind: MetricKind) -> String {
     let name = match kind {
         MetricKind::Counter => name.strip_suffix("_total").unwrap_or(name),
@@ -127,15 +141,39 @@ pub fn family_name(plugin: &str, name: &str, kind: MetricKind) -> String {
     format!("{EXPORTED_PREFIX}{}__{name}", plugin.replace('-', "_"))
 }
 
-/// Every name a family of `kind` called `family` takes in the exposition:
-/// its own and its samples'.
-pub(super) fn occupied(family: &str, kind: MetricKind) -> Vec<String> {
-    let suffixes: &[&str] = match kind {
-        MetricKind::Counter => &["", "_total"],
-        MetricKind::Gauge => &[""],
-        MetricKind::Histogram => &["", "_bucket", "_sum", "_count"],
-    };
-    suffixes.iter().map(|s| format!("{family}{s}")).collect()
+/// Every suffix an exposition may add to a family's name for its samples,
+/// whatever its type: counters' `_total` and `_created`, histograms' and
+/// summaries' `_bucket`, `_sum`, `_count` and `_created`, info metrics'
+/// `_info`. A family reserves its name with each of them.
+pub const SUFFIXES: [&str; 6] = ["_bucket", "_sum", "_count", "_created", "_total", "_info"];
+
+/// Every name a family called `family` takes in the exposition: its own,
+/// and its own with each of [`SUFFIXES`] (more than its type writes: what a
+/// family reserves does not depend on its type, so no two families can
+/// come to share a sample name whatever types they have).
+pub(super) fn occupied(family: &str) -> Vec<String> {
+    std::iter::once(family.to_owned())
+        .chain(SUFFIXES.iter().map(|suffix| format!("{family}{suffix}")))
+        .collect()
+}
+
+/// Every name `plugin`'s metric `name` of `kind` takes in the exposition:
+/// [`occupied`] of its [`family_name`].
+pub fn exposed_names(plugin: &str, name: &str, kind: MetricKind) -> Vec<String> {
+    occupied(&family_name(plugin, name, kind))
+}
+
+/// Every name the host's own families take in the exposition
+/// ([`crate::telemetry::HOST_FAMILIES`], each with every suffix): names no
+/// plugin metric may take.
+pub fn host_exposed_names() -> &'static HashSet<String> {
+    static NAMES: std::sync::OnceLock<HashSet<String>> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| {
+        crate::telemetry::HOST_FAMILIES
+            .iter()
+            .flat_map(|(family, _)| occupied(family))
+            .collect()
+    })
 }
 
 /// A name for messages: quoted, control characters escaped, cut short.
@@ -184,16 +222,16 @@ pub(super) fn check_all(
         if checked.iter().any(|c| c.name == one.name) {
             return Err(at_fault("is defined twice".into()));
         }
-        let family = family_name(plugin, &one.name, one.shape.kind);
-        for name in occupied(&family, one.shape.kind) {
-            if let Some(other) = taken.get(&name) {
+        let names = exposed_names(plugin, &one.name, one.shape.kind);
+        for name in &names {
+            if let Some(other) = taken.get(name) {
                 return Err(at_fault(format!(
                     "its series {name} would collide with those of metric {}: rename one of them",
                     shown(other)
                 )));
             }
         }
-        for name in occupied(&family, one.shape.kind) {
+        for name in names {
             taken.insert(name, one.name.clone());
         }
         checked.push(one);
@@ -235,6 +273,13 @@ fn check(definition: &MetricDefinition) -> Result<Checked, String> {
                 .into(),
         );
     }
+    if name.ends_with('_') {
+        return Err(
+            "may not end in '_' (a suffix the exposition adds, such as _bucket, would then \
+             make `__`, the separator between a plugin's namespace and its metrics' names)"
+                .into(),
+        );
+    }
     match kind {
         MetricKind::Counter => match name.strip_suffix("_total") {
             None => return Err("a counter's name must end in _total".into()),
@@ -261,9 +306,11 @@ fn check(definition: &MetricDefinition) -> Result<Checked, String> {
             help.len()
         ));
     }
-    if help.chars().any(char::is_control) {
+    if help.chars().any(crate::text::is_unsafe) {
         return Err(
-            "its help text must be one line without control characters (line breaks, tabs)".into(),
+            "its help text must be one line without control characters (line breaks, tabs), \
+             line separators, bidirectional or invisible marks"
+                .into(),
         );
     }
     if label_names.len() > MAX_LABELS {
@@ -411,6 +458,7 @@ mod tests {
         check_all("p", &[of(MetricKind::Gauge, "Under_score9")]).unwrap();
         assert_refused(of(MetricKind::Gauge, "_private"), &["start with '_'"]);
         assert_refused(of(MetricKind::Gauge, "a__b"), &["'__'"]);
+        assert_refused(of(MetricKind::Gauge, "a_"), &["end in '_'"]);
     }
 
     #[test]
@@ -437,6 +485,9 @@ mod tests {
         assert_refused(with_help("  "), &["help text is empty"]);
         assert_refused(with_help("two\nlines"), &["one line"]);
         assert_refused(with_help("a\ttab"), &["control characters"]);
+        for (c, _) in crate::text::tests::HOSTILE {
+            assert_refused(with_help(&format!("a{c}b")), &["control characters"]);
+        }
         assert_refused(
             with_help(&"h".repeat(MAX_HELP_BYTES + 1)),
             &["more than the 1024"],
@@ -599,13 +650,90 @@ mod tests {
         let checked = check_all("p", &[counter("faults_total", &[])]).unwrap();
         let family = family_name("p", &checked[0].name, MetricKind::Counter);
         assert_eq!(family, "herald_plugin_p__faults");
+        let host = host_exposed_names();
+        assert!(host.contains("herald_plugin_faults_total"));
         assert!(
-            crate::telemetry::HOST_FAMILIES
-                .iter()
-                .all(
-                    |(host, _)| !occupied(&family, MetricKind::Counter).contains(&host.to_string())
-                )
+            occupied(&family).iter().all(|name| !host.contains(name)),
+            "{family}"
         );
+        for name in host {
+            assert!(!name.contains("__"), "{name} could look like a plugin's");
+        }
+    }
+
+    #[test]
+    fn a_metric_name_ending_in_an_underscore_is_refused() {
+        for kind in [MetricKind::Gauge, MetricKind::Histogram] {
+            assert_refused(of(kind, "x_"), &["end in '_'", "separator"]);
+        }
+        assert_refused(counter("x__total", &[]), &["'__'"]);
+        // The reproduction: plugin `a`'s histogram `x_` and plugin `a--x`'s
+        // gauges `bucket` and `sum` would share two sample names.
+        let histogram = exposed_names("a", "x_", MetricKind::Histogram);
+        for gauge in ["bucket", "sum"] {
+            let theirs = exposed_names("a--x", gauge, MetricKind::Gauge);
+            assert!(theirs.iter().any(|name| histogram.contains(name)));
+            check_all("a--x", &[of(MetricKind::Gauge, gauge)]).unwrap();
+        }
+        assert!(histogram.contains(&"herald_plugin_a__x__bucket".to_owned()));
+    }
+
+    /// Every string of up to `max` of `tokens`, joined.
+    fn strings(tokens: &[&str], max: usize) -> Vec<String> {
+        let mut all = vec![String::new()];
+        let mut last = vec![String::new()];
+        for _ in 0..max {
+            last = last
+                .iter()
+                .flat_map(|prefix| tokens.iter().map(move |t| format!("{prefix}{t}")))
+                .collect();
+            all.extend(last.iter().cloned());
+        }
+        all
+    }
+
+    #[test]
+    fn every_exposed_name_belongs_to_one_plugin_and_splits_back_at_its_last_separator() {
+        // Plugin names and metric names made of the pieces that make names
+        // collide: `-` (written `_`), `_`, and the suffixes' words.
+        let plugins: Vec<String> = strings(&["a", "x", "-"], 5)
+            .into_iter()
+            .filter(|p| crate::text::is_dns_label(p))
+            .collect();
+        let metrics: Vec<String> = strings(&["x", "_", "bucket", "sum", "total"], 3);
+        let kinds = [
+            MetricKind::Counter,
+            MetricKind::Gauge,
+            MetricKind::Histogram,
+        ];
+        let mut owner: HashMap<String, &str> = HashMap::new();
+        let mut checked = 0;
+        for plugin in &plugins {
+            let namespace = format!("{EXPORTED_PREFIX}{}", plugin.replace('-', "_"));
+            for metric in &metrics {
+                for kind in kinds {
+                    if check(&of(kind, metric)).is_err() {
+                        continue;
+                    }
+                    checked += 1;
+                    for name in exposed_names(plugin, metric, kind) {
+                        // The last `__` splits it back into the plugin.
+                        let (before, after) = name.rsplit_once("__").unwrap();
+                        assert_eq!(before, namespace, "{name}");
+                        assert!(!after.is_empty() && !after.starts_with('_'), "{name}");
+                        assert!(!host_exposed_names().contains(&name), "{name}");
+                        if let Some(other) = owner.insert(name.clone(), plugin) {
+                            assert_eq!(
+                                other, plugin,
+                                "{name} is both {other:?}'s and {plugin:?}'s"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 1000, "{checked}");
+        assert!(plugins.contains(&"a--x".to_owned()) && plugins.contains(&"a-x".to_owned()));
     }
 
     #[test]

@@ -106,6 +106,22 @@ pub enum MetricError {
         /// The value's length.
         bytes: usize,
     },
+    /// A label value holding a character that could change how the
+    /// exposition reads ([`crate::text::is_unsafe`]: control characters,
+    /// line breaks included, `DEL`, C1, line and paragraph separators,
+    /// bidirectional and invisible marks).
+    #[error(
+        "metric {metric}: the value of label {label} holds {escape}: label values may not hold \
+         control characters, line or paragraph separators, bidirectional or invisible marks"
+    )]
+    LabelUnsafe {
+        /// The metric (quoted).
+        metric: String,
+        /// The label (quoted).
+        label: String,
+        /// The first such character, as its visible escape (`\u{202e}`).
+        escape: String,
+    },
     /// A counter given a negative increment.
     #[error("counter {metric} cannot go down: `add` was given {value}")]
     Negative {
@@ -148,6 +164,8 @@ pub enum ErrorReason {
     LabelCount,
     /// [`MetricError::LabelTooLong`].
     LabelTooLong,
+    /// [`MetricError::LabelUnsafe`].
+    LabelUnsafe,
     /// [`MetricError::Negative`].
     Negative,
     /// [`MetricError::NotFinite`].
@@ -156,11 +174,12 @@ pub enum ErrorReason {
 
 impl ErrorReason {
     /// Every reason, in the order they are exported.
-    pub const ALL: [ErrorReason; 6] = [
+    pub const ALL: [ErrorReason; 7] = [
         ErrorReason::Undefined,
         ErrorReason::WrongKind,
         ErrorReason::LabelCount,
         ErrorReason::LabelTooLong,
+        ErrorReason::LabelUnsafe,
         ErrorReason::Negative,
         ErrorReason::NotFinite,
     ];
@@ -172,6 +191,7 @@ impl ErrorReason {
             ErrorReason::WrongKind => "wrong-kind",
             ErrorReason::LabelCount => "label-count",
             ErrorReason::LabelTooLong => "label-too-long",
+            ErrorReason::LabelUnsafe => "label-unsafe",
             ErrorReason::Negative => "negative",
             ErrorReason::NotFinite => "not-finite",
         }
@@ -188,6 +208,7 @@ impl MetricError {
             MetricError::WrongKind { .. } => ErrorReason::WrongKind,
             MetricError::LabelCount { .. } => ErrorReason::LabelCount,
             MetricError::LabelTooLong { .. } => ErrorReason::LabelTooLong,
+            MetricError::LabelUnsafe { .. } => ErrorReason::LabelUnsafe,
             MetricError::Negative { .. } => ErrorReason::Negative,
             MetricError::NotFinite { .. } => ErrorReason::NotFinite,
             MetricError::SeriesLimit { .. } => return None,
@@ -202,6 +223,7 @@ pub(super) struct ErrorCounts {
     wrong_kind: AtomicU64,
     label_count: AtomicU64,
     label_too_long: AtomicU64,
+    label_unsafe: AtomicU64,
     negative: AtomicU64,
     not_finite: AtomicU64,
 }
@@ -213,6 +235,7 @@ impl ErrorCounts {
             ErrorReason::WrongKind => &self.wrong_kind,
             ErrorReason::LabelCount => &self.label_count,
             ErrorReason::LabelTooLong => &self.label_too_long,
+            ErrorReason::LabelUnsafe => &self.label_unsafe,
             ErrorReason::Negative => &self.negative,
             ErrorReason::NotFinite => &self.not_finite,
         }

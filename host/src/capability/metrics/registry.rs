@@ -184,6 +184,17 @@ impl Metric {
             current.apply(operation, value, &self.shape.bounds);
             return Ok(());
         }
+        // A new series: its label values are checked once, here (an
+        // existing series' were), so an update of one costs nothing more.
+        for (label, value) in self.shape.label_names.iter().zip(labels) {
+            if let Some(escape) = value.chars().find_map(crate::text::escape_of) {
+                return Err(MetricError::LabelUnsafe {
+                    metric: shown(&self.name),
+                    label: shown(label),
+                    escape,
+                });
+            }
+        }
         if !self.plugin.admit() {
             return Err(MetricError::SeriesLimit {
                 metric: shown(&self.name),
@@ -242,17 +253,91 @@ pub(super) struct Handle {
     max_series: usize,
     /// The registry it was registered with; `None` for a detached handle.
     registry: Option<Weak<Shared>>,
+    /// Every name its metrics take in the exposition, claimed in the
+    /// registry for as long as the handle lives.
+    claimed: Vec<String>,
 }
 
-/// The registry's state: the activated handle of each plugin, by name.
+impl Drop for Handle {
+    fn drop(&mut self) {
+        if let Some(shared) = self.registry.as_ref().and_then(Weak::upgrade) {
+            shared.release(&self.claimed);
+        }
+    }
+}
+
+/// Who holds an exposed name: a plugin, and how many of its handles.
+#[derive(Debug)]
+struct Claim {
+    plugin: String,
+    handles: usize,
+}
+
+/// The registry's state: the activated handle of each plugin, by name, and
+/// every exposed name claimed by a live handle.
+///
+/// Locks: `claims` is taken on its own, or while `installed` is held
+/// (a handle dropped under it), never the other way round.
 #[derive(Debug, Default)]
 pub(super) struct Shared {
     installed: Mutex<BTreeMap<String, Arc<Handle>>>,
+    claims: Mutex<HashMap<String, Claim>>,
 }
 
 impl Shared {
     pub(super) fn lock(&self) -> MutexGuard<'_, BTreeMap<String, Arc<Handle>>> {
         self.installed.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn claims(&self) -> MutexGuard<'_, HashMap<String, Claim>> {
+        self.claims.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Claims `names` for `plugin`, all or none: refused if one of them is
+    /// the host's, or another plugin's (registered or running). The error
+    /// says which name and whose.
+    fn claim(&self, plugin: &str, names: &[(String, String)]) -> Result<(), String> {
+        let mut claims = self.claims();
+        for (metric, name) in names {
+            let at_fault = |whose: String| {
+                format!(
+                    "plugin {plugin:?} metric {}: its series {name} is {whose}: no two families \
+                     may share an exposed name",
+                    shown(metric)
+                )
+            };
+            if definition::host_exposed_names().contains(name) {
+                return Err(at_fault("one of the host's own".into()));
+            }
+            if let Some(claim) = claims.get(name)
+                && claim.plugin != plugin
+            {
+                return Err(at_fault(format!("already plugin {:?}'s", claim.plugin)));
+            }
+        }
+        for (_, name) in names {
+            claims
+                .entry(name.clone())
+                .or_insert_with(|| Claim {
+                    plugin: plugin.to_owned(),
+                    handles: 0,
+                })
+                .handles += 1;
+        }
+        Ok(())
+    }
+
+    /// Gives back one handle's claims.
+    fn release(&self, names: &[String]) {
+        let mut claims = self.claims();
+        for name in names {
+            if let Some(claim) = claims.get_mut(name) {
+                claim.handles -= 1;
+                if claim.handles == 0 {
+                    claims.remove(name);
+                }
+            }
+        }
     }
 }
 
@@ -282,6 +367,11 @@ impl Shared {
 /// (`herald_plugin_<plugin>__<metric>`, see [`definition`]'s
 /// `family_name`): no plugin's definitions can collide with another's, so
 /// none can be refused, or lose its metrics, because of another plugin.
+/// Registration checks it all the same: every name a family takes in the
+/// exposition (its own and with every suffix, [`definition::SUFFIXES`]) is
+/// claimed for the plugin while any of its handles lives, and a name that
+/// is the host's, or claimed by another plugin, refuses the registration.
+/// So no name can get two `# TYPE` lines, even through a mapping bug.
 #[derive(Clone, Default)]
 pub struct PluginMetricsRegistry {
     pub(super) shared: Arc<Shared>,
@@ -312,7 +402,17 @@ impl PluginMetricsRegistry {
         max_series: usize,
     ) -> Result<PluginMetrics, String> {
         let checked = definition::check_all(plugin, definitions)?;
+        let names: Vec<(String, String)> = checked
+            .iter()
+            .flat_map(|c| {
+                definition::exposed_names(plugin, &c.name, c.shape.kind)
+                    .into_iter()
+                    .map(|name| (c.name.clone(), name))
+            })
+            .collect();
         let installed = self.shared.lock();
+        self.shared.claim(plugin, &names)?;
+        let claimed = names.into_iter().map(|(_, name)| name).collect();
         let current = installed.get(plugin);
         let state = current
             .map(|handle| handle.state.clone())
@@ -339,6 +439,7 @@ impl PluginMetricsRegistry {
                 state,
                 max_series,
                 registry: Some(Arc::downgrade(&self.shared)),
+                claimed,
             }),
         })
     }
@@ -394,6 +495,7 @@ impl PluginMetrics {
                 state: Arc::new(PluginState::new(0)),
                 max_series: 0,
                 registry: None,
+                claimed: Vec::new(),
             }),
         }
     }
@@ -594,6 +696,7 @@ impl PluginMetrics {
                 bytes: value.len(),
             });
         }
+
         metric.update(operation, labels, value)
     }
 }
@@ -644,6 +747,56 @@ pub(super) mod tests {
             .register(plugin, definitions, DEFAULT_MAX_SERIES)
             .unwrap();
         handle.activate();
+        handle
+    }
+
+    /// Installs `plugin` with `definitions` as activated *without any
+    /// check*: neither the definition rules nor the claims on exposed
+    /// names. What a bug in them would let through, for the tests of the
+    /// exposition's last guard.
+    pub(crate) fn install_unchecked(
+        registry: &PluginMetricsRegistry,
+        plugin: &str,
+        definitions: &[MetricDefinition],
+    ) -> PluginMetrics {
+        let state = Arc::new(PluginState::new(DEFAULT_MAX_SERIES));
+        let metrics = definitions
+            .iter()
+            .map(|d| {
+                let checked = Checked {
+                    name: d.name.clone(),
+                    help: d.help.clone(),
+                    shape: Shape {
+                        kind: d.kind,
+                        label_names: d.label_names.as_slice().into(),
+                        bounds: if d.kind == MetricKind::Histogram {
+                            definition::DEFAULT_BUCKETS.into()
+                        } else {
+                            Box::default()
+                        },
+                    },
+                };
+                let slot = Slot {
+                    metric: Arc::new(Metric::new(&checked, state.clone())),
+                    help: d.help.clone(),
+                };
+                (d.name.clone(), slot)
+            })
+            .collect();
+        let handle = PluginMetrics {
+            inner: Arc::new(Handle {
+                plugin: plugin.to_owned(),
+                metrics,
+                state,
+                max_series: DEFAULT_MAX_SERIES,
+                registry: None,
+                claimed: Vec::new(),
+            }),
+        };
+        registry
+            .shared
+            .lock()
+            .insert(plugin.to_owned(), handle.inner.clone());
         handle
     }
 
@@ -962,6 +1115,116 @@ pub(super) mod tests {
         // Unloading one leaves the others' series alone.
         assert!(registry.unregister("squatter"));
         assert_eq!(number(&rightful, "requests_total", &["200"]), Some(2.0));
+    }
+
+    #[test]
+    fn a_metric_whose_suffixed_names_would_be_another_plugins_is_refused_at_registration() {
+        // The reproduction: plugin `a`'s histogram `x_` would write
+        // herald_plugin_a__x__bucket and __sum, the families of plugin
+        // `a--x`'s gauges `bucket` and `sum`.
+        let registry = PluginMetricsRegistry::new();
+        let neighbour = active(
+            &registry,
+            "a--x",
+            &[gauge("bucket", &[]), gauge("sum", &[])],
+        );
+        let error = registry
+            .register("a", &[histogram("x_", &[], &[])], DEFAULT_MAX_SERIES)
+            .unwrap_err();
+        assert!(
+            error.contains("plugin \"a\" metric \"x_\"") && error.contains("end in '_'"),
+            "{error}"
+        );
+        neighbour.set("bucket", &[], 1.0).unwrap();
+        assert_eq!(number(&neighbour, "bucket", &[]), Some(1.0));
+    }
+
+    #[test]
+    fn every_exposed_name_is_claimed_for_one_plugin_and_never_the_hosts() {
+        let registry = PluginMetricsRegistry::new();
+        let shared = &registry.shared;
+        let names = |metric: &str, names: &[&str]| -> Vec<(String, String)> {
+            names
+                .iter()
+                .map(|n| (metric.to_owned(), (*n).to_owned()))
+                .collect()
+        };
+        // What a broken mapping could make: two plugins' families sharing a
+        // name, or a plugin's taking the host's.
+        shared
+            .claim("a", &names("x_", &["herald_plugin_a__x__bucket"]))
+            .unwrap();
+        let error = shared
+            .claim("a--x", &names("bucket", &["herald_plugin_a__x__bucket"]))
+            .unwrap_err();
+        assert_eq!(
+            error,
+            "plugin \"a--x\" metric \"bucket\": its series herald_plugin_a__x__bucket is already \
+             plugin \"a\"'s: no two families may share an exposed name"
+        );
+        for host in [
+            "herald_plugin_faults_total",
+            "herald_ready",
+            "herald_handler_duration_seconds_bucket",
+            "herald_ready_created",
+        ] {
+            let error = shared.claim("p", &names("m", &[host])).unwrap_err();
+            assert!(error.contains("one of the host's own"), "{error}");
+        }
+        // A refused claim takes nothing.
+        assert!(!shared.claims().contains_key("herald_ready"));
+        // Two versions of one plugin share their names; the claims go with
+        // the last handle holding them.
+        let v1 = active(&registry, "p", &[histogram("h", &[], &[])]);
+        let v2 = active(&registry, "p", &[histogram("h", &[], &[])]);
+        assert_eq!(shared.claims()["herald_plugin_p__h_bucket"].handles, 2);
+        for suffix in [
+            "", "_bucket", "_sum", "_count", "_created", "_total", "_info",
+        ] {
+            assert!(
+                shared
+                    .claims()
+                    .contains_key(&format!("herald_plugin_p__h{suffix}")),
+                "{suffix}"
+            );
+        }
+        drop(v1);
+        assert!(registry.unregister("p"));
+        assert_eq!(shared.claims()["herald_plugin_p__h"].handles, 1);
+        drop(v2);
+        assert!(!shared.claims().contains_key("herald_plugin_p__h"));
+        // A registration refused for any reason holds no claim.
+        registry
+            .register("q", &[gauge("g_", &[])], DEFAULT_MAX_SERIES)
+            .unwrap_err();
+        assert!(shared.claims().keys().all(|name| !name.contains("_q__")));
+    }
+
+    #[test]
+    fn a_label_value_that_could_change_how_the_exposition_reads_is_dropped_and_counted() {
+        let registry = PluginMetricsRegistry::new();
+        let p = active(&registry, "p", &[counter("calls_total", &["verb", "code"])]);
+        for (c, escape) in crate::text::tests::HOSTILE {
+            let error = p
+                .add("calls_total", &labels(&["get", &format!("2{c}00")]), 1.0)
+                .unwrap_err();
+            assert_eq!(error.reason(), Some(ErrorReason::LabelUnsafe));
+            assert_eq!(
+                error.to_string(),
+                format!(
+                    "metric \"calls_total\": the value of label \"code\" holds {escape}: label \
+                     values may not hold control characters, line or paragraph separators, \
+                     bidirectional or invisible marks"
+                )
+            );
+        }
+        assert_eq!(
+            errors(&p, ErrorReason::LabelUnsafe),
+            crate::text::tests::HOSTILE.len() as u64
+        );
+        assert_eq!(p.inner.state.series.load(Ordering::Relaxed), 0);
+        p.add("calls_total", &labels(&["get", "é \"✓\" \\"]), 1.0)
+            .unwrap();
     }
 
     #[test]

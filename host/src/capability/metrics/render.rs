@@ -8,19 +8,20 @@
 //! `plugin` label first. Help text and label values are escaped as the
 //! text format requires.
 
-use super::definition::{MetricKind, family_name};
+use super::definition::{MetricKind, family_name, host_exposed_names, occupied};
 use super::error::ErrorReason;
 use super::registry::{PluginMetricsRegistry, Slot, Value};
 use crate::telemetry::escape_help;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::Ordering;
 
 /// Help of `herald_plugin_metric_errors_total`.
 const ERRORS_HELP: &str = "Plugin metric updates dropped as misuse, by reason (undefined, \
-                           wrong-kind, label-count, label-too-long, negative, not-finite)";
+                           wrong-kind, label-count, label-too-long, label-unsafe, negative, \
+                           not-finite)";
 /// Help of `herald_plugin_metric_series_dropped_total`.
 const DROPPED_HELP: &str =
     "New plugin metric series dropped because the plugin had reached its series limit";
@@ -67,37 +68,43 @@ impl Collector for PluginMetricsRegistry {
             &dropped,
         )?;
 
-        // Exported family name → (plugin, slot): one plugin each.
-        let mut families: BTreeMap<String, Vec<(&str, &Slot)>> = BTreeMap::new();
+        // Exported family name → (plugin, slot). The registry gives every
+        // exposed name one owner; the exposition makes sure of it again: a
+        // family any of whose names is the host's, or was written already,
+        // is left out, so no name ever gets two `# TYPE` lines.
+        let mut families: BTreeMap<String, (&str, &Slot)> = BTreeMap::new();
         for (plugin, handle) in installed.iter() {
             for (name, slot) in &handle.metrics {
                 families
                     .entry(family_name(plugin, name, slot.metric.shape.kind))
-                    .or_default()
-                    .push((plugin.as_str(), slot));
+                    .or_insert((plugin.as_str(), slot));
             }
         }
-        for (family, members) in families {
-            let mut help = None;
-            let mut rows: Vec<Row> = Vec::new();
-            for (plugin, slot) in &members {
+        let host = host_exposed_names();
+        let mut written: HashSet<String> = HashSet::new();
+        for (family, (plugin, slot)) in families {
+            let (help, mut rows) = {
                 let series = slot.metric.lock();
                 if series.retired {
                     continue;
                 }
-                help.get_or_insert_with(|| series.help.clone());
-                let start = rows.len();
-                rows.extend(
-                    series.values.iter().map(|(labels, value)| {
-                        ((*plugin).to_owned(), labels.clone(), value.clone())
-                    }),
-                );
-                rows[start..].sort_by(|a, b| a.1.cmp(&b.1));
-            }
-            let Some(help) = help else {
-                continue;
+                let rows: Vec<Row> = series
+                    .values
+                    .iter()
+                    .map(|(labels, value)| (plugin.to_owned(), labels.clone(), value.clone()))
+                    .collect();
+                (series.help.clone(), rows)
             };
-            let shape = &members[0].1.metric.shape;
+            let names = occupied(&family);
+            if names
+                .iter()
+                .any(|n| host.contains(n) || written.contains(n))
+            {
+                continue;
+            }
+            written.extend(names);
+            rows.sort_by(|a, b| a.1.cmp(&b.1));
+            let shape = &slot.metric.shape;
             let kind = match shape.kind {
                 MetricKind::Counter => MetricType::Counter,
                 MetricKind::Gauge => MetricType::Gauge,
@@ -186,14 +193,13 @@ mod tests {
         let p = active(&registry, "p", &[gauge("pods", &["namespace", "phase"])]);
         p.set("pods", &labels(&["b", "Running"]), 3.0).unwrap();
         p.set("pods", &labels(&["a", "Pending"]), 1.5).unwrap();
-        p.set("pods", &labels(&["a\"\\\n", "Running"]), -2.0)
-            .unwrap();
+        p.set("pods", &labels(&["a\"\\", "Running"]), -2.0).unwrap();
         assert_eq!(
             plugin_families(&registry),
             "# HELP herald_plugin_p__pods A level.\n\
              # TYPE herald_plugin_p__pods gauge\n\
              herald_plugin_p__pods{plugin=\"p\",namespace=\"a\",phase=\"Pending\"} 1.5\n\
-             herald_plugin_p__pods{plugin=\"p\",namespace=\"a\\\"\\\\\\n\",phase=\"Running\"} -2.0\n\
+             herald_plugin_p__pods{plugin=\"p\",namespace=\"a\\\"\\\\\",phase=\"Running\"} -2.0\n\
              herald_plugin_p__pods{plugin=\"p\",namespace=\"b\",phase=\"Running\"} 3.0\n"
         );
     }
@@ -219,6 +225,69 @@ mod tests {
              herald_plugin_p__size_bytes_bucket{le=\"1000.0\",plugin=\"p\",kind=\"Pod\"} 3\n\
              herald_plugin_p__size_bytes_bucket{le=\"+Inf\",plugin=\"p\",kind=\"Pod\"} 4\n"
         );
+    }
+
+    #[test]
+    fn no_exposed_name_gets_two_type_lines_even_past_a_broken_registration() {
+        use super::super::registry::tests::install_unchecked;
+        let registry = PluginMetricsRegistry::new();
+        // What the registry refuses, installed anyway: plugin `a`'s
+        // histogram `x_` against plugin `a--x`'s gauges `bucket` and `sum`
+        // (which the registry refuses twice over: `x_` is not a metric name,
+        // and the names are claimed).
+        let a = install_unchecked(&registry, "a", &[histogram("x_", &[], &[])]);
+        let neighbour = active(
+            &registry,
+            "a--x",
+            &[gauge("bucket", &[]), gauge("sum", &[])],
+        );
+        a.observe("x_", &[], 1.0).unwrap();
+        neighbour.set("bucket", &[], 2.0).unwrap();
+        neighbour.set("sum", &[], 3.0).unwrap();
+        let text = text(&registry);
+        let mut declared = std::collections::HashMap::new();
+        for line in text.lines() {
+            if let Some(rest) = line.strip_prefix("# TYPE ") {
+                let name = rest.split(' ').next().unwrap();
+                for taken in occupied(name) {
+                    assert!(
+                        declared.insert(taken.clone(), name).is_none(),
+                        "{taken} twice in:\n{text}"
+                    );
+                }
+            }
+        }
+        // Every sample belongs to the one family declaring its name.
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let name = line.split(['{', ' ']).next().unwrap();
+            assert!(declared.contains_key(name), "{name} in:\n{text}");
+        }
+        // The first family in the exposition's order (by name) is written,
+        // the ones sharing its names are left out.
+        assert!(
+            text.contains("# TYPE herald_plugin_a__x_ histogram"),
+            "{text}"
+        );
+        assert!(!text.contains("# TYPE herald_plugin_a__x__"), "{text}");
+        for gauge in ["bucket", "sum"] {
+            let sample = format!("herald_plugin_a__x__{gauge}{{plugin=\"a--x\"}}");
+            assert!(!text.contains(&sample), "{text}");
+        }
+    }
+
+    #[test]
+    fn no_label_value_or_help_writes_an_unsafe_character() {
+        let registry = PluginMetricsRegistry::new();
+        let p = active(&registry, "p", &[gauge("g", &["v"])]);
+        p.set("g", &labels(&[&crate::text::tests::hostile_text()]), 1.0)
+            .unwrap_err();
+        p.set("g", &labels(&["ok"]), 1.0).unwrap();
+        let text = text(&registry);
+        assert!(
+            !text.chars().any(|c| c != '\n' && crate::text::is_unsafe(c)),
+            "{text:?}"
+        );
+        assert!(text.contains("reason=\"label-unsafe\"} 1"), "{text}");
     }
 
     #[test]
@@ -278,7 +347,7 @@ mod tests {
         p.set("nope", &[], 1.0).unwrap_err();
         p.set("g", &[], f64::NAN).unwrap_err();
         let text = text(&registry);
-        let head: Vec<&str> = text.lines().take(12).collect();
+        let head: Vec<&str> = text.lines().take(13).collect();
         assert_eq!(
             head,
             [
@@ -288,6 +357,7 @@ mod tests {
                 "herald_plugin_metric_errors_total{plugin=\"p\",reason=\"wrong-kind\"} 0",
                 "herald_plugin_metric_errors_total{plugin=\"p\",reason=\"label-count\"} 0",
                 "herald_plugin_metric_errors_total{plugin=\"p\",reason=\"label-too-long\"} 0",
+                "herald_plugin_metric_errors_total{plugin=\"p\",reason=\"label-unsafe\"} 0",
                 "herald_plugin_metric_errors_total{plugin=\"p\",reason=\"negative\"} 0",
                 "herald_plugin_metric_errors_total{plugin=\"p\",reason=\"not-finite\"} 1",
                 format!("# HELP herald_plugin_metric_series_dropped {DROPPED_HELP}").as_str(),
