@@ -64,6 +64,10 @@ impl PluginContext {
     }
 }
 
+/// Handles one count of an instance's resource table pays for, per
+/// `wasi:http` call: see [`HostState::count_before_http_call`].
+const HANDLES_COUNTED_PER_HTTP_CALL: usize = 256;
+
 /// Store data of one instance.
 pub(crate) struct HostState {
     wasi: WasiCtx,
@@ -82,6 +86,9 @@ pub(crate) struct HostState {
     pub(crate) deadline: Option<Instant>,
     /// `wasi:http`'s per-instance state.
     http: HttpInstance,
+    /// `wasi:http` calls left before the next count of what the instance
+    /// holds ([`HostState::charge_host_resources`]).
+    uncounted_http_calls: usize,
     /// The requeue request of the call under way (`workqueue`).
     requeue: Requeue,
 }
@@ -115,6 +122,7 @@ impl HostState {
             stderr,
             deadline: None,
             http,
+            uncounted_http_calls: 0,
             requeue: Requeue::default(),
         }
     }
@@ -126,14 +134,28 @@ impl HostState {
     }
 
     /// Charges the host resources the instance holds now to its memory cap
-    /// ([`InstanceLimiter::charge_host`]): before every `wasi:http` call
-    /// and at the end of every handler call, so no call leaves more behind
-    /// than the cap allows and none adds more than one call's worth (one
-    /// `fields` up to wasmtime-wasi-http's per-fields limit, or a string
-    /// the guest's own memory already held) before the next check.
+    /// ([`InstanceLimiter::charge_host`]): at the end of every handler
+    /// call, so no call leaves more behind than the cap allows, and before
+    /// `wasi:http` calls ([`Self::count_before_http_call`]).
     pub(crate) fn charge_host_resources(&mut self) -> wasmtime::Result<()> {
         let held = crate::capability::http::held_bytes(&mut self.table);
-        self.limiter.charge_host(held)
+        self.uncounted_http_calls = held.handles / HANDLES_COUNTED_PER_HTTP_CALL;
+        self.limiter.charge_host(held.bytes)
+    }
+
+    /// Counts what the instance holds before a `wasi:http` call, unless a
+    /// recent count still stands: a count visits every handle, so with `n`
+    /// held it is made every `n / 256`th call (every call below 256
+    /// handles). Between two counts an instance adds at most what those
+    /// calls can (at the handle cap, 16 calls: 16 `fields` of at most
+    /// wasmtime-wasi-http's 128 KiB, or strings its own memory held); a
+    /// plugin at the cap spends no more than 256 handle visits a call.
+    fn count_before_http_call(&mut self) -> wasmtime::Result<()> {
+        if self.limiter.exceeded_limit().is_none() && self.uncounted_http_calls > 0 {
+            self.uncounted_http_calls -= 1;
+            return Ok(());
+        }
+        self.charge_host_resources()
     }
 
     /// Emits partial output lines left at the end of a call.
@@ -164,7 +186,7 @@ impl WasiHttpView for HostState {
     /// (as a memory-limit fault: the limiter recorded the hit) before it
     /// can add to what the instance holds.
     fn http(&mut self) -> WasiHttpCtxView<'_> {
-        let table = match self.charge_host_resources() {
+        let table = match self.count_before_http_call() {
             Ok(()) => &mut self.table,
             Err(_) => &mut self.spent,
         };
@@ -307,5 +329,30 @@ mod tests {
             .expect("the limit is recorded");
         assert!(hit.desired > 20 * 64 * 1024, "{hit}");
         assert!(state.charge_host_resources().is_err());
+    }
+
+    #[test]
+    fn a_count_stands_for_one_wasi_http_call_per_256_handles_held() {
+        let mut state = state(4 << 20);
+        for _ in 0..1024 {
+            state.table.push(()).unwrap();
+        }
+        assert!(
+            state.http().table.push(()).is_ok(),
+            "counted: 1,024 handles"
+        );
+        let mut fields = FieldMap::new_mutable(8 << 20);
+        let value = http::HeaderValue::from_bytes(&[b'v'; 100 * 1024]).unwrap();
+        for i in 0..40 {
+            let name = http::HeaderName::from_bytes(format!("x-{i}").as_bytes()).unwrap();
+            fields.append_raw(name, value.clone()).unwrap();
+        }
+        state.table.push(fields).unwrap();
+        // The count stands for the next 4 calls; the fifth counts again.
+        for call in 0..4 {
+            assert!(state.http().table.push(()).is_ok(), "call {call}");
+        }
+        assert!(state.http().table.push(()).is_err());
+        assert!(state.limiter.exceeded_limit().is_some());
     }
 }

@@ -33,11 +33,23 @@ pub const RESOURCE_ENTRY_BYTES: usize = 256;
 /// the number of handles, which [`MAX_HOST_RESOURCES`] bounds.
 ///
 /// [`MAX_HOST_RESOURCES`]: crate::plugin::MAX_HOST_RESOURCES
-pub fn held_bytes(table: &mut ResourceTable) -> usize {
-    table
-        .iter_mut()
-        .map(|entry| RESOURCE_ENTRY_BYTES.saturating_add(contents(entry)))
-        .fold(0, usize::saturating_add)
+pub fn held_bytes(table: &mut ResourceTable) -> Held {
+    table.iter_mut().fold(Held::default(), |held, entry| Held {
+        handles: held.handles + 1,
+        bytes: held
+            .bytes
+            .saturating_add(RESOURCE_ENTRY_BYTES)
+            .saturating_add(contents(entry)),
+    })
+}
+
+/// What an instance's resource table holds: [`held_bytes`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Held {
+    /// Live handles.
+    pub handles: usize,
+    /// Bytes the host holds for them.
+    pub bytes: usize,
 }
 
 /// What one resource holds beyond its entry.
@@ -128,10 +140,10 @@ mod tests {
     #[test]
     fn held_bytes_count_every_handle_and_the_headers_and_bodies_behind_it() {
         let mut table = ResourceTable::new();
-        assert_eq!(held_bytes(&mut table), 0);
+        assert_eq!(held_bytes(&mut table), Held::default());
         // A handle wasi:http knows nothing about costs its entry.
         table.push(()).unwrap();
-        assert_eq!(held_bytes(&mut table), RESOURCE_ENTRY_BYTES);
+        assert_eq!(held_bytes(&mut table).bytes, RESOURCE_ENTRY_BYTES);
         // Fields cost their names and values.
         let mut fields = FieldMap::new_mutable(1 << 20);
         let value = HeaderValue::from_bytes(&[b'v'; 10_000]).unwrap();
@@ -144,7 +156,10 @@ mod tests {
         let handle = table.push(fields).unwrap();
         assert_eq!(
             held_bytes(&mut table),
-            2 * RESOURCE_ENTRY_BYTES + fields_bytes
+            Held {
+                handles: 2,
+                bytes: 2 * RESOURCE_ENTRY_BYTES + fields_bytes
+            }
         );
         // A request keeps them, and its authority and path.
         let headers = table.delete(handle).unwrap();
@@ -159,7 +174,7 @@ mod tests {
             })
             .unwrap();
         assert_eq!(
-            held_bytes(&mut table),
+            held_bytes(&mut table).bytes,
             2 * RESOURCE_ENTRY_BYTES + fields_bytes + 3000
         );
     }
