@@ -65,9 +65,10 @@ pub fn messages(lines: &[OwnedLogLine]) -> Vec<String> {
     lines.iter().map(|line| line.message.clone()).collect()
 }
 
-/// The host's own log (its `tracing` events at warn and above), captured
-/// for the whole test process as JSON lines, so tests can check that a
-/// failure was logged with the right fields.
+/// The host's own log (its `tracing` events at warn and above, and the
+/// audit lines plugins' calls cause), captured for the whole test process
+/// as JSON lines, so tests can check that a failure was logged with the
+/// right fields and that an audit line holds nothing it must not.
 #[derive(Debug)]
 pub struct HostLog {
     lines: Arc<std::sync::Mutex<Vec<String>>>,
@@ -121,7 +122,10 @@ pub fn host_log() -> &'static HostLog {
         let sink = lines.clone();
         let subscriber = tracing_subscriber::fmt()
             .json()
-            .with_max_level(tracing::Level::WARN)
+            .with_env_filter(tracing_subscriber::EnvFilter::new(format!(
+                "warn,{}=info",
+                herald::capability::audit::AUDIT_TARGET
+            )))
             .with_writer(move || LineWriter {
                 buffer: Vec::new(),
                 lines: sink.clone(),

@@ -139,6 +139,16 @@ impl Actor {
         mine()
     }
 
+    /// Every line the fixture has logged, as its messages.
+    pub(super) fn lines(&self) -> Vec<String> {
+        messages(&self.logs.lines())
+    }
+
+    /// How many requests reached the cluster's backend.
+    pub(super) fn sent(&self) -> u64 {
+        self.sent.load(Ordering::SeqCst)
+    }
+
     /// A ConfigMap of the test's namespace, if it exists.
     pub(super) async fn config_map(&self, name: &str) -> Option<ConfigMap> {
         self.cluster.config_maps().get_opt(name).await.unwrap()

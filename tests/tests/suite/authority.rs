@@ -43,7 +43,7 @@ fn neighbour(namespace: &str) -> (LoadedPlugin, MemorySink) {
 }
 
 /// Starts the neighbour in the actor's namespace and daemon.
-async fn start_neighbour(actor: &Actor) -> MemorySink {
+pub(super) async fn start_neighbour(actor: &Actor) -> MemorySink {
     let (plugin, sink) = neighbour(actor.namespace());
     actor.daemon.start(plugin).await.unwrap();
     sink
@@ -65,7 +65,7 @@ async fn config_map_names(actor: &Actor) -> Vec<String> {
 
 /// Waits until the neighbour has seen an add of every ConfigMap now in its
 /// namespace (the hostile plugin's commands among them).
-async fn neighbour_saw_everything(actor: &Actor, sink: &MemorySink) {
+pub(super) async fn neighbour_saw_everything(actor: &Actor, sink: &MemorySink) {
     let names = config_map_names(actor).await;
     let ns = actor.namespace().to_owned();
     eventually("the neighbour saw every ConfigMap", || {

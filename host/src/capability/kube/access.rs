@@ -3,6 +3,7 @@
 //! through them: grant check, rate limit, the request within the deadline,
 //! audit.
 
+use super::blind;
 use super::request::{ApiRequest, KubeError, Operation, Target};
 use super::rules::{WriteRule, permits};
 use super::shadow::Values;
@@ -88,7 +89,7 @@ impl KubeAccess {
         operation: Operation,
         deadline: Option<Instant>,
     ) -> Result<String, KubeError> {
-        let request = ApiRequest {
+        let mut request = ApiRequest {
             target,
             operation,
             dry_run: self.mode.is_dry_run(),
@@ -114,19 +115,36 @@ impl KubeAccess {
             kind: &request.target.gvk.kind,
             namespace: request.target.namespace.as_deref(),
         };
-        let readable = self.reads.allows(&read).is_some();
-        if matches!(request.operation, Operation::Get) && !readable {
-            let error = KubeError::NotGranted(self.reads.refusal(&self.plugin, &read));
-            self.audit(&request, &Err(error.clone()), None, false);
-            return Err(error);
-        }
-        // What the dry-run report may show: values only of kinds that are
-        // not sensitive (a Secret's data never reaches a log line).
-        let values = if self.reads.policy.is_sensitive(read.group, read.kind) {
-            Values::Withheld
-        } else {
-            Values::Shown
+        // A write to a kind the plugin may not read is blind: what would
+        // read the object is refused, and nothing the server says comes
+        // back (blind.rs).
+        let unreadable = match self.reads.allows(&read) {
+            Some(_) => None,
+            None => Some(self.reads.refusal(&self.plugin, &read)),
         };
+        if let Some(why) = &unreadable {
+            if !request.operation.writes() {
+                let error = KubeError::NotGranted(why.clone());
+                self.audit(&request, &Err(error.clone()), None, false);
+                return Err(error);
+            }
+            match blind::check(request.operation.clone(), why) {
+                Ok(operation) => request.operation = operation,
+                Err(refused) => {
+                    self.audit(&request, &Err(refused.clone()), None, false);
+                    return Err(refused);
+                }
+            }
+        }
+        // What the dry-run report may show: values only of kinds the plugin
+        // may read and that are not sensitive (a Secret's data never
+        // reaches a log line).
+        let values =
+            if unreadable.is_some() || self.reads.policy.is_sensitive(read.group, read.kind) {
+                Values::Withheld
+            } else {
+                Values::Shown
+            };
         let before = if request.dry_run && request.operation.writes() {
             self.before_state(&request, deadline).await
         } else {
@@ -138,7 +156,17 @@ impl KubeAccess {
             .as_ref()
             .map_or_else(|(_, sent)| *sent, |_| true)
             .then(|| started.elapsed());
-        let answer = answer.map_err(|(error, _)| error);
+        // Only what reached the server is withheld: the host's own refusals
+        // (rate limit, no cluster) hold nothing of the object.
+        let answer = answer.map_err(|(error, sent)| match &unreadable {
+            Some(why) if sent => blind::withhold(
+                error,
+                request.operation.verb().as_str(),
+                &request.target,
+                why,
+            ),
+            _ => error,
+        });
         if request.dry_run
             && let Ok(after) = &answer
         {
@@ -150,7 +178,10 @@ impl KubeAccess {
         // A write answers with the object: the plugin gets it only if it may
         // read it, otherwise only which object it wrote (a write grant on
         // Secrets is not a read grant on them).
-        answer.map(|body| if readable { body } else { receipt(&body) })
+        answer.map(|body| match unreadable {
+            None => body,
+            Some(_) => receipt(&body),
+        })
     }
 
     /// In dry-run, the object as it is before a write, to say what the write
@@ -283,8 +314,172 @@ fn receipt(body: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::receipt;
+    use super::*;
+    use crate::capability::kube::{ApiBackend, PatchType, classify};
+    use crate::capability::log::LogRate;
+    use crate::capability::reads::ReadPolicy;
+    use crate::gvk::Gvk;
+    use futures::future::BoxFuture;
     use serde_json::{Value, json};
+    use std::sync::Mutex;
+
+    /// What a real kube-apiserver answers a JSON Patch whose result it
+    /// cannot decode: the whole patched object, quoted as the invalid value
+    /// of `patch` (`field.Invalid(field.NewPath("patch"), patchedObjJS, …)`
+    /// in its patch handler).
+    fn quoted() -> String {
+        let patched = r#"{"apiVersion":"v1","data":{"password":"aHVudGVyMg==","token":12345},"kind":"Secret"}"#;
+        let why = "json: cannot unmarshal number into Go struct field Secret.data of type []uint8";
+        json!({
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": format!(" \"\" is invalid: patch: Invalid value: {patched:?}: {why}"),
+            "reason": "Invalid",
+            "details": {"causes": [{"reason": "FieldValueInvalid",
+                                    "message": format!("Invalid value: {patched:?}: {why}"),
+                                    "field": "patch"}]},
+            "code": 422,
+        })
+        .to_string()
+    }
+
+    /// The object as it is, and as a write would leave it.
+    const STORED: &str = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"db","namespace":"team","uid":"u-1","resourceVersion":"7"},"data":{"password":"hunter2"}}"#;
+    const WRITTEN: &str = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"db","namespace":"team","uid":"u-1","resourceVersion":"8"},"data":{"password":"hunter3"}}"#;
+
+    /// Answers gets with `STORED` and writes with `write`.
+    #[derive(Debug)]
+    struct Server {
+        write: Result<&'static str, String>,
+    }
+
+    impl ApiBackend for Server {
+        fn send(&self, request: ApiRequest) -> BoxFuture<'static, Result<String, KubeError>> {
+            let answer = match (&request.operation, &self.write) {
+                (Operation::Get, _) => Ok(STORED.to_owned()),
+                (_, Ok(object)) => Ok((*object).to_owned()),
+                (_, Err(status)) => Err(classify(422, status, None)),
+            };
+            Box::pin(async move { answer })
+        }
+    }
+
+    /// A plugin allowed to patch `kind` in every namespace, reading by
+    /// `policy` alone, answered by `server`.
+    fn blind_writer(kind: &str, policy: ReadPolicy, mode: Mode, server: Server) -> KubeAccess {
+        let rule = WriteRule {
+            verbs: [crate::capability::kube::Verb::Patch].into(),
+            group: String::new(),
+            kind: kind.into(),
+            subresource: None,
+            namespaces: ["*".to_owned()].into(),
+        };
+        KubeAccess::new(
+            "blind",
+            vec![rule],
+            Reads {
+                policy,
+                granted: Vec::new(),
+            },
+            mode,
+            RateLimit::default(),
+            Some(ClusterAccess::new(Arc::new(server))),
+            Arc::new(AuditLog::new("blind", LogRate::default(), None)),
+        )
+    }
+
+    /// Runs `call` on a current-thread runtime and returns it with the JSON
+    /// log lines it wrote.
+    fn logged<T>(call: impl std::future::Future<Output = T>) -> (T, String) {
+        #[derive(Clone)]
+        struct Sink(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Sink {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(bytes);
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let out = Sink(Arc::default());
+        let writer = out.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .json()
+            .with_max_level(tracing::Level::INFO)
+            .with_writer(move || writer.clone())
+            .finish();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let answer = tracing::subscriber::with_default(subscriber, || runtime.block_on(call));
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        (answer, text)
+    }
+
+    fn patch(kind: &str, patch_type: PatchType, body: &str) -> (Target, Operation) {
+        let target = Target {
+            gvk: Gvk::new("", "v1", kind),
+            namespace: Some("team".into()),
+            name: "db".into(),
+            subresource: None,
+        };
+        let operation = Operation::Patch {
+            patch_type,
+            body: body.into(),
+        };
+        (target, operation)
+    }
+
+    #[test]
+    fn a_blind_writes_error_reaches_neither_the_plugin_nor_the_audit_line() {
+        let access = blind_writer(
+            "Secret",
+            ReadPolicy::default(),
+            Mode::Enforce,
+            Server {
+                write: Err(quoted()),
+            },
+        );
+        let body = r#"[{"op":"replace","path":"/data/token","value":12345}]"#;
+        let (target, operation) = patch("Secret", PatchType::Json, body);
+        let (answer, log) = logged(access.call(target, operation, None));
+        let error = answer.unwrap_err();
+        assert!(!format!("{error:?}").contains("aHVudGVy"), "{error:?}");
+        assert!(!log.contains("aHVudGVy"), "{log}");
+        assert!(log.contains(r#""outcome":"invalid""#), "{log}");
+        let KubeError::Invalid { causes, message } = error else {
+            panic!("still invalid");
+        };
+        assert!(message.contains("withheld"), "{message}");
+        assert_eq!(
+            (causes[0].reason.as_str(), causes[0].field.as_str()),
+            ("FieldValueInvalid", "patch")
+        );
+    }
+
+    #[test]
+    fn a_blind_write_in_dry_run_reports_the_fields_it_would_change_and_no_value() {
+        // An operator who approves every read: a ConfigMap, sensitive to
+        // nobody, is unreadable to this plugin.
+        let strict = ReadPolicy {
+            default_readable: Vec::new(),
+            sensitive: Vec::new(),
+        };
+        let access = blind_writer(
+            "ConfigMap",
+            strict,
+            Mode::DryRun,
+            Server { write: Ok(WRITTEN) },
+        );
+        let (target, operation) = patch("ConfigMap", PatchType::Merge, r#"{"data":{}}"#);
+        let (answer, log) = logged(access.call(target, operation, None));
+        let answer = answer.unwrap();
+        assert!(!answer.contains("hunter"), "a receipt: {answer}");
+        assert!(!log.contains("hunter"), "{log}");
+        assert!(log.contains("would change data.password"), "{log}");
+        assert!(log.contains(r#""outcome":"would-succeed""#), "{log}");
+    }
 
     #[test]
     fn a_receipt_keeps_which_object_was_written_and_nothing_of_its_content() {

@@ -32,6 +32,7 @@
 //! offline replay.
 
 mod access;
+mod blind;
 mod cluster;
 mod host;
 pub mod rbac;
