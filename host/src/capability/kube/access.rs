@@ -323,24 +323,11 @@ mod tests {
     use serde_json::{Value, json};
     use std::sync::Mutex;
 
-    /// What a real kube-apiserver answers a JSON Patch whose result it
-    /// cannot decode: the whole patched object, quoted as the invalid value
-    /// of `patch` (`field.Invalid(field.NewPath("patch"), patchedObjJS, …)`
-    /// in its patch handler).
-    fn quoted() -> String {
-        let patched = r#"{"apiVersion":"v1","data":{"password":"aHVudGVyMg==","token":12345},"kind":"Secret"}"#;
-        let why = "json: cannot unmarshal number into Go struct field Secret.data of type []uint8";
-        json!({
-            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-            "message": format!(" \"\" is invalid: patch: Invalid value: {patched:?}: {why}"),
-            "reason": "Invalid",
-            "details": {"causes": [{"reason": "FieldValueInvalid",
-                                    "message": format!("Invalid value: {patched:?}: {why}"),
-                                    "field": "patch"}]},
-            "code": 422,
-        })
-        .to_string()
-    }
+    /// What kube-apiserver v1.36.3 answered a merge patch giving a Secret's
+    /// `data.token` a number (recorded with curl): the whole patched
+    /// object, every value of `data` with it, quoted as the invalid value of
+    /// `patch` by its patch handler. A JSON Patch `replace` does the same.
+    const QUOTED: &str = include_str!("testdata/merge-patch-quotes-the-object.json");
 
     /// The object as it is, and as a write would leave it.
     const STORED: &str = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"db","namespace":"team","uid":"u-1","resourceVersion":"7"},"data":{"password":"hunter2"}}"#;
@@ -438,11 +425,10 @@ mod tests {
             ReadPolicy::default(),
             Mode::Enforce,
             Server {
-                write: Err(quoted()),
+                write: Err(QUOTED.to_owned()),
             },
         );
-        let body = r#"[{"op":"replace","path":"/data/token","value":12345}]"#;
-        let (target, operation) = patch("Secret", PatchType::Json, body);
+        let (target, operation) = patch("Secret", PatchType::Merge, r#"{"data":{"token":12345}}"#);
         let (answer, log) = logged(access.call(target, operation, None));
         let error = answer.unwrap_err();
         assert!(!format!("{error:?}").contains("aHVudGVy"), "{error:?}");
