@@ -23,6 +23,14 @@ pub fn mode_label(dry_run: bool) -> &'static str {
     if dry_run { "dry-run" } else { "enforce" }
 }
 
+/// A latency for an audit line, in milliseconds to the microsecond
+/// (`0.33`, not `0.32975000000000004`); 0 when there is none.
+pub fn millis(latency: Option<std::time::Duration>) -> f64 {
+    // A whole number of microseconds over 1000 prints as its shortest
+    // decimal form.
+    latency.map_or(0.0, |latency| latency.as_micros() as f64 / 1e3)
+}
+
 /// Counters of what every plugin did through its capabilities.
 #[derive(Debug, Default)]
 pub struct ActionStats {
@@ -152,5 +160,18 @@ impl Collector for ActionStatsCollector {
             MetricType::Counter,
             &rows,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    #[test]
+    fn audit_latencies_are_milliseconds_to_the_microsecond() {
+        let latency = super::millis(Some(Duration::from_nanos(329_750)));
+        assert_eq!(latency.to_string(), "0.329");
+        assert_eq!(super::millis(Some(Duration::from_secs(2))), 2000.0);
+        assert_eq!(super::millis(None), 0.0);
     }
 }

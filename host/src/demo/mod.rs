@@ -409,18 +409,25 @@ pub async fn run(options: DemoOptions) -> Result<(), String> {
         "worker-crashy",
         Duration::from_secs(3),
     );
-    match options.duration {
+    // Only a stop asked for by a signal is told how to skip the drain: at
+    // the end of `--duration` there is nobody to send a second one.
+    let signalled = match options.duration {
         Some(duration) => {
             tokio::select! {
-                _ = tokio::time::sleep(duration) => {}
-                _ = wait_for_signal() => {}
+                _ = tokio::time::sleep(duration) => false,
+                _ = wait_for_signal() => true,
             }
         }
-        None => wait_for_signal().await,
-    }
+        None => {
+            wait_for_signal().await;
+            true
+        }
+    };
     churn.abort();
     crash_loop.abort();
-    exit_on_second_signal();
+    if signalled {
+        exit_on_second_signal();
+    }
     service.shutdown(Duration::from_secs(5)).await;
     drop(connection);
     let _ = std::fs::remove_dir_all(&work);

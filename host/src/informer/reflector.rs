@@ -278,6 +278,23 @@ struct StatusObject {
     message: String,
 }
 
+/// A failed request as an operator reads it: the server's message, reason
+/// and code for a refusal (kube's own `Display` appends the whole `Status`
+/// in Rust's `Debug` form), the client's error otherwise.
+fn server_said(error: &kube::Error) -> String {
+    match error {
+        kube::Error::Api(status) => {
+            let reason = if status.reason.is_empty() {
+                String::new()
+            } else {
+                format!("{}, ", status.reason)
+            };
+            format!("{} ({reason}HTTP {})", status.message, status.code)
+        }
+        other => other.to_string(),
+    }
+}
+
 /// Why a streaming list did not sync.
 #[derive(Debug)]
 enum ListError {
@@ -521,7 +538,7 @@ impl Reflector {
                 .map_err(|e| e.to_string())?;
             let answer = self.ask(request).await.map_err(|e| {
                 self.failed("list", &e);
-                format!("listing {}: {e}", self.url_path)
+                format!("listing {}: {}", self.url_path, server_said(&e))
             })?;
             let text = answer.text().await.map_err(|e| {
                 self.read_failed(&e);
@@ -575,8 +592,9 @@ impl Reflector {
             Err(err) => {
                 self.failed("watch", &err);
                 return Err(ListError::Failed(format!(
-                    "starting a streaming list of {}: {err}",
-                    self.url_path
+                    "starting a streaming list of {}: {}",
+                    self.url_path,
+                    server_said(&err)
                 )));
             }
         };
@@ -659,7 +677,11 @@ impl Reflector {
             Err(kube::Error::Api(status)) if status.code == 410 => return WatchEnd::Expired,
             Err(err) => {
                 self.failed("watch", &err);
-                return WatchEnd::Failed(format!("starting watch of {}: {err}", self.url_path));
+                return WatchEnd::Failed(format!(
+                    "starting watch of {}: {}",
+                    self.url_path,
+                    server_said(&err)
+                ));
             }
         };
         self.stats.set_failure(None);
@@ -765,6 +787,21 @@ mod tests {
     use std::convert::Infallible;
 
     const PROTOBUF_WATCH: &str = "application/vnd.kubernetes.protobuf;stream=watch";
+
+    #[test]
+    fn a_refusal_reads_as_the_servers_message_not_rusts_debug_form() {
+        let status = kube::core::Status::failure(
+            "pods is forbidden: User \"herald\" cannot list",
+            "Forbidden",
+        )
+        .with_code(403);
+        let said = server_said(&kube::Error::Api(Box::new(status)));
+        assert_eq!(
+            said,
+            "pods is forbidden: User \"herald\" cannot list (Forbidden, HTTP 403)"
+        );
+        assert!(!said.contains("Status {"), "{said}");
+    }
 
     /// What the loopback server answers, in order, and what it was asked.
     #[derive(Default)]

@@ -109,7 +109,7 @@ impl EgressStats {
             detail,
         } = *request;
         let label = outcome.label();
-        let duration_ms = duration.map(|d| d.as_secs_f64() * 1e3).unwrap_or(0.0);
+        let duration_ms = crate::capability::audit::millis(duration);
         let status = status.unwrap_or(0);
         audit.record(|| {
             if outcome.is_refusal() {

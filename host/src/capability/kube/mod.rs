@@ -80,7 +80,7 @@ pub(crate) fn audit_line(
         subresource = target.subresource.as_deref().unwrap_or(""),
         outcome,
         mode = crate::capability::audit::mode_label(request.dry_run),
-        latency_ms = latency.map(|l| l.as_secs_f64() * 1e3).unwrap_or(0.0),
+        latency_ms = crate::capability::audit::millis(latency),
         detail,
         "plugin API call"
     );
