@@ -335,3 +335,75 @@ async fn a_read_grant_in_a_namespace_covers_no_event_or_get_about_a_cluster_scop
     );
     actor.cluster.cleanup().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_events_grant_naming_default_covers_no_event_about_a_cluster_scoped_object() {
+    // Events granted in `default` (where an Event about a cluster-scoped
+    // object lives); only ConfigMaps readable, so neither Nodes nor Pods.
+    let grants = Grants {
+        events: Some(EventsGrant {
+            namespaces: ["default".to_owned()].into(),
+        }),
+        reads: Reads {
+            policy: ReadPolicy {
+                default_readable: vec![
+                    herald::capability::reads::KindPattern::parse("ConfigMap").unwrap(),
+                ],
+                sensitive: Vec::new(),
+            },
+            granted: Vec::new(),
+        },
+        ..Grants::default()
+    };
+    let actor = Actor::start(&[], &["events"], grants).await;
+    let ns = actor.namespace().to_owned();
+    let event = |target: Value, reason: &str| {
+        command(
+            &target,
+            json!({"verb": "event", "reason": reason, "action": "Forge", "note": "n"}),
+        )
+    };
+    // About a Node, with no namespace: the grant of `default` covers it not.
+    let lines = actor
+        .run(event(
+            json!({"kind": "Node", "name": "node-1"}),
+            "AboutNode",
+        ))
+        .await;
+    assert_eq!(outcome(&lines[0]), "not-granted", "{lines:?}");
+    assert!(
+        lines[0].contains("covers no cluster-scoped object"),
+        "{lines:?}"
+    );
+    // About a Pod in `default`, which the grant names: recorded.
+    let lines = actor
+        .run(event(
+            json!({"kind": "Pod", "namespace": "default", "name": "web"}),
+            "AboutPod",
+        ))
+        .await;
+    assert_eq!(outcome(&lines[0]), "ok", "{lines:?}");
+    // About a Pod in the test's namespace, which it does not: refused.
+    let lines = actor
+        .run(event(
+            json!({"kind": "Pod", "namespace": ns, "name": "web"}),
+            "AboutOtherPod",
+        ))
+        .await;
+    assert_eq!(outcome(&lines[0]), "not-granted", "{lines:?}");
+    let in_default: Api<k8s_openapi::api::events::v1::Event> =
+        Api::namespaced(actor.cluster.client.clone(), "default");
+    let reasons: Vec<String> = in_default
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|e| e.reason)
+        .collect();
+    assert!(
+        !reasons.iter().any(|r| r == "AboutNode"),
+        "no Event about the Node was written: {reasons:?}"
+    );
+    actor.cluster.cleanup().await;
+}

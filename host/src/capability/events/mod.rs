@@ -390,21 +390,33 @@ impl EventsAccess {
     /// both ([`crate::capability::reads`]), unless its events grant names
     /// the Event's namespace. A plugin cannot write Events into
     /// `kube-system` about objects it cannot see.
+    /// Each object an Event names (the one it is about, the related one)
+    /// must be readable by the plugin, or namespaced in a namespace the
+    /// Events grant names (`*` covers every object). A grant naming
+    /// `default`, where an Event about a cluster-scoped object lives,
+    /// covers no cluster-scoped object: only a read of it does.
     fn check_reach(&self, grant: &EventsGrant, event: &EventRecord) -> Result<(), KubeError> {
-        let namespace = event.regarding.namespace.as_deref().unwrap_or("default");
-        if grant.namespaces.contains(ALL_NAMESPACES) || grant.namespaces.contains(namespace) {
-            return Ok(());
-        }
         let reads = self.kube.reads();
         for (field, object) in std::iter::once(("regarding", &event.regarding))
             .chain(event.related.as_ref().map(|related| ("related", related)))
         {
-            if reads.allows(&object.read()).is_none() {
+            let in_granted_namespace = grant.namespaces.contains(ALL_NAMESPACES)
+                || object
+                    .namespace
+                    .as_deref()
+                    .is_some_and(|namespace| grant.namespaces.contains(namespace));
+            if !in_granted_namespace && reads.allows(&object.read()).is_none() {
+                let instead = match object.namespace.as_deref() {
+                    Some(namespace) => format!(
+                        "or namespace {namespace:?} in plugins.{}.grants.events.namespaces",
+                        self.plugin()
+                    ),
+                    None => "(a grant of Events by namespace covers no cluster-scoped object)"
+                        .to_owned(),
+                };
                 return Err(KubeError::NotGranted(format!(
-                    "{field}: {}; an Event about it needs that read, or namespace {namespace:?} \
-                     in plugins.{}.grants.events.namespaces",
+                    "{field}: {}; an Event about it needs that read, {instead}",
                     reads.refusal(self.plugin(), &object.read()),
-                    self.plugin()
                 )));
             }
         }
