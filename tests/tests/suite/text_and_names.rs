@@ -239,8 +239,7 @@ async fn a_metric_name_cannot_share_an_exposed_name_and_a_label_value_cannot_wri
         &artifacts::bytes(artifacts::HOSTILE),
         options("a", json!([{"name": "x_", "kind": "gauge"}])),
     )
-    .err()
-    .expect("a metric name ending in '_' is refused");
+    .expect_err("a metric name ending in '_' is refused");
     let refused = refused.to_string();
     assert!(
         refused.contains("\"x_\"") && refused.contains("end in '_'"),
@@ -259,8 +258,7 @@ async fn a_metric_name_cannot_share_an_exposed_name_and_a_label_value_cannot_wri
         &artifacts::bytes(artifacts::HOSTILE),
         options("a", json!([{"name": "x_", "kind": "gauge"}])),
     )
-    .err()
-    .expect("still refused with a--x running");
+    .expect_err("still refused with a--x running");
     assert!(refused.to_string().contains("end in '_'"), "{refused}");
     // Plugin `a` with well-formed names loads beside it.
     let (a, a_log) = load_with(
