@@ -122,6 +122,7 @@ pub fn host_log() -> &'static HostLog {
         let sink = lines.clone();
         let subscriber = tracing_subscriber::fmt()
             .json()
+            .event_format(herald::logging::EscapedJson::default())
             .with_env_filter(tracing_subscriber::EnvFilter::new(format!(
                 "warn,{}=info",
                 herald::capability::audit::AUDIT_TARGET
