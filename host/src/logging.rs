@@ -231,7 +231,7 @@ impl Visit for EscapingVisitor<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::sync::{Arc, Mutex};
 
@@ -249,8 +249,8 @@ mod tests {
         String::from_utf8(out.lock().unwrap().clone()).unwrap()
     }
 
-    /// What the JSON format writes for one event logged with `log`.
-    fn written_json(log: impl FnOnce()) -> String {
+    /// What the JSON format writes for the events logged with `log`.
+    pub(crate) fn written_json(log: impl FnOnce()) -> String {
         let out = Arc::new(Mutex::new(Vec::new()));
         let sink = out.clone();
         let subscriber = tracing_subscriber::fmt()

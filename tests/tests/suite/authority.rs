@@ -27,7 +27,7 @@ use std::sync::atomic::Ordering;
 
 /// A recorder of the ConfigMaps in `namespace`, the hostile plugin's
 /// neighbour: what it logs shows it kept getting its notifications.
-fn neighbour(namespace: &str) -> (LoadedPlugin, MemorySink) {
+pub(super) fn neighbour(namespace: &str) -> (LoadedPlugin, MemorySink) {
     let config = json!({
         "name": "neighbour",
         "kind": {"version": "v1", "kind": "ConfigMap"},
@@ -67,11 +67,16 @@ async fn config_map_names(actor: &Actor) -> Vec<String> {
 /// namespace (the hostile plugin's commands among them).
 pub(super) async fn neighbour_saw_everything(actor: &Actor, sink: &MemorySink) {
     let names = config_map_names(actor).await;
-    let ns = actor.namespace().to_owned();
+    neighbour_saw(sink, actor.namespace(), &names).await;
+}
+
+/// Waits until the neighbour logging to `sink` has seen an add of each
+/// ConfigMap of `names` in namespace `ns`.
+pub(super) async fn neighbour_saw(sink: &MemorySink, ns: &str, names: &[impl AsRef<str>]) {
     eventually("the neighbour saw every ConfigMap", || {
         let seen = messages(&sink.lines());
         names.iter().all(|name| {
-            let key = format!("key={ns}/{name} ");
+            let key = format!("key={ns}/{} ", name.as_ref());
             seen.iter()
                 .any(|m| m.starts_with("event=add") && m.contains(&key))
         })

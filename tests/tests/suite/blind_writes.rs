@@ -24,6 +24,17 @@ fn secret_writes() -> Value {
            "kind": "Secret", "namespaces": ["*"]})
 }
 
+/// kube-actor granted [`secret_writes`] and no read, in `mode`.
+async fn secret_writer(mode: Mode) -> Actor {
+    let rule = secret_writes();
+    let grants = Grants {
+        writes: vec![granted(&rule)],
+        mode,
+        ..Grants::default()
+    };
+    Actor::start(std::slice::from_ref(&rule), &[], grants).await
+}
+
 /// The hidden values: the password and another key's, plain and as the
 /// server writes them (base64), unique to the namespace.
 struct Hidden {
@@ -192,16 +203,7 @@ async fn attack(actor: &Actor, secrets: &Api<Secret>, hidden: &Hidden) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plugin_that_may_write_but_not_read_a_kind_gets_nothing_of_it_back() {
-    let rule = secret_writes();
-    let actor = Actor::start(
-        std::slice::from_ref(&rule),
-        &[],
-        Grants {
-            writes: vec![granted(&rule)],
-            ..Grants::default()
-        },
-    )
-    .await;
+    let actor = secret_writer(Mode::Enforce).await;
     let sink = start_neighbour(&actor).await;
     let hidden = Hidden::of(actor.namespace());
     let secrets = make_secret(&actor, &hidden).await;
@@ -211,17 +213,7 @@ async fn a_plugin_that_may_write_but_not_read_a_kind_gets_nothing_of_it_back() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_blind_write_in_dry_run_reports_no_value_either() {
-    let rule = secret_writes();
-    let actor = Actor::start(
-        std::slice::from_ref(&rule),
-        &[],
-        Grants {
-            writes: vec![granted(&rule)],
-            mode: Mode::DryRun,
-            ..Grants::default()
-        },
-    )
-    .await;
+    let actor = secret_writer(Mode::DryRun).await;
     let hidden = Hidden::of(actor.namespace());
     let secrets = make_secret(&actor, &hidden).await;
     attack(&actor, &secrets, &hidden).await;

@@ -5,7 +5,6 @@
 //! one namespace receive, cache and list every Namespace.
 
 use super::acting::{Actor, command, granted, outcome};
-use super::daemon::eventually;
 use super::reload::{Rig, write};
 use herald::capability::Grants;
 use herald::capability::events::EventsGrant;
@@ -14,7 +13,7 @@ use herald::capability::reads::{ReadPolicy, ReadRule, Reads};
 use herald::daemon::{Daemon, StartError};
 use herald::plugin::{LoadOptions, LoadedPlugin};
 use herald::reload::{FileState, PluginConfig};
-use herald_tests::{artifacts, engine, load_with, messages};
+use herald_tests::{artifacts, engine, load_with};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, PostParams};
 use serde_json::{Value, json};
@@ -88,16 +87,7 @@ async fn neighbour_keeps_its_deliveries(rig: &Rig, sink: &MemorySink, names: &[&
     for name in names {
         rig.cluster.create_config_map(name, "a", "1").await;
     }
-    let ns = rig.cluster.namespace.clone();
-    eventually("the neighbour saw every ConfigMap", || {
-        let seen = messages(&sink.lines());
-        names.iter().all(|name| {
-            let key = format!("key={ns}/{name} ");
-            seen.iter()
-                .any(|m| m.starts_with("event=add") && m.contains(&key))
-        })
-    })
-    .await;
+    super::authority::neighbour_saw(sink, &rig.cluster.namespace, names).await;
 }
 
 /// True when some running informer watches the resource `plural`.

@@ -9,6 +9,7 @@
 //! real binary: `host/tests/cli/hostile.rs`.
 
 use super::acting::{Actor, command, outcome, target};
+use super::authority::{neighbour, neighbour_saw};
 use super::daemon::eventually;
 use herald::capability::Grants;
 use herald::capability::events::EventsGrant;
@@ -50,36 +51,6 @@ fn is_unsafe(c: char) -> bool {
             '\u{2028}' | '\u{2029}' | '\u{061c}' | '\u{200b}' | '\u{200e}' | '\u{200f}'
                 | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
         )
-}
-
-/// A recorder of the ConfigMaps in `namespace`: what it logs shows it kept
-/// getting its notifications.
-fn neighbour(namespace: &str) -> (LoadedPlugin, herald::capability::log::MemorySink) {
-    let config = json!({
-        "name": "neighbour",
-        "kind": {"version": "v1", "kind": "ConfigMap"},
-        "namespace": namespace,
-    });
-    load_with(
-        artifacts::RECORDER,
-        LoadOptions {
-            config: Some(config.to_string()),
-            ..LoadOptions::default()
-        },
-    )
-}
-
-/// Waits until the neighbour's log has an add of each of `names`.
-async fn neighbour_saw(sink: &herald::capability::log::MemorySink, ns: &str, names: &[String]) {
-    eventually("the neighbour saw every ConfigMap", || {
-        let seen = messages(&sink.lines());
-        names.iter().all(|name| {
-            let key = format!("key={ns}/{name} ");
-            seen.iter()
-                .any(|m| m.starts_with("event=add") && m.contains(&key))
-        })
-    })
-    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -321,7 +321,6 @@ mod tests {
     use crate::gvk::Gvk;
     use futures::future::BoxFuture;
     use serde_json::{Value, json};
-    use std::sync::Mutex;
 
     /// What kube-apiserver v1.36.3 answered a merge patch giving a Secret's
     /// `data.token` a number (recorded with curl): the whole patched
@@ -377,31 +376,13 @@ mod tests {
     /// Runs `call` on a current-thread runtime and returns it with the JSON
     /// log lines it wrote.
     fn logged<T>(call: impl std::future::Future<Output = T>) -> (T, String) {
-        #[derive(Clone)]
-        struct Sink(Arc<Mutex<Vec<u8>>>);
-        impl std::io::Write for Sink {
-            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().unwrap().extend_from_slice(bytes);
-                Ok(bytes.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let out = Sink(Arc::default());
-        let writer = out.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .json()
-            .with_max_level(tracing::Level::INFO)
-            .with_writer(move || writer.clone())
-            .finish();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap();
-        let answer = tracing::subscriber::with_default(subscriber, || runtime.block_on(call));
-        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
-        (answer, text)
+        let mut answer = None;
+        let log = crate::logging::tests::written_json(|| answer = Some(runtime.block_on(call)));
+        (answer.expect("the call ran"), log)
     }
 
     fn patch(kind: &str, patch_type: PatchType, body: &str) -> (Target, Operation) {
