@@ -77,8 +77,11 @@ fn host_resources_kept_across_calls_count_against_the_memory_cap() {
         "the fault names the limit: {message}"
     );
     assert!(kept >= 1, "calls within the cap succeed first: {message}");
+    // RSS is the whole test process's, and other tests run beside this one:
+    // the bound leaves them room and still sits under half of the 440 MiB
+    // an uncapped hoarder would hold.
     assert!(
-        grown <= CAP + (64 << 20),
+        grown <= CAP + (192 << 20),
         "the daemon grew by {grown} bytes for a plugin capped at {CAP}"
     );
     // The instance was dropped with what it held, and is rebuilt: its next
