@@ -479,11 +479,19 @@ fn the_dashboard_shows_deliveries_live_and_the_reload_history_and_nothing_can_be
     assert!(status_line(&address, "GET", "/events/stream").contains(" 503 "));
     drop(more);
 
-    // A swap, a refusal and an unload, newest first in the history.
+    // A swap, a refusal and an unload, newest first in the history. Each
+    // file appears whole (written beside the directory, then renamed in),
+    // as an operator's deploy does: a loaded machine can otherwise show the
+    // watcher a file truncated and not yet written, a refusal of its own.
+    let put = |name: &str, bytes: &[u8]| {
+        let staged = work.join(format!("{name}.staged"));
+        std::fs::write(&staged, bytes).unwrap();
+        std::fs::rename(&staged, plugins.join(name)).unwrap();
+    };
     let v2 = artifacts::variant(&artifacts::bytes(artifacts::POD_LIFECYCLE), "v2");
-    std::fs::write(plugins.join("pod-lifecycle.wasm"), v2).unwrap();
+    put("pod-lifecycle.wasm", &v2);
     herald.wait_for_log("plugin swapped to a new version");
-    std::fs::write(plugins.join("broken.wasm"), b"not a component").unwrap();
+    put("broken.wasm", b"not a component");
     herald.wait_for_log("plugin file not loaded");
     std::fs::remove_file(plugins.join("pod-lifecycle.wasm")).unwrap();
     herald.wait_for_log("plugin unloaded");
