@@ -9,7 +9,7 @@
 //! real binary: `host/tests/cli/hostile.rs`.
 
 use super::acting::{Actor, command, outcome, target};
-use super::authority::{neighbour, neighbour_saw};
+use super::authority::{neighbour, neighbour_saw_everything};
 use super::daemon::eventually;
 use herald::capability::Grants;
 use herald::capability::events::EventsGrant;
@@ -140,17 +140,7 @@ async fn an_events_reason_and_action_are_identifiers_and_its_note_is_stored_esca
         .and_then(|e| e.note.clone())
         .unwrap();
     assert_eq!(note, "\\u{1b}".repeat(1024 / 6), "{note}");
-    let names: Vec<String> = actor
-        .cluster
-        .config_maps()
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .items
-        .into_iter()
-        .filter_map(|cm| cm.metadata.name)
-        .collect();
-    neighbour_saw(&sink, &ns, &names).await;
+    neighbour_saw_everything(&actor, &sink).await;
 }
 
 /// Every string in `value`, keys left out.
