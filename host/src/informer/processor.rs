@@ -181,7 +181,6 @@ impl Processor {
 
     fn replace(&self, listeners: &[Registered], objects: Vec<Arc<CachedObject>>) {
         let first = !self.has_synced();
-        self.stats.relists.fetch_add(1, Ordering::Relaxed);
         let listed: HashSet<String> = objects.iter().map(|o| o.key()).collect();
         for key in self.store.keys() {
             if !listed.contains(&key)
@@ -236,6 +235,9 @@ impl Processor {
                 }
             }
         }
+        // Counted once the list is applied, so that a reader who sees the
+        // count also sees the listed objects in the store.
+        self.stats.relists.fetch_add(1, Ordering::Release);
         if first {
             self.synced.store(true, Ordering::Release);
             for registered in listeners {
