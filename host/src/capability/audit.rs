@@ -1,14 +1,12 @@
 //! The record of what plugins do through their capabilities: the audit
-//! log target every capability writes its lines on, and the host-wide
-//! counters `/metrics` exports, each capability's own ([`KubeStats`],
-//! [`EventStats`], [`EgressStats`]) gathered in one [`ActionStats`].
+//! log target every capability writes its lines on, each plugin's
+//! rate-limited [`AuditLog`], and the count of what the rate suppressed
+//! ([`AuditStats`]). Each capability counts its own calls; the list in
+//! `capability/mod.rs` gathers those counters in one
+//! [`ActionStats`](super::ActionStats).
 
-use super::events::EventStats;
-use super::http::EgressStats;
-use super::kube::KubeStats;
 use super::log::LogRate;
 use crate::throttle::{Admit, Throttle};
-use prometheus_client::collector::Collector;
 use prometheus_client::encoding::DescriptorEncoder;
 use prometheus_client::metrics::MetricType;
 use std::collections::BTreeMap;
@@ -31,52 +29,41 @@ pub fn millis(latency: Option<std::time::Duration>) -> f64 {
     latency.map_or(0.0, |latency| latency.as_micros() as f64 / 1e3)
 }
 
-/// Counters of what every plugin did through its capabilities.
+/// Audit lines each plugin caused that its rate limit suppressed.
 #[derive(Debug, Default)]
-pub struct ActionStats {
-    /// Kubernetes API calls ([`crate::capability::kube`]).
-    pub kube: KubeStats,
-    /// Events ([`crate::capability::events`]).
-    pub events: EventStats,
-    /// Outbound HTTP requests ([`crate::capability::http`]).
-    pub http: Arc<EgressStats>,
-    /// Audit lines each plugin caused that its rate limit suppressed.
-    audit_suppressed: Mutex<BTreeMap<String, u64>>,
+pub struct AuditStats {
+    suppressed: Mutex<BTreeMap<String, u64>>,
 }
 
-impl ActionStats {
-    /// API calls of `plugin` with `verb` that ended in `outcome`, in either mode.
-    pub fn requests(&self, plugin: &str, verb: &str, outcome: &str) -> u64 {
-        self.kube.requests(plugin, verb, outcome)
-    }
-
-    /// Rate-limit waits of `plugin` and calls it refused.
-    pub fn throttling(&self, plugin: &str) -> (u64, u64) {
-        self.kube.throttling(plugin)
-    }
-
-    /// Events of `plugin` that ended in `outcome`.
-    pub fn events(&self, plugin: &str, outcome: &str) -> u64 {
-        self.events.count(plugin, outcome)
+impl AuditStats {
+    fn counts(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, u64>> {
+        self.suppressed.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Audit lines of `plugin` its rate limit suppressed.
-    pub fn audit_suppressed(&self, plugin: &str) -> u64 {
-        self.audit_suppressed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(plugin)
-            .copied()
-            .unwrap_or(0)
+    pub fn suppressed(&self, plugin: &str) -> u64 {
+        self.counts().get(plugin).copied().unwrap_or(0)
     }
 
-    fn suppressed(&self, plugin: &str) {
-        *self
-            .audit_suppressed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry(plugin.to_owned())
-            .or_default() += 1;
+    fn count(&self, plugin: &str) {
+        *self.counts().entry(plugin.to_owned()).or_default() += 1;
+    }
+}
+
+impl super::factor::Stats for AuditStats {
+    fn encode(&self, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let rows: Vec<_> = self
+            .counts()
+            .iter()
+            .map(|(plugin, n)| (vec![("plugin", plugin.clone())], *n as f64))
+            .collect();
+        crate::telemetry::family(
+            encoder,
+            "herald_plugin_audit_lines_suppressed",
+            "Audit lines plugins caused that their log rate limit suppressed (every call is still counted)",
+            MetricType::Counter,
+            &rows,
+        )
     }
 }
 
@@ -91,13 +78,13 @@ impl ActionStats {
 pub struct AuditLog {
     plugin: Arc<str>,
     throttle: Throttle,
-    stats: Option<Arc<ActionStats>>,
+    stats: Option<Arc<AuditStats>>,
 }
 
 impl AuditLog {
     /// The audit log of `plugin`, at `rate`, counting suppressed lines in
     /// `stats` (if the host exports any).
-    pub fn new(plugin: &str, rate: LogRate, stats: Option<Arc<ActionStats>>) -> Self {
+    pub fn new(plugin: &str, rate: LogRate, stats: Option<Arc<AuditStats>>) -> Self {
         AuditLog {
             plugin: plugin.into(),
             throttle: Throttle::new(rate.lines_per_second.into(), rate.burst.into()),
@@ -112,7 +99,7 @@ impl AuditLog {
         match self.throttle.admit(1, Instant::now()) {
             Admit::Drop => {
                 if let Some(stats) = &self.stats {
-                    stats.suppressed(&self.plugin);
+                    stats.count(&self.plugin);
                 }
             }
             Admit::Pass { summary } => {
@@ -133,33 +120,6 @@ impl AuditLog {
     /// Lines suppressed since the plugin was loaded.
     pub fn suppressed_total(&self) -> u64 {
         self.throttle.dropped_total()
-    }
-}
-
-/// The Prometheus collector of an [`ActionStats`].
-#[derive(Debug)]
-pub struct ActionStatsCollector(pub Arc<ActionStats>);
-
-impl Collector for ActionStatsCollector {
-    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        self.0.kube.encode(&mut encoder)?;
-        self.0.events.encode(&mut encoder)?;
-        self.0.http.encode(&mut encoder)?;
-        let rows: Vec<_> = self
-            .0
-            .audit_suppressed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .map(|(plugin, n)| (vec![("plugin", plugin.clone())], *n as f64))
-            .collect();
-        crate::telemetry::family(
-            &mut encoder,
-            "herald_plugin_audit_lines_suppressed",
-            "Audit lines plugins caused that their log rate limit suppressed (every call is still counted)",
-            MetricType::Counter,
-            &rows,
-        )
     }
 }
 

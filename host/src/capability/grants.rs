@@ -1,38 +1,16 @@
-//! What the operator grants one plugin (`plugins.<name>.grants`, its mode
-//! and rate), each capability's grant in its own typed field, and the check
-//! of a plugin's declarations against them when it loads: a plugin that
-//! declares more than it was granted is not loaded, and the error names the
-//! grant to add.
+//! What a plugin declares, and its authorization when it loads: its
+//! declarations are checked against what the operator granted (the
+//! [`Grants`] the capability list generates) and, if covered, each
+//! capability that acts outside the host gets the plugin's access. A
+//! plugin that declares more than it was granted is not loaded, and the
+//! error names the grant to add.
 
 use super::events::{EventsAccess, EventsGrant};
-use super::http::{Egress, HttpGrant};
-use super::kube::{KubeAccess, WriteRule, missing_grant};
-use super::rate::RateLimit;
+use super::http::Egress;
+use super::kube::{KubeAccess, WriteRule};
 use super::reads::{Read, Reads};
-use super::{AuditLog, ClusterAccess, Mode};
+use super::{AuditLog, ClusterAccess, Grants};
 use std::sync::Arc;
-
-/// What the operator granted one plugin.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Grants {
-    /// What the plugin may read: the host's policy and `grants.reads`.
-    pub reads: Reads,
-    /// Kubernetes API rules (`grants.writes`).
-    pub writes: Vec<WriteRule>,
-    /// Events (`grants.events`, or `events` in `grants.capabilities`).
-    pub events: Option<EventsGrant>,
-    /// Outbound HTTP: the origins and bounds (`grants.http`).
-    pub http: Option<HttpGrant>,
-    /// Enforce or dry-run.
-    pub mode: Mode,
-    /// The plugin's API request rate.
-    pub rate_limit: RateLimit,
-    /// Grant whatever the manifest declares: for the offline tools (`herald
-    /// plugin check` and `replay`), which show what a plugin would do. Its
-    /// `http` grants no origin, so every request is still refused (replay
-    /// answers them itself).
-    pub all_declared: bool,
-}
 
 /// What a plugin declares it needs beyond what every plugin has.
 #[derive(Debug, Clone, Copy)]
@@ -48,7 +26,8 @@ pub struct Declared<'a> {
 }
 
 impl Declared<'_> {
-    fn declares(&self, capability: &str) -> bool {
+    /// True when the plugin's manifest names `capability`.
+    pub fn declares(&self, capability: &str) -> bool {
         self.capabilities.iter().any(|c| c == capability)
     }
 }
@@ -111,27 +90,8 @@ impl Grants {
         {
             return Err(self.reads.refusal(plugin, read));
         }
-        for capability in declared.capabilities {
-            let (granted, key) = match capability.as_str() {
-                super::events::CAPABILITY => (self.events.is_some(), "grants.events"),
-                super::http::CAPABILITY => (self.http.is_some(), "grants.http"),
-                // The manifest was checked: no other capability gets here.
-                _ => (false, "grants"),
-            };
-            if !(granted || self.all_declared) {
-                return Err(format!(
-                    "plugin {plugin:?} requests capability {capability:?}, which the operator has \
-                     not granted (plugins.{plugin}.{key})"
-                ));
-            }
-        }
-        if !self.all_declared
-            && let Some(missing) = missing_grant(declared.writes, &self.writes)
-        {
-            return Err(format!(
-                "plugin {plugin:?} declares writes the operator has not granted: {missing} \
-                 (plugins.{plugin}.grants.writes)"
-            ));
+        if !self.all_declared {
+            self.cover(&declared)?;
         }
         let kube = Arc::new(KubeAccess::new(
             plugin,

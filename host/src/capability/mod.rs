@@ -21,14 +21,16 @@
 //! Every capability is denied unless granted, checked on every call,
 //! audited and bounded by the call's deadline ([`CallScope`]); those that
 //! act outside the host have no effect there in dry-run ([`Mode`]).
-//! [`add_to_linker`] links them all into the engine, for every world
-//! version; [`Grants::authorize`] checks what a plugin declares against
-//! what the operator granted when it loads.
 //!
-//! Adding a capability: a folder here with its grant, its host side and
-//! view, its tests; a line in [`View`] and [`add_to_linker`]; the view's
-//! implementation on the runtime's store state; its WIT in a new world
-//! version (`wit/`, bound in [`crate::wit`]).
+//! Each capability is a [`Capability`] (and, if the operator grants it, a
+//! [`Granted`]) named once in the list below, [`capabilities!`], which
+//! generates from it the store's [`View`], [`add_to_linker`] (every
+//! capability, every world version), [`ActionStats`] (the counters, one
+//! field each), [`Grants`] and [`GrantConfig`] (one typed grant each, its
+//! validation, the trust rule's powers) and [`known_capabilities`];
+//! [`Grants::authorize`] checks what a plugin declares against what the
+//! operator granted when it loads. ARCHITECTURE.md walks through adding
+//! one.
 
 pub mod audit;
 pub mod cache;
@@ -36,6 +38,7 @@ mod call;
 pub mod config;
 pub mod deadline;
 pub mod events;
+mod factor;
 mod grants;
 pub mod http;
 pub mod kube;
@@ -46,18 +49,58 @@ pub mod rate;
 pub mod reads;
 pub mod workqueue;
 
-pub use audit::{ActionStats, ActionStatsCollector, AuditLog};
+pub use audit::{AuditLog, AuditStats};
 pub use call::{AnswerBudget, CallScope, REQUEST_SHARE, request_budget};
-pub use grants::{Authorized, Declared, Grants};
+pub use factor::{About, Acts, Capability, Granted, Stats};
+pub use grants::{Authorized, Declared};
 pub use mode::Mode;
 
+use factor::capabilities;
 use std::sync::Arc;
 use wasmtime::component::{HasData, Linker};
 
-/// The capabilities a plugin may name in its manifest's `capabilities`.
-/// Kubernetes writes are declared by write rules instead; the rest need no
-/// declaration.
-pub const KNOWN_CAPABILITIES: &[&str] = &[events::CAPABILITY, http::CAPABILITY];
+capabilities! {
+    every_plugin {
+        log: log::Log => log::LogView,
+        config: config::Config => config::ConfigView,
+        cache: cache::Cache => cache::CacheView,
+        workqueue: workqueue::Workqueue => workqueue::WorkqueueView,
+        metrics: metrics::Metrics => metrics::MetricsView,
+        deadline: deadline::Deadline => deadline::DeadlineView,
+    }
+    granted {
+        kube / writes: kube::Kube => kube::KubeView,
+        events / events: events::Events => events::EventsView,
+        http / http: http::Http => wasmtime_wasi_http::WasiHttpView,
+    }
+}
+
+impl ActionStats {
+    /// API calls of `plugin` with `verb` that ended in `outcome`, in either mode.
+    pub fn requests(&self, plugin: &str, verb: &str, outcome: &str) -> u64 {
+        self.kube.requests(plugin, verb, outcome)
+    }
+
+    /// Rate-limit waits of `plugin` and calls it refused.
+    pub fn throttling(&self, plugin: &str) -> (u64, u64) {
+        self.kube.throttling(plugin)
+    }
+
+    /// Events of `plugin` that ended in `outcome`.
+    pub fn events(&self, plugin: &str, outcome: &str) -> u64 {
+        self.events.count(plugin, outcome)
+    }
+
+    /// Audit lines of `plugin` its rate limit suppressed.
+    pub fn audit_suppressed(&self, plugin: &str) -> u64 {
+        self.audit.suppressed(plugin)
+    }
+}
+
+/// The Prometheus collector of an [`ActionStats`]: each capability's
+/// families, in the list's order, then the audit's.
+#[derive(Debug)]
+pub struct ActionStatsCollector(pub Arc<ActionStats>);
 
 /// How the plugins of one host reach the world outside it, and where what
 /// they do is counted: the services the capabilities that act are built on.
@@ -84,47 +127,6 @@ impl ClusterAccess {
     }
 }
 
-/// Everything the store's state offers the capabilities: one view each.
-pub trait View:
-    log::LogView
-    + config::ConfigView
-    + cache::CacheView
-    + workqueue::WorkqueueView
-    + metrics::MetricsView
-    + deadline::DeadlineView
-    + kube::KubeView
-    + events::EventsView
-    + wasmtime_wasi_http::WasiHttpView
-{
-}
-
-impl<T> View for T where
-    T: log::LogView
-        + config::ConfigView
-        + cache::CacheView
-        + workqueue::WorkqueueView
-        + metrics::MetricsView
-        + deadline::DeadlineView
-        + kube::KubeView
-        + events::EventsView
-        + wasmtime_wasi_http::WasiHttpView
-{
-}
-
-/// Links every capability's imports into `linker`, for every world version.
-pub fn add_to_linker<T: View + 'static>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
-    types_to_linker(linker)?;
-    log::add_to_linker(linker)?;
-    config::add_to_linker(linker)?;
-    cache::add_to_linker(linker)?;
-    workqueue::add_to_linker(linker)?;
-    metrics::add_to_linker(linker)?;
-    deadline::add_to_linker(linker)?;
-    kube::add_to_linker(linker)?;
-    events::add_to_linker(linker)?;
-    http::add_to_linker(linker)
-}
-
 /// The `types` interfaces, which hold records only.
 struct Types;
 
@@ -141,4 +143,74 @@ fn types_to_linker<T: 'static>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
     v0_1::herald::plugin::types::add_to_linker::<T, Types>(linker, |_| Types)?;
     v0_2::herald::plugin::types::add_to_linker::<T, Types>(linker, |_| Types)?;
     v0_3::herald::plugin0_3_0::types::add_to_linker::<T, Types>(linker, |_| Types)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ABOUT, Acts};
+
+    /// The text of `path`, relative to the host crate.
+    fn read(path: &str) -> String {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    #[test]
+    fn every_capability_is_documented_and_those_that_act_have_rbac_and_replay() {
+        let table = read("src/capability/mod.rs");
+        let architecture = read("../ARCHITECTURE.md");
+        let security = read("../SECURITY.md");
+        let rbac = read("src/rbac/mod.rs");
+        let replay = read("src/replay/intents.rs");
+        let layers = architecture
+            .lines()
+            .find(|line| line.trim_start().starts_with("3  capability/{"))
+            .expect("ARCHITECTURE.md's layer table lists the capability folders");
+        let names: std::collections::BTreeSet<_> = ABOUT.iter().map(|a| a.name).collect();
+        assert_eq!(
+            names.len(),
+            ABOUT.len(),
+            "the list names each capability once"
+        );
+        for about in ABOUT {
+            let name = about.name;
+            assert!(
+                table.contains(&format!("| [`{name}`] | {} |", about.wit)),
+                "capability/mod.rs's table has no row for {name} ({})",
+                about.wit
+            );
+            assert!(
+                layers.contains(&format!("{{{name},")) || layers.contains(&format!(",{name},")),
+                "ARCHITECTURE.md's layer table does not list capability/{name}"
+            );
+            let folder = format!("src/capability/{name}");
+            if about.acts == Acts::InsideHost {
+                continue;
+            }
+            assert!(
+                security.contains(&format!("capability/{name}/")),
+                "{name} acts outside the host: SECURITY.md must say where it is enforced"
+            );
+            assert!(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join(&folder)
+                    .join("replay.rs")
+                    .exists()
+                    && replay.contains(&format!("{name}::")),
+                "{name} acts outside the host: replay must show its calls \
+                 ({folder}/replay.rs, used by replay/intents.rs)"
+            );
+            if about.acts == Acts::OnCluster {
+                assert!(
+                    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                        .join(&folder)
+                        .join("rbac.rs")
+                        .exists()
+                        && rbac.contains(&format!("{name}::rbac")),
+                    "{name} acts on the cluster: it needs RBAC rules \
+                     ({folder}/rbac.rs, assembled by rbac/mod.rs)"
+                );
+            }
+        }
+    }
 }

@@ -349,7 +349,10 @@ fn build(
             Arc::new(crate::capability::AuditLog::new(
                 &manifest.name,
                 options.log_rate,
-                options.access.as_ref().map(|access| access.stats.clone()),
+                options
+                    .access
+                    .as_ref()
+                    .map(|access| access.stats.audit.clone()),
             )),
         )
         .map_err(|e| LoadError::Manifest(ManifestError::NotGranted(e)))?;

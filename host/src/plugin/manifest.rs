@@ -211,7 +211,7 @@ pub enum ManifestError {
     /// A capability this host does not know.
     #[error(
         "requested capability {0:?} does not exist in this host (it knows: {known})",
-        known = crate::capability::KNOWN_CAPABILITIES.join(", ")
+        known = crate::capability::known_capabilities().join(", ")
     )]
     UnknownCapability(String),
     /// A write rule that cannot be used.
@@ -318,7 +318,7 @@ impl Manifest {
             },
         };
         for capability in &raw.capabilities {
-            if !crate::capability::KNOWN_CAPABILITIES.contains(&capability.as_str()) {
+            if !crate::capability::known_capabilities().contains(&capability.as_str()) {
                 return Err(ManifestError::UnknownCapability(capability.clone()));
             }
         }

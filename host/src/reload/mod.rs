@@ -24,6 +24,7 @@
 //!   (an overflowed queue) delays a change but never loses it.
 
 pub mod files;
+pub mod metrics;
 pub mod scan;
 pub mod settle;
 pub mod sources;
@@ -34,8 +35,9 @@ pub mod settings;
 mod stats;
 pub mod trust;
 
+pub use crate::capability::GrantConfig;
 pub use files::{ArtifactCacheConfig, PluginFilesConfig};
-pub use settings::{GrantConfig, PluginConfig, PluginSettings, Sidecar};
+pub use settings::{PluginConfig, PluginSettings, Sidecar};
 pub use settle::SettleTiming;
 pub use sources::{PluginSources, SourcesError, SourcesSetup};
 pub use stats::LoaderStats;

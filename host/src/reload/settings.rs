@@ -2,6 +2,7 @@
 //! and the sidecar files beside plugin files: which build may run under a
 //! name, its configuration, limits, grants and mode.
 
+use crate::capability::GrantConfig;
 use crate::plugin::PluginLimits;
 use crate::yaml::{ConfigError, parse_yaml};
 use serde::Deserialize;
@@ -45,88 +46,6 @@ pub struct PluginConfig {
     /// sensitive kind: the operator's explicit opt-out of the identity
     /// rule, for this plugin only ([`super::trust`]).
     pub allow_unpinned: bool,
-}
-
-/// `plugins.<name>.grants` (and a sidecar's, when `pluginFiles.sidecarGrants`
-/// allows): what a plugin may do beyond logging and reading the cache.
-/// Denied by default; the grant must cover what the plugin's manifest
-/// declares, or the plugin is not loaded.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
-pub struct GrantConfig {
-    /// Capabilities granted by name: `events` (the same as an empty
-    /// `events` section). `http` is granted by its own section.
-    pub capabilities: Vec<String>,
-    /// Events: where the plugin may record them beyond the objects it may
-    /// read. Its presence grants the `events` capability.
-    pub events: Option<crate::capability::events::EventsGrant>,
-    /// Reads granted beyond the host's default (`reads`): kinds × namespaces.
-    pub reads: Vec<crate::capability::reads::ReadRule>,
-    /// Kubernetes API rules granted: verbs × group/kind × namespaces.
-    pub writes: Vec<crate::capability::kube::WriteRule>,
-    /// Outbound HTTP: the origins the plugin may reach and the bounds of its
-    /// requests. Its presence grants the `http` capability.
-    pub http: Option<crate::capability::http::HttpGrant>,
-}
-
-impl GrantConfig {
-    /// True when nothing is granted.
-    pub fn is_empty(&self) -> bool {
-        self.capabilities.is_empty()
-            && self.reads.is_empty()
-            && self.events.is_none()
-            && self.writes.is_empty()
-            && self.http.is_none()
-    }
-
-    /// Checks the capabilities and rules; the error names the key at
-    /// fault, relative to `grants`.
-    fn validate(&self) -> Result<(), (String, String)> {
-        for capability in &self.capabilities {
-            if !crate::capability::KNOWN_CAPABILITIES.contains(&capability.as_str()) {
-                return Err((
-                    "grants.capabilities".into(),
-                    format!(
-                        "{capability:?} is not a capability this host has (it has: {})",
-                        crate::capability::KNOWN_CAPABILITIES.join(", ")
-                    ),
-                ));
-            }
-            if capability == crate::capability::http::CAPABILITY && self.http.is_none() {
-                return Err((
-                    "grants.http".into(),
-                    "is missing: the http capability is granted by grants.http, which lists the \
-                     allowedOrigins the plugin may reach"
-                        .into(),
-                ));
-            }
-        }
-        if let Some(events) = &self.events {
-            for namespace in &events.namespaces {
-                if namespace != crate::capability::kube::ALL_NAMESPACES
-                    && !herald_grammar::name::is_dns1123_label(namespace)
-                {
-                    return Err((
-                        "grants.events.namespaces".into(),
-                        format!("{namespace:?} is not a namespace name or \"*\""),
-                    ));
-                }
-            }
-        }
-        if let Some(http) = &self.http {
-            http.validate()
-                .map_err(|(key, problem)| (format!("grants.http.{key}"), problem))?;
-        }
-        for (index, rule) in self.writes.iter().enumerate() {
-            rule.validate(index)
-                .map_err(|e| (format!("grants.writes[{index}]"), e.to_string()))?;
-        }
-        for (index, rule) in self.reads.iter().enumerate() {
-            rule.validate()
-                .map_err(|e| (format!("grants.reads[{index}]"), e))?;
-        }
-        Ok(())
-    }
 }
 
 /// Checks the grant keys shared by `plugins.<name>` and sidecars.
@@ -387,28 +306,14 @@ impl PluginSettings {
             (_, Some(sidecar)) => sidecar.clone(),
             _ => GrantConfig::default(),
         };
-        let events = grants.events.clone().or_else(|| {
-            grants
-                .capabilities
-                .iter()
-                .any(|c| c == crate::capability::events::CAPABILITY)
-                .then(Default::default)
-        });
-        crate::capability::Grants {
-            reads: crate::capability::reads::Reads {
-                policy: self.reads.clone(),
-                granted: grants.reads,
-            },
-            events,
-            writes: grants.writes,
-            mode: entry
+        grants.grants(
+            self.reads.clone(),
+            entry
                 .and_then(|e| e.mode)
                 .or(sidecar.and_then(|s| s.mode))
                 .unwrap_or_default(),
-            rate_limit: self.rate_limit_for(entry.and_then(|e| e.rate_limit), sidecar),
-            http: grants.http,
-            all_declared: false,
-        }
+            self.rate_limit_for(entry.and_then(|e| e.rate_limit), sidecar),
+        )
     }
 
     /// The API rate of a plugin: the operator's (its entry's, else the

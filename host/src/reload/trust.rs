@@ -38,16 +38,7 @@ pub struct Evidence {
 /// The grants that need evidence: those that act outside the host or read
 /// a sensitive kind. `None` when there are none.
 pub fn powers(grants: &Grants) -> Option<String> {
-    let mut powers = Vec::new();
-    if !grants.writes.is_empty() {
-        powers.push("Kubernetes writes");
-    }
-    if grants.events.is_some() {
-        powers.push("Events");
-    }
-    if grants.http.is_some() {
-        powers.push("outbound HTTP");
-    }
+    let mut powers = grants.powers();
     if grants.reads.grants_sensitive() {
         powers.push("a sensitive read");
     }

@@ -24,3 +24,22 @@ mod scope;
 pub use host::{CacheHost, CacheView, add_to_linker};
 pub use index::IndexDefinition;
 pub use scope::{CacheScope, LookupError};
+
+/// The `cache` capability, as the list in `capability/mod.rs` names it.
+#[derive(Debug)]
+pub struct Cache;
+
+impl super::factor::Capability for Cache {
+    const ABOUT: super::factor::About = super::factor::About {
+        name: "cache",
+        wit: "`cache` (0.1.0), `index` (0.3.0)",
+        acts: super::factor::Acts::InsideHost,
+    };
+    type Stats = ();
+
+    fn add_to_linker<T: super::View + 'static>(
+        linker: &mut wasmtime::component::Linker<T>,
+    ) -> wasmtime::Result<()> {
+        host::add_to_linker(linker)
+    }
+}

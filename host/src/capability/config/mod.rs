@@ -48,3 +48,22 @@ impl v0_2::herald::plugin::config::Host for ConfigHost<'_> {
         self.config.map(str::to_owned)
     }
 }
+
+/// The `config` capability, as the list in `capability/mod.rs` names it.
+#[derive(Debug)]
+pub struct Config;
+
+impl super::factor::Capability for Config {
+    const ABOUT: super::factor::About = super::factor::About {
+        name: "config",
+        wit: "`config` (0.1.0)",
+        acts: super::factor::Acts::InsideHost,
+    };
+    type Stats = ();
+
+    fn add_to_linker<T: super::View + 'static>(
+        linker: &mut wasmtime::component::Linker<T>,
+    ) -> wasmtime::Result<()> {
+        add_to_linker(linker)
+    }
+}

@@ -53,6 +53,25 @@ fn remaining_ms(deadline: Option<Instant>, now: Instant) -> u64 {
     }
 }
 
+/// The `deadline` capability, as the list in `capability/mod.rs` names it.
+#[derive(Debug)]
+pub struct Deadline;
+
+impl super::factor::Capability for Deadline {
+    const ABOUT: super::factor::About = super::factor::About {
+        name: "deadline",
+        wit: "`deadline` (0.4.0)",
+        acts: super::factor::Acts::InsideHost,
+    };
+    type Stats = ();
+
+    fn add_to_linker<T: super::View + 'static>(
+        linker: &mut wasmtime::component::Linker<T>,
+    ) -> wasmtime::Result<()> {
+        add_to_linker(linker)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

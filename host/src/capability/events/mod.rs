@@ -583,6 +583,61 @@ fn reporting_instance(plugin: &str) -> String {
     instance.chars().take(128).collect()
 }
 
+/// The `events` capability, as the list in `capability/mod.rs` names it.
+#[derive(Debug)]
+pub struct Events;
+
+impl super::factor::Capability for Events {
+    const ABOUT: super::factor::About = super::factor::About {
+        name: "events",
+        wit: "`events` (0.2.0)",
+        acts: super::factor::Acts::OnCluster,
+    };
+    type Stats = EventStats;
+
+    fn add_to_linker<T: super::View + 'static>(
+        linker: &mut wasmtime::component::Linker<T>,
+    ) -> wasmtime::Result<()> {
+        host::add_to_linker(linker)
+    }
+}
+
+impl super::factor::Granted for Events {
+    type Grant = Option<EventsGrant>;
+    const POWER: &'static str = "Events";
+    const DECLARED_AS: Option<&'static str> = Some(CAPABILITY);
+
+    /// Named alone, `events` grants Events about what the plugin may read.
+    fn by_name() -> Result<Self::Grant, &'static str> {
+        Ok(Some(EventsGrant::default()))
+    }
+
+    fn is_granted(grant: &Self::Grant) -> bool {
+        grant.is_some()
+    }
+
+    fn validate(grant: &Self::Grant) -> Result<(), (String, String)> {
+        for namespace in grant.iter().flat_map(|g| &g.namespaces) {
+            if namespace != ALL_NAMESPACES && !herald_grammar::name::is_dns1123_label(namespace) {
+                return Err((
+                    "namespaces".into(),
+                    format!("{namespace:?} is not a namespace name or \"*\""),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn covers(grant: &Self::Grant, declared: &super::Declared<'_>) -> Result<(), String> {
+        if declared.declares(CAPABILITY) && grant.is_none() {
+            return Err(format!(
+                "requests capability {CAPABILITY:?}, which the operator has not granted"
+            ));
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -33,9 +33,11 @@ impl EventStats {
             .map(|(_, n)| n)
             .sum()
     }
+}
 
+impl crate::capability::factor::Stats for EventStats {
     /// Writes the family for `/metrics`.
-    pub fn encode(&self, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
+    fn encode(&self, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let rows: Vec<_> = self
             .counts
             .lock()

@@ -453,5 +453,54 @@ fn audit_url(uri: &http::Uri) -> String {
     url
 }
 
+/// The `http` capability, as the list in `capability/mod.rs` names it.
+#[derive(Debug)]
+pub struct Http;
+
+impl super::factor::Capability for Http {
+    const ABOUT: super::factor::About = super::factor::About {
+        name: "http",
+        wit: "`wasi:http` (0.3.0)",
+        acts: super::factor::Acts::OnNetwork,
+    };
+    type Stats = std::sync::Arc<EgressStats>;
+
+    fn add_to_linker<T: super::View + 'static>(
+        linker: &mut wasmtime::component::Linker<T>,
+    ) -> wasmtime::Result<()> {
+        host::add_to_linker(linker)
+    }
+}
+
+impl super::factor::Granted for Http {
+    type Grant = Option<HttpGrant>;
+    const POWER: &'static str = "outbound HTTP";
+    const DECLARED_AS: Option<&'static str> = Some(CAPABILITY);
+
+    fn by_name() -> Result<Self::Grant, &'static str> {
+        Err(
+            "the http capability is granted by grants.http, which lists the allowedOrigins \
+             the plugin may reach",
+        )
+    }
+
+    fn is_granted(grant: &Self::Grant) -> bool {
+        grant.is_some()
+    }
+
+    fn validate(grant: &Self::Grant) -> Result<(), (String, String)> {
+        grant.as_ref().map_or(Ok(()), HttpGrant::validate)
+    }
+
+    fn covers(grant: &Self::Grant, declared: &super::Declared<'_>) -> Result<(), String> {
+        if declared.declares(CAPABILITY) && grant.is_none() {
+            return Err(format!(
+                "requests capability {CAPABILITY:?}, which the operator has not granted"
+            ));
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -154,43 +154,6 @@ impl EgressStats {
             .copied()
             .unwrap_or(0)
     }
-
-    /// Writes the metric families.
-    pub fn encode(&self, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let counts = self.counts();
-        let requests: Vec<_> = counts
-            .requests
-            .iter()
-            .map(|((plugin, outcome), n)| {
-                (
-                    vec![
-                        ("plugin", plugin.clone()),
-                        ("outcome", outcome.label().to_owned()),
-                    ],
-                    *n as f64,
-                )
-            })
-            .collect();
-        crate::telemetry::family(
-            encoder,
-            "herald_plugin_http_requests",
-            "Outbound HTTP requests of plugins, by outcome: ok (a response, any status), \
-             denied-origin, denied-address, timeout, too-large or error",
-            MetricType::Counter,
-            &requests,
-        )?;
-        let mut duration = encoder.encode_descriptor(
-            "herald_plugin_http_request_duration_seconds",
-            "Duration of plugins' outbound HTTP requests that were attempted, from the request \
-             to the end of its response body, waits for a concurrency slot included",
-            None,
-            MetricType::Histogram,
-        )?;
-        for (plugin, histogram) in &counts.duration {
-            histogram.encode(duration.encode_family(&[("plugin", plugin.as_str())])?)?;
-        }
-        Ok(())
-    }
 }
 
 /// Duration buckets, in seconds: 5 ms to about 20 s.
@@ -268,5 +231,44 @@ impl Drop for Ledger {
     fn drop(&mut self) {
         let (outcome, detail) = self.on_drop;
         self.finish(outcome, detail);
+    }
+}
+
+impl crate::capability::factor::Stats for EgressStats {
+    /// Writes the metric families.
+    fn encode(&self, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let counts = self.counts();
+        let requests: Vec<_> = counts
+            .requests
+            .iter()
+            .map(|((plugin, outcome), n)| {
+                (
+                    vec![
+                        ("plugin", plugin.clone()),
+                        ("outcome", outcome.label().to_owned()),
+                    ],
+                    *n as f64,
+                )
+            })
+            .collect();
+        crate::telemetry::family(
+            encoder,
+            "herald_plugin_http_requests",
+            "Outbound HTTP requests of plugins, by outcome: ok (a response, any status), \
+             denied-origin, denied-address, timeout, too-large or error",
+            MetricType::Counter,
+            &requests,
+        )?;
+        let mut duration = encoder.encode_descriptor(
+            "herald_plugin_http_request_duration_seconds",
+            "Duration of plugins' outbound HTTP requests that were attempted, from the request \
+             to the end of its response body, waits for a concurrency slot included",
+            None,
+            MetricType::Histogram,
+        )?;
+        for (plugin, histogram) in &counts.duration {
+            histogram.encode(duration.encode_family(&[("plugin", plugin.as_str())])?)?;
+        }
+        Ok(())
     }
 }

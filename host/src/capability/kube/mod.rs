@@ -85,3 +85,53 @@ pub(crate) fn audit_line(
         "plugin API call"
     );
 }
+
+/// The `kube` capability, as the list in `capability/mod.rs` names it.
+#[derive(Debug)]
+pub struct Kube;
+
+impl super::factor::Capability for Kube {
+    const ABOUT: super::factor::About = super::factor::About {
+        name: "kube",
+        wit: "`kube` (0.2.0)",
+        acts: super::factor::Acts::OnCluster,
+    };
+    type Stats = KubeStats;
+
+    fn add_to_linker<T: super::View + 'static>(
+        linker: &mut wasmtime::component::Linker<T>,
+    ) -> wasmtime::Result<()> {
+        host::add_to_linker(linker)
+    }
+}
+
+impl super::factor::Granted for Kube {
+    type Grant = Vec<WriteRule>;
+    const POWER: &'static str = "Kubernetes writes";
+    const DECLARED_AS: Option<&'static str> = None;
+
+    fn by_name() -> Result<Self::Grant, &'static str> {
+        Err("Kubernetes writes are granted by rules in grants.writes")
+    }
+
+    fn is_granted(grant: &Self::Grant) -> bool {
+        !grant.is_empty()
+    }
+
+    fn validate(grant: &Self::Grant) -> Result<(), (String, String)> {
+        for (index, rule) in grant.iter().enumerate() {
+            rule.validate(index)
+                .map_err(|e| (format!("[{index}]"), e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    fn covers(grant: &Self::Grant, declared: &super::Declared<'_>) -> Result<(), String> {
+        match missing_grant(declared.writes, grant) {
+            Some(missing) => Err(format!(
+                "declares writes the operator has not granted: {missing}"
+            )),
+            None => Ok(()),
+        }
+    }
+}

@@ -98,9 +98,16 @@ impl KubeStats {
             .map(|t| (t.waits, t.refused))
             .unwrap_or_default()
     }
+}
 
+/// Latency buckets of API calls, in seconds: 1 ms to about 16 s.
+fn latency_buckets() -> impl Iterator<Item = f64> {
+    prometheus_client::metrics::histogram::exponential_buckets(0.001, 4.0, 8)
+}
+
+impl crate::capability::factor::Stats for KubeStats {
     /// Writes the families for `/metrics`.
-    pub fn encode(&self, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
+    fn encode(&self, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let counts = self.counts();
         let requests: Vec<_> = counts
             .requests
@@ -163,9 +170,4 @@ impl KubeStats {
             &per_plugin(|t| t.refused as f64),
         )
     }
-}
-
-/// Latency buckets of API calls, in seconds: 1 ms to about 16 s.
-fn latency_buckets() -> impl Iterator<Item = f64> {
-    prometheus_client::metrics::histogram::exponential_buckets(0.001, 4.0, 8)
 }

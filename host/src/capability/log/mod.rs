@@ -30,3 +30,22 @@ pub use logger::{
     PluginLogger, RECENT_LINE_BYTES, RECENT_LINES, RECENT_PLUGINS, RecentLine, RecentLogs,
     TracingSink,
 };
+
+/// The `log` capability, as the list in `capability/mod.rs` names it.
+#[derive(Debug)]
+pub struct Log;
+
+impl super::factor::Capability for Log {
+    const ABOUT: super::factor::About = super::factor::About {
+        name: "log",
+        wit: "`log` (0.1.0)",
+        acts: super::factor::Acts::InsideHost,
+    };
+    type Stats = ();
+
+    fn add_to_linker<T: super::View + 'static>(
+        linker: &mut wasmtime::component::Linker<T>,
+    ) -> wasmtime::Result<()> {
+        host::add_to_linker(linker)
+    }
+}

@@ -84,3 +84,22 @@ pub use definition::{DEFAULT_BUCKETS, MetricDefinition, MetricKind, family_name}
 pub use error::{ErrorReason, MAX_LABEL_VALUE_BYTES, MetricError, Operation};
 pub use host::{MetricsHost, MetricsView, add_to_linker};
 pub use registry::{DEFAULT_MAX_SERIES, MetricUpdate, PluginMetrics, PluginMetricsRegistry};
+
+/// The `metrics` capability, as the list in `capability/mod.rs` names it.
+#[derive(Debug)]
+pub struct Metrics;
+
+impl super::factor::Capability for Metrics {
+    const ABOUT: super::factor::About = super::factor::About {
+        name: "metrics",
+        wit: "`metrics` (0.3.0)",
+        acts: super::factor::Acts::InsideHost,
+    };
+    type Stats = ();
+
+    fn add_to_linker<T: super::View + 'static>(
+        linker: &mut wasmtime::component::Linker<T>,
+    ) -> wasmtime::Result<()> {
+        host::add_to_linker(linker)
+    }
+}

@@ -58,3 +58,22 @@ impl workqueue::Host for WorkqueueHost<'_> {
         self.requeue.after = Some(Duration::from_millis(delay_ms));
     }
 }
+
+/// The `workqueue` capability, as the list in `capability/mod.rs` names it.
+#[derive(Debug)]
+pub struct Workqueue;
+
+impl super::factor::Capability for Workqueue {
+    const ABOUT: super::factor::About = super::factor::About {
+        name: "workqueue",
+        wit: "`workqueue` (0.3.0)",
+        acts: super::factor::Acts::InsideHost,
+    };
+    type Stats = ();
+
+    fn add_to_linker<T: super::View + 'static>(
+        linker: &mut wasmtime::component::Linker<T>,
+    ) -> wasmtime::Result<()> {
+        add_to_linker(linker)
+    }
+}
