@@ -1,0 +1,148 @@
+//! One handler call: what a worker calls, the event context it passes, its
+//! timing and its span.
+
+use crate::dispatch::feed::FeedEvent;
+use crate::dispatch::listener::Listener;
+use crate::informer::Notification;
+use crate::plugin::{CallError, EventContext, Handled, HandlerCall, PluginInstance};
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+use tracing::Instrument;
+
+/// The calls a worker makes: the plugin's instance, or a stand-in in tests.
+pub(super) trait Calls {
+    /// Calls the handler of `notification`.
+    fn call(
+        &mut self,
+        ctx: &EventContext,
+        notification: &Notification,
+    ) -> impl Future<Output = Result<Handled, CallError>> + Send;
+
+    /// Drops what the calls hold while the plugin is idle; true if there
+    /// was something to drop.
+    fn reclaim(&mut self) -> bool;
+}
+
+impl Calls for PluginInstance {
+    fn call(
+        &mut self,
+        ctx: &EventContext,
+        notification: &Notification,
+    ) -> impl Future<Output = Result<Handled, CallError>> + Send {
+        let call = match notification {
+            Notification::Add { object, .. } => HandlerCall::Add(object.json()),
+            Notification::Update { old, new, .. } => HandlerCall::Update(old.json(), new.json()),
+            Notification::Delete { object, .. } => HandlerCall::Delete(object.json()),
+        };
+        self.deliver(ctx, call)
+    }
+
+    fn reclaim(&mut self) -> bool {
+        PluginInstance::reclaim(self)
+    }
+}
+
+/// One reusable event context per listener: its kind and resource are set
+/// once, and each notification rewrites the key and resourceVersion into
+/// the buffers they already have, so a call allocates nothing for them.
+#[derive(Default)]
+pub(super) struct Contexts(Vec<(Arc<Listener>, EventContext)>);
+
+impl Contexts {
+    /// The context of `notification`, from `listener`.
+    pub(super) fn for_notification(
+        &mut self,
+        listener: &Arc<Listener>,
+        notification: &Notification,
+    ) -> &EventContext {
+        let at = match self.0.iter().position(|(l, _)| Arc::ptr_eq(l, listener)) {
+            Some(at) => at,
+            None => {
+                self.0.push((
+                    listener.clone(),
+                    EventContext {
+                        kind: listener.kind().clone(),
+                        resource: listener.resource().to_owned(),
+                        key: String::new(),
+                        resource_version: String::new(),
+                        is_initial_list: false,
+                        is_resync: false,
+                        final_state_unknown: false,
+                    },
+                ));
+                self.0.len() - 1
+            }
+        };
+        let ctx = &mut self.0[at].1;
+        let object = notification.object();
+        object.write_key(&mut ctx.key);
+        ctx.resource_version.clear();
+        ctx.resource_version.push_str(object.resource_version());
+        ctx.is_initial_list = matches!(notification, Notification::Add { initial: true, .. });
+        ctx.is_resync = matches!(notification, Notification::Update { resync: true, .. });
+        ctx.final_state_unknown = matches!(
+            notification,
+            Notification::Delete {
+                final_state_unknown: true,
+                ..
+            }
+        );
+        ctx
+    }
+}
+
+/// Calls the handler, timing the call into the listener's stats.
+pub(super) async fn timed_call(
+    calls: &mut impl Calls,
+    listener: &Listener,
+    notification: &Notification,
+    ctx: &EventContext,
+) -> (Result<Handled, CallError>, Duration) {
+    let started = Instant::now();
+    let result = calls.call(ctx, notification).await;
+    let took = started.elapsed();
+    listener.stats.duration.observe(took.as_secs_f64());
+    listener
+        .stats
+        .call_micros
+        .fetch_add(FeedEvent::micros(took), Ordering::Relaxed);
+    if let Err(err) = &result {
+        listener.stats.failed.fetch_add(1, Ordering::Relaxed);
+        if let CallError::Fault { kind, .. } = err {
+            listener.stats.record_fault(*kind);
+        }
+    }
+    (result, took)
+}
+
+/// With `herald::call=debug` in the log filter, each delivery is a span
+/// carrying the plugin, resource, key and event type, so the plugin's
+/// log lines show what they were about.
+pub(super) fn call_span(
+    plugin: &str,
+    listener: &Listener,
+    ctx: &EventContext,
+    event: &str,
+) -> tracing::Span {
+    tracing::debug_span!(
+        target: "herald::call",
+        "call",
+        plugin,
+        resource = listener.resource(),
+        key = %ctx.key,
+        event,
+    )
+}
+
+/// Runs `future` inside `span`, or as it is when the span is disabled (the
+/// common case: entering and leaving even a disabled span at every poll
+/// costs a measurable share of a no-op delivery).
+pub(super) async fn in_span<F: Future>(span: tracing::Span, future: F) -> F::Output {
+    if span.is_disabled() {
+        future.await
+    } else {
+        future.instrument(span).await
+    }
+}
