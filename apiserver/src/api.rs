@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use crate::body::ResponseBody;
 use crate::discovery;
 use crate::faults::FaultState;
+use crate::negotiate::{self, Encoding, Output, Protobuf, Refusal};
 use crate::patch::PatchType;
 use crate::router::{self, ResourcePath, Route};
 use crate::selector::{FieldSelector, LabelSelector};
@@ -37,19 +38,25 @@ pub(crate) struct Shared {
     pub bookmark_interval: Duration,
     /// Whether streaming lists are served.
     pub watch_list: bool,
+    /// Whether built-in kinds (and errors) are answered in protobuf to clients preferring it.
+    pub protobuf: bool,
     /// The address the server listens on.
     pub addr: SocketAddr,
 }
 
 type Query = HashMap<String, String>;
 
-fn json_response(code: u16, bytes: Bytes) -> Response<ResponseBody> {
+fn response(code: u16, content_type: &'static str, bytes: Bytes) -> Response<ResponseBody> {
     Response::builder()
         .status(StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
-        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::CONTENT_TYPE, content_type)
         .header(header::CACHE_CONTROL, "no-cache, private")
         .body(ResponseBody::full(bytes))
         .expect("static response parts are valid")
+}
+
+fn json_response(code: u16, bytes: Bytes) -> Response<ResponseBody> {
+    response(code, "application/json", bytes)
 }
 
 fn value_response(code: u16, value: &Value) -> Response<ResponseBody> {
@@ -59,8 +66,40 @@ fn value_response(code: u16, value: &Value) -> Response<ResponseBody> {
     )
 }
 
-fn error_response(err: &ApiError) -> Response<ResponseBody> {
-    value_response(err.code, &err.to_status())
+/// The `Status` of `err`, in `encoding`.
+fn error_response(err: &ApiError, encoding: Encoding) -> Response<ResponseBody> {
+    let status = err.to_status();
+    if encoding == Encoding::Protobuf {
+        match crate::protobuf::encode::object(&status) {
+            Ok(bytes) => return response(err.code, crate::protobuf::MEDIA_TYPE, bytes.into()),
+            Err(e) => {
+                tracing::warn!(error = %e, "a Status does not encode in protobuf; answering JSON")
+            }
+        }
+    }
+    value_response(err.code, &status)
+}
+
+/// `obj` answered with `code` in the negotiated encoding.
+fn object_response(code: u16, obj: &Value, output: Output) -> Response<ResponseBody> {
+    match output.encoding {
+        Encoding::Json => value_response(code, obj),
+        Encoding::Protobuf => match crate::protobuf::encode::object(obj) {
+            Ok(bytes) => response(code, crate::protobuf::MEDIA_TYPE, bytes.into()),
+            Err(e) => unencodable(&e),
+        },
+    }
+}
+
+/// The `500` of an object the server cannot write in protobuf (a value of the wrong type
+/// for its field, which a real server would not have stored), in protobuf as a real server
+/// writes an encoding failure.
+fn unencodable(err: &crate::protobuf::encode::EncodeError) -> Response<ResponseBody> {
+    tracing::warn!(error = %err, "a stored object cannot be answered in protobuf");
+    error_response(
+        &ApiError::internal(format!("cannot encode the answer in protobuf: {err}")),
+        Encoding::Protobuf,
+    )
 }
 
 /// The `403` of [`Faults::forbid_reads`](crate::Faults::forbid_reads) for
@@ -91,6 +130,7 @@ fn forbidden_read(uri: &http::Uri) -> ApiError {
 
 /// Handle one HTTP request.
 pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ResponseBody> {
+    let errors = negotiate::status(header_str(req.headers(), header::ACCEPT), shared.protobuf);
     let latency = shared.faults.latency();
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
@@ -102,13 +142,13 @@ pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Respo
         hold.wait().await;
     }
     if shared.faults.take_failure() {
-        return error_response(&ApiError::internal("injected failure"));
+        return error_response(&ApiError::internal("injected failure"), errors);
     }
     if req.method() == Method::GET && shared.faults.forbids(req.uri().path()) {
-        return error_response(&forbidden_read(req.uri()));
+        return error_response(&forbidden_read(req.uri()), errors);
     }
     if shared.faults.take_throttle(req.uri().path()) {
-        let mut response = error_response(&ApiError::too_many_requests(1));
+        let mut response = error_response(&ApiError::too_many_requests(1), errors);
         response
             .headers_mut()
             .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
@@ -118,9 +158,10 @@ pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Respo
     let body = match http_body_util::Limited::new(body, MAX_BODY).collect().await {
         Ok(c) => c.to_bytes(),
         Err(e) => {
-            return error_response(&ApiError::bad_request(format!(
-                "cannot read request body: {e}"
-            )));
+            return error_response(
+                &ApiError::bad_request(format!("cannot read request body: {e}")),
+                errors,
+            );
         }
     };
     let query: Query = parts
@@ -134,7 +175,10 @@ pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Respo
     let is_get = parts.method == Method::GET || parts.method == Method::HEAD;
     let result = match route {
         Route::Resource(rp) => {
-            return resource(&shared, &parts.method, rp, &query, &parts.headers, body);
+            return match resource(&shared, &parts.method, rp, &query, &parts.headers, body) {
+                Ok(r) => r,
+                Err(e) => error_response(&e, errors),
+            };
         }
         _ if !is_get => Err(ApiError::method_not_allowed()),
         Route::Version => Ok(discovery::version()),
@@ -165,7 +209,7 @@ pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Respo
     };
     match result {
         Ok(v) => value_response(200, &v),
-        Err(e) => error_response(&e),
+        Err(e) => error_response(&e, errors),
     }
 }
 
@@ -242,20 +286,6 @@ fn resource(
     query: &Query,
     headers: &HeaderMap,
     body: Bytes,
-) -> Response<ResponseBody> {
-    match resource_inner(shared, method, rp, query, headers, body) {
-        Ok(r) => r,
-        Err(e) => error_response(&e),
-    }
-}
-
-fn resource_inner(
-    shared: &Shared,
-    method: &Method,
-    rp: ResourcePath,
-    query: &Query,
-    headers: &HeaderMap,
-    body: Bytes,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let rt = shared
         .store
@@ -283,14 +313,32 @@ fn resource_inner(
         },
         view,
     };
+    let is_watch = rp.watch_prefix || flag(query, "watch");
+    let protobuf = if !shared.protobuf {
+        Protobuf::Off
+    } else if rt.crd.is_none() && crate::protobuf::has_kind(&target.api_version(), &rt.kind) {
+        Protobuf::On
+    } else {
+        Protobuf::Refused
+    };
+    let reading = *method == Method::GET || *method == Method::HEAD;
+    let collection = is_watch || (reading && rp.name.is_none());
     let accept = header_str(headers, header::ACCEPT);
-    let table = table::wants_table(accept)
+    // Negotiated before anything is done, as both refusals come first on a real server.
+    let output = match negotiate::output(accept, protobuf, collection, is_watch) {
+        Ok(output) => output,
+        Err(Refusal::Route(refused)) => {
+            return Ok(value_response(refused.code, &refused.to_status()));
+        }
+        Err(Refusal::Negotiation(refused)) => return Err(refused),
+    };
+    let table = output
+        .table
         .then(|| IncludeObject::from_param(param(query, "includeObject")));
     let dry_run = param(query, "dryRun").is_some_and(|d| d == "All");
     let write = write_options(method, query, headers, dry_run)?;
     let store = &shared.store;
     let name = rp.name.as_deref();
-    let is_watch = rp.watch_prefix || flag(query, "watch");
     match (method.clone(), name) {
         (Method::GET, _) if is_watch => {
             let mut params = list_params(&target, query)?;
@@ -301,7 +349,7 @@ fn resource_inner(
                     value: n.to_string(),
                 });
             }
-            start_watch(shared, target, params, query, table)
+            start_watch(shared, target, params, query, table, output.encoding)
         }
         (Method::GET | Method::HEAD, Some(n)) => {
             let obj = store.get(&target, n)?;
@@ -310,23 +358,23 @@ fn resource_inner(
                     let t = table::table(&rt, vec![table::row(&rt, &obj, include)], None, None);
                     Ok(value_response(200, &t))
                 }
-                None => Ok(value_response(200, &obj)),
+                None => Ok(object_response(200, &obj, output)),
             }
         }
         (Method::GET | Method::HEAD, None) if !status_only => {
             let params = list_params(&target, query)?;
             let result = store.list(&target, &params)?;
-            Ok(list_response(&target, result, table))
+            Ok(list_response(&target, result, table, output))
         }
         (Method::POST, None) if !status_only => {
             let obj = parse_body(headers, &body)?;
             let created = store.create(&target, obj, &write)?;
-            Ok(value_response(201, &created))
+            Ok(object_response(201, &created, output))
         }
         (Method::PUT, Some(n)) => {
             let obj = parse_body(headers, &body)?;
             let updated = store.update(&target, n, obj, status_only, &write)?;
-            Ok(value_response(200, &updated))
+            Ok(object_response(200, &updated, output))
         }
         (Method::PATCH, Some(n)) => {
             let ct = header_str(headers, header::CONTENT_TYPE);
@@ -334,19 +382,23 @@ fn resource_inner(
                 .ok_or_else(|| ApiError::unsupported_media_type(ct))?;
             let patch = parse_body(headers, &body)?;
             let (obj, created) = store.patch(&target, n, kind, &patch, status_only, &write)?;
-            Ok(value_response(if created { 201 } else { 200 }, &obj))
+            Ok(object_response(
+                if created { 201 } else { 200 },
+                &obj,
+                output,
+            ))
         }
         (Method::DELETE, _) if !status_only => {
             let opts = delete_options(query, &body)?;
             match name {
                 Some(n) => {
                     let obj = store.delete(&target, n, &opts)?;
-                    Ok(value_response(200, &obj))
+                    Ok(object_response(200, &obj, output))
                 }
                 None => {
                     let params = list_params(&target, query)?;
                     let result = store.delete_collection(&target, &params, &opts)?;
-                    Ok(list_response(&target, result, None))
+                    Ok(list_response(&target, result, None, output))
                 }
             }
         }
@@ -479,11 +531,13 @@ fn delete_options(query: &Query, body: &[u8]) -> Result<DeleteOptions, ApiError>
     Ok(opts)
 }
 
-/// Encode a list page (items are serialized straight from the shared objects).
+/// Encode a list page as negotiated (JSON items are serialized straight from the shared
+/// objects).
 fn list_response(
     target: &Target,
     result: ListResult,
     table: Option<IncludeObject>,
+    output: Output,
 ) -> Response<ResponseBody> {
     let rt = &target.rt;
     if let Some(include) = table {
@@ -501,6 +555,18 @@ fn list_response(
     }
     if let Some(r) = result.remaining {
         metadata["remainingItemCount"] = json!(r);
+    }
+    if output.encoding == Encoding::Protobuf {
+        let items = result.items.iter().map(|o| target.present(o.clone()));
+        return match crate::protobuf::encode::list(
+            &target.api_version(),
+            &rt.list_kind,
+            &metadata,
+            items,
+        ) {
+            Ok(bytes) => response(200, crate::protobuf::MEDIA_TYPE, bytes.into()),
+            Err(e) => unencodable(&e),
+        };
     }
     let head = json!({
         "kind": rt.list_kind,
@@ -530,6 +596,7 @@ fn start_watch(
     params: ListParams,
     query: &Query,
     table: Option<IncludeObject>,
+    encoding: Encoding,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let send_initial_events = flag(query, "sendInitialEvents");
     if send_initial_events && !shared.watch_list {
@@ -581,11 +648,16 @@ fn start_watch(
         bookmark_interval: shared.bookmark_interval,
         timeout,
         table,
+        encoding,
+    };
+    let content_type = match encoding {
+        Encoding::Json => "application/json",
+        Encoding::Protobuf => crate::protobuf::WATCH_MEDIA_TYPE,
     };
     let body = watch::spawn(shared.store.clone(), spec, start, rx, kill);
     Ok(Response::builder()
         .status(StatusCode::OK)
-        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::CONTENT_TYPE, content_type)
         .header(header::CACHE_CONTROL, "no-cache, private")
         .body(ResponseBody::Stream(body))
         .expect("static response parts are valid"))

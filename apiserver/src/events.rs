@@ -39,9 +39,26 @@ fn rename(obj: Value, api_version: &str, from_events: bool) -> Value {
     Value::Object(out)
 }
 
-/// A stored core `v1` Event as `events.k8s.io/v1` presents it.
+/// The `events.k8s.io/v1` string fields Go leaves out when empty (`omitempty`), which the
+/// core Event writes even so (`reportingComponent` and `reportingInstance` have no
+/// `omitempty` there).
+const OMITTED_WHEN_EMPTY: &[&str] = &[
+    "reportingController",
+    "reportingInstance",
+    "action",
+    "reason",
+    "note",
+    "type",
+];
+
+/// A stored core `v1` Event as `events.k8s.io/v1` presents it: renamed, and without the
+/// empty strings a real server's `events.k8s.io/v1` JSON leaves out.
 pub(crate) fn to_events_v1(core: &Value) -> Value {
-    rename(core.clone(), "events.k8s.io/v1", false)
+    let mut event = rename(core.clone(), "events.k8s.io/v1", false);
+    if let Some(map) = event.as_object_mut() {
+        map.retain(|k, v| !(OMITTED_WHEN_EMPTY.contains(&k.as_str()) && v == ""));
+    }
+    event
 }
 
 /// An `events.k8s.io/v1` Event as the core `v1` Event stored for it. The `apiVersion` must
@@ -181,6 +198,18 @@ mod tests {
         assert_eq!(core["series"]["count"], 2);
         assert!(core.get("note").is_none());
         assert_eq!(to_events_v1(&core), ev);
+    }
+
+    #[test]
+    fn empty_strings_the_core_event_writes_are_left_out_of_the_view() {
+        let core = json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e"},
+                          "reason": "Started", "message": "",
+                          "reportingComponent": "", "reportingInstance": ""});
+        assert_eq!(
+            to_events_v1(&core),
+            json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "e"},
+                   "reason": "Started"})
+        );
     }
 
     #[test]

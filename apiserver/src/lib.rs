@@ -5,9 +5,17 @@
 //! admission, no controllers (Deployments never create Pods), no TLS, and storage is a map in
 //! memory (optionally snapshotted to a directory). Request bodies may be JSON, YAML or
 //! Kubernetes protobuf for the built-in kinds (what kubectl's generators send: `kubectl create
-//! namespace|deployment|configmap|secret`, `run`, `expose`), converted to JSON on arrival;
-//! responses are always JSON, which every client's `Accept` allows. `kubectl create -f`,
-//! `apply`, `patch`, `label`, `delete`, `get [-w]` all work.
+//! namespace|deployment|configmap|secret`, `run`, `expose`), converted to JSON on arrival.
+//! Answers are negotiated as kube-apiserver negotiates them: built-in kinds (gets, lists,
+//! watches, writes) and errors come in Kubernetes protobuf to a client whose `Accept`
+//! prefers it, as client-go's and Herald's informers ask, and in JSON otherwise; custom
+//! resources are JSON. The protobuf is encoded from the published Kubernetes `.proto`
+//! definitions, independently of Herald's own reader, so that every test reading built-in
+//! kinds through this server cross-checks that reader (see the `protobuf` module).
+//! [`ApiServerConfig::protobuf`] turns protobuf answers off, as does
+//! `HERALD_TEST_API_ENCODING=json` ([`ENCODING_VARIABLE`]) for every server started with the
+//! default configuration. `kubectl create -f`, `apply`, `patch`, `label`, `delete`,
+//! `get [-w]` all work.
 //!
 //! What it does do is speak the Kubernetes REST API faithfully enough that the real
 //! `kube::Client` and `kubectl` work against it unchanged, over plain HTTP on loopback:
@@ -40,7 +48,12 @@
 //! create keeps a given `.status` (so fixtures can be created in any state) where a real
 //! server resets it; Foreground and Background deletes remove dependents at once;
 //! `managedFields` sent by clients are ignored; an `events.k8s.io` write records field paths
-//! in `events.k8s.io` names on the stored core Event.
+//! in `events.k8s.io` names on the stored core Event. Objects are stored as written, not
+//! round-tripped through the Go types, so a JSON answer keeps what a real server's would
+//! normalise (a missing empty `status`, which Go writes as `{}`; a number as a quantity;
+//! `kind` and `apiVersion` on list items) while a protobuf answer carries only what the
+//! definitions hold (a field they lack is left out; a value of the wrong type is a `500`);
+//! an `Accept` preferring YAML is answered in JSON, and discovery documents are JSON only.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), herald_apiserver::Error> {
@@ -61,6 +74,7 @@ mod faults;
 mod kind_rules;
 mod kubeconfig;
 mod managed_fields;
+mod negotiate;
 mod object;
 mod patch;
 mod persist;
@@ -80,4 +94,4 @@ pub use error::Error;
 pub use faults::{Faults, Forbidden, Hold};
 pub use kubeconfig::{CONTEXT_NAME, kubeconfig_yaml};
 pub use persist::SNAPSHOT_FILE;
-pub use server::{ApiServer, ApiServerConfig, start};
+pub use server::{ApiServer, ApiServerConfig, ENCODING_VARIABLE, start};

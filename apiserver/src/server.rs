@@ -42,6 +42,35 @@ pub struct ApiServerConfig {
     /// watch is refused with 422, as a server with the feature off refuses
     /// it. Default on.
     pub watch_list: bool,
+    /// Answer get, list and watch (and writes and errors) of built-in kinds in Kubernetes
+    /// protobuf when the request's `Accept` prefers it, as kube-apiserver does (custom
+    /// resources stay JSON). Off, every answer is JSON and an `Accept` naming only protobuf
+    /// is `406`, as from a server without protobuf. Default on, unless the environment
+    /// variable [`ENCODING_VARIABLE`] says `json`.
+    pub protobuf: bool,
+}
+
+/// The environment variable that sets [`ApiServerConfig::protobuf`]'s default: `json` turns
+/// protobuf answers off for every server started with the default configuration (the test
+/// suite's, and the embedded server of a `herald` the suite runs, which inherits it);
+/// `protobuf` or unset leaves them on. Any other value is refused, naming it.
+pub const ENCODING_VARIABLE: &str = "HERALD_TEST_API_ENCODING";
+
+/// Whether protobuf answers are on by default, from [`ENCODING_VARIABLE`].
+///
+/// # Panics
+///
+/// When the variable holds anything but `protobuf`, `json` or nothing: a run meant to be
+/// JSON-only must not go on over protobuf because of a typo.
+fn protobuf_by_default() -> bool {
+    match std::env::var(ENCODING_VARIABLE) {
+        Err(std::env::VarError::NotPresent) => true,
+        Ok(value) if value.is_empty() || value == "protobuf" => true,
+        Ok(value) if value == "json" => false,
+        other => {
+            panic!("{ENCODING_VARIABLE} is {other:?}; it takes `protobuf` (the default) or `json`")
+        }
+    }
 }
 
 impl Default for ApiServerConfig {
@@ -53,6 +82,7 @@ impl Default for ApiServerConfig {
             history_window: 10_000,
             bookmark_interval: Duration::from_secs(1),
             watch_list: true,
+            protobuf: protobuf_by_default(),
         }
     }
 }
@@ -133,6 +163,7 @@ async fn serve(
         faults: faults.clone(),
         bookmark_interval: config.bookmark_interval,
         watch_list: config.watch_list,
+        protobuf: config.protobuf,
         addr,
     });
     let (stop_serving, stop_rx) = watch::channel(false);

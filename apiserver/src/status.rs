@@ -226,6 +226,33 @@ impl ApiError {
         )
     }
 
+    /// `406 NotAcceptable` as go-restful refuses a built-in kind's request none of whose
+    /// `Accept` types its route `produces`.
+    pub fn not_acceptable_route(produces: &[String]) -> Self {
+        Self::new(
+            406,
+            "NotAcceptable",
+            format!(
+                "406: Not Acceptable\n\nAvailable representations: {}",
+                produces.join(", ")
+            ),
+        )
+        .with_details(json!({}))
+    }
+
+    /// `406 NotAcceptable` of the content negotiation: no type in the request's `Accept` is
+    /// one of `accepted`.
+    pub fn not_acceptable(accepted: &[String]) -> Self {
+        Self::new(
+            406,
+            "NotAcceptable",
+            format!(
+                "only the following media types are accepted: {}",
+                accepted.join(", ")
+            ),
+        )
+    }
+
     /// Append a hint to the message.
     pub fn with_hint(mut self, hint: &str) -> Self {
         self.message = format!("{}; {hint}", self.message);
@@ -305,10 +332,32 @@ impl ApiError {
             "code": self.code,
         });
         if let Some(details) = &self.details {
-            status["details"] = details.clone();
+            status["details"] = omit_empty(details.clone());
         }
         status
     }
+}
+
+/// `StatusDetails` as Go writes them: every field, and every field of a cause, is
+/// `omitempty` (a core kind's details have no `group`, as kube-apiserver's show).
+fn omit_empty(mut details: Value) -> Value {
+    fn prune(map: &mut serde_json::Map<String, Value>) {
+        map.retain(|_, v| match v {
+            Value::String(s) => !s.is_empty(),
+            Value::Number(n) => n.as_i64() != Some(0),
+            Value::Array(a) => !a.is_empty(),
+            _ => true,
+        });
+    }
+    if let Some(map) = details.as_object_mut() {
+        prune(map);
+        if let Some(Value::Array(causes)) = map.get_mut("causes") {
+            for cause in causes.iter_mut().filter_map(Value::as_object_mut) {
+                prune(cause);
+            }
+        }
+    }
+    details
 }
 
 /// The `StatusCause` reason of a field error, from its text as the real server words it.
@@ -352,5 +401,15 @@ mod tests {
         assert_eq!(status["details"]["group"], "apps");
         assert_eq!(status["details"]["kind"], "deployments");
         assert_eq!(status["details"]["name"], "web");
+    }
+
+    #[test]
+    fn empty_details_are_left_out_as_go_leaves_them_out() {
+        let status = ApiError::not_found_in("", "configmaps", "missing").to_status();
+        assert_eq!(
+            status["details"],
+            json!({"name": "missing", "kind": "configmaps"})
+        );
+        assert_eq!(ApiError::unknown_path().to_status()["details"], json!({}));
     }
 }

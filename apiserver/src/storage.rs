@@ -63,6 +63,7 @@ pub(crate) struct Event {
     /// The object before the change (`None` for creates).
     pub prev: Option<Arc<Value>>,
     line: OnceLock<Bytes>,
+    frame: OnceLock<Bytes>,
 }
 
 impl Event {
@@ -71,6 +72,18 @@ impl Event {
         self.line
             .get_or_init(|| render_line(self.kind.as_str(), &self.object))
             .clone()
+    }
+
+    /// The protobuf watch frame for this event, encoded once and shared.
+    pub fn frame(&self) -> Result<Bytes, crate::protobuf::encode::EncodeError> {
+        if let Some(frame) = self.frame.get() {
+            return Ok(frame.clone());
+        }
+        let object = crate::protobuf::encode::object(&self.object)?;
+        Ok(self
+            .frame
+            .get_or_init(|| crate::protobuf::encode::watch_frame(self.kind.as_str(), &object))
+            .clone())
     }
 }
 
@@ -805,6 +818,7 @@ impl State {
             object: obj.clone(),
             prev,
             line: OnceLock::new(),
+            frame: OnceLock::new(),
         });
         obj
     }
@@ -831,6 +845,7 @@ impl State {
             object: last.clone(),
             prev: Some(prev),
             line: OnceLock::new(),
+            frame: OnceLock::new(),
         });
         Some(last)
     }

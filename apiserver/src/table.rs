@@ -27,14 +27,6 @@ impl IncludeObject {
     }
 }
 
-/// Whether an `Accept` header asks for a Table.
-pub(crate) fn wants_table(accept: &str) -> bool {
-    accept
-        .split(',')
-        .next()
-        .is_some_and(|first| first.contains("as=Table"))
-}
-
 fn column(name: &str, ty: &str, format: &str, description: &str) -> Value {
     json!({"name": name, "type": ty, "format": format, "description": description, "priority": 0})
 }
@@ -366,13 +358,5 @@ mod tests {
         assert_eq!(human_age(3 * 86400 + 3600), "3d1h");
         assert_eq!(human_age(30 * 86400), "30d");
         assert_eq!(human_age(3 * 365 * 86400), "3y");
-    }
-
-    #[test]
-    fn table_accept_header_is_recognised() {
-        assert!(wants_table(
-            "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
-        ));
-        assert!(!wants_table("application/json"));
     }
 }

@@ -1,5 +1,6 @@
-//! Watch streams: one task per watch turns store events into newline-delimited JSON events,
-//! applying namespace and selector filters, bookmarks, timeouts and the 410 behaviour.
+//! Watch streams: one task per watch turns store events into newline-delimited JSON events
+//! or length-prefixed protobuf frames, applying namespace and selector filters, bookmarks,
+//! timeouts and the 410 behaviour.
 
 use std::io;
 use std::sync::Arc;
@@ -11,6 +12,7 @@ use tokio::sync::{broadcast, mpsc, watch};
 use tokio::time::Instant;
 
 use crate::body::Chunk;
+use crate::negotiate::Encoding;
 use crate::object;
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
@@ -34,6 +36,8 @@ pub(crate) struct WatchSpec {
     pub timeout: Option<Duration>,
     /// Render objects as Tables (kubectl `get -w`).
     pub table: Option<IncludeObject>,
+    /// JSON lines or protobuf frames.
+    pub encoding: Encoding,
 }
 
 /// Frames buffered per watch before the task waits for the client.
@@ -74,6 +78,9 @@ enum Stop {
     Gone,
     /// Abort the stream.
     Abort,
+    /// An object could not be encoded (logged): end the stream, as kube-apiserver ends a
+    /// watch whose event it cannot encode.
+    Unencodable,
 }
 
 impl Watcher {
@@ -85,37 +92,52 @@ impl Watcher {
         selected(obj, &self.spec.label, &self.spec.field)
     }
 
-    fn render(&self, kind: EventType, obj: &Arc<Value>) -> Bytes {
+    fn render(&self, kind: EventType, obj: &Arc<Value>) -> Result<Bytes, Stop> {
         let obj = self.spec.target.present(obj.clone());
         match self.spec.table {
             Some(include) => {
                 let rt = &self.spec.target.rt;
                 let t = table::table(rt, vec![table::row(rt, &obj, include)], None, None);
-                render_line(kind.as_str(), &t)
+                Ok(render_line(kind.as_str(), &t))
             }
-            None => render_line(kind.as_str(), &obj),
+            None => self.encode(kind.as_str(), &obj),
         }
+    }
+
+    /// One event of type `event_type` with `obj`, in the watch's encoding.
+    fn encode(&self, event_type: &str, obj: &Value) -> Result<Bytes, Stop> {
+        match self.spec.encoding {
+            Encoding::Json => Ok(render_line(event_type, obj)),
+            Encoding::Protobuf => crate::protobuf::encode::object(obj)
+                .map(|object| crate::protobuf::encode::watch_frame(event_type, &object))
+                .map_err(|e| self.unencodable(&e)),
+        }
+    }
+
+    fn unencodable(&self, err: &crate::protobuf::encode::EncodeError) -> Stop {
+        tracing::warn!(error = %err, resource = %self.spec.target.rt.qualified(), "a watch event cannot be encoded in protobuf; ending the watch");
+        Stop::Unencodable
     }
 
     fn natural(&self) -> bool {
         self.spec.table.is_none() && self.spec.target.serves_storage_form()
     }
 
-    /// The line to send for an event, if this watch sees it.
-    fn line_for(&self, ev: &Event) -> Option<Bytes> {
+    /// The line (or frame) to send for an event, if this watch sees it.
+    fn line_for(&self, ev: &Event) -> Result<Option<Bytes>, Stop> {
         if ev.resource != self.spec.target.rt.id {
-            return None;
+            return Ok(None);
         }
         if let Some(ns) = &self.spec.target.namespace
             && &ev.key.0 != ns
         {
-            return None;
+            return Ok(None);
         }
         let now = self.matches(&ev.object);
         let (kind, obj) = match ev.kind {
             EventType::Added | EventType::Deleted => {
                 if !now {
-                    return None;
+                    return Ok(None);
                 }
                 (ev.kind, ev.object.clone())
             }
@@ -129,14 +151,17 @@ impl Watcher {
                         object::set_resource_version(&mut last, ev.rv);
                         (EventType::Deleted, Arc::new(last))
                     }
-                    (false, false) => return None,
+                    (false, false) => return Ok(None),
                 }
             }
         };
         if kind == ev.kind && self.natural() {
-            Some(ev.line())
+            match self.spec.encoding {
+                Encoding::Json => Ok(Some(ev.line())),
+                Encoding::Protobuf => ev.frame().map(Some).map_err(|e| self.unencodable(&e)),
+            }
         } else {
-            Some(self.render(kind, &obj))
+            self.render(kind, &obj).map(Some)
         }
     }
 
@@ -145,13 +170,13 @@ impl Watcher {
             return Ok(());
         }
         self.last_rv = ev.rv;
-        match self.line_for(ev) {
+        match self.line_for(ev)? {
             Some(line) => self.send(line).await,
             None => Ok(()),
         }
     }
 
-    fn bookmark(&self, initial_end: bool) -> Bytes {
+    fn bookmark(&self, initial_end: bool) -> Result<Bytes, Stop> {
         let rt = &self.spec.target.rt;
         let mut metadata = json!({"resourceVersion": self.last_rv.to_string()});
         if initial_end {
@@ -162,19 +187,19 @@ impl Watcher {
             "apiVersion": self.spec.target.api_version(),
             "metadata": metadata,
         });
-        render_line("BOOKMARK", &obj)
+        self.encode("BOOKMARK", &obj)
     }
 
-    fn expired_line(requested: u64, oldest: u64) -> Bytes {
+    fn expired_line(&self, requested: u64, oldest: u64) -> Result<Bytes, Stop> {
         let err = ApiError::expired(format!("too old resource version: {requested} ({oldest})"));
-        render_line("ERROR", &err.to_status())
+        self.encode("ERROR", &err.to_status())
     }
 
     /// Replay a start: initial state or retained history. `Err` ends the watch.
     async fn replay(&mut self, start: WatchStart) -> Result<(), Stop> {
         match start {
             WatchStart::Expired { requested, oldest } => {
-                let _ = self.send(Self::expired_line(requested, oldest)).await;
+                let _ = self.send(self.expired_line(requested, oldest)?).await;
                 Err(Stop::Gone)
             }
             WatchStart::Initial {
@@ -183,12 +208,12 @@ impl Watcher {
                 end_bookmark,
             } => {
                 for obj in objects.iter().filter(|o| self.matches(o)) {
-                    let line = self.render(EventType::Added, obj);
+                    let line = self.render(EventType::Added, obj)?;
                     self.send(line).await?;
                 }
                 self.last_rv = rv;
                 if end_bookmark {
-                    self.send(self.bookmark(true)).await?;
+                    self.send(self.bookmark(true)?).await?;
                 }
                 Ok(())
             }
@@ -248,7 +273,7 @@ impl Watcher {
                     Err(broadcast::error::RecvError::Closed) => return Ok(()),
                 },
                 _ = bookmarks.tick(), if self.spec.bookmarks => {
-                    self.send(self.bookmark(false)).await?;
+                    self.send(self.bookmark(false)?).await?;
                 }
             }
         }
@@ -294,6 +319,7 @@ mod tests {
             bookmark_interval: Duration::from_secs(60),
             timeout: None,
             table: None,
+            encoding: Encoding::Json,
         };
         let mut body = spawn(store, spec, start, rx, kill);
         let ended = tokio::time::timeout(Duration::from_secs(60), body.recv())

@@ -9,6 +9,7 @@ mod kinds;
 mod kubectl;
 mod kubectl_create;
 mod lists;
+mod protobuf_answers;
 mod protobuf_bodies;
 mod watches;
 mod writes;

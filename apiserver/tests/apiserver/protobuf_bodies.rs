@@ -1,5 +1,6 @@
 //! Protobuf request bodies over raw HTTP: a built-in kind is stored as JSON and answered in
-//! JSON; a custom resource's kind is refused with 415 naming it.
+//! the encoding the request's `Accept` prefers; a custom resource's kind is refused with 415
+//! naming it.
 //!
 //! The bodies are encoded here field by field, with the field numbers of the published
 //! Kubernetes `.proto` files, independently of the descriptors the server decodes with.
@@ -46,29 +47,55 @@ fn meta(name: &str) -> Vec<u8> {
 }
 
 #[tokio::test]
-async fn a_protobuf_config_map_is_stored_and_answered_in_json() {
+async fn a_protobuf_config_map_is_stored_and_answered_as_asked() {
     let server = server().await;
     let c = client(&server);
-    // ConfigMap: metadata = 1, data = 2, binaryData = 3.
-    let cm = message(&[
-        (1, &meta("from-protobuf")),
-        (2, &entry("a", b"b")),
-        (3, &entry("bin", &[0, 1, 255])),
-    ]);
-    let req = http::Request::post("/api/v1/namespaces/default/configmaps")
-        .header("content-type", PROTOBUF)
-        .header("accept", format!("{PROTOBUF}, application/json"))
-        .body(body("v1", "ConfigMap", &cm))
-        .unwrap();
-    let created: Value = serde_json::from_str(&c.request_text(req).await.unwrap()).unwrap();
+    let post = |accept: &str, name: &str| {
+        // ConfigMap: metadata = 1, data = 2, binaryData = 3.
+        let cm = message(&[
+            (1, &meta(name)),
+            (2, &entry("a", b"b")),
+            (3, &entry("bin", &[0, 1, 255])),
+        ]);
+        http::Request::post("/api/v1/namespaces/default/configmaps")
+            .header("content-type", PROTOBUF)
+            .header("accept", accept)
+            .body(body("v1", "ConfigMap", &cm))
+            .unwrap()
+    };
+    let created: Value = serde_json::from_str(
+        &c.request_text(post("application/json", "from-protobuf"))
+            .await
+            .unwrap(),
+    )
+    .unwrap();
     assert_eq!(created["kind"], "ConfigMap");
     assert_eq!(created["data"], json!({"a": "b"}));
-    let got = Api::<ConfigMap>::default_namespaced(c)
+    let got = Api::<ConfigMap>::default_namespaced(c.clone())
         .get("from-protobuf")
         .await
         .unwrap();
     assert_eq!(got.data.unwrap()["a"], "b");
     assert_eq!(got.binary_data.unwrap()["bin"].0, vec![0, 1, 255]);
+
+    // Asked for protobuf first, the created object comes back in protobuf.
+    let answer = c
+        .send(
+            post(&format!("{PROTOBUF}, application/json"), "also-protobuf")
+                .map(kube::client::Body::from),
+        )
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 201);
+    assert_eq!(answer.headers()["content-type"], PROTOBUF);
+    let bytes = answer.into_body().collect_bytes().await.unwrap();
+    let mut json = String::new();
+    herald::informer::protobuf::Transcoder::new(false)
+        .object(&bytes, &mut json)
+        .unwrap();
+    let created: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(created["metadata"]["name"], "also-protobuf");
+    assert_eq!(created["binaryData"], json!({"bin": "AAH/"}));
 }
 
 #[tokio::test]

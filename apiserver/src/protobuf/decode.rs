@@ -1,107 +1,19 @@
-//! Protobuf request bodies (`application/vnd.kubernetes.protobuf`), converted to the JSON the
-//! server stores.
-//!
-//! A Kubernetes protobuf body is the four magic bytes `k8s\0` followed by a
-//! `runtime.Unknown` message whose `typeMeta` names the `apiVersion` and `kind` and whose
-//! `raw` holds the object's own message. The message types are the published Kubernetes
-//! `.proto` definitions as shipped in the `k8s-rs-pb` crate's sources, compiled by `build.rs`
-//! into a descriptor set that rust-protobuf decodes against by reflection, the envelope
-//! included; this module never parses the wire format itself. It only maps the decoded
-//! message to Kubernetes JSON by walking its descriptor, which is generic except for the
-//! handful of types whose JSON form is not their message shape:
-//!
-//! * `resource.Quantity` is its string (`"100m"`), `intstr.IntOrString` its number or string;
-//! * `meta/v1` `Time` is RFC 3339 in seconds (`null` when zero), `MicroTime` in
-//!   microseconds, `Duration` Go's duration string (`"1h0m0s"`);
-//! * `runtime.RawExtension`, `meta/v1` `FieldsV1` and the apiextensions `JSON` hold JSON
-//!   bytes and become that JSON (a nested protobuf `RawExtension` is decoded in turn);
-//! * `bytes` (Secret `data`) are base64, 64-bit integers are JSON numbers.
-//!
-//! Protobuf cannot tell an absent field from a zero one where Go marshals non-pointer
-//! fields unconditionally, so the mapping omits empty strings, empty lists and empty maps
-//! (all `omitempty` in the Kubernetes types) but keeps `false` and `0`, whose absence could
-//! mean a different default (`automountServiceAccountToken: false`, `replicas: 0`). Nested
-//! structs are kept even when empty (`resources: {}`), as Go's JSON encoder writes them.
-//!
-//! Responses stay JSON: clients that ask for protobuf (kubectl, client-go) list JSON as an
-//! alternative in `Accept` and decode by the response's `Content-Type`.
+//! Protobuf request bodies, converted to the JSON the server stores (see the
+//! [module above](super) for the mapping).
 
 use base64::Engine as _;
-use std::sync::OnceLock;
 
-use ::protobuf::Message as _;
 use ::protobuf::MessageDyn;
-use ::protobuf::descriptor::FileDescriptorSet;
-use ::protobuf::reflect::{FileDescriptor, MessageDescriptor, ReflectFieldRef, ReflectValueRef};
+use ::protobuf::reflect::{MessageDescriptor, ReflectFieldRef, ReflectValueRef};
 use serde_json::{Map, Value};
 
+use super::formats::{go_duration, timestamp};
+use super::{MAGIC, MEDIA_TYPE, UNKNOWN, is_protobuf, message_for, message_named, names};
 use crate::status::ApiError;
-
-/// The media type of Kubernetes protobuf bodies.
-pub(crate) const MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf";
-
-/// The prefix of every Kubernetes protobuf body.
-pub(crate) const MAGIC: &[u8; 4] = b"k8s\0";
-
-/// Whether a `Content-Type` header value names Kubernetes protobuf (parameters ignored).
-pub(crate) fn is_protobuf(content_type: &str) -> bool {
-    content_type.split(';').next().unwrap_or("").trim() == MEDIA_TYPE
-}
-
-/// The Kubernetes definitions, compiled from the `.proto` files by `build.rs`.
-fn files() -> &'static [FileDescriptor] {
-    static FILES: OnceLock<Vec<FileDescriptor>> = OnceLock::new();
-    FILES.get_or_init(|| {
-        let set = FileDescriptorSet::parse_from_bytes(include_bytes!(concat!(
-            env!("OUT_DIR"),
-            "/k8s.fds"
-        )))
-        .expect("the descriptor set written by build.rs parses");
-        FileDescriptor::new_dynamic_fds(set.file, &[])
-            .expect("the descriptor set written by build.rs is complete")
-    })
-}
-
-/// The message type named `full_name` (`apimachinery.pkg.runtime.Unknown`), which the
-/// descriptor set written by `build.rs` holds.
-fn message_named(full_name: &str) -> MessageDescriptor {
-    let (package, name) = full_name.rsplit_once('.').unwrap_or(("", full_name));
-    files()
-        .iter()
-        .filter(|f| f.package() == package)
-        .find_map(|f| f.message_by_package_relative_name(name))
-        .unwrap_or_else(|| panic!("build.rs compiles the definition of {full_name}"))
-}
 
 /// The string field `name` of `message` (empty when unset).
 fn string_field(message: &dyn MessageDyn, name: &str) -> String {
     text(scalar(&message.descriptor_dyn(), message, name))
-}
-
-/// The protobuf package of `apiVersion`, for the API groups the server serves (and
-/// `meta.k8s.io/v1` for options such as `DeleteOptions`).
-fn package_for(api_version: &str) -> Option<&'static str> {
-    Some(match api_version {
-        "v1" => "api.core.v1",
-        "apps/v1" => "api.apps.v1",
-        "batch/v1" => "api.batch.v1",
-        "coordination.k8s.io/v1" => "api.coordination.v1",
-        "networking.k8s.io/v1" => "api.networking.v1",
-        "events.k8s.io/v1" => "api.events.v1",
-        "rbac.authorization.k8s.io/v1" => "api.rbac.v1",
-        "apiextensions.k8s.io/v1" => "apiextensions_apiserver.pkg.apis.apiextensions.v1",
-        "meta.k8s.io/v1" => "apimachinery.pkg.apis.meta.v1",
-        _ => return None,
-    })
-}
-
-/// The message type of `kind` at `apiVersion`, if the server has its protobuf definition.
-fn message_for(api_version: &str, kind: &str) -> Option<MessageDescriptor> {
-    let package = package_for(api_version)?;
-    files()
-        .iter()
-        .filter(|f| f.package() == package)
-        .find_map(|f| f.message_by_package_relative_name(kind))
 }
 
 /// Decode a Kubernetes protobuf body into the object's JSON, `apiVersion` and `kind`
@@ -113,7 +25,7 @@ pub(crate) fn decode(body: &[u8]) -> Result<Value, ApiError> {
             "the protobuf body does not start with the Kubernetes magic bytes \"k8s\\x00\"",
         ));
     };
-    let unknown = message_named("apimachinery.pkg.runtime.Unknown")
+    let unknown = message_named(UNKNOWN)
         .parse_from_bytes(envelope)
         .map_err(|e| {
             ApiError::bad_request(format!("cannot decode the runtime.Unknown envelope: {e}"))
@@ -187,11 +99,23 @@ fn to_json(message: &dyn MessageDyn) -> Result<Value, ApiError> {
         return Ok(special);
     }
     let mut out = Map::new();
+    fields_json(message, &mut out)?;
+    Ok(Value::Object(out))
+}
+
+/// Writes the fields of `message` into `out`, those of inline structs among them.
+fn fields_json(message: &dyn MessageDyn, out: &mut Map<String, Value>) -> Result<(), ApiError> {
+    let descriptor = message.descriptor_dyn();
+    let owner = descriptor.full_name();
     for field in descriptor.fields() {
         let value = match field.get_reflect(message) {
             ReflectFieldRef::Optional(opt) => match opt.value() {
                 None => continue,
                 Some(ReflectValueRef::String("")) => continue,
+                Some(ReflectValueRef::Message(inner)) if names::is_inline(owner, field.name()) => {
+                    fields_json(&*inner, out)?;
+                    continue;
+                }
                 Some(v) => value_json(v)?,
             },
             ReflectFieldRef::Repeated(list) => {
@@ -215,9 +139,9 @@ fn to_json(message: &dyn MessageDyn) -> Result<Value, ApiError> {
                 Value::Object(obj)
             }
         };
-        out.insert(field.name().to_string(), value);
+        out.insert(names::json_name(owner, field.name()).to_string(), value);
     }
-    Ok(Value::Object(out))
+    Ok(())
 }
 
 /// The JSON of one scalar or message value.
@@ -271,8 +195,8 @@ fn special(descriptor: &MessageDescriptor, m: &dyn MessageDyn) -> Result<Option<
     let full = descriptor.full_name();
     let field = |name: &str| scalar(descriptor, m, name);
     let raw_json = || -> Result<Value, ApiError> {
-        match field("raw") {
-            Some(ReflectValueRef::Bytes(b)) => raw_to_json(b, full),
+        match super::raw_field(descriptor).get_singular_field_or_default(m) {
+            ReflectValueRef::Bytes(b) => raw_to_json(b, full),
             _ => Ok(Value::Null),
         }
     };
@@ -298,8 +222,60 @@ fn special(descriptor: &MessageDescriptor, m: &dyn MessageDyn) -> Result<Option<
             raw_json()?
         }
         "apiextensions_apiserver.pkg.apis.apiextensions.v1.JSON" => raw_json()?,
+        // Go's MarshalJSON of these: the list if it has items, else the schema if set, else
+        // `null` (or the boolean).
+        "apiextensions_apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrArray" => {
+            match list_json(descriptor, m, "jSONSchemas")? {
+                Some(list) => list,
+                None => set_json(descriptor, m, "schema")?.unwrap_or(Value::Null),
+            }
+        }
+        "apiextensions_apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrStringArray" => {
+            match list_json(descriptor, m, "property")? {
+                Some(list) => list,
+                None => set_json(descriptor, m, "schema")?.unwrap_or(Value::Null),
+            }
+        }
+        "apiextensions_apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrBool" => {
+            match set_json(descriptor, m, "schema")? {
+                Some(schema) => schema,
+                None => Value::Bool(matches!(field("allows"), Some(ReflectValueRef::Bool(true)))),
+            }
+        }
         _ => return Ok(None),
     }))
+}
+
+/// The JSON of the repeated field `name` of `m`, `None` when it has no items.
+fn list_json(
+    descriptor: &MessageDescriptor,
+    m: &dyn MessageDyn,
+    name: &str,
+) -> Result<Option<Value>, ApiError> {
+    let Some(field) = descriptor.field_by_name(name) else {
+        return Ok(None);
+    };
+    match field.get_reflect(m) {
+        ReflectFieldRef::Repeated(list) if !list.is_empty() => Ok(Some(Value::Array(
+            list.into_iter().map(value_json).collect::<Result<_, _>>()?,
+        ))),
+        _ => Ok(None),
+    }
+}
+
+/// The JSON of the singular field `name` of `m`, `None` when it is not set.
+fn set_json(
+    descriptor: &MessageDescriptor,
+    m: &dyn MessageDyn,
+    name: &str,
+) -> Result<Option<Value>, ApiError> {
+    match descriptor
+        .field_by_name(name)
+        .and_then(|f| f.get_singular(m))
+    {
+        Some(value) => value_json(value).map(Some),
+        None => Ok(None),
+    }
 }
 
 /// JSON bytes (or a nested protobuf object) held by a raw field.
@@ -315,62 +291,6 @@ fn raw_to_json(bytes: &[u8], type_name: &str) -> Result<Value, ApiError> {
             "the raw JSON of a protobuf {type_name} is invalid: {e}"
         ))
     })
-}
-
-/// A `meta/v1` time as Kubernetes writes it: RFC 3339 in UTC, to the second (`Time`) or the
-/// microsecond (`MicroTime`); the zero time (an empty message) is `null`.
-fn timestamp(seconds: i64, nanos: i64, micro: bool) -> Value {
-    /// `time.Time{}.Unix()` in Go: how a zero time would read if sent as seconds.
-    const GO_ZERO: i64 = -62_135_596_800;
-    if (seconds == 0 && nanos == 0) || seconds == GO_ZERO {
-        return Value::Null;
-    }
-    let Ok(ts) = jiff::Timestamp::new(seconds, 0) else {
-        return Value::Null;
-    };
-    let whole = ts.strftime("%Y-%m-%dT%H:%M:%S").to_string();
-    if micro {
-        Value::String(format!("{whole}.{:06}Z", nanos / 1000))
-    } else {
-        Value::String(format!("{whole}Z"))
-    }
-}
-
-/// Go's `time.Duration.String()` for `nanos` nanoseconds (`"1h0m0s"`, `"1.5s"`, `"300ms"`).
-fn go_duration(nanos: i64) -> String {
-    if nanos == 0 {
-        return "0s".to_string();
-    }
-    let sign = if nanos < 0 { "-" } else { "" };
-    let n = nanos.unsigned_abs();
-    let fraction = |whole: u64, frac: u64, digits: usize| {
-        let frac = format!("{frac:0digits$}");
-        let frac = frac.trim_end_matches('0');
-        if frac.is_empty() {
-            whole.to_string()
-        } else {
-            format!("{whole}.{frac}")
-        }
-    };
-    if n < 1_000 {
-        return format!("{sign}{n}ns");
-    }
-    if n < 1_000_000 {
-        return format!("{sign}{}µs", fraction(n / 1_000, n % 1_000, 3));
-    }
-    if n < 1_000_000_000 {
-        return format!("{sign}{}ms", fraction(n / 1_000_000, n % 1_000_000, 6));
-    }
-    let secs = n / 1_000_000_000;
-    let s = format!("{}s", fraction(secs % 60, n % 1_000_000_000, 9));
-    let (mins, hours) = ((secs / 60) % 60, secs / 3600);
-    if hours > 0 {
-        format!("{sign}{hours}h{mins}m{s}")
-    } else if mins > 0 {
-        format!("{sign}{mins}m{s}")
-    } else {
-        format!("{sign}{s}")
-    }
 }
 
 #[cfg(test)]
@@ -548,15 +468,6 @@ mod tests {
     fn malformed_bodies_are_400() {
         assert_eq!(decode(b"{}").unwrap_err().code, 400);
         assert_eq!(decode(b"k8s\0\xff\xff").unwrap_err().code, 400);
-    }
-
-    #[test]
-    fn durations_read_as_go_writes_them() {
-        assert_eq!(go_duration(0), "0s");
-        assert_eq!(go_duration(3_600_000_000_000), "1h0m0s");
-        assert_eq!(go_duration(1_500_000_000), "1.5s");
-        assert_eq!(go_duration(300_000_000), "300ms");
-        assert_eq!(go_duration(-90_000_000_000), "-1m30s");
     }
 
     #[test]
