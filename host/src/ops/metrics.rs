@@ -435,7 +435,10 @@ mod tests {
     use crate::capability::{ActionStats, ActionStatsCollector};
     use crate::dispatch::RetryPolicy;
     use crate::informer::{Informers, ReflectorConfig};
+    use crate::plugin::FaultKind;
+    use crate::shard::Change;
     use crate::telemetry::{HOST_FAMILIES, encode};
+    use std::sync::atomic::Ordering;
 
     /// `(family, type)` of every `# TYPE` line of `text`.
     fn types(text: &str) -> Vec<(String, String)> {
@@ -481,6 +484,158 @@ mod tests {
                 "{family:?} is listed but not exported"
             );
         }
+    }
+
+    /// The families of an OpenMetrics exposition, each with its lines
+    /// (`# HELP`, `# TYPE`, samples), in the order written.
+    fn families(text: &str) -> Vec<(String, String)> {
+        let mut families: Vec<(String, String)> = Vec::new();
+        for line in text.lines() {
+            if let Some(rest) = line.strip_prefix("# HELP ") {
+                let name = rest.split(' ').next().unwrap_or_default();
+                families.push((name.to_owned(), String::new()));
+            }
+            if let Some((_, lines)) = families.last_mut() {
+                lines.push_str(line);
+                lines.push('\n');
+            }
+        }
+        families
+    }
+
+    /// What `/metrics` serves for the daemon of
+    /// [`the_registry_renders_a_known_state_family_by_family`]: two
+    /// plugins on one informer, every counter the test sets given its own
+    /// value (the initial list adds one bookmark and one relist).
+    const KNOWN_STATE: &str = include_str!("testdata/known-state.openmetrics");
+
+    /// Every family `/metrics` serves (the daemon parts', then the
+    /// capabilities' and the sharding's, registered as `service.rs` does)
+    /// renders a known state as [`KNOWN_STATE`] pins it: names, help,
+    /// types, labels, the order of families and of samples within each,
+    /// and values. Two plugins share one informer of Pods on an empty
+    /// cluster (so no call runs and nothing changes while it renders);
+    /// every counter it can reach is set to a value of its own, so a
+    /// family reading the wrong counter shows.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_registry_renders_a_known_state_family_by_family() {
+        use crate::informer::WatchEventType;
+        use crate::plugin::{LoadOptions, LoadedPlugin, PluginEngine};
+        use std::time::{Duration, Instant};
+
+        // No bookmark but the one that ends the initial list.
+        let server = herald_apiserver::start(herald_apiserver::ApiServerConfig {
+            bookmark_interval: Duration::from_secs(3600),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        let config = kube::Config::new(server.url().parse().unwrap());
+        let client = kube::Client::try_from(config).unwrap();
+        let informers = Arc::new(Informers::new(client, ReflectorConfig::default()));
+        let daemon = Arc::new(Daemon::new(informers.clone(), RetryPolicy::default()));
+        let engine = PluginEngine::new(Default::default()).unwrap();
+        let bytes = std::fs::read(herald_test_artifacts::NAMED_NOOP).unwrap();
+        for name in ["alpha", "beta"] {
+            let options = LoadOptions {
+                metrics: Some(daemon.plugin_metrics().clone()),
+                config: Some(serde_json::json!({ "name": name }).to_string()),
+                ..LoadOptions::default()
+            };
+            let plugin = LoadedPlugin::load(&engine, &bytes, options).unwrap();
+            daemon.start(plugin).await.unwrap();
+        }
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !daemon.ready() {
+            assert!(Instant::now() < deadline, "the daemon did not get ready");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+
+        // Every counter a value of its own: 1, 2, 3, … in the order set.
+        let mut next = 0;
+        let mut value = || {
+            next += 1;
+            next
+        };
+        let [informer] = &informers.all()[..] else {
+            panic!("one informer for both plugins")
+        };
+        let stats = informer.stats();
+        for kind in WatchEventType::ALL {
+            for _ in 0..value() {
+                stats.events.count(kind);
+            }
+        }
+        for counter in [&stats.watch_restarts, &stats.errors, &stats.bad_objects] {
+            counter.fetch_add(value(), Ordering::Relaxed);
+        }
+        informer
+            .processor()
+            .stats
+            .relists
+            .fetch_add(value(), Ordering::Relaxed);
+        for name in ["alpha", "beta"] {
+            let [listener] = &daemon.listeners(name)[..] else {
+                panic!("one listener for {name}")
+            };
+            let stats = &listener.stats;
+            for counter in [
+                &stats.received,
+                &stats.delivered,
+                &stats.failed,
+                &stats.retried,
+                &stats.skipped,
+                &stats.requeued,
+                &stats.requeues_ignored,
+            ] {
+                counter.fetch_add(value(), Ordering::Relaxed);
+            }
+            stats.backoff_millis.fetch_add(1_500, Ordering::Relaxed);
+            for kind in FaultKind::ALL {
+                for _ in 0..value() {
+                    stats.record_fault(kind);
+                }
+            }
+            stats.duration.observe(0.000_5);
+            stats.duration.observe(2.0);
+        }
+        let loader = Arc::new(LoaderStats::default());
+        for counter in [
+            &loader.reloads,
+            &loader.unloads,
+            &loader.load_errors,
+            &loader.compiles,
+            &loader.cache_hits,
+            &loader.source_pulls,
+            &loader.source_unchanged,
+            &loader.source_errors,
+        ] {
+            counter.fetch_add(value(), Ordering::Relaxed);
+        }
+        loader
+            .compile_micros
+            .fetch_add(2_250_000, Ordering::Relaxed);
+        let shard = Arc::new(crate::shard::ShardView::new("replica-a"));
+        shard.observed(Default::default(), 3, 2);
+        for change in [Change::Acquired, Change::Lost, Change::Lost] {
+            shard.count(change);
+        }
+
+        let mut registry = registry(daemon.clone(), loader);
+        registry.register_collector(Box::new(ActionStatsCollector(Arc::new(
+            ActionStats::default(),
+        ))));
+        registry.register_collector(Box::new(daemon.plugin_metrics().clone()));
+        registry.register_collector(Box::new(crate::shard::ShardCollector(shard)));
+        let (rendered, known) = (families(&encode(&registry)), families(KNOWN_STATE));
+        let names = |families: &[(String, String)]| -> Vec<String> {
+            families.iter().map(|(name, _)| name.clone()).collect()
+        };
+        assert_eq!(names(&rendered), names(&known), "the families, in order");
+        for ((name, rendered), (_, known)) in rendered.iter().zip(&known) {
+            assert_eq!(rendered, known, "family {name}");
+        }
+        daemon.shutdown(Instant::now() + Duration::from_secs(5));
     }
 
     /// docs/metrics.md names every host family as its samples are named.
