@@ -13,6 +13,7 @@
 mod answer;
 mod backoff;
 mod listen;
+pub mod metrics;
 mod notification;
 pub mod processor;
 pub mod protobuf;
