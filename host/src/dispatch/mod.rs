@@ -5,6 +5,7 @@
 mod feed;
 mod gate;
 mod listener;
+pub mod metrics;
 mod queue;
 mod settings;
 mod signal;
