@@ -22,6 +22,7 @@ mod instance;
 mod limits;
 mod loaded;
 mod manifest;
+pub mod metrics;
 mod pool;
 mod state;
 mod world;
