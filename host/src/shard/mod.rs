@@ -34,10 +34,12 @@
 
 pub mod balance;
 mod coordinator;
+mod metrics;
 mod view;
 
 pub use coordinator::{KnownPlugins, Sharding};
-pub use view::{Change, ShardCollector, ShardView};
+pub use metrics::ShardCollector;
+pub use view::{Change, ShardView};
 
 use crate::leader::LeaseSettings;
 use sha2::{Digest, Sha256};

@@ -2,9 +2,6 @@
 //! and `/metrics`: who owns each plugin, how many members are alive, and how
 //! often ownership changed here.
 
-use prometheus_client::collector::Collector;
-use prometheus_client::encoding::DescriptorEncoder;
-use prometheus_client::metrics::MetricType;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
@@ -106,45 +103,5 @@ impl ShardView {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, ViewState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-/// Exports a [`ShardView`] at `/metrics` (documented in docs/metrics.md).
-#[derive(Debug)]
-pub struct ShardCollector(pub std::sync::Arc<ShardView>);
-
-impl Collector for ShardCollector {
-    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let view = &self.0;
-        crate::telemetry::family(
-            &mut encoder,
-            "herald_shard_owned_plugins",
-            "Plugins this replica owns (holds the Lease of) and dispatches to",
-            MetricType::Gauge,
-            &[(vec![], view.owned() as f64)],
-        )?;
-        crate::telemetry::family(
-            &mut encoder,
-            "herald_shard_members",
-            "Live replicas sharing the plugins, as this replica last observed them",
-            MetricType::Gauge,
-            &[(vec![], view.members() as f64)],
-        )?;
-        let changes: Vec<_> = [Change::Acquired, Change::Released, Change::Lost]
-            .into_iter()
-            .map(|c| {
-                (
-                    vec![("change", c.as_str().to_owned())],
-                    view.changes(c) as f64,
-                )
-            })
-            .collect();
-        crate::telemetry::family(
-            &mut encoder,
-            "herald_shard_ownership_changes",
-            "Changes of this replica's ownership of plugins: acquired, released (rebalancing, unload, shutdown) or lost (another holder, or no renewal within renewDeadline)",
-            MetricType::Counter,
-            &changes,
-        )
     }
 }
