@@ -1,431 +1,119 @@
-//! The host's own metrics, read at scrape time from the counters the
-//! informers, listeners and plugin loader keep (nothing on the hot path but
-//! atomic adds and one histogram observation per call).
+//! The host's own metrics: the one place that registers each daemon part's
+//! collector, in the order `/metrics` shows their families. Each collector
+//! lives with the state it reads and reads it at scrape time (nothing on the
+//! hot path but atomic adds and one histogram observation per call):
+//!
+//! 1. the informers ([`InformerCollector`]): watch events, caches, relists;
+//! 2. the listeners ([`ListenerCollector`]): notifications, queues, faults,
+//!    handler durations;
+//! 3. the plugins ([`PluginCollector`]): log lines and output dropped;
+//! 4. the loader ([`LoaderCollector`]): reloads, compilations, pulls;
+//! 5. the daemon ([`DaemonCollector`]): dispatching, plugins' state, ready.
+//!
+//! The service then adds the capabilities' counters, the plugins' own
+//! metrics and, when sharding is on, [`crate::shard::ShardCollector`].
 
 use crate::daemon::{Daemon, PluginStatus};
-use crate::dispatch::Listener;
-use crate::informer::{SharedInformer, WatchEventType};
-use crate::plugin::FaultKind;
+use crate::dispatch::metrics::ListenerCollector;
+use crate::informer::metrics::InformerCollector;
+use crate::plugin::metrics::PluginCollector;
 use crate::reload::LoaderStats;
+use crate::reload::metrics::LoaderCollector;
 use crate::telemetry::{Labels, family};
 use prometheus_client::collector::Collector;
-use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::encoding::DescriptorEncoder;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Collects every Herald metric from the running daemon at scrape time.
-#[derive(Debug)]
-pub struct HeraldCollector {
-    daemon: Arc<Daemon>,
-    loader: Arc<LoaderStats>,
-}
-
-impl HeraldCollector {
-    /// A collector over `daemon` and `loader`.
-    pub fn new(daemon: Arc<Daemon>, loader: Arc<LoaderStats>) -> Self {
-        HeraldCollector { daemon, loader }
-    }
-}
-
-/// A registry holding Herald's collector.
+/// A registry holding the collector of each part of `daemon` and of its
+/// plugin loader's `loader` counters, in the order of the module docs.
 pub fn registry(daemon: Arc<Daemon>, loader: Arc<LoaderStats>) -> Registry {
     let mut registry = Registry::default();
-    registry.register_collector(Box::new(HeraldCollector::new(daemon, loader)));
+    registry.register_collector(Box::new(InformerCollector(daemon.informers().clone())));
+    let listening = daemon.clone();
+    registry.register_collector(Box::new(ListenerCollector::new(move || {
+        let names = listening.names();
+        names
+            .iter()
+            .flat_map(|name| listening.listeners(name))
+            .collect()
+    })));
+    let running = daemon.clone();
+    registry.register_collector(Box::new(PluginCollector::new(move || running.plugins())));
+    registry.register_collector(Box::new(LoaderCollector(loader)));
+    registry.register_collector(Box::new(DaemonCollector(daemon)));
     registry
 }
 
-fn informer_labels(informer: &SharedInformer) -> Labels {
-    let key = informer.key();
-    vec![
-        ("resource", key.resource.plural.clone()),
-        ("group", key.resource.gvk.group.clone()),
-        ("informer", key.to_string()),
-    ]
-}
+/// Exports the daemon's own state (documented in docs/metrics.md): whether
+/// it dispatches, the workers it abandoned, each running plugin's idle
+/// instances reclaimed, wait for caches and degradation (labelled with its
+/// `plugin`), and readiness. It sits here rather than beside [`Daemon`]
+/// because `daemon.rs` is a single file; it reads only the daemon's public
+/// API.
+#[derive(Debug)]
+pub struct DaemonCollector(pub Arc<Daemon>);
 
-fn listener_labels(listener: &Listener) -> Labels {
-    vec![
-        ("plugin", listener.plugin().to_owned()),
-        ("resource", listener.resource().to_owned()),
-    ]
-}
-
-impl Collector for HeraldCollector {
+impl Collector for DaemonCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let informers = self.daemon.informers().all();
-        let mut events = Vec::new();
-        let (mut objects, mut bytes, mut restarts, mut relists, mut errors) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let mut bad_objects = Vec::new();
-        for informer in &informers {
-            let labels = informer_labels(informer);
-            for kind in WatchEventType::ALL {
-                let mut with_type = labels.clone();
-                with_type.push(("type", kind.as_str().to_owned()));
-                events.push((with_type, informer.stats().events.get(kind) as f64));
-            }
-            objects.push((labels.clone(), informer.store().len() as f64));
-            bytes.push((labels.clone(), informer.store().heap_bytes() as f64));
-            restarts.push((
-                labels.clone(),
-                informer.stats().watch_restarts.load(Ordering::Relaxed) as f64,
-            ));
-            relists.push((
-                labels.clone(),
-                informer.processor().stats.relists.load(Ordering::Relaxed) as f64,
-            ));
-            errors.push((
-                labels.clone(),
-                informer.stats().errors.load(Ordering::Relaxed) as f64,
-            ));
-            bad_objects.push((
-                labels,
-                informer.stats().bad_objects.load(Ordering::Relaxed) as f64,
-            ));
-        }
-        family(
-            &mut encoder,
-            "herald_watch_events",
-            "Watch events received from the API server, by resource and type.",
-            MetricType::Counter,
-            &events,
-        )?;
-        family(
-            &mut encoder,
-            "herald_cache_objects",
-            "Objects in the shared cache, by informer.",
-            MetricType::Gauge,
-            &objects,
-        )?;
-        family(
-            &mut encoder,
-            "herald_cache_bytes",
-            "Bytes held by cached objects (JSON and parsed metadata), by informer.",
-            MetricType::Gauge,
-            &bytes,
-        )?;
-        family(
-            &mut encoder,
-            "herald_watch_restarts",
-            "Watch requests restarted (timeouts, drops, errors), by informer.",
-            MetricType::Counter,
-            &restarts,
-        )?;
-        family(
-            &mut encoder,
-            "herald_relists",
-            "Complete lists applied (first sync and relists after 410 Gone), by informer.",
-            MetricType::Counter,
-            &relists,
-        )?;
-        family(
-            &mut encoder,
-            "herald_watch_errors",
-            "List/watch errors that led to a backoff, by informer.",
-            MetricType::Counter,
-            &errors,
-        )?;
-        family(
-            &mut encoder,
-            "herald_watch_bad_objects",
-            "Objects from the API server the host could not cache (logged, then skipped), by informer.",
-            MetricType::Counter,
-            &bad_objects,
-        )?;
-
-        let listeners: Vec<Arc<Listener>> = self
-            .daemon
-            .names()
-            .iter()
-            .flat_map(|name| self.daemon.listeners(name))
-            .collect();
-        let counter = |read: &dyn Fn(&Listener) -> u64| -> Vec<(Labels, f64)> {
-            listeners
-                .iter()
-                .map(|l| (listener_labels(l), read(l) as f64))
-                .collect()
-        };
-        family(
-            &mut encoder,
-            "herald_notifications_received",
-            "Notifications distributed to a plugin's listener.",
-            MetricType::Counter,
-            &counter(&|l| l.stats.received.load(Ordering::Relaxed)),
-        )?;
-        family(
-            &mut encoder,
-            "herald_notifications_delivered",
-            "Notifications a plugin handled successfully.",
-            MetricType::Counter,
-            &counter(&|l| l.stats.delivered.load(Ordering::Relaxed)),
-        )?;
-        family(
-            &mut encoder,
-            "herald_notifications_failed",
-            "Failed handler calls (every attempt).",
-            MetricType::Counter,
-            &counter(&|l| l.stats.failed.load(Ordering::Relaxed)),
-        )?;
-        family(
-            &mut encoder,
-            "herald_notifications_retried",
-            "Handler calls retried after a failure.",
-            MetricType::Counter,
-            &counter(&|l| l.stats.retried.load(Ordering::Relaxed)),
-        )?;
-        family(
-            &mut encoder,
-            "herald_notifications_skipped",
-            "Notifications skipped after the last retry.",
-            MetricType::Counter,
-            &counter(&|l| l.stats.skipped.load(Ordering::Relaxed)),
-        )?;
-        family(
-            &mut encoder,
-            "herald_listener_queue_depth",
-            "Notifications waiting in a listener's buffer.",
-            MetricType::Gauge,
-            &counter(&|l| l.depth() as u64),
-        )?;
-        family(
-            &mut encoder,
-            "herald_listener_queue_delayed",
-            "Notifications of a coalesced listener waiting for their instant: a failed key's backoff or a requeue-after.",
-            MetricType::Gauge,
-            &counter(&|l| l.delayed() as u64),
-        )?;
-        family(
-            &mut encoder,
-            "herald_listener_backoff_seconds",
-            "Backoff set after failed calls, in seconds: waited in place (every-event) or set for the key to wait (coalesced).",
-            MetricType::Counter,
-            &listeners
-                .iter()
-                .map(|l| {
-                    let millis = l.stats.backoff_millis.load(Ordering::Relaxed);
-                    (listener_labels(l), millis as f64 / 1e3)
-                })
-                .collect::<Vec<_>>(),
-        )?;
-        let mut requeues = Vec::new();
-        for listener in &listeners {
-            for (outcome, count) in [
-                ("scheduled", &listener.stats.requeued),
-                ("ignored", &listener.stats.requeues_ignored),
-            ] {
-                let mut labels = listener_labels(listener);
-                labels.push(("outcome", outcome.to_owned()));
-                requeues.push((labels, count.load(Ordering::Relaxed) as f64));
-            }
-        }
-        family(
-            &mut encoder,
-            "herald_listener_requeues",
-            "Requeue-after requests of handlers: scheduled (coalesced delivery) or ignored (every-event delivery cannot keep its order with them).",
-            MetricType::Counter,
-            &requeues,
-        )?;
-        let mut faults = Vec::new();
-        for listener in &listeners {
-            for kind in FaultKind::ALL {
-                let mut labels = listener_labels(listener);
-                labels.push(("kind", kind.as_str().to_owned()));
-                faults.push((labels, listener.stats.faults_of(kind) as f64));
-            }
-        }
-        family(
-            &mut encoder,
-            "herald_plugin_faults",
-            "Plugin calls stopped by a fault, by kind (deadline, memory-limit, stack-overflow, panic, trap).",
-            MetricType::Counter,
-            &faults,
-        )?;
-        {
-            let mut metric = encoder.encode_descriptor(
-                "herald_handler_duration_seconds",
-                "Duration of plugin handler calls.",
-                None,
-                MetricType::Histogram,
-            )?;
-            for listener in &listeners {
-                let labels = listener_labels(listener);
-                let labels: Vec<(&str, &str)> =
-                    labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
-                listener
-                    .stats
-                    .duration
-                    .encode(metric.encode_family(&labels)?)?;
-            }
-        }
-        let plugins = self.daemon.plugins();
-        let per_plugin = |read: fn(&crate::capability::log::PluginLogger) -> u64| {
-            plugins
-                .iter()
-                .map(|plugin| {
-                    (
-                        vec![("plugin", plugin.name().to_owned())],
-                        read(&plugin.context().logger) as f64,
-                    )
-                })
-                .collect::<Vec<(Labels, f64)>>()
-        };
-        family(
-            &mut encoder,
-            "herald_plugin_log_lines_suppressed",
-            "Plugin log lines dropped by the per-plugin rate limit.",
-            MetricType::Counter,
-            &per_plugin(|logger| logger.suppressed_total()),
-        )?;
-        family(
-            &mut encoder,
-            "herald_plugin_output_bytes_dropped",
-            "Bytes a plugin wrote to stdout or stderr over its byte rate, dropped before they became log lines.",
-            MetricType::Counter,
-            &per_plugin(|logger| logger.output_bytes_dropped()),
-        )?;
-
-        let loader = &self.loader;
-        let none: Labels = Vec::new();
-        family(
-            &mut encoder,
-            "herald_plugin_reloads",
-            "Plugins loaded or swapped in from the plugin directory.",
-            MetricType::Counter,
-            &[(none.clone(), loader.reloads.load(Ordering::Relaxed) as f64)],
-        )?;
-        family(
-            &mut encoder,
-            "herald_plugin_unloads",
-            "Plugins unloaded because their file was removed from the plugin directory.",
-            MetricType::Counter,
-            &[(none.clone(), loader.unloads.load(Ordering::Relaxed) as f64)],
-        )?;
-        family(
-            &mut encoder,
-            "herald_plugin_load_errors",
-            "Plugin files that failed to load (kept the previous version, if any).",
-            MetricType::Counter,
-            &[(
-                none.clone(),
-                loader.load_errors.load(Ordering::Relaxed) as f64,
-            )],
-        )?;
-        family(
-            &mut encoder,
-            "herald_plugin_compiles",
-            "Plugin compilations (compiled-artifact cache misses).",
-            MetricType::Counter,
-            &[(none.clone(), loader.compiles.load(Ordering::Relaxed) as f64)],
-        )?;
-        family(
-            &mut encoder,
-            "herald_plugin_compile_seconds",
-            "Total time spent compiling plugins, in seconds.",
-            MetricType::Counter,
-            &[(
-                none.clone(),
-                loader.compile_micros.load(Ordering::Relaxed) as f64 / 1e6,
-            )],
-        )?;
-        family(
-            &mut encoder,
-            "herald_plugin_artifact_cache_hits",
-            "Plugin loads served from the compiled-artifact cache.",
-            MetricType::Counter,
-            &[(
-                none.clone(),
-                loader.cache_hits.load(Ordering::Relaxed) as f64,
-            )],
-        )?;
-        let source = |outcome: &str, count: &AtomicU64| {
-            (
-                vec![("outcome", outcome.to_owned())],
-                count.load(Ordering::Relaxed) as f64,
-            )
-        };
-        family(
-            &mut encoder,
-            "herald_plugin_source_pulls",
-            "Attempts to pull plugin sources from their OCI registries, by outcome: pulled (a new version), unchanged, error.",
-            MetricType::Counter,
-            &[
-                source("pulled", &loader.source_pulls),
-                source("unchanged", &loader.source_unchanged),
-                source("error", &loader.source_errors),
-            ],
-        )?;
-        let dispatching = if self.daemon.is_dispatching() {
-            1.0
-        } else {
-            0.0
-        };
+        let daemon = &self.0;
         family(
             &mut encoder,
             "herald_dispatching",
             "1 while this replica dispatches to plugins (always without leader election; only on the leader with it).",
             MetricType::Gauge,
-            &[(none.clone(), dispatching)],
+            &[(Vec::new(), flag(daemon.is_dispatching()))],
         )?;
-        let (_, abandoned) = self.daemon.abandoned_workers();
+        let (_, abandoned) = daemon.abandoned_workers();
         family(
             &mut encoder,
             "herald_plugin_workers_abandoned",
             "Plugin workers that did not come back within their call deadline plus a margin when stopped (unload, swap, shutdown), and were left to end on their own.",
             MetricType::Counter,
-            &[(none.clone(), abandoned as f64)],
+            &[(Vec::new(), abandoned as f64)],
         )?;
-        let statuses = self.daemon.status();
-        let flag = |set: fn(&PluginStatus) -> bool| -> Vec<(Labels, f64)> {
+        let statuses = daemon.status();
+        let each = |read: fn(&PluginStatus) -> f64| -> Vec<(Labels, f64)> {
             statuses
                 .iter()
-                .map(|status| {
-                    let value = if set(status) { 1.0 } else { 0.0 };
-                    (vec![("plugin", status.name.clone())], value)
-                })
+                .map(|status| (vec![("plugin", status.name.clone())], read(status)))
                 .collect()
         };
-        let reclaimed: Vec<(Labels, f64)> = statuses
-            .iter()
-            .map(|status| {
-                let reclaimed = status.instances_reclaimed as f64;
-                (vec![("plugin", status.name.clone())], reclaimed)
-            })
-            .collect();
         family(
             &mut encoder,
             "herald_plugin_instances_reclaimed",
             "Times a plugin's idle instance was dropped (plugins.<name>.reclaimIdleAfter) since it last started dispatching.",
             MetricType::Counter,
-            &reclaimed,
+            &each(|status| status.instances_reclaimed as f64),
         )?;
-        let degraded = flag(|status| status.degraded.is_some());
-        let waiting = flag(|status| status.caches.as_ref().is_some_and(|c| !c.synced));
         family(
             &mut encoder,
             "herald_plugin_waiting_for_caches",
             "1 while a dispatching plugin's first delivery waits for a cache it subscribes to to have its initial list.",
             MetricType::Gauge,
-            &waiting,
+            &each(|status| flag(status.caches.as_ref().is_some_and(|c| !c.synced))),
         )?;
         family(
             &mut encoder,
             "herald_plugin_degraded",
             "1 while a plugin is degraded: it skipped a notification of its initial list, so readiness no longer waits for it.",
             MetricType::Gauge,
-            &degraded,
+            &each(|status| flag(status.degraded.is_some())),
         )?;
-        let ready = if self.daemon.ready() { 1.0 } else { 0.0 };
         family(
             &mut encoder,
             "herald_ready",
             "1 when every informer has synced and every plugin has handled its initial list.",
             MetricType::Gauge,
-            &[(none, ready)],
-        )?;
-        Ok(())
+            &[(Vec::new(), flag(daemon.ready()))],
+        )
     }
+}
+
+/// A gauge's value for a condition: 1 if it holds, else 0.
+fn flag(holds: bool) -> f64 {
+    if holds { 1.0 } else { 0.0 }
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! Process-wide counters of plugin loading, exported by
-//! `crate::ops::metrics`.
+//! [`LoaderCollector`](super::metrics::LoaderCollector).
 
 use std::sync::atomic::AtomicU64;
 
