@@ -1,13 +1,14 @@
 //! The `herald` binary as people run it: `plugin check` and `plugin replay`
 //! on the shipped examples and on broken files, the daemon's endpoints,
 //! readiness, hot reload and graceful shutdown, configuration errors, the
-//! demo, and the dashboard in a real browser.
+//! demo, the Helm chart, and the dashboard in a real browser.
 
 mod apiserver;
 mod check;
 mod compiler;
 mod dashboard;
 mod demo;
+mod helm;
 mod hostile;
 mod pipe;
 mod plugin_new;
