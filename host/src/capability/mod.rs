@@ -23,7 +23,7 @@
 //! act outside the host have no effect there in dry-run ([`Mode`]).
 //!
 //! Each capability is a [`Capability`] (and, if the operator grants it, a
-//! [`Granted`]) named once in the list below, [`capabilities!`], which
+//! [`Granted`]) named once in the list below (`capabilities!`, in `factor.rs`), which
 //! generates from it the store's [`View`], [`add_to_linker`] (every
 //! capability, every world version), [`ActionStats`] (the counters, one
 //! field each), [`Grants`] and [`GrantConfig`] (one typed grant each, its

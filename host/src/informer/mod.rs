@@ -4,7 +4,7 @@
 //!
 //! The parts, in the order an event flows: [`reflector`] lists and watches
 //! through `kube::Client` and turns each event into a [`Change`];
-//! [`answer`] reads the server's answers, in JSON or (for built-in kinds, as
+//! `answer` reads the server's answers, in JSON or (for built-in kinds, as
 //! client-go asks) in [`protobuf`] transcoded to the same JSON;
 //! [`processor`] applies it to the [`Store`] first and then distributes a
 //! notification to every listener; [`registry`] shares informers between

@@ -7,7 +7,7 @@
 //! # Protobuf
 //!
 //! For a built-in kind every request asks for protobuf first, as client-go
-//! does, and [`answer`] transcodes what comes back into the JSON the server
+//! does, and `answer` transcodes what comes back into the JSON the server
 //! would have sent ([`super::protobuf`]); everything after that reads JSON
 //! either way. Should the server send a field this Herald's schema lacks,
 //! the request fails rather than drop it, and the informer asks in JSON

@@ -89,7 +89,7 @@ impl PluginInstance {
     }
 
     /// Delivers an add, blocking this thread until the call ends (never
-    /// call it from an async task: see [`deliver`](Self::deliver)).
+    /// call it from an async task: see `deliver`).
     pub fn on_add(&mut self, ctx: &EventContext, obj: &str) -> Result<Handled, CallError> {
         self.call_blocking(ctx, HandlerCall::Add(obj))
     }

@@ -123,7 +123,7 @@ pub(super) struct Checked {
 ///   `-` as `_` loses nothing, and its namespace never starts or ends with
 ///   `_` (it may hold `__`, from a plugin name holding `--`);
 /// - a metric name never starts or ends with `_` nor holds `__`
-///   ([`check`]'s rules), and every suffix the exposition adds
+///   (`check`'s rules), and every suffix the exposition adds
 ///   ([`SUFFIXES`]) is `_` and a letter, so what follows the separator never
 ///   holds `__`;
 ///
@@ -158,7 +158,7 @@ pub(super) fn occupied(family: &str) -> Vec<String> {
 }
 
 /// Every name `plugin`'s metric `name` of `kind` takes in the exposition:
-/// [`occupied`] of its [`family_name`].
+/// `occupied` of its [`family_name`].
 pub fn exposed_names(plugin: &str, name: &str, kind: MetricKind) -> Vec<String> {
     occupied(&family_name(plugin, name, kind))
 }

@@ -144,7 +144,7 @@ impl PluginWorker {
     }
 
     /// Whether the plugin's caches are complete, so its deliveries have
-    /// started, or what they are waiting for (see [`super::gate`]).
+    /// started, or what they are waiting for (see `dispatch::gate`).
     pub fn cache_sync(&self) -> CacheSync {
         let dispatch = &self.shared.dispatch;
         dispatch
