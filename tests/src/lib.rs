@@ -1,7 +1,10 @@
-//! Helpers shared by Herald's integration tests: loading the built plugins
-//! and reading what they log.
+//! Helpers shared by Herald's integration tests: loading the built plugins,
+//! reading what they log, and waiting for what cannot be awaited.
 
 pub use herald_test_artifacts as artifacts;
+
+mod eventually;
+pub use eventually::{Outcome, PATIENCE, Patience, eventually};
 
 use herald::capability::log::{MemorySink, OwnedLogLine};
 use herald::plugin::{LoadOptions, LoadedPlugin, PluginEngine};

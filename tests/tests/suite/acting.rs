@@ -6,7 +6,6 @@
 //! each call from its log and the result from the API server.
 
 use super::cluster::TestCluster;
-use super::daemon::eventually;
 use super::recording::informers;
 use futures::future::BoxFuture;
 use herald::capability::kube::WriteRule;
@@ -17,7 +16,7 @@ use herald::capability::{ClusterAccess, Grants, Mode};
 use herald::daemon::Daemon;
 use herald::dispatch::RetryPolicy;
 use herald::plugin::{LoadOptions, LoadedPlugin};
-use herald_tests::{artifacts, engine, load_with, messages};
+use herald_tests::{PATIENCE, artifacts, engine, eventually, load_with, messages};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::api::{Api, ListParams, PostParams};
 use serde_json::{Value, json};
@@ -132,7 +131,7 @@ impl Actor {
                 .filter(|m| m.starts_with(&prefix))
                 .collect()
         };
-        eventually(&format!("{calls} calls of {name}"), || {
+        eventually(&format!("{calls} calls of {name}"), PATIENCE, async || {
             mine().len() >= calls
         })
         .await;
@@ -610,7 +609,7 @@ async fn a_plugin_built_against_0_1_0_still_runs() {
     daemon.start(plugin).await.unwrap();
     cluster.create_config_map("old-friend", "v", "legacy").await;
     let key = format!("{}/old-friend", cluster.namespace);
-    eventually("legacy-v1 sees the add", || {
+    eventually("legacy-v1 sees the add", PATIENCE, async || {
         messages(&logs.lines())
             .iter()
             .any(|m| m == &format!("legacy-v1 add key={key}"))
@@ -665,27 +664,23 @@ async fn namespace_defaults_gives_a_new_namespace_its_objects_and_repairs_them()
 
     let policies: Api<NetworkPolicy> = Api::namespaced(cluster.client.clone(), &team);
     let quotas: Api<ResourceQuota> = Api::namespaced(cluster.client.clone(), &team);
-    let both_exist = || async {
-        policies
-            .get_opt("herald-default-deny")
-            .await
-            .unwrap()
-            .is_some()
-            && quotas
-                .get_opt("herald-default-quota")
-                .await
-                .unwrap()
-                .is_some()
-    };
-    let deadline = std::time::Instant::now() + super::recording::PATIENCE;
-    while !both_exist().await {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the defaults never appeared in {team}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    let policy = policies.get("herald-default-deny").await.unwrap();
+    let policy = eventually(
+        &format!("the defaults appear in {team}"),
+        PATIENCE,
+        async || {
+            let policy = policies.get_opt("herald-default-deny").await.unwrap();
+            let quota = quotas.get_opt("herald-default-quota").await.unwrap();
+            match (policy, quota) {
+                (Some(policy), Some(_)) => Ok(policy),
+                (policy, quota) => Err(format!(
+                    "NetworkPolicy found: {}, ResourceQuota found: {}",
+                    policy.is_some(),
+                    quota.is_some()
+                )),
+            }
+        },
+    )
+    .await;
     let spec = policy.spec.unwrap();
     assert_eq!(spec.policy_types.unwrap(), ["Ingress", "Egress"]);
 
@@ -700,22 +695,21 @@ async fn namespace_defaults_gives_a_new_namespace_its_objects_and_repairs_them()
             "herald-default-deny",
         ],
     );
-    let deadline = std::time::Instant::now() + super::recording::PATIENCE;
-    loop {
-        if let Some(back) = policies.get_opt("herald-default-deny").await.unwrap()
-            && back.metadata.uid != policy.metadata.uid
-        {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the deleted NetworkPolicy never came back"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    eventually(
+        "the deleted NetworkPolicy comes back",
+        PATIENCE,
+        async || {
+            policies
+                .get_opt("herald-default-deny")
+                .await
+                .unwrap()
+                .is_some_and(|back| back.metadata.uid != policy.metadata.uid)
+        },
+    )
+    .await;
     // The server holds the repaired object before the host has counted the
     // answer to the apply that made it.
-    super::daemon::eventually("the three applies are counted", || {
+    eventually("the three applies are counted", PATIENCE, async || {
         access.stats.requests("namespace-defaults", "apply", "ok") >= 3
     })
     .await;

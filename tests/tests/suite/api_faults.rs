@@ -12,11 +12,11 @@
 
 use super::cluster::TestCluster;
 use super::recording::{
-    PATIENCE, Recording, View, begin_watch_outage, config_maps, drop_watches_and_wait, informer,
-    informers,
+    Recording, View, begin_watch_outage, config_maps, drop_watches_and_wait, informer, informers,
 };
 use herald::informer::{Informers, SharedInformer};
 use herald_apiserver::{ApiServer, ApiServerConfig, Faults};
+use herald_tests::{PATIENCE, Patience, eventually};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use std::collections::BTreeMap;
@@ -49,8 +49,7 @@ impl Watched {
 
     /// Waits until the view equals what `api` lists now.
     async fn converges(&mut self, api: &Api<ConfigMap>) {
-        let deadline = Instant::now() + PATIENCE;
-        loop {
+        eventually("the view matches the server", PATIENCE, async || {
             let server: BTreeMap<String, String> = api
                 .list(&ListParams::default())
                 .await
@@ -68,15 +67,15 @@ impl Watched {
                 self.view.apply("listener", seen);
             }
             if self.view.synced && self.view.objects == server {
-                return;
+                Ok(())
+            } else {
+                Err(format!(
+                    "\n view   {:?} (synced: {})\n server {server:?}",
+                    self.view.objects, self.view.synced
+                ))
             }
-            assert!(
-                Instant::now() < deadline,
-                "the view never matched the server:\n view   {:?}\n server {server:?}",
-                self.view.objects
-            );
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        })
+        .await;
     }
 
     fn counter(&self, read: impl Fn(&herald::informer::ReflectorStats) -> u64) -> u64 {
@@ -95,21 +94,25 @@ async fn reaches(
     read: impl Fn(&herald::informer::ReflectorStats) -> u64,
     target: u64,
 ) -> Instant {
-    let deadline = Instant::now() + PATIENCE;
-    while watched.counter(&read) < target {
-        assert!(Instant::now() < deadline, "{what} never reached {target}");
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
-    Instant::now()
+    // Looking every millisecond: a late look would make the time late too.
+    let patience = Patience::new(PATIENCE).looking_at_least_every(Duration::from_millis(1));
+    eventually(&format!("{what} reaches {target}"), patience, async || {
+        let now = watched.counter(&read);
+        if now >= target {
+            Ok(Instant::now())
+        } else {
+            Err(format!("{what} at {now}"))
+        }
+    })
+    .await
 }
 
 /// Drops the open watches once there is one to drop.
 async fn drop_open_watches(faults: &Faults) {
-    let deadline = Instant::now() + PATIENCE;
-    while faults.open_watches() == 0 {
-        assert!(Instant::now() < deadline, "no watch was ever opened");
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
+    eventually("a watch is opened", PATIENCE, async || {
+        faults.open_watches() > 0
+    })
+    .await;
     faults.drop_watches();
 }
 

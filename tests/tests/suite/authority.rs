@@ -6,7 +6,6 @@
 //! `host/tests/cli/hostile.rs`.
 
 use super::acting::{Actor, command, config_map_rule, granted, outcome, target};
-use super::daemon::eventually;
 use super::egress::{Probe, TestServer};
 use super::reload::{Rig, write};
 use base64::Engine as _;
@@ -17,7 +16,7 @@ use herald::capability::{Grants, Mode};
 use herald::daemon::Daemon;
 use herald::plugin::{LoadOptions, LoadedPlugin, digest};
 use herald::reload::{FileState, PluginConfig};
-use herald_tests::{artifacts, engine, load_with, messages};
+use herald_tests::{PATIENCE, artifacts, engine, eventually, load_with, messages};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::api::{Api, ListParams, PostParams};
 use serde_json::{Value, json};
@@ -73,13 +72,23 @@ pub(super) async fn neighbour_saw_everything(actor: &Actor, sink: &MemorySink) {
 /// Waits until the neighbour logging to `sink` has seen an add of each
 /// ConfigMap of `names` in namespace `ns`.
 pub(super) async fn neighbour_saw(sink: &MemorySink, ns: &str, names: &[impl AsRef<str>]) {
-    eventually("the neighbour saw every ConfigMap", || {
+    eventually("the neighbour sees every ConfigMap", PATIENCE, async || {
         let seen = messages(&sink.lines());
-        names.iter().all(|name| {
-            let key = format!("key={ns}/{} ", name.as_ref());
-            seen.iter()
-                .any(|m| m.starts_with("event=add") && m.contains(&key))
-        })
+        let unseen: Vec<&str> = names
+            .iter()
+            .map(AsRef::as_ref)
+            .filter(|name| {
+                let key = format!("key={ns}/{name} ");
+                !seen
+                    .iter()
+                    .any(|m| m.starts_with("event=add") && m.contains(&key))
+            })
+            .collect();
+        if unseen.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("no add yet of {unseen:?}"))
+        }
     })
     .await;
 }
@@ -659,11 +668,15 @@ async fn a_plugin_cannot_keep_another_from_loading_by_taking_its_metric_names() 
         .await
         .expect("the rightful plugin loads");
     cluster.create_config_map("trigger", "a", "1").await;
-    eventually("the rightful plugin handled its ConfigMap", || {
-        messages(&logs.lines())
-            .iter()
-            .any(|m| m.starts_with("hostile done"))
-    })
+    eventually(
+        "the rightful plugin handled its ConfigMap",
+        PATIENCE,
+        async || {
+            messages(&logs.lines())
+                .iter()
+                .any(|m| m.starts_with("hostile done"))
+        },
+    )
     .await;
     let mut registry = prometheus_client::registry::Registry::default();
     registry.register_collector(Box::new(daemon.plugin_metrics().clone()));
@@ -708,7 +721,7 @@ async fn a_plugin_asks_how_long_its_call_has_left() {
     assert_eq!(plugin.world(), "herald:plugin/plugin@0.4.0");
     daemon.start(plugin).await.unwrap();
     cluster.create_config_map("now", "a", "1").await;
-    eventually("the plugin logged what it has left", || {
+    eventually("the plugin logged what it has left", PATIENCE, async || {
         messages(&logs.lines())
             .iter()
             .any(|m| m.starts_with("hostile remaining_ms="))

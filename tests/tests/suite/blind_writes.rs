@@ -13,7 +13,7 @@ use super::authority::{neighbour_saw_everything, start_neighbour};
 use base64::Engine as _;
 use herald::capability::Grants;
 use herald::capability::Mode;
-use herald_tests::host_log;
+use herald_tests::{PATIENCE, eventually, host_log};
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, PostParams};
 use serde_json::{Value, json};
@@ -229,7 +229,7 @@ async fn a_blind_write_in_dry_run_reports_no_value_either() {
         .await;
     assert_eq!(outcome(&lines[0]), "ok", "{lines:?}");
     let log = host_log();
-    super::daemon::eventually("the dry-run report of the patch", || {
+    eventually("the dry-run report of the patch", PATIENCE, async || {
         !log.lines_with(&[&ns, "would change"]).is_empty()
     })
     .await;

@@ -6,7 +6,6 @@
 //! counted in the plugin's own metric on a live scrape.
 
 use super::cluster::TestCluster;
-use super::daemon::eventually;
 use super::recording::informers;
 use herald::capability::kube::ClusterApi;
 use herald::capability::{ClusterAccess, Grants};
@@ -14,7 +13,7 @@ use herald::daemon::Daemon;
 use herald::demo::webhook::WebhookReceiver;
 use herald::dispatch::RetryPolicy;
 use herald::plugin::LoadOptions;
-use herald_tests::{artifacts, load_with, messages};
+use herald_tests::{PATIENCE, artifacts, eventually, load_with, messages};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
@@ -81,7 +80,7 @@ async fn a_crash_loop_is_alerted_once_through_a_failing_then_recovering_webhook(
         .unwrap();
     }
     let alerted = format!("alerted pod={}/crashy", cluster.namespace);
-    eventually("the alert accepted", || {
+    eventually("the alert accepted", PATIENCE, async || {
         messages(&logs.lines())
             .iter()
             .any(|m| m.starts_with(&alerted))
@@ -108,22 +107,18 @@ async fn a_crash_loop_is_alerted_once_through_a_failing_then_recovering_webhook(
     .unwrap();
 
     let events: Api<Event> = Api::namespaced(cluster.client.clone(), &cluster.namespace);
-    let warning = format!("a CrashLoop Warning Event on {}/crashy", cluster.namespace);
-    let mut found = Vec::new();
-    for _ in 0..100 {
-        found = events.list(&ListParams::default()).await.unwrap().items;
-        if found
+    let warning = format!("a CrashLoop Event on {}/crashy", cluster.namespace);
+    let event = eventually(&warning, PATIENCE, async || {
+        let found = events.list(&ListParams::default()).await.unwrap().items;
+        match found
             .iter()
-            .any(|e| e.reason.as_deref() == Some("CrashLoop"))
+            .find(|e| e.reason.as_deref() == Some("CrashLoop"))
         {
-            break;
+            Some(event) => Ok(event.clone()),
+            None => Err(format!("{found:#?}")),
         }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    let event = found
-        .iter()
-        .find(|e| e.reason.as_deref() == Some("CrashLoop"))
-        .unwrap_or_else(|| panic!("{warning}: {found:#?}"));
+    })
+    .await;
     assert_eq!(event.type_.as_deref(), Some("Warning"));
     assert_eq!(
         event.regarding.as_ref().and_then(|r| r.name.as_deref()),

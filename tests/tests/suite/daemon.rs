@@ -2,29 +2,15 @@
 //! fed by shared informers over the embedded API server.
 
 use super::cluster::TestCluster;
-use super::recording::{PATIENCE, informers};
+use super::recording::informers;
 use herald::capability::log::MemorySink;
 use herald::daemon::Daemon;
 use herald::dispatch::RetryPolicy;
 use herald::plugin::LoadOptions;
-use herald_tests::{artifacts, load_with};
+use herald_tests::{PATIENCE, artifacts, eventually, load_with};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-
-/// Waits (up to [`PATIENCE`]) until `condition` holds, checking every few ms.
-pub async fn eventually(what: &str, condition: impl Fn() -> bool) {
-    eventually_within(what, PATIENCE, condition).await;
-}
-
-/// Waits (up to `patience`) until `condition` holds, checking every few ms.
-pub async fn eventually_within(what: &str, patience: Duration, condition: impl Fn() -> bool) {
-    let deadline = Instant::now() + patience;
-    while !condition() {
-        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-}
 
 fn start_options(config: serde_json::Value) -> LoadOptions {
     LoadOptions {
@@ -42,7 +28,7 @@ async fn a_created_and_deleted_pod_reaches_pod_lifecycle() {
     );
     let (plugin, logs) = load_with(artifacts::POD_LIFECYCLE, LoadOptions::default());
     daemon.start(plugin).await.unwrap();
-    eventually("the daemon is ready", || daemon.ready()).await;
+    eventually("the daemon is ready", PATIENCE, async || daemon.ready()).await;
     let seen = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
     let collect = |logs: &MemorySink, seen: &Arc<std::sync::Mutex<Vec<String>>>| {
         seen.lock()
@@ -51,7 +37,7 @@ async fn a_created_and_deleted_pod_reaches_pod_lifecycle() {
     };
     cluster.create_pod("hello", "web").await;
     let key = format!("{}/hello", cluster.namespace);
-    eventually("pod-lifecycle reports the creation", || {
+    eventually("pod-lifecycle reports the creation", PATIENCE, async || {
         collect(&logs, &seen);
         seen.lock()
             .unwrap()
@@ -64,7 +50,7 @@ async fn a_created_and_deleted_pod_reaches_pod_lifecycle() {
         .delete("hello", &Default::default())
         .await
         .unwrap();
-    eventually("pod-lifecycle reports the deletion", || {
+    eventually("pod-lifecycle reports the deletion", PATIENCE, async || {
         collect(&logs, &seen);
         seen.lock()
             .unwrap()
@@ -93,7 +79,7 @@ async fn a_failing_handler_is_retried_with_backoff_then_skipped_and_recorded() {
         cluster.create_pod(&format!("p{i}"), "web").await;
     }
     let listener = daemon.listeners(&name).pop().unwrap();
-    eventually("three notifications skipped", || {
+    eventually("three notifications skipped", PATIENCE, async || {
         listener.stats.skipped.load(Ordering::Relaxed) >= 3
     })
     .await;
@@ -141,7 +127,7 @@ async fn a_requeue_after_from_a_plugin_delivers_its_key_again_after_the_delay() 
     });
     let (plugin, logs) = load_with(artifacts::RECORDER, start_options(config));
     daemon.start(plugin).await.unwrap();
-    eventually("the daemon is ready", || daemon.ready()).await;
+    eventually("the daemon is ready", PATIENCE, async || daemon.ready()).await;
     let listener = daemon.listeners("requeuer").pop().unwrap();
     let seen = std::sync::Mutex::new(Vec::<(Instant, String)>::new());
     let adds_of = |name: &str| -> Vec<Instant> {
@@ -158,9 +144,11 @@ async fn a_requeue_after_from_a_plugin_delivers_its_key_again_after_the_delay() 
     let created = Instant::now();
     cluster.create_pod("again", "again").await;
     cluster.create_pod("once", "web").await;
-    eventually("the requeued pod is delivered three times", || {
-        adds_of("again").len() == 3
-    })
+    eventually(
+        "the requeued pod is delivered three times",
+        PATIENCE,
+        async || adds_of("again").len() == 3,
+    )
     .await;
     let again = adds_of("again");
     assert!(
@@ -171,7 +159,10 @@ async fn a_requeue_after_from_a_plugin_delivers_its_key_again_after_the_delay() 
             .map(|at| at.duration_since(created))
             .collect::<Vec<_>>()
     );
-    eventually("nothing waits any more", || listener.depth() == 0).await;
+    eventually("nothing waits any more", PATIENCE, async || {
+        listener.depth() == 0
+    })
+    .await;
     assert_eq!(adds_of("again").len(), 3, "requeued twice, as asked");
     assert_eq!(adds_of("once").len(), 1, "never requeued");
     assert_eq!(listener.stats.requeued.load(Ordering::SeqCst), 2);
@@ -216,7 +207,7 @@ async fn a_failing_coalesced_object_waits_in_backoff_while_others_flow_and_a_cha
     });
     let (plugin, logs) = load_with(artifacts::RECORDER, start_options(config));
     daemon.start(plugin).await.unwrap();
-    eventually("the daemon is ready", || daemon.ready()).await;
+    eventually("the daemon is ready", PATIENCE, async || daemon.ready()).await;
     let listener = daemon.listeners("flaky").pop().unwrap();
     let stats = &listener.stats;
     let seen = std::sync::Mutex::new(Vec::<String>::new());
@@ -231,9 +222,11 @@ async fn a_failing_coalesced_object_waits_in_backoff_while_others_flow_and_a_cha
     };
 
     let broken = cluster.create_pod("broken", "broken").await;
-    eventually("the broken pod's call fails and it waits", || {
-        stats.failed.load(Ordering::SeqCst) == 1 && listener.delayed() == 1
-    })
+    eventually(
+        "the broken pod's call fails and it waits",
+        PATIENCE,
+        async || stats.failed.load(Ordering::SeqCst) == 1 && listener.delayed() == 1,
+    )
     .await;
     let last = daemon.status().remove(0).last_error.expect("recorded");
     assert!(
@@ -244,9 +237,11 @@ async fn a_failing_coalesced_object_waits_in_backoff_while_others_flow_and_a_cha
     for i in 0..5 {
         cluster.create_pod(&format!("good-{i}"), "web").await;
     }
-    eventually("the other pods are delivered meanwhile", || {
-        (0..5).all(|i| adds_of(&format!("good-{i}")).len() == 1)
-    })
+    eventually(
+        "the other pods are delivered meanwhile",
+        PATIENCE,
+        async || (0..5).all(|i| adds_of(&format!("good-{i}")).len() == 1),
+    )
     .await;
     assert_eq!(
         (
@@ -286,7 +281,8 @@ async fn a_failing_coalesced_object_waits_in_backoff_while_others_flow_and_a_cha
     let fixed_rv = fixed.metadata.resource_version.unwrap();
     eventually(
         "the changed pod is delivered without waiting out its backoff",
-        || adds_of("broken").len() == 2,
+        PATIENCE,
+        async || adds_of("broken").len() == 2,
     )
     .await;
     let broken_rv = broken.metadata.resource_version.unwrap();
@@ -296,7 +292,10 @@ async fn a_failing_coalesced_object_waits_in_backoff_while_others_flow_and_a_cha
             && adds[1].contains(&format!(" rv={fixed_rv} ")),
         "failed at its first state, then delivered as one add of its newest: {adds:?}"
     );
-    eventually("nothing waits any more", || listener.depth() == 0).await;
+    eventually("nothing waits any more", PATIENCE, async || {
+        listener.depth() == 0
+    })
+    .await;
     assert_eq!(
         (
             stats.delivered.load(Ordering::SeqCst),
@@ -325,7 +324,7 @@ async fn a_plugin_subscribing_to_an_unknown_kind_is_refused_and_others_run() {
     );
     let (recorder, _) = load_with(artifacts::RECORDER, LoadOptions::default());
     daemon.start(recorder).await.unwrap();
-    eventually("the other plugin syncs", || daemon.ready()).await;
+    eventually("the other plugin syncs", PATIENCE, async || daemon.ready()).await;
     assert_eq!(daemon.names(), ["recorder"]);
     daemon.shutdown(Instant::now());
     cluster.cleanup().await;

@@ -6,7 +6,6 @@
 //! from the server.
 
 use super::cluster::TestCluster;
-use super::daemon::eventually;
 use super::recording::informers;
 use herald::capability::Grants;
 use herald::capability::http::HttpGrant;
@@ -14,7 +13,7 @@ use herald::capability::log::MemorySink;
 use herald::daemon::Daemon;
 use herald::dispatch::RetryPolicy;
 use herald::plugin::{LoadOptions, LoadedPlugin, RequestedLimits};
-use herald_tests::{artifacts, engine, load_with, messages};
+use herald_tests::{PATIENCE, artifacts, engine, eventually, load_with, messages};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::PostParams;
 use serde_json::{Value, json};
@@ -261,9 +260,11 @@ impl Probe {
                 })
                 .collect()
         };
-        eventually(&format!("{count} requests of {name}"), || {
-            mine().len() >= count
-        })
+        eventually(
+            &format!("{count} requests of {name}"),
+            PATIENCE,
+            async || mine().len() >= count,
+        )
         .await;
         mine()
     }

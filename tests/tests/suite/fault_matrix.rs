@@ -13,15 +13,13 @@
 //! standing for "skipped".
 
 use super::cluster::TestCluster;
-use super::daemon::{eventually, eventually_within};
-use super::recording::PATIENCE;
 use super::recording::informers;
 use herald::capability::log::OwnedLogLine;
 use herald::daemon::Daemon;
 use herald::dispatch::RetryPolicy;
 use herald::plugin::{FaultKind, LoadOptions, RequestedLimits};
 use herald::reload::LoaderStats;
-use herald_tests::{artifacts, host_log, load_with, skip};
+use herald_tests::{PATIENCE, artifacts, eventually, host_log, load_with, skip};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -153,11 +151,15 @@ async fn run(row: Row) -> Option<Ran> {
         })
         .collect();
     let seen = std::sync::Mutex::new(Vec::new());
-    eventually("the recorder's view matches the server", || {
-        let mut seen = seen.lock().unwrap();
-        seen.extend(recorder_logs.take());
-        fold(&seen, &cluster.namespace) == server
-    })
+    eventually(
+        "the recorder's view matches the server",
+        PATIENCE,
+        async || {
+            let mut seen = seen.lock().unwrap();
+            seen.extend(recorder_logs.take());
+            fold(&seen, &cluster.namespace) == server
+        },
+    )
     .await;
 
     let listener = daemon.listeners(row.plugin).pop().expect("its listener");
@@ -175,7 +177,7 @@ async fn run(row: Row) -> Option<Ran> {
             // Each attempt of a faulting plugin rebuilds its instance; on a
             // loaded two-core machine the attempts of four notifications
             // took more than PATIENCE once, so this bound is generous.
-            eventually_within("every add is given up on", 3 * PATIENCE, || {
+            eventually("every add is given up on", 3 * PATIENCE, async || {
                 stats.skipped.load(Ordering::SeqCst) >= PODS as u64
             })
             .await;
@@ -227,7 +229,7 @@ async fn run(row: Row) -> Option<Ran> {
         }
         Outcome::Handled => {
             let handled = || stats.delivered.load(Ordering::SeqCst) >= PODS as u64 + 2;
-            eventually("every notification is handled", || {
+            eventually("every notification is handled", PATIENCE, async || {
                 handled() || stats.failed.load(Ordering::SeqCst) > 0
             })
             .await;

@@ -10,7 +10,6 @@
 //! fails, unless skipping was asked for outside CI (`herald_tests::skip`).
 
 use super::cluster::TestCluster;
-use super::daemon::eventually;
 use super::recording::informers;
 use herald::build::{self, go};
 use herald::capability::kube::ClusterApi;
@@ -18,7 +17,7 @@ use herald::capability::{ClusterAccess, Grants};
 use herald::daemon::Daemon;
 use herald::dispatch::RetryPolicy;
 use herald::plugin::LoadOptions;
-use herald_tests::{load_with, messages};
+use herald_tests::{PATIENCE, eventually, load_with, messages};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
@@ -106,14 +105,18 @@ async fn the_go_example_plugin_follows_a_pod_and_acts_on_the_api_server() {
     pods.create(&PostParams::default(), &pod).await.unwrap();
     let logged = |prefix: String| {
         let logs = logs.clone();
-        move || {
-            messages(&logs.lines())
-                .iter()
-                .any(|m| m.starts_with(&prefix))
+        async move || {
+            let lines = messages(&logs.lines());
+            if lines.iter().any(|m| m.starts_with(&prefix)) {
+                Ok(())
+            } else {
+                Err(format!("the plugin logged {lines:?}"))
+            }
         }
     };
     eventually(
         "the add logged, the Pod decoded into corev1.Pod",
+        PATIENCE,
         logged(format!("pod added pod={ns}/web-0 ")),
     )
     .await;
@@ -137,27 +140,28 @@ async fn the_go_example_plugin_follows_a_pod_and_acts_on_the_api_server() {
     patch_status(status("Running", 0)).await;
     eventually(
         "the phase change logged, read through the lazy view",
+        PATIENCE,
         logged(format!("phase changed pod={ns}/web-0 ")),
     )
     .await;
     patch_status(status("Running", 2)).await;
 
     let events: Api<Event> = Api::namespaced(cluster.client.clone(), &ns);
-    let mut found = Vec::new();
-    for _ in 0..200 {
-        found = events.list(&ListParams::default()).await.unwrap().items;
-        if found
-            .iter()
-            .any(|e| e.reason.as_deref() == Some("RestartingContainer"))
-        {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    let event = found
-        .iter()
-        .find(|e| e.reason.as_deref() == Some("RestartingContainer"))
-        .unwrap_or_else(|| panic!("a RestartingContainer Event on {ns}/web-0: {found:#?}"));
+    let event = eventually(
+        &format!("a RestartingContainer Event on {ns}/web-0"),
+        PATIENCE,
+        async || {
+            let found = events.list(&ListParams::default()).await.unwrap().items;
+            match found
+                .iter()
+                .find(|e| e.reason.as_deref() == Some("RestartingContainer"))
+            {
+                Some(event) => Ok(event.clone()),
+                None => Err(format!("{found:#?}")),
+            }
+        },
+    )
+    .await;
     assert_eq!(event.type_.as_deref(), Some("Warning"));
     assert_eq!(
         event.note.as_deref(),
@@ -175,6 +179,7 @@ async fn the_go_example_plugin_follows_a_pod_and_acts_on_the_api_server() {
         .unwrap();
     eventually(
         "the deletion logged",
+        PATIENCE,
         logged(format!(
             "pod deleted pod={ns}/web-0 final-state-unknown=false"
         )),

@@ -10,21 +10,20 @@
 
 use super::acting::granted;
 use super::cluster::TestCluster;
-use super::daemon::eventually;
-use super::recording::{PATIENCE, informers};
+use super::recording::informers;
 use herald::capability::kube::ClusterApi;
 use herald::capability::{ClusterAccess, Grants};
 use herald::daemon::Daemon;
 use herald::dispatch::RetryPolicy;
 use herald::plugin::{LoadOptions, RequestedLimits};
-use herald_tests::{artifacts, load_with, messages, skip};
+use herald_tests::{PATIENCE, artifacts, eventually, load_with, messages, skip};
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::api::{Api, DeleteParams, PostParams};
 use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Long enough for a call held at the server never to reach its deadline.
 const HELD_CALL_DEADLINE: Duration = Duration::from_secs(10);
@@ -78,7 +77,10 @@ async fn a_repair_controller_repairs_an_object_deleted_right_after_its_creation_
         RetryPolicy::default(),
     );
     daemon.start(plugin).await.unwrap();
-    eventually("namespace-defaults is ready", || daemon.ready()).await;
+    eventually("namespace-defaults is ready", PATIENCE, async || {
+        daemon.ready()
+    })
+    .await;
     let policies_listener = daemon
         .listeners("namespace-defaults")
         .into_iter()
@@ -91,7 +93,12 @@ async fn a_repair_controller_repairs_an_object_deleted_right_after_its_creation_
     let quota = format!("/api/v1/namespaces/{team}/resourcequotas/herald-default-quota");
     let busy = faults.hold_requests("PATCH", &quota);
     create_namespace(&cluster, &team, json!({ selector.as_str(): "yes" })).await;
-    eventually("the plugin is busy applying the quota", || busy.held() == 1).await;
+    eventually(
+        "the plugin is busy applying the quota",
+        PATIENCE,
+        async || busy.held() == 1,
+    )
+    .await;
     let policies: Api<NetworkPolicy> = Api::namespaced(cluster.client.clone(), &team);
     let created = policies
         .get("herald-default-deny")
@@ -104,9 +111,11 @@ async fn a_repair_controller_repairs_an_object_deleted_right_after_its_creation_
         .delete("herald-default-deny", &DeleteParams::default())
         .await
         .unwrap();
-    eventually("the policy's add and delete are both queued", || {
-        policies_listener.stats.received.load(Ordering::Acquire) >= 2
-    })
+    eventually(
+        "the policy's add and delete are both queued",
+        PATIENCE,
+        async || policies_listener.stats.received.load(Ordering::Acquire) >= 2,
+    )
     .await;
     assert_eq!(
         policies_listener.depth(),
@@ -116,29 +125,32 @@ async fn a_repair_controller_repairs_an_object_deleted_right_after_its_creation_
     busy.release();
 
     // The delete reaches the plugin, which puts the policy back.
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        if let Some(back) = policies.get_opt("herald-default-deny").await.unwrap()
-            && back.metadata.uid != created.metadata.uid
-        {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the policy deleted while the plugin was busy never came back: {:?}",
-            messages(&logs.lines())
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(
+        "the policy deleted while the plugin was busy comes back",
+        PATIENCE,
+        async || {
+            let back = policies.get_opt("herald-default-deny").await.unwrap();
+            if back.is_some_and(|back| back.metadata.uid != created.metadata.uid) {
+                Ok(())
+            } else {
+                Err(format!("the plugin logged {:?}", messages(&logs.lines())))
+            }
+        },
+    )
+    .await;
     // The plugin logs the repair once its apply has returned, which can be
     // after the server already shows the new policy.
     let repaired =
         format!("applied kind=NetworkPolicy object={team}/herald-default-deny reason=deleted");
-    eventually("the plugin logs that the delete made it re-apply", || {
-        messages(&logs.lines())
-            .iter()
-            .any(|line| line.starts_with(&repaired))
-    })
+    eventually(
+        "the plugin logs that the delete made it re-apply",
+        PATIENCE,
+        async || {
+            messages(&logs.lines())
+                .iter()
+                .any(|line| line.starts_with(&repaired))
+        },
+    )
     .await;
 }
 
@@ -170,12 +182,13 @@ async fn a_plugin_sees_no_pod_before_the_namespace_cache_has_its_initial_list() 
         .expect("a Pod subscription");
     eventually(
         "the Pod list is in while the Namespace list is held",
-        || pods_listener.initial_list_received() && slow.held() == 1,
+        PATIENCE,
+        async || pods_listener.initial_list_received() && slow.held() == 1,
     )
     .await;
     // A live Pod after the Pod cache synced: delivered, were nothing held.
     cluster.create_pod("d", "web").await;
-    eventually("the live Pod is queued", || {
+    eventually("the live Pod is queued", PATIENCE, async || {
         pods_listener.stats.received.load(Ordering::Acquire) as usize > names.len()
     })
     .await;
@@ -202,7 +215,7 @@ async fn a_plugin_sees_no_pod_before_the_namespace_cache_has_its_initial_list() 
         .iter()
         .map(|name| format!("pod={}/{name} namespace=found", cluster.namespace))
         .collect();
-    eventually("every Pod is handled", || {
+    eventually("every Pod is handled", PATIENCE, async || {
         let seen = messages(&logs.lines());
         expected.iter().all(|line| seen.contains(line))
     })

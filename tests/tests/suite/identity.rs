@@ -3,12 +3,11 @@
 //! that name only, if its file is one the settings pin and its sidecar (if
 //! it names a plugin) names it.
 
-use super::daemon::eventually;
 use super::reload::{Rig, variant, write};
 use herald::plugin::{LoadError, LoadOptions, LoadedPlugin, digest};
 use herald::reload::FileState;
 use herald::reload::PluginConfig;
-use herald_tests::{artifacts, engine};
+use herald_tests::{PATIENCE, artifacts, engine, eventually};
 use std::collections::BTreeMap;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -36,7 +35,8 @@ async fn a_renamed_file_gets_the_settings_of_the_plugin_it_is_not_of_its_file_na
     assert_eq!(status.plugin.as_deref(), Some("slow"));
     eventually(
         "the slow plugin handles the Pod with its own settings",
-        || {
+        PATIENCE,
+        async || {
             rig.lines()
                 .iter()
                 .any(|l| l.plugin == "slow" && l.message.contains("delay_ms=1"))
@@ -144,9 +144,11 @@ fn adds(rig: &Rig, rev: &str, name: &str) -> (usize, usize) {
 /// its add; returns how many initial-list adds it logged by then.
 async fn delivered(rig: &Rig, rev: &str, name: &str) -> usize {
     rig.cluster.create_config_map(name, "a", "1").await;
-    eventually(&format!("the recorder records {name}"), || {
-        adds(rig, rev, name).0 >= 1
-    })
+    eventually(
+        &format!("the recorder records {name}"),
+        PATIENCE,
+        async || adds(rig, rev, name).0 >= 1,
+    )
     .await;
     let (count, initial) = adds(rig, rev, name);
     assert_eq!(count, 1, "{name} delivered once: the plugin runs once");
@@ -221,9 +223,11 @@ async fn an_exact_copy_of_a_pinned_plugin_is_a_duplicate_and_never_stops_it() {
 
     // The copy goes too: now the plugin stops.
     std::fs::remove_file(rig.dir.join("recorder-copy.wasm")).unwrap();
-    eventually("the plugin stops with its last file", || {
-        rig.daemon.names().is_empty()
-    })
+    eventually(
+        "the plugin stops with its last file",
+        PATIENCE,
+        async || rig.daemon.names().is_empty(),
+    )
     .await;
     rig.finish().await;
 }

@@ -5,11 +5,10 @@
 //! plugin without the setting keeps its instance.
 
 use super::cluster::TestCluster;
-use super::daemon::eventually;
 use herald::daemon::Daemon;
 use herald::dispatch::RetryPolicy;
 use herald::plugin::{IdlePolicy, LoadOptions};
-use herald_tests::{artifacts, load_with};
+use herald_tests::{PATIENCE, artifacts, eventually, load_with};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -53,7 +52,7 @@ async fn an_idle_instance_is_dropped_and_the_next_delivery_gets_a_fresh_one() {
     );
     daemon.start(plugin).await.unwrap();
     daemon.start(keeper).await.unwrap();
-    eventually("the daemon is ready", || daemon.ready()).await;
+    eventually("the daemon is ready", PATIENCE, async || daemon.ready()).await;
     let status = |name: &str| {
         daemon
             .status()
@@ -75,11 +74,11 @@ async fn an_idle_instance_is_dropped_and_the_next_delivery_gets_a_fresh_one() {
 
     // The add, then its one requeue: the instance counted the key.
     cluster.create_config_map("c", "again", "1").await;
-    eventually("the add and its requeue", || {
+    eventually("the add and its requeue", PATIENCE, async || {
         lines(&logs) == 2 && lines(&keeper_logs) == 2
     })
     .await;
-    eventually("the idle instance is dropped", || {
+    eventually("the idle instance is dropped", PATIENCE, async || {
         status("reclaimed").instances_reclaimed >= 1
     })
     .await;
@@ -87,7 +86,7 @@ async fn an_idle_instance_is_dropped_and_the_next_delivery_gets_a_fresh_one() {
     // A fresh instance has forgotten the count, so the update is requeued
     // once more; the kept instance remembers it and does not requeue.
     cluster.update_config_map("c", "2").await;
-    eventually("the update reaches both", || {
+    eventually("the update reaches both", PATIENCE, async || {
         lines(&logs) == 4 && lines(&keeper_logs) == 3
     })
     .await;

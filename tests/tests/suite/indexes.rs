@@ -3,12 +3,11 @@
 //! kept by the ReplicaSet informer fed by the API server.
 
 use super::cluster::TestCluster;
-use super::daemon::eventually;
 use super::recording::informers;
 use herald::daemon::Daemon;
 use herald::dispatch::RetryPolicy;
 use herald::plugin::LoadOptions;
-use herald_tests::{artifacts, load_with};
+use herald_tests::{PATIENCE, artifacts, eventually, load_with};
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::json;
@@ -64,7 +63,7 @@ async fn rollout_watch_finds_a_deployments_replica_sets_through_its_owner_index(
     );
     let (plugin, logs) = load_with(artifacts::ROLLOUT_WATCH, LoadOptions::default());
     daemon.start(plugin).await.unwrap();
-    eventually("the daemon is ready", || daemon.ready()).await;
+    eventually("the daemon is ready", PATIENCE, async || daemon.ready()).await;
     let namespace = &cluster.namespace;
     let deployments: Api<Deployment> = Api::namespaced(cluster.client.clone(), namespace);
     let sets: Api<ReplicaSet> = Api::namespaced(cluster.client.clone(), namespace);
@@ -95,7 +94,8 @@ async fn rollout_watch_finds_a_deployments_replica_sets_through_its_owner_index(
     };
     eventually(
         "both Deployments and the three ReplicaSets are delivered",
-        || delivered() == 5,
+        PATIENCE,
+        async || delivered() == 5,
     )
     .await;
 
@@ -109,11 +109,15 @@ async fn rollout_watch_finds_a_deployments_replica_sets_through_its_owner_index(
         "progressed deployment={namespace}/web updated=1/3 ready=1 available=1 new=web-2:0/3 old=web-1:0/2"
     );
     let seen = std::sync::Mutex::new(Vec::<String>::new());
-    eventually("rollout-watch reports web's own ReplicaSets", || {
-        let mut seen = seen.lock().unwrap();
-        seen.extend(logs.take().into_iter().map(|l| l.message));
-        seen.iter().any(|m| m.starts_with("progressed "))
-    })
+    eventually(
+        "rollout-watch reports web's own ReplicaSets",
+        PATIENCE,
+        async || {
+            let mut seen = seen.lock().unwrap();
+            seen.extend(logs.take().into_iter().map(|l| l.message));
+            seen.iter().any(|m| m.starts_with("progressed "))
+        },
+    )
     .await;
     let progressed: Vec<String> = seen
         .into_inner()

@@ -4,13 +4,12 @@
 //! saying so, without it).
 
 use super::cluster::TestCluster;
-use super::daemon::eventually;
 use super::recording::informers;
 use herald::capability::log::MemorySink;
 use herald::daemon::Daemon;
 use herald::dispatch::RetryPolicy;
 use herald::plugin::LoadOptions;
-use herald_tests::{artifacts, load_with};
+use herald_tests::{PATIENCE, artifacts, eventually, load_with};
 use serde_json::json;
 use std::path::Path;
 use std::process::Command;
@@ -108,7 +107,7 @@ async fn objects_made_by_kubectls_create_generators_reach_plugins() {
         daemon.start(plugin).await.unwrap();
         sinks.push((sink, key));
     }
-    eventually("the daemon is ready", || daemon.ready()).await;
+    eventually("the daemon is ready", PATIENCE, async || daemon.ready()).await;
 
     kubectl(&kubeconfig, &["create", "namespace", &team]);
     kubectl(
@@ -147,12 +146,17 @@ async fn objects_made_by_kubectls_create_generators_reach_plugins() {
     for (sink, key) in &sinks {
         let seen = std::sync::Mutex::new(Vec::new());
         let wanted = format!("event=add key={key} ");
-        eventually(&format!("a plugin sees the add of {key}"), || {
-            let mut seen = seen.lock().unwrap();
-            seen.extend(sink.take().into_iter().map(|line| line.message));
-            seen.iter()
-                .any(|message| message.starts_with(&wanted) && message.contains("initial=false"))
-        })
+        eventually(
+            &format!("a plugin sees the add of {key}"),
+            PATIENCE,
+            async || {
+                let mut seen = seen.lock().unwrap();
+                seen.extend(sink.take().into_iter().map(|line| line.message));
+                seen.iter().any(|message| {
+                    message.starts_with(&wanted) && message.contains("initial=false")
+                })
+            },
+        )
         .await;
     }
     daemon.shutdown(Instant::now() + Duration::from_secs(5));

@@ -10,8 +10,8 @@
 //! read the Lease (had its chance) several times.
 
 use crate::cluster::TestCluster;
-use crate::recording::PATIENCE;
 use herald::leader::{Election, LeaderElector, LeaseSettings};
+use herald_tests::{PATIENCE, eventually};
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
@@ -157,19 +157,24 @@ fn watch_for_two_leaders(a: &Election, b: &Election) -> Arc<AtomicBool> {
 async fn wait_for_renewals(cluster: &TestCluster, holder: &str, renewals: usize) {
     let mut last = lease_spec(cluster).await.renew_time;
     let mut seen = 0;
-    timeout(Duration::from_secs(10), async {
-        while seen < renewals {
-            tokio::time::sleep(ms(50)).await;
+    eventually(
+        &format!("{holder} to renew the Lease {renewals} times"),
+        Duration::from_secs(10),
+        async || {
             let spec = lease_spec(cluster).await;
             assert_eq!(spec.holder_identity.as_deref(), Some(holder));
             if spec.renew_time != last {
                 seen += 1;
                 last = spec.renew_time;
             }
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("{holder} did not renew {renewals} times within 10s"));
+            if seen >= renewals {
+                Ok(())
+            } else {
+                Err(format!("{seen} renewals"))
+            }
+        },
+    )
+    .await;
 }
 
 #[tokio::test]

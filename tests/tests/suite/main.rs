@@ -11,6 +11,7 @@ mod crashloop;
 mod daemon;
 mod deploy;
 mod egress;
+mod eventually;
 mod fault_matrix;
 mod go_plugin;
 mod guarantees;

@@ -10,7 +10,7 @@
 //! (`.ci/run`).
 
 use super::cluster::TestCluster;
-use super::recording::{PATIENCE, informers};
+use super::recording::informers;
 use super::reload::temp_dir;
 use herald::capability::log::MemorySink;
 use herald::config::Config;
@@ -23,13 +23,13 @@ use herald::reload::{
     DEFAULT_RESCAN_INTERVAL, FileState, FileStatus, FileStatuses, PluginDirectory, PluginSources,
     ReloadSetup, SettleTiming, SourcesSetup,
 };
-use herald_tests::artifacts;
+use herald_tests::{PATIENCE, artifacts, eventually};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A distribution registry on 127.0.0.1, stopped when dropped.
 struct TestRegistry {
@@ -43,13 +43,13 @@ struct TestRegistry {
 impl TestRegistry {
     /// Starts a registry, or returns `None` (outside CI) when there is none
     /// to start.
-    fn start() -> Option<TestRegistry> {
-        Self::start_with(None)
+    async fn start() -> Option<TestRegistry> {
+        Self::start_with(None).await
     }
 
     /// [`start`](Self::start), with `user` and `password` required
     /// (distribution's htpasswd authentication) when given.
-    fn start_with(user: Option<(&str, &str)>) -> Option<TestRegistry> {
+    async fn start_with(user: Option<(&str, &str)>) -> Option<TestRegistry> {
         let binary = std::env::var_os("HERALD_TEST_REGISTRY")
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("/usr/bin/docker-registry"));
@@ -95,7 +95,7 @@ impl TestRegistry {
             config,
             child: None,
         };
-        registry.resume();
+        registry.resume().await;
         Some(registry)
     }
 
@@ -110,7 +110,7 @@ impl TestRegistry {
     }
 
     /// Starts (again) on the same port and storage; returns once it answers.
-    fn resume(&mut self) {
+    async fn resume(&mut self) {
         let child = Command::new(&self.binary)
             .arg("serve")
             .arg(&self.config)
@@ -119,11 +119,11 @@ impl TestRegistry {
             .spawn()
             .expect("starting the registry");
         self.child = Some(child);
-        let deadline = Instant::now() + PATIENCE;
-        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
-            assert!(Instant::now() < deadline, "the registry never listened");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let address = ("127.0.0.1", self.port);
+        eventually("the registry listens", PATIENCE, async || {
+            tokio::net::TcpStream::connect(address).await
+        })
+        .await;
     }
 
     /// Stops it (an outage).
@@ -359,7 +359,7 @@ fn exists(path: &Path) -> bool {
 
 #[tokio::test]
 async fn a_pushed_plugin_runs_from_its_tag_and_from_its_digest() {
-    let Some(registry) = TestRegistry::start() else {
+    let Some(registry) = TestRegistry::start().await else {
         return;
     };
     let noop = version(artifacts::NOOP, "1");
@@ -389,7 +389,7 @@ async fn a_pushed_plugin_runs_from_its_tag_and_from_its_digest() {
 
 #[tokio::test]
 async fn a_moved_tag_is_swapped_in_and_a_digest_pin_stays() {
-    let Some(registry) = TestRegistry::start() else {
+    let Some(registry) = TestRegistry::start().await else {
         return;
     };
     let (v1, v2) = (version(artifacts::NOOP, "1"), version(artifacts::NOOP, "2"));
@@ -434,7 +434,7 @@ async fn a_moved_tag_is_swapped_in_and_a_digest_pin_stays() {
 
 #[tokio::test]
 async fn a_registry_outage_keeps_the_running_version_and_a_restart_uses_the_cache() {
-    let Some(mut registry) = TestRegistry::start() else {
+    let Some(mut registry) = TestRegistry::start().await else {
         return;
     };
     let (v1, v2) = (version(artifacts::NOOP, "1"), version(artifacts::NOOP, "2"));
@@ -464,7 +464,7 @@ async fn a_registry_outage_keeps_the_running_version_and_a_restart_uses_the_cach
     );
 
     // Back up, with a new version: retried, pulled and swapped in.
-    registry.resume();
+    registry.resume().await;
     push(&tag, v2.clone()).await;
     let back = rig.running(&tag, &v2).await;
     assert_eq!(source_error(&back), None);
@@ -473,7 +473,7 @@ async fn a_registry_outage_keeps_the_running_version_and_a_restart_uses_the_cach
 
 #[tokio::test]
 async fn content_that_does_not_match_its_digest_is_refused() {
-    let Some(registry) = TestRegistry::start() else {
+    let Some(registry) = TestRegistry::start().await else {
         return;
     };
     let v1 = version(artifacts::NOOP, "1");
@@ -566,7 +566,7 @@ async fn a_manifest_that_does_not_hash_to_its_announced_digest_is_named_so() {
 
 #[tokio::test]
 async fn https_to_a_plain_http_registry_says_to_pass_plain_http() {
-    let Some(registry) = TestRegistry::start() else {
+    let Some(registry) = TestRegistry::start().await else {
         return;
     };
     let tag = registry.reference("team/noop", "1.0");
@@ -592,7 +592,7 @@ async fn https_to_a_plain_http_registry_says_to_pass_plain_http() {
 
 #[tokio::test]
 async fn a_private_registry_is_reached_with_its_credentials_only() {
-    let Some(registry) = TestRegistry::start_with(Some(("herald", "s3cret"))) else {
+    let Some(registry) = TestRegistry::start_with(Some(("herald", "s3cret"))).await else {
         return;
     };
     let v1 = version(artifacts::NOOP, "1");

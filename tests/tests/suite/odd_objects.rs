@@ -6,11 +6,11 @@
 //! accept.)
 
 use super::cluster::TestCluster;
-use super::daemon::eventually;
 use super::recording::{config_maps, informer, informers};
 use herald::gvk::Gvk;
 use herald::informer::SharedInformer;
 use herald::plugin::{Delivery, Subscription};
+use herald_tests::{PATIENCE, eventually};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, PostParams};
@@ -57,11 +57,15 @@ async fn unicode_control_characters_and_large_annotations_arrive_intact() {
         api.create(&PostParams::default(), &cm).await.unwrap();
         let stored =
             without_managed_fields(serde_json::to_value(api.get(name).await.unwrap()).unwrap());
-        eventually(&format!("{name} is cached as stored"), || {
-            cached(&informer, name).is_some_and(|c| {
-                c["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
-            })
-        })
+        eventually(
+            &format!("{name} is cached as stored"),
+            PATIENCE,
+            async || {
+                cached(&informer, name).is_some_and(|c| {
+                    c["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
+                })
+            },
+        )
         .await;
         let mut cached = cached(&informer, name).unwrap();
         // List items lack apiVersion/kind; the cache fills them in.
@@ -115,16 +119,10 @@ async fn a_custom_resource_nested_a_hundred_levels_deep_is_cached_and_delivered(
         delivery: Delivery::EveryEvent,
     };
     // Discovery may take a moment to list a new CRD on a real cluster.
-    let key = {
-        let deadline = std::time::Instant::now() + super::recording::PATIENCE;
-        loop {
-            match informers.key_for(&subscription).await {
-                Ok(key) => break key,
-                Err(err) => assert!(std::time::Instant::now() < deadline, "{err}"),
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
-    };
+    let key = eventually("discovery lists the Nest kind", PATIENCE, async || {
+        informers.key_for(&subscription).await
+    })
+    .await;
     let informer = informers.acquire(&key);
     let object: DynamicObject = serde_json::from_value(json!({
         "apiVersion": format!("{group}/v1"), "kind": "Nest",
@@ -132,7 +130,7 @@ async fn a_custom_resource_nested_a_hundred_levels_deep_is_cached_and_delivered(
     }))
     .unwrap();
     nests.create(&PostParams::default(), &object).await.unwrap();
-    eventually("the deep object is cached", || {
+    eventually("the deep object is cached", PATIENCE, async || {
         cached(&informer, "deep").is_some()
     })
     .await;

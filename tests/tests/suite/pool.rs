@@ -3,14 +3,13 @@
 //! deadlines, leave that thread to the others. A third plugin handles every
 //! event while the two are still inside their first call.
 
-use super::daemon::eventually;
 use herald::dispatch::{Listener, PluginWorker, RetryPolicy, Stopped};
 use herald::informer::{Change, Processor};
 use herald::plugin::{
     EngineSettings, LimitPolicy, Limits, LoadOptions, LoadedPlugin, PluginEngine, RequestedLimits,
 };
 use herald::store::{CachedObject, Store, Transform};
-use herald_tests::artifacts;
+use herald_tests::{PATIENCE, artifacts, eventually};
 use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -107,16 +106,20 @@ async fn with_one_pool_thread_a_blocked_and_a_spinning_plugin_leave_it_to_the_ot
 
     blocked.feed(["stuck".to_owned()]);
     spinning.feed(["spin".to_owned()]);
-    eventually("both plugins are inside their first call", || {
-        blocked.in_its_call() && spinning.in_its_call()
-    })
+    eventually(
+        "both plugins are inside their first call",
+        PATIENCE,
+        async || blocked.in_its_call() && spinning.in_its_call(),
+    )
     .await;
 
     let events = 200;
     quiet.feed((0..events).map(|i| format!("pod-{i}")));
-    eventually("the third plugin handles every event", || {
-        quiet.listener.stats.delivered.load(Ordering::Acquire) == events
-    })
+    eventually(
+        "the third plugin handles every event",
+        PATIENCE,
+        async || quiet.listener.stats.delivered.load(Ordering::Acquire) == events,
+    )
     .await;
     assert!(
         blocked.in_its_call() && spinning.in_its_call(),

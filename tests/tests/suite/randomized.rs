@@ -19,11 +19,11 @@
 //! replays one.
 
 use super::cluster::TestCluster;
-use super::recording::{PATIENCE, Recording, Seen, View, config_maps, informer, informers};
+use super::recording::{Recording, Seen, View, config_maps, informer, informers};
 use herald::plugin::Delivery;
+use herald_tests::{PATIENCE, eventually};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::Ordering;
-use std::time::Instant;
 
 struct Rng(u64);
 
@@ -162,22 +162,29 @@ async fn run_seed(seed: u64) -> Option<usize> {
 
     // Quiet time: every view converges to the server's state.
     let mut views: Vec<View> = listeners.iter().map(|_| View::default()).collect();
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        for ((who, recording), view) in listeners.iter().zip(&mut views) {
-            for seen in recording.drain() {
-                view.apply(who, seen);
+    eventually(
+        &format!("seed {seed}: every view converges to the server's state {server:?}"),
+        PATIENCE,
+        async || {
+            for ((who, recording), view) in listeners.iter().zip(&mut views) {
+                for seen in recording.drain() {
+                    view.apply(who, seen);
+                }
             }
-        }
-        if views.iter().all(|v| v.synced && v.objects == server) {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "seed {seed}: views did not converge to the server's state {server:?}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+            let apart: Vec<String> = listeners
+                .iter()
+                .zip(&views)
+                .filter(|(_, v)| !(v.synced && v.objects == server))
+                .map(|((who, _), v)| format!("{who} (synced: {}) {:?}", v.synced, v.objects))
+                .collect();
+            if apart.is_empty() {
+                Ok(())
+            } else {
+                Err(apart.join("; "))
+            }
+        },
+    )
+    .await;
 
     let (every, late) = (&views[0], &views[2]);
     assert!(
@@ -293,22 +300,23 @@ async fn caught_up(
     namespace: &str,
     server: &BTreeMap<String, String>,
 ) -> BTreeMap<String, String> {
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let cached: BTreeMap<String, String> = informer
-            .store()
-            .snapshot()
-            .iter()
-            .filter(|o| o.namespace() == Some(namespace))
-            .map(|o| (o.name().to_owned(), o.resource_version().to_owned()))
-            .collect();
-        if &cached == server {
-            return cached;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the informer did not catch up with the server"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
-    }
+    eventually(
+        &format!("the informer catches up with the server's {server:?}"),
+        PATIENCE,
+        async || {
+            let cached: BTreeMap<String, String> = informer
+                .store()
+                .snapshot()
+                .iter()
+                .filter(|o| o.namespace() == Some(namespace))
+                .map(|o| (o.name().to_owned(), o.resource_version().to_owned()))
+                .collect();
+            if &cached == server {
+                Ok(cached)
+            } else {
+                Err(format!("cached {cached:?}"))
+            }
+        },
+    )
+    .await
 }

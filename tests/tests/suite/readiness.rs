@@ -8,13 +8,12 @@
 //! granting the rule makes the replica ready with nothing else done.
 
 use super::cluster::TestCluster;
-use super::daemon::eventually;
 use herald::capability::log::MemorySink;
 use herald::config::Config;
 use herald::readiness::ForbiddenInformers;
 use herald::reload::PluginConfig;
 use herald::service::Service;
-use herald_tests::artifacts;
+use herald_tests::{PATIENCE, artifacts, eventually};
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -166,7 +165,8 @@ async fn a_forbidden_informer_is_named_and_holds_the_replica_until_the_rule_is_g
     let lines = forbidden_lines(&namespace);
     eventually(
         "/readyz names the refused list and the plugin waiting on it",
-        || {
+        PATIENCE,
+        async || {
             let (status, body) = get(&address, "/readyz");
             status == 503 && lines.iter().all(|line| body.contains(line.as_str()))
         },
@@ -184,9 +184,14 @@ async fn a_forbidden_informer_is_named_and_holds_the_replica_until_the_rule_is_g
     // The rule is granted: the informer lists, the plugin gets its initial
     // list, and the replica is ready.
     drop(forbidden);
-    eventually("ready once the list is allowed", || {
-        get(&address, "/readyz") == (200, "ready\n".to_owned())
-    })
+    eventually(
+        "ready once the list is allowed",
+        PATIENCE,
+        async || match get(&address, "/readyz") {
+            (200, body) if body == "ready\n" => Ok(()),
+            (status, body) => Err(format!("/readyz answers {status}: {body}")),
+        },
+    )
     .await;
     let (_, snapshot) = get(&address, "/api/dashboard");
     let snapshot: serde_json::Value = serde_json::from_str(&snapshot).unwrap();
@@ -216,10 +221,14 @@ async fn under_hold_plugin_a_forbidden_informer_holds_only_its_plugin() {
     let (service, dir) = daemon(&cluster, ForbiddenInformers::HoldPlugin).await;
     let address = service.address().to_string();
     let lines = forbidden_lines(&namespace);
-    eventually("ready, naming what waits without holding readiness", || {
-        let (status, body) = get(&address, "/readyz");
-        status == 200 && lines.iter().all(|line| body.contains(line.as_str()))
-    })
+    eventually(
+        "ready, naming what waits without holding readiness",
+        PATIENCE,
+        async || {
+            let (status, body) = get(&address, "/readyz");
+            status == 200 && lines.iter().all(|line| body.contains(line.as_str()))
+        },
+    )
     .await;
     let (_, body) = get(&address, "/readyz");
     assert!(

@@ -6,13 +6,10 @@ use herald::gvk::Gvk;
 use herald::informer::Notification;
 use herald::informer::{InformerKey, Informers, ReflectorConfig, SharedInformer};
 use herald::plugin::{Delivery, Subscription};
+use herald_tests::{PATIENCE, eventually};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// How long a test waits for something that should happen at once. Only a
-/// safety net: tests wait on events, never on time.
-pub const PATIENCE: Duration = Duration::from_secs(20);
 
 /// A subscription to ConfigMaps in `namespace`.
 pub fn config_maps(namespace: &str) -> Subscription {
@@ -176,48 +173,51 @@ fn describe(item: Item) -> Seen {
 /// [`drop_watches_and_wait`], it does not need a watch to be open: the
 /// informer may be between a drop and its next watch.
 pub async fn begin_watch_outage(faults: &herald_apiserver::Faults) {
-    let deadline = Instant::now() + PATIENCE;
     faults.fail_watches(true);
     faults.drop_watches();
-    while faults.open_watches() > 0 {
-        assert!(
-            Instant::now() < deadline,
-            "a watch stayed open after the drop"
-        );
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
+    eventually(
+        "every watch is closed after the drop",
+        PATIENCE,
+        async || match faults.open_watches() {
+            0 => Ok(()),
+            open => Err(format!("{open} open")),
+        },
+    )
+    .await;
 }
 
 /// Drops the open watches and waits until the informer's reflector has seen
 /// its watch end, so that changes made next cannot reach it on the old stream.
 pub async fn drop_watches_and_wait(faults: &herald_apiserver::Faults, informer: &SharedInformer) {
     use std::sync::atomic::Ordering;
-    let deadline = Instant::now() + PATIENCE;
     // A drop before the watch is open would hit nothing.
-    while faults.open_watches() == 0 {
-        assert!(
-            Instant::now() < deadline,
-            "the informer never opened a watch"
-        );
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
-    let before = informer.stats().watch_restarts.load(Ordering::SeqCst)
-        + informer.stats().expired.load(Ordering::SeqCst);
+    eventually("the informer opens a watch", PATIENCE, async || {
+        faults.open_watches() > 0
+    })
+    .await;
+    let stats = informer.stats();
+    let ended =
+        || stats.watch_restarts.load(Ordering::SeqCst) + stats.expired.load(Ordering::SeqCst);
+    let before = ended();
     faults.drop_watches();
-    while informer.stats().watch_restarts.load(Ordering::SeqCst)
-        + informer.stats().expired.load(Ordering::SeqCst)
-        == before
-    {
-        assert!(
-            Instant::now() < deadline,
-            "the informer did not notice its watch was dropped (restarts {}, expired {}, errors {}, lists {})",
-            informer.stats().watch_restarts.load(Ordering::SeqCst),
-            informer.stats().expired.load(Ordering::SeqCst),
-            informer.stats().errors.load(Ordering::SeqCst),
-            informer.stats().lists.load(Ordering::SeqCst)
-        );
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
+    eventually(
+        "the informer notices its watch was dropped",
+        PATIENCE,
+        async || {
+            if ended() != before {
+                Ok(())
+            } else {
+                Err(format!(
+                    "restarts {}, expired {}, errors {}, lists {}",
+                    stats.watch_restarts.load(Ordering::SeqCst),
+                    stats.expired.load(Ordering::SeqCst),
+                    stats.errors.load(Ordering::SeqCst),
+                    stats.lists.load(Ordering::SeqCst)
+                ))
+            }
+        },
+    )
+    .await;
 }
 
 /// What one listener has seen, and the rules it must follow.

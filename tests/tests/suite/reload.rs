@@ -4,8 +4,7 @@
 //! artifact cache across restarts.
 
 use super::cluster::TestCluster;
-use super::daemon::eventually;
-use super::recording::{PATIENCE, informers};
+use super::recording::informers;
 use herald::capability::log::{MemorySink, OwnedLogLine};
 use herald::config::Config;
 use herald::daemon::Daemon;
@@ -16,7 +15,7 @@ use herald::reload::{
     DEFAULT_RESCAN_INTERVAL, FileState, FileStatus, FileStatuses, PluginDirectory, ReloadSetup,
     SettleTiming,
 };
-use herald_tests::artifacts;
+use herald_tests::{PATIENCE, artifacts, eventually};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, ListParams};
 use std::collections::BTreeMap;
@@ -313,19 +312,20 @@ impl Rig {
 
     /// Waits until what revision `rev` recorded equals the server's state.
     pub(super) async fn converges(&self, rev: &str) {
-        let deadline = std::time::Instant::now() + PATIENCE;
-        loop {
-            let server = self.server_state().await;
-            let view = fold(&self.events_of(rev));
-            if view == server {
-                return;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "revision {rev}'s view never matched the server:\n view   {view:?}\n server {server:?}"
-            );
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
+        eventually(
+            &format!("revision {rev}'s view matches the server"),
+            PATIENCE,
+            async || {
+                let server = self.server_state().await;
+                let view = fold(&self.events_of(rev));
+                if view == server {
+                    Ok(())
+                } else {
+                    Err(format!("\n view   {view:?}\n server {server:?}"))
+                }
+            },
+        )
+        .await;
     }
 
     pub(super) async fn finish(mut self) {
@@ -388,7 +388,7 @@ impl Churn {
     /// Waits until `n` more operations have been made.
     pub(super) async fn advance(&self, n: u64) {
         let target = self.operations.load(Ordering::Relaxed) + n;
-        eventually("the churn makes progress", || {
+        eventually("the churn makes progress", PATIENCE, async || {
             self.operations.load(Ordering::Relaxed) >= target
         })
         .await;
@@ -449,15 +449,19 @@ async fn a_changed_file_is_swapped_with_nothing_lost_or_seen_twice() {
     // Never changed again: only the new version's snapshot can tell it of it.
     rig.cluster.create_config_map("steady", "a", "1").await;
     let churn = Churn::start(rig.config_maps());
-    eventually("the old version records live events", || {
-        rig.events_of(&rev1).iter().filter(|e| !e.initial).count() >= 20
-    })
+    eventually(
+        "the old version records live events",
+        PATIENCE,
+        async || rig.events_of(&rev1).iter().filter(|e| !e.initial).count() >= 20,
+    )
     .await;
     write(&rig.dir.join("recorder.wasm"), &v2);
     rig.running("recorder.wasm", &v2).await;
-    eventually("the new version records live events", || {
-        rig.events_of(&rev2).iter().filter(|e| !e.initial).count() >= 20
-    })
+    eventually(
+        "the new version records live events",
+        PATIENCE,
+        async || rig.events_of(&rev2).iter().filter(|e| !e.initial).count() >= 20,
+    )
     .await;
     churn.stop().await;
     rig.converges(&rev2).await;

@@ -14,7 +14,6 @@
 
 use super::acting::granted;
 use super::cluster::TestCluster;
-use super::daemon::eventually;
 use super::egress::TestServer;
 use super::recording::informers;
 use herald::capability::http::HttpGrant;
@@ -23,7 +22,7 @@ use herald::capability::{ClusterAccess, Grants};
 use herald::daemon::Daemon;
 use herald::dispatch::RetryPolicy;
 use herald::plugin::LoadOptions;
-use herald_tests::{load_with, messages};
+use herald_tests::{PATIENCE, eventually, load_with, messages};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::events::v1::Event;
@@ -235,9 +234,11 @@ async fn one_controller(name: &str, wasm: &Path) {
             .map(|l| l.stats.requeued.load(Ordering::Acquire))
             .sum::<u64>()
     };
-    eventually(&format!("{name} asks for the Deployment again"), || {
-        requeued() >= 1
-    })
+    eventually(
+        &format!("{name} asks for the Deployment again"),
+        PATIENCE,
+        async || requeued() >= 1,
+    )
     .await;
 
     // Recovered: the ConfigMap says so, a Normal Event, a second POST.
@@ -275,22 +276,18 @@ async fn one_controller(name: &str, wasm: &Path) {
 
 /// Waits (up to the suite's patience) until `done`, naming the plugin and
 /// showing its log if it never happens.
-async fn wait_until<F, Fut>(
+async fn wait_until(
     name: &str,
     logs: &herald::capability::log::MemorySink,
     what: &str,
-    done: F,
-) where
-    F: Fn() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = std::time::Instant::now() + super::recording::PATIENCE;
-    while !done().await {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{name}: never {what}; it logged {:?}",
-            messages(&logs.lines())
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    done: impl AsyncFn() -> bool,
+) {
+    eventually(&format!("{name}: {what}"), PATIENCE, async || {
+        if done().await {
+            Ok(())
+        } else {
+            Err(format!("it logged {:?}", messages(&logs.lines())))
+        }
+    })
+    .await;
 }

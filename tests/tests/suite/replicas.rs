@@ -4,13 +4,12 @@
 //! as an initial list and then live events, ending with the server's state.
 
 use super::cluster::TestCluster;
-use super::daemon::eventually;
 use herald::capability::log::{MemorySink, OwnedLogLine};
 use herald::config::Config;
 use herald::leader::LeaderElectionConfig;
 use herald::reload::PluginConfig;
 use herald::service::Service;
-use herald_tests::artifacts;
+use herald_tests::{PATIENCE, artifacts, eventually};
 use kube::api::ListParams;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -88,7 +87,10 @@ async fn only_the_leader_dispatches_and_the_follower_takes_over_with_a_warm_cach
     cluster.create_config_map("before", "a", "1").await;
     let (a, a_log, a_dir) = replica(&cluster, "replica-a").await;
     let (b, b_log, b_dir) = replica(&cluster, "replica-b").await;
-    eventually("one replica leads", || a.is_leading() || b.is_leading()).await;
+    eventually("one replica leads", PATIENCE, async || {
+        a.is_leading() || b.is_leading()
+    })
+    .await;
     let (leader, leader_log, follower, follower_log) = if a.is_leading() {
         (a, a_log, b, b_log)
     } else {
@@ -98,14 +100,18 @@ async fn only_the_leader_dispatches_and_the_follower_takes_over_with_a_warm_cach
 
     cluster.create_config_map("during", "a", "1").await;
     let leader_lines = std::sync::Mutex::new(Vec::new());
-    eventually("the leader's plugin records the new ConfigMap", || {
-        let mut lines = leader_lines.lock().unwrap();
-        lines.extend(leader_log.take());
-        events(&lines).iter().any(|(k, _)| k.ends_with("/during"))
-    })
+    eventually(
+        "the leader's plugin records the new ConfigMap",
+        PATIENCE,
+        async || {
+            let mut lines = leader_lines.lock().unwrap();
+            lines.extend(leader_log.take());
+            events(&lines).iter().any(|(k, _)| k.ends_with("/during"))
+        },
+    )
     .await;
     let follower_informer = follower.daemon().informers().all().pop().unwrap();
-    eventually("the follower's cache is warm", || {
+    eventually("the follower's cache is warm", PATIENCE, async || {
         follower_informer.store().len() == 2
     })
     .await;
@@ -116,15 +122,18 @@ async fn only_the_leader_dispatches_and_the_follower_takes_over_with_a_warm_cach
     assert!(follower.daemon().listeners("recorder").is_empty());
 
     leader.shutdown(Duration::from_secs(5)).await;
-    eventually("the follower takes over once the Lease is released", || {
-        follower.is_leading()
-    })
+    eventually(
+        "the follower takes over once the Lease is released",
+        PATIENCE,
+        async || follower.is_leading(),
+    )
     .await;
     cluster.create_config_map("after", "a", "1").await;
     let lines = std::sync::Mutex::new(Vec::new());
     eventually(
         "the new leader's plugin records the later ConfigMap",
-        || {
+        PATIENCE,
+        async || {
             let mut lines = lines.lock().unwrap();
             lines.extend(follower_log.take());
             events(&lines).iter().any(|(k, _)| k.ends_with("/after"))

@@ -13,7 +13,7 @@ use herald::capability::reads::{ReadPolicy, ReadRule, Reads};
 use herald::daemon::{Daemon, StartError};
 use herald::plugin::{LoadOptions, LoadedPlugin};
 use herald::reload::{FileState, PluginConfig};
-use herald_tests::{artifacts, engine, load_with};
+use herald_tests::{PATIENCE, artifacts, engine, eventually, load_with};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, PostParams};
 use serde_json::{Value, json};
@@ -250,15 +250,14 @@ async fn a_cluster_scoped_custom_kind_in_a_namespace_is_refused_once_discovery_n
         ),
     );
     // Discovery may take a moment to list a new CRD on a real cluster.
-    let error = loop {
+    let error = eventually("discovery lists Gadget", PATIENCE, async || {
         match rig.daemon.start(plugin.clone()).await {
-            Err(StartError::Resolve { .. }) => {
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await
-            }
-            Err(error) => break error,
+            Err(unresolved @ StartError::Resolve { .. }) => Err(unresolved),
+            Err(error) => Ok(error),
             Ok(()) => panic!("a namespace on a cluster-scoped kind was dropped, not refused"),
         }
-    };
+    })
+    .await;
     assert!(matches!(error, StartError::ClusterScoped(_)), "{error}");
     assert_refusal_says_why(&error.to_string(), "snoop", "Gadget");
     assert_eq!(rig.daemon.names(), ["neighbour"]);

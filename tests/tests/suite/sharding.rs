@@ -16,7 +16,7 @@
 
 use crate::cluster::TestCluster;
 use futures::StreamExt;
-use herald_tests::artifacts;
+use herald_tests::{artifacts, eventually};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::api::{Api, WatchEvent, WatchParams};
@@ -25,7 +25,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The Leases' timings: short, so that the test is quick.
 const LEASE_DURATION: Duration = Duration::from_secs(2);
@@ -128,7 +128,10 @@ impl Replica {
     /// Waits for the process to exit.
     async fn exited(&mut self) -> std::process::ExitStatus {
         let child = &mut self.child;
-        wait_for("the replica to exit", || child.try_wait().unwrap()).await
+        eventually("the replica to exit", NEVER, async || {
+            child.try_wait().unwrap()
+        })
+        .await
     }
 }
 
@@ -136,18 +139,6 @@ impl Drop for Replica {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-    }
-}
-
-/// Polls `probe` until it gives something, under [`NEVER`].
-async fn wait_for<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + NEVER;
-    loop {
-        if let Some(found) = probe() {
-            return found;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
@@ -327,21 +318,25 @@ fn write_config(
 /// owners are exactly `replicas`, each with at most `ceil(6 / n)`.
 async fn wait_for_balance(address: &str, replicas: &[&str]) -> BTreeMap<String, String> {
     let share = PLUGINS.len().div_ceil(replicas.len());
-    wait_for(&format!("the plugins balanced over {replicas:?}"), || {
-        let owners = owners(address)?;
-        let owners: BTreeMap<String, String> = owners
-            .into_iter()
-            .map(|(p, o)| Some((p, o?)))
-            .collect::<Option<_>>()?;
-        let mut load: BTreeMap<&str, usize> = BTreeMap::new();
-        for owner in owners.values() {
-            *load.entry(owner.as_str()).or_default() += 1;
-        }
-        let balanced = load.keys().copied().collect::<BTreeSet<_>>()
-            == replicas.iter().copied().collect()
-            && load.values().all(|n| *n <= share);
-        balanced.then_some(owners)
-    })
+    eventually(
+        &format!("the plugins balanced over {replicas:?}"),
+        NEVER,
+        async || {
+            let owners = owners(address)?;
+            let owners: BTreeMap<String, String> = owners
+                .into_iter()
+                .map(|(p, o)| Some((p, o?)))
+                .collect::<Option<_>>()?;
+            let mut load: BTreeMap<&str, usize> = BTreeMap::new();
+            for owner in owners.values() {
+                *load.entry(owner.as_str()).or_default() += 1;
+            }
+            let balanced = load.keys().copied().collect::<BTreeSet<_>>()
+                == replicas.iter().copied().collect()
+                && load.values().all(|n| *n <= share);
+            balanced.then_some(owners)
+        },
+    )
     .await
 }
 
@@ -414,13 +409,17 @@ async fn three_replicas_divide_the_plugins_and_hand_them_over_when_one_dies_retu
 
     // Every plugin, wherever it runs, gets the objects.
     cluster.create_config_map("spread", "a", "1").await;
-    wait_for("every plugin to record `spread` on its owner", || {
-        let all = all_deliveries(&[&a, &b, &c], &[]);
-        owners
-            .iter()
-            .all(|(p, o)| recorded(&all, o, p, "spread"))
-            .then_some(())
-    })
+    eventually(
+        "every plugin to record `spread` on its owner",
+        NEVER,
+        async || {
+            let all = all_deliveries(&[&a, &b, &c], &[]);
+            owners
+                .iter()
+                .all(|(p, o)| recorded(&all, o, p, "spread"))
+                .then_some(())
+        },
+    )
     .await;
 
     // SIGKILL C: its plugins move to A and B once their Leases expire.
@@ -430,9 +429,10 @@ async fn three_replicas_divide_the_plugins_and_hand_them_over_when_one_dies_retu
     let c_records = c.deliveries();
     cluster.create_config_map("after-kill", "a", "1").await;
     let moved = wait_for_balance(&a_address, &["replica-a", "replica-b"]).await;
-    wait_for(
+    eventually(
         "C's plugins to record `after-kill` on their new owners",
-        || {
+        NEVER,
+        async || {
             let all = all_deliveries(&[&a, &b], &[]);
             c_plugins
                 .iter()
@@ -489,12 +489,16 @@ async fn three_replicas_divide_the_plugins_and_hand_them_over_when_one_dies_retu
         .iter()
         .map(|p| (*p, renewals(&plugin_lease(p))))
         .collect();
-    wait_for("five more renewals of every plugin's Lease", || {
-        PLUGINS
-            .iter()
-            .all(|p| renewals(&plugin_lease(p)) >= before[p] + 5)
-            .then_some(())
-    })
+    eventually(
+        "five more renewals of every plugin's Lease",
+        NEVER,
+        async || {
+            PLUGINS
+                .iter()
+                .all(|p| renewals(&plugin_lease(p)) >= before[p] + 5)
+                .then_some(())
+        },
+    )
     .await;
     assert_eq!(
         owners_now(&a_address),
@@ -516,20 +520,25 @@ async fn three_replicas_divide_the_plugins_and_hand_them_over_when_one_dies_retu
     assert!(status.success(), "SIGTERM: a clean exit, not {status:?}");
     let b_records = b.deliveries();
     // What followed B's last version of each of its Leases, once seen.
-    let history_now = wait_for("a version after B's last one on each of its Leases", || {
-        let history = history.lock().unwrap().clone();
-        b_plugins
-            .iter()
-            .all(|p| {
-                let lease = plugin_lease(p);
-                let versions: Vec<&Version> = history.iter().filter(|v| v.lease == lease).collect();
-                versions
-                    .iter()
-                    .rposition(|v| v.holder.as_deref() == Some("replica-b"))
-                    .is_some_and(|at| at + 1 < versions.len())
-            })
-            .then_some(history)
-    })
+    let history_now = eventually(
+        "a version after B's last one on each of its Leases",
+        NEVER,
+        async || {
+            let history = history.lock().unwrap().clone();
+            b_plugins
+                .iter()
+                .all(|p| {
+                    let lease = plugin_lease(p);
+                    let versions: Vec<&Version> =
+                        history.iter().filter(|v| v.lease == lease).collect();
+                    versions
+                        .iter()
+                        .rposition(|v| v.holder.as_deref() == Some("replica-b"))
+                        .is_some_and(|at| at + 1 < versions.len())
+                })
+                .then_some(history)
+        },
+    )
     .await;
     for plugin in &b_plugins {
         let lease = plugin_lease(plugin);
@@ -579,7 +588,7 @@ async fn three_replicas_divide_the_plugins_and_hand_them_over_when_one_dies_retu
         );
     }
     cluster.create_config_map("after-term", "a", "1").await;
-    wait_for("every plugin to record `after-term`", || {
+    eventually("every plugin to record `after-term`", NEVER, async || {
         let all = all_deliveries(&[&a, &c], &[]);
         after_term
             .iter()
@@ -724,8 +733,8 @@ async fn a_plugin_given_up_is_released_only_once_its_replica_has_stopped_it() {
     let (a, a_applied) = spawn("a", a_hold.clone());
     let a_owned = a.owned();
     // Both owned and both applied by A's daemon before it holds.
-    wait_for("a's daemon to run both plugins", || {
-        (a_owned.borrow().len() == 2 && a_applied.borrow().len() == 2).then_some(())
+    eventually("a's daemon to run both plugins", NEVER, async || {
+        a_owned.borrow().len() == 2 && a_applied.borrow().len() == 2
     })
     .await;
 
@@ -733,7 +742,7 @@ async fn a_plugin_given_up_is_released_only_once_its_replica_has_stopped_it() {
     // plugin as owned but keeps renewing its Lease.
     a_hold.store(true, std::sync::atomic::Ordering::SeqCst);
     let (b, _) = spawn("b", Arc::new(std::sync::atomic::AtomicBool::new(false)));
-    let given_up = wait_for("a to give one plugin up", || {
+    let given_up = eventually("a to give one plugin up", NEVER, async || {
         let owned = a_owned.borrow();
         (owned.len() == 1).then(|| {
             ["p1", "p2"]
@@ -748,28 +757,38 @@ async fn a_plugin_given_up_is_released_only_once_its_replica_has_stopped_it() {
     let lease = format!("inproc-plugin-{given_up}");
     let mut renewals = 0;
     let mut last = None;
-    let deadline = Instant::now() + NEVER;
-    while renewals < 5 {
-        assert!(Instant::now() < deadline, "a stopped renewing {lease}");
-        let spec = leases.get(&lease).await.unwrap().spec.unwrap();
-        assert_eq!(
-            spec.holder_identity.as_deref(),
-            Some("a"),
-            "{lease} left a before a's daemon stopped the plugin"
-        );
-        if spec.renew_time != last {
-            renewals += 1;
-            last = spec.renew_time;
-        }
-        assert!(!b.owned().borrow().contains(&given_up));
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(
+        &format!("a to renew {lease} five times"),
+        NEVER,
+        async || {
+            let spec = leases.get(&lease).await.unwrap().spec.unwrap();
+            assert_eq!(
+                spec.holder_identity.as_deref(),
+                Some("a"),
+                "{lease} left a before a's daemon stopped the plugin"
+            );
+            if spec.renew_time != last {
+                renewals += 1;
+                last = spec.renew_time;
+            }
+            assert!(
+                !b.owned().borrow().contains(&given_up),
+                "b owns {given_up} before a's daemon stopped it"
+            );
+            if renewals >= 5 {
+                Ok(())
+            } else {
+                Err(format!("{renewals} renewals"))
+            }
+        },
+    )
+    .await;
 
     // Once A's daemon has stopped it, A releases it and B takes it.
     a_hold.store(false, std::sync::atomic::Ordering::SeqCst);
     let b_owned = b.owned();
-    wait_for("b to own the plugin a gave up", || {
-        b_owned.borrow().contains(&given_up).then_some(())
+    eventually("b to own the plugin a gave up", NEVER, async || {
+        b_owned.borrow().contains(&given_up)
     })
     .await;
     assert_eq!(a.view().changes(herald::shard::Change::Released), 1);

@@ -6,14 +6,13 @@
 //! order, the stuck plugin can be swapped and removed, a new version of the
 //! neighbour loads afterwards, and the daemon becomes ready.
 
-use super::daemon::eventually;
 use super::reload::{Churn, Rig, variant, write};
 use herald::dispatch::RetryPolicy;
 use herald::plugin::PluginLimits;
 use herald::plugin::{FaultKind, digest, revision};
 use herald::reload::FileState;
 use herald::reload::PluginConfig;
-use herald_tests::artifacts;
+use herald_tests::{PATIENCE, artifacts, eventually};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -72,18 +71,23 @@ async fn a_stuck_plugin_holds_up_nothing(settings: Value) {
     rig.running("blocker.wasm", &stuck).await;
 
     // The stuck plugin's calls end at their deadline, as faults...
-    eventually("the blocker's calls hit their deadline", || {
-        deadline_faults(&rig) >= 2
-    })
+    eventually(
+        "the blocker's calls hit their deadline",
+        PATIENCE,
+        async || deadline_faults(&rig) >= 2,
+    )
     .await;
     // ...while its neighbour's events keep flowing, in order.
     let churn = Churn::start(rig.config_maps());
-    eventually("the neighbour records live events", || {
+    eventually("the neighbour records live events", PATIENCE, async || {
         rig.events_of(&rev1).iter().filter(|e| !e.initial).count() >= 20
     })
     .await;
     // A plugin stuck on its initial list does not hold readiness hostage.
-    eventually("the daemon becomes ready", || rig.daemon.ready()).await;
+    eventually("the daemon becomes ready", PATIENCE, async || {
+        rig.daemon.ready()
+    })
+    .await;
     let status = rig.daemon.status();
     let blocked = status.iter().find(|p| p.name == "blocker").unwrap();
     let degraded = blocked
@@ -97,7 +101,7 @@ async fn a_stuck_plugin_holds_up_nothing(settings: Value) {
     write(&rig.dir.join("blocker.wasm"), &stuck2);
     rig.running("blocker.wasm", &stuck2).await;
     std::fs::remove_file(rig.dir.join("blocker.wasm")).unwrap();
-    eventually("the blocker is unloaded", || {
+    eventually("the blocker is unloaded", PATIENCE, async || {
         !rig.daemon.names().contains(&"blocker".to_owned())
     })
     .await;

@@ -10,12 +10,11 @@
 
 use super::acting::{Actor, command, outcome, target};
 use super::authority::{neighbour, neighbour_saw_everything};
-use super::daemon::eventually;
 use herald::capability::Grants;
 use herald::capability::events::EventsGrant;
 use herald::daemon::Daemon;
 use herald::plugin::{LoadOptions, LoadedPlugin};
-use herald_tests::{artifacts, engine, load_with, messages};
+use herald_tests::{PATIENCE, artifacts, engine, eventually, load_with, messages};
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, ListParams, PostParams};
 use serde_json::{Value, json};
@@ -255,7 +254,7 @@ async fn a_metric_name_cannot_share_an_exposed_name_and_a_label_value_cannot_wri
         registry.register_collector(Box::new(daemon.plugin_metrics().clone()));
         herald::telemetry::encode(&registry)
     };
-    eventually("every plugin handled its ConfigMaps", || {
+    eventually("every plugin handled its ConfigMaps", PATIENCE, async || {
         let done = |log: &herald::capability::log::MemorySink| {
             messages(&log.lines())
                 .iter()
