@@ -1,5 +1,7 @@
 //! The host's own log: its format and level (`log`), the rate of plugins'
-//! lines, and the text formatter that writes every field escaped.
+//! lines, and its two formatters, which write every field escaped: the
+//! human format's ([`EscapedFields`]) and the JSON format's
+//! ([`EscapedJson`]).
 
 use crate::capability::log::LogRate;
 use serde::Deserialize;

@@ -9,11 +9,14 @@ fn main() -> std::process::ExitCode {
 /// the operator set `MALLOC_ARENA_MAX`.
 ///
 /// glibc gives threads up to eight arenas per CPU and rarely returns an
-/// arena's free pages. Herald runs each plugin version on its own thread,
-/// so every hot reload brings a new thread, which may take a fresh arena
-/// and grow it: a soak with a swap every 20 seconds gained about 3 MiB of
-/// RSS every few swaps with the default (28 → 35 MiB in 7 minutes), and
-/// stayed flat at 23 MiB with two arenas (`soak/README.md`).
+/// arena's free pages, and a new thread may take a fresh arena and grow
+/// it. Plugins' calls run on a fixed pool (`plugin/pool.rs`), but a hot
+/// reload loads the new version on tokio's blocking pool, whose threads
+/// exit after ten idle seconds, so reloads further apart than that each
+/// bring a new thread. When each plugin version had a thread of its own, a
+/// soak with a swap every 20 seconds gained about 3 MiB of RSS every few
+/// swaps with the default (28 → 35 MiB in 7 minutes), and stayed flat at
+/// 23 MiB with two arenas (`soak/README.md`).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn bound_malloc_arenas() {
     if std::env::var_os("MALLOC_ARENA_MAX").is_some() {

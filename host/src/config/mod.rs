@@ -1,13 +1,13 @@
 //! The daemon's configuration file (`herald.yaml`): every key, its default,
 //! and validation that names the key at fault. Command-line flags override it.
 //! `docs/config.md` documents each key; `examples/herald.yaml` shows them all.
-
 //!
 //! Each section is defined, with its defaults and its validation, by the
 //! part of Herald it configures (the [`source`](crate::source), the host's
 //! [`log`](crate::logging), the [`cache`](crate::store), plugin
 //! [`limits`](crate::plugin::LimitsConfig), the [`queue`](crate::dispatch),
-//! [`shutdown`](crate::service), the worker pool, [`pluginFiles`] and
+//! [`shutdown`](crate::dispatch::ShutdownConfig), the
+//! [worker pool](crate::plugin::DispatchConfig), [`pluginFiles`] and
 //! [`plugins`](crate::reload::settings), [`leaderElection`] and
 //! [`sharding`](crate::leader::LeaseConfig), plugin sources, plugin metrics
 //! and [`reads`](crate::capability::reads)); this module puts them together,

@@ -19,7 +19,9 @@ pub enum Notification {
         old: Arc<CachedObject>,
         /// The state now.
         new: Arc<CachedObject>,
-        /// A periodic resync (old and new are the same state).
+        /// A resync: old and new are the same state, delivered again (by
+        /// the periodic resync, or by a relist that found the object
+        /// unchanged) to listeners that have a resync period.
         resync: bool,
     },
     /// An object was deleted.
@@ -96,8 +98,9 @@ impl Notification {
                 resync: false,
             },
             // Add or update then delete, and the pairs an informer does not
-            // produce (an add or update after an update, anything after a
-            // delete but an add): the newer one, which holds the newest state.
+            // produce (an add after an add or an update, an update or a
+            // delete after a delete): the newer one, which holds the newest
+            // state.
             (_, newer) => newer,
         }
     }
