@@ -10,15 +10,13 @@
 //! reactor's component runs the module's `_initialize` (the Go runtime and
 //! every package's `init`) when it is instantiated.
 
+pub use crate::wit::WORLD;
 use thiserror::Error;
 use wasi_preview1_component_adapter_provider::{
     WASI_SNAPSHOT_PREVIEW1_ADAPTER_NAME, WASI_SNAPSHOT_PREVIEW1_REACTOR_ADAPTER,
 };
 use wit_component::{ComponentEncoder, StringEncoding};
 use wit_parser::Resolve;
-
-/// The world a built plugin implements.
-pub const WORLD: &str = "herald:plugin/plugin@0.4.0";
 
 /// The WIT packages of [`WORLD`], each after the packages it uses: the
 /// files of `wit/0.4.0` and its `deps/` (links to the released 0.3.0 and
@@ -235,7 +233,7 @@ mod tests {
         );
         let err = componentize(&partial).unwrap_err().to_string();
         assert!(
-            err.starts_with("componentizing against herald:plugin/plugin@0.4.0"),
+            err.starts_with(&format!("componentizing against {WORLD}")),
             "{err}"
         );
         assert!(err.contains("on-add"), "{err}");

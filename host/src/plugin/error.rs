@@ -47,7 +47,8 @@ pub enum LoadError {
     Rejected(String),
     /// The component implements no version of the plugin world this host runs.
     #[error(
-        "component does not implement a herald:plugin/plugin world this host runs ({versions}): {0}",
+        "component does not implement a {package}/plugin world this host runs ({versions}): {0}",
+        package = crate::wit::PACKAGE,
         versions = crate::wit::WORLD_VERSIONS.join(", ")
     )]
     WrongWorld(String),

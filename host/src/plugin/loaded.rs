@@ -185,7 +185,7 @@ impl LoadedPlugin {
 
     /// The world the plugin was built against, e.g. `herald:plugin/plugin@0.2.0`.
     pub fn world(&self) -> String {
-        format!("herald:plugin/plugin@{}", self.inner.pre.version())
+        crate::wit::world(self.inner.pre.version())
     }
 
     /// Its Kubernetes API access: its declared (and granted) rules, mode
@@ -394,10 +394,8 @@ fn build(
     })
 }
 
-/// The metrics `manifest` defines.
-///
-/// None until the `herald:plugin@0.3.0` manifest carries its `metrics`:
-/// the bindings then put them in [`Manifest`] and return them here.
+/// The metrics `manifest` defines: its `metrics` since world 0.3.0, none
+/// for an older plugin (whose manifest the runtime reads with no metrics).
 fn metric_definitions(manifest: &Manifest) -> &[MetricDefinition] {
     &manifest.metrics
 }

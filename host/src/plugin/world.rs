@@ -11,7 +11,7 @@
 
 use super::state::HostState;
 use crate::wit::abi::{EventContext, Manifest};
-use crate::wit::{WORLD_VERSIONS, v0_1, v0_2, v0_3};
+use crate::wit::{PACKAGE, WORLD_VERSIONS, v0_1, v0_2, v0_3};
 use wasmtime::Store;
 use wasmtime::component::InstancePre;
 
@@ -31,11 +31,12 @@ enum Exports {
 impl PluginPre {
     /// Checks which world `instance_pre`'s component exports, newest first.
     pub(crate) fn new(instance_pre: InstancePre<HostState>) -> Result<Self, String> {
+        let interfaces = format!("{PACKAGE}/");
         let imports_0_4 = instance_pre
             .component()
             .component_type()
             .imports(instance_pre.component().engine())
-            .any(|(name, _)| name.starts_with("herald:plugin/") && name.ends_with("@0.4.0"));
+            .any(|(name, _)| name.starts_with(&interfaces) && name.ends_with("@0.4.0"));
         let newest = match v0_3::PluginPre::new(instance_pre.clone()) {
             Ok(pre) => {
                 return Ok(PluginPre {
@@ -57,7 +58,7 @@ impl PluginPre {
                 version: "0.1.0",
             }),
             Err(_) => Err(format!(
-                "{} (this host runs herald:plugin worlds {})",
+                "{} (this host runs {PACKAGE} worlds {})",
                 super::engine::one_line(&newest),
                 WORLD_VERSIONS.join(", ")
             )),

@@ -90,6 +90,20 @@ pub mod v0_4 {
 /// The versions of the world this host implements, newest first.
 pub const WORLD_VERSIONS: &[&str] = &["0.4.0", "0.3.0", "0.2.0", "0.1.0"];
 
+/// The WIT package of the plugin world and of its interfaces.
+pub const PACKAGE: &str = "herald:plugin";
+
+/// The newest plugin world this host runs, as WIT names it: the world
+/// [`v0_4`] binds (whose `bindgen!` needs the name written out), the one
+/// `herald plugin build` builds against and `herald version` prints.
+pub const WORLD: &str = "herald:plugin/plugin@0.4.0";
+
+/// The plugin world of `version`, as WIT names it:
+/// `herald:plugin/plugin@0.2.0`.
+pub fn world(version: &str) -> String {
+    format!("{PACKAGE}/plugin@{version}")
+}
+
 /// The records of the newest world as plugins hand them over: what a
 /// plugin's `manifest` export returns before the runtime validates it, and
 /// the event context of a handler call. Public so that tools outside the
@@ -102,4 +116,23 @@ pub mod abi {
     pub use super::v0_3::herald::plugin0_3_0::types::{
         IndexBy, IndexDefinition, Manifest, MetricDefinition, MetricKind,
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{WORLD, WORLD_VERSIONS, world};
+
+    #[test]
+    fn the_newest_world_is_the_one_the_newest_wit_declares() {
+        assert_eq!(WORLD, world(WORLD_VERSIONS[0]));
+        let wit = include_str!("../../../wit/0.4.0/herald.wit");
+        let declared = |keyword: &str| {
+            wit.lines()
+                .find_map(|line| line.strip_prefix(keyword))
+                .map(|rest| rest.trim_end_matches([';', '{', ' ']))
+                .unwrap_or_else(|| panic!("wit/0.4.0/herald.wit declares no {keyword}"))
+        };
+        let (package, version) = declared("package ").split_once('@').unwrap();
+        assert_eq!(WORLD, format!("{package}/{}@{version}", declared("world ")));
+    }
 }
