@@ -526,3 +526,79 @@ fn the_readmes_values_reference_is_generated_from_the_schema() {
         }
     }
 }
+
+/// Every document of `deploy/*.yaml`, the plain manifests.
+fn plain_manifests() -> Vec<Value> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(repo().join("deploy"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .flat_map(|file| documents(&std::fs::read_to_string(file).unwrap()))
+        .collect()
+}
+
+#[test]
+fn the_plain_manifests_in_deploy_agree_with_the_chart_rendered_with_the_ha_values() {
+    let Some(helm) = helm() else { return };
+    let chart = render(helm, Some("ci/ha-values.yaml"), &[]);
+    let plain = plain_manifests();
+    let field = |objects: &[Value], kind: &str, pointer: &str| {
+        one(objects, kind)
+            .pointer(pointer)
+            .cloned()
+            .unwrap_or_else(|| panic!("{kind} has no {pointer}"))
+    };
+    // What the objects do; names and labels differ (the chart's are
+    // Helm's), images too (the value set pins them by digest).
+    for (kind, pointer) in [
+        ("ClusterRole", "/rules"),
+        ("Role", "/rules"),
+        ("Service", "/spec/ports"),
+        ("Deployment", "/spec/replicas"),
+        ("Deployment", "/spec/strategy"),
+        ("Deployment", "/spec/template/spec/securityContext"),
+        (
+            "Deployment",
+            "/spec/template/spec/automountServiceAccountToken",
+        ),
+        (
+            "Deployment",
+            "/spec/template/spec/terminationGracePeriodSeconds",
+        ),
+        ("Deployment", "/spec/template/spec/volumes"),
+        ("Deployment", "/spec/template/spec/initContainers/0/command"),
+        (
+            "Deployment",
+            "/spec/template/spec/initContainers/0/securityContext",
+        ),
+        (
+            "Deployment",
+            "/spec/template/spec/initContainers/0/resources",
+        ),
+        (
+            "Deployment",
+            "/spec/template/spec/initContainers/0/volumeMounts",
+        ),
+    ] {
+        assert_eq!(
+            field(&chart, kind, pointer),
+            field(&plain, kind, pointer),
+            "{kind} {pointer}: the chart with ci/ha-values.yaml and deploy/ differ"
+        );
+    }
+    let container = |objects: &[Value]| {
+        let mut herald = field(objects, "Deployment", "/spec/template/spec/containers/0");
+        herald.as_object_mut().unwrap().remove("image");
+        herald
+    };
+    assert_eq!(container(&chart), container(&plain), "the herald container");
+    let config =
+        |objects: &[Value]| -> Value { serde_yaml::from_str(&herald_yaml(objects)).unwrap() };
+    assert_eq!(config(&chart), config(&plain), "herald.yaml");
+    let budget = |objects: &[Value]| field(objects, "PodDisruptionBudget", "/spec/minAvailable");
+    assert_eq!(budget(&chart), budget(&plain));
+}

@@ -82,7 +82,7 @@ values around it. One document, so its checksum rolls the Pods.
 {{- $_ := set $c "listen" (printf "0.0.0.0:%d" (int .Values.service.port)) }}
 {{- $files := default (dict) (get $c "pluginFiles") }}
 {{- $cache := default (dict) (get $files "artifactCache") }}
-{{- $_ := set $cache "dir" "/var/cache/herald/artifacts" }}
+{{- $_ := set $cache "dir" "/var/cache/herald" }}
 {{- $_ := set $files "artifactCache" $cache }}
 {{- if .Values.publicKeys }}
 {{- $paths := list }}
@@ -112,7 +112,7 @@ values around it. One document, so its checksum rolls the Pods.
 {{- end }}
 {{- if $sources }}
 {{- $_ := set $c "pluginSources" $sources }}
-{{- $_ := set $c "pluginSourceCache" "/var/cache/herald/oci" }}
+{{- $_ := set $c "pluginSourceCache" "/var/lib/herald/oci" }}
 {{- end }}
 {{- if $plugins }}
 {{- $_ := set $c "plugins" $plugins }}
