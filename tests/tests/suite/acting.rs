@@ -417,8 +417,23 @@ fn a_plugin_declaring_more_than_its_grant_is_not_loaded() {
             },
         )
     };
+    let all_writes = || {
+        vec![granted(&config_map_rule(
+            &["get", "apply", "delete"],
+            &["*"],
+        ))]
+    };
     let nothing = load(Grants::default()).unwrap_err().to_string();
-    assert!(nothing.contains("\"events\""), "{nothing}");
+    assert!(nothing.contains("grants.writes"), "{nothing}");
+    let no_events = Grants {
+        writes: all_writes(),
+        ..Grants::default()
+    };
+    let error = load(no_events).unwrap_err().to_string();
+    assert!(
+        error.contains("\"events\"") && error.contains("grants.events"),
+        "{error}"
+    );
     let narrow = Grants {
         events: Some(Default::default()),
         writes: vec![granted(&config_map_rule(&["get", "apply"], &["team-a"]))],
@@ -431,10 +446,7 @@ fn a_plugin_declaring_more_than_its_grant_is_not_loaded() {
     );
     let enough = Grants {
         events: Some(Default::default()),
-        writes: vec![granted(&config_map_rule(
-            &["get", "apply", "delete"],
-            &["*"],
-        ))],
+        writes: all_writes(),
         ..Grants::default()
     };
     let plugin = load(enough).expect("a grant covering the declaration loads");

@@ -13,7 +13,7 @@
 //!   output into lines.
 //! - **Hostile text.** A message is the plugin's, so it is written as data:
 //!   the host's text log escapes control characters in every field and
-//!   message (`crate::cli`'s formatter), the JSON log escapes by
+//!   message (`crate::logging::EscapedFields`, the human log's formatter), the JSON log escapes by
 //!   construction, and the dashboard shows lines as text. A line break in
 //!   a message cannot start a line that reads as another plugin's.
 //! - **Dry-run.** No difference: logging has no effect outside the host.
