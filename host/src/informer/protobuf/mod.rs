@@ -295,6 +295,17 @@ impl Transcoder {
                 Container::Single => {
                     self.single(context, values.last().map(|v| v.1), out, first, depth)?
                 }
+                // A list answer's items are never nil: the server makes
+                // them an empty slice, so its JSON says `[]` where
+                // protobuf carries no item.
+                Container::List
+                    if values.is_empty()
+                        && &*field.name == "items"
+                        && type_meta.is_some_and(|(_, kind)| kind.ends_with("List")) =>
+                {
+                    key(out, first, field);
+                    out.push_str("[]");
+                }
                 Container::List | Container::Map if values.is_empty() => {
                     if !(field.omit.empty || field.omit.zero) {
                         key(out, first, field);

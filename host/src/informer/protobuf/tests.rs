@@ -24,7 +24,7 @@ fn transcoded(bytes: &[u8], skip_managed_fields: bool) -> String {
     out
 }
 
-const RECORDED: [&str; 23] = [
+const RECORDED: [&str; 24] = [
     "pods",
     "configmaps",
     "secrets",
@@ -48,6 +48,8 @@ const RECORDED: [&str; 23] = [
     "storageclasses",
     "flowschemas",
     "notfound",
+    // An empty list: no items on the wire, `"items":[]` in JSON.
+    "empty-configmaps",
 ];
 
 #[test]
