@@ -75,8 +75,7 @@ impl fmt::Display for Verb {
 /// The only subresource plugins may write.
 pub const STATUS: &str = "status";
 
-/// The namespace pattern meaning every namespace and cluster-scoped objects.
-pub const ALL_NAMESPACES: &str = "*";
+pub use crate::capability::reads::ALL_NAMESPACES;
 
 /// One write rule, as declared in a manifest or granted in configuration.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -28,10 +28,13 @@
 
 pub mod rbac;
 
-use crate::capability::kube::ALL_NAMESPACES;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::fmt;
+
+/// The namespace pattern meaning every namespace and cluster-scoped objects
+/// (in read grants, write rules and Events grants alike).
+pub const ALL_NAMESPACES: &str = "*";
 
 /// One read the operator grants a plugin: a kind (or every kind) of a group
 /// (or of every group), in some namespaces.
