@@ -72,14 +72,16 @@ fn helm() -> Option<&'static Path> {
 /// registry logins).
 fn run_helm(helm: &Path, args: &[&str]) -> Output {
     let home = temp_dir("helm-home");
-    Command::new(helm)
+    let output = Command::new(helm)
         .args(args)
         .env("HELM_CONFIG_HOME", home.join("config"))
         .env("HELM_CACHE_HOME", home.join("cache"))
         .env("HELM_DATA_HOME", home.join("data"))
         .env_remove("KUBECONFIG")
         .output()
-        .expect("running helm")
+        .expect("running helm");
+    std::fs::remove_dir_all(home).unwrap();
+    output
 }
 
 /// `-f <file>` for a value set, or nothing for the defaults.
