@@ -529,9 +529,9 @@ fn the_readmes_values_reference_is_generated_from_the_schema() {
     }
 }
 
-/// Every document of `deploy/*.yaml`, the plain manifests.
-fn plain_manifests() -> Vec<Value> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(repo().join("deploy"))
+/// Every document of `deploy/<dir>/*.yaml`, the plain manifests.
+fn plain_manifests(dir: &str) -> Vec<Value> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(repo().join("deploy").join(dir))
         .unwrap()
         .map(|entry| entry.unwrap().path())
         .filter(|path| path.extension().is_some_and(|e| e == "yaml"))
@@ -547,7 +547,23 @@ fn plain_manifests() -> Vec<Value> {
 fn the_plain_manifests_in_deploy_agree_with_the_chart_rendered_with_the_ha_values() {
     let Some(helm) = helm() else { return };
     let chart = render(helm, Some("ci/ha-values.yaml"), &[]);
-    let plain = plain_manifests();
+    agree(&chart, &plain_manifests(""), "minAvailable");
+}
+
+#[test]
+fn the_sharded_plain_manifests_agree_with_the_chart_sharding_three_replicas() {
+    let Some(helm) = helm() else { return };
+    let chart = render(
+        helm,
+        Some("ci/ha-values.yaml"),
+        &["--set", "replicas=3,replication.mode=sharding"],
+    );
+    agree(&chart, &plain_manifests("sharded"), "maxUnavailable");
+}
+
+/// Checks that the chart's `chart` objects do what the plain manifests
+/// `plain` do; `budget` is the PodDisruptionBudget's field.
+fn agree(chart: &[Value], plain: &[Value], budget: &str) {
     let field = |objects: &[Value], kind: &str, pointer: &str| {
         one(objects, kind)
             .pointer(pointer)
@@ -587,9 +603,9 @@ fn the_plain_manifests_in_deploy_agree_with_the_chart_rendered_with_the_ha_value
         ),
     ] {
         assert_eq!(
-            field(&chart, kind, pointer),
-            field(&plain, kind, pointer),
-            "{kind} {pointer}: the chart with ci/ha-values.yaml and deploy/ differ"
+            field(chart, kind, pointer),
+            field(plain, kind, pointer),
+            "{kind} {pointer}: the chart and the plain manifests differ"
         );
     }
     let container = |objects: &[Value]| {
@@ -597,12 +613,15 @@ fn the_plain_manifests_in_deploy_agree_with_the_chart_rendered_with_the_ha_value
         herald.as_object_mut().unwrap().remove("image");
         herald
     };
-    assert_eq!(container(&chart), container(&plain), "the herald container");
+    assert_eq!(container(chart), container(plain), "the herald container");
     let config =
         |objects: &[Value]| -> Value { serde_yaml::from_str(&herald_yaml(objects)).unwrap() };
-    assert_eq!(config(&chart), config(&plain), "herald.yaml");
-    let budget = |objects: &[Value]| field(objects, "PodDisruptionBudget", "/spec/minAvailable");
-    assert_eq!(budget(&chart), budget(&plain));
+    assert_eq!(config(chart), config(plain), "herald.yaml");
+    let pointer = format!("/spec/{budget}");
+    assert_eq!(
+        field(chart, "PodDisruptionBudget", &pointer),
+        field(plain, "PodDisruptionBudget", &pointer)
+    );
 }
 
 #[test]
