@@ -59,10 +59,10 @@ impl Default for LogConfig {
 
 impl LogConfig {
     /// Checks the filter and the rates; the key at fault is relative to `log`.
-    pub fn validate(&self) -> Result<(), (String, String)> {
+    pub fn validate(&self) -> Result<(), crate::yaml::Invalid> {
         if tracing_subscriber::EnvFilter::try_new(&self.level).is_err() {
-            return Err((
-                "level".into(),
+            return Err(crate::yaml::Invalid::new(
+                "level",
                 format!(
                     "{:?} is not a valid filter: use e.g. info, debug or info,herald=debug",
                     self.level
@@ -70,15 +70,15 @@ impl LogConfig {
             ));
         }
         if self.plugin_lines_per_second == 0 || self.plugin_burst == 0 {
-            return Err((
-                "pluginLinesPerSecond".into(),
-                "plugin log rate and burst must be at least 1".into(),
+            return Err(crate::yaml::Invalid::new(
+                "pluginLinesPerSecond",
+                "plugin log rate and burst must be at least 1",
             ));
         }
         if self.plugin_output_bytes_per_second == 0 || self.plugin_output_burst == 0 {
-            return Err((
-                "pluginOutputBytesPerSecond".into(),
-                "plugin output rate and burst must be above zero".into(),
+            return Err(crate::yaml::Invalid::new(
+                "pluginOutputBytesPerSecond",
+                "plugin output rate and burst must be above zero",
             ));
         }
         Ok(())

@@ -235,22 +235,22 @@ pub struct SourceConfig {
 impl SourceConfig {
     /// Checks keys that only some kinds of source take; the key at fault is
     /// relative to `source`.
-    pub fn validate(&self) -> Result<(), (String, String)> {
+    pub fn validate(&self) -> Result<(), crate::yaml::Invalid> {
         match self.kind {
             SourceKind::Embedded | SourceKind::InCluster | SourceKind::Auto
                 if self.kubeconfig.is_some() || self.context.is_some() =>
             {
-                Err((
-                    "kubeconfig".into(),
-                    "kubeconfig and context need source.kind: kubeconfig".into(),
+                Err(crate::yaml::Invalid::new(
+                    "kubeconfig",
+                    "kubeconfig and context need source.kind: kubeconfig",
                 ))
             }
             SourceKind::Kubeconfig | SourceKind::InCluster | SourceKind::Auto
                 if !self.seed.is_empty() || self.kubeconfig_out.is_some() =>
             {
-                Err((
-                    "seed".into(),
-                    "seed and kubeconfigOut need source.kind: embedded".into(),
+                Err(crate::yaml::Invalid::new(
+                    "seed",
+                    "seed and kubeconfigOut need source.kind: embedded",
                 ))
             }
             _ => Ok(()),

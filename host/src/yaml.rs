@@ -28,6 +28,46 @@ impl ConfigError {
     }
 }
 
+/// A value a section's check refused: the key at fault, dotted and relative
+/// to where it was checked (`default.memory` inside `limits`), and what is
+/// wrong with it. [`Invalid::within`] places it in the enclosing section;
+/// [`Invalid::in_source`] names the file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{key}: {problem}")]
+pub struct Invalid {
+    /// The dotted key, relative to the section that checked it.
+    pub key: String,
+    /// What is wrong.
+    pub problem: String,
+}
+
+impl Invalid {
+    /// `key` refused because of `problem`.
+    pub fn new(key: impl Into<String>, problem: impl Into<String>) -> Self {
+        Invalid {
+            key: key.into(),
+            problem: problem.into(),
+        }
+    }
+
+    /// The same error seen from the section `section` holding the key
+    /// (`limits` + `default.memory` → `limits.default.memory`; an index
+    /// key such as `[2]` joins without a dot; an empty key is the section's).
+    pub fn within(self, section: &str) -> Self {
+        let key = match self.key.as_str() {
+            "" => section.to_owned(),
+            key if key.starts_with('[') => format!("{section}{key}"),
+            key => format!("{section}.{key}"),
+        };
+        Invalid { key, ..self }
+    }
+
+    /// The error in the file (or `flags`) `source_name`.
+    pub fn in_source(&self, source_name: &str) -> ConfigError {
+        ConfigError::new(source_name, &self.key, &self.problem)
+    }
+}
+
 /// Parses YAML text into `T`, naming the key at fault (`a.b[2].c`).
 pub fn parse_yaml<T: serde::de::DeserializeOwned + Default>(
     text: &str,

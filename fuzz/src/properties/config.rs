@@ -19,8 +19,8 @@ pub fn check(data: &[u8]) {
     };
     match Config::parse(text, SOURCE) {
         Ok(config) => {
-            if let Err((key, problem)) = config.validate() {
-                panic!("{text:?} was accepted but does not validate: {key}: {problem}");
+            if let Err(invalid) = config.validate() {
+                panic!("{text:?} was accepted but does not validate: {invalid}");
             }
             check_sidecar(&config, text);
         }

@@ -78,9 +78,9 @@ pub trait Granted: Capability {
     /// True when `grant` grants anything.
     fn is_granted(grant: &Self::Grant) -> bool;
     /// Checks `grant` as configured; the error names the key at fault,
-    /// relative to the grant's own (`allowedOrigins[0]`, or `""` for the
+    /// relative to the grant's own (`allowedOrigins`, `[0]`, or `""` for the
     /// grant as a whole), and the problem.
-    fn validate(grant: &Self::Grant) -> Result<(), (String, String)>;
+    fn validate(grant: &Self::Grant) -> Result<(), crate::yaml::Invalid>;
     /// Checks what the plugin `declared` against `grant`; the error says
     /// what is missing, without the key (the caller names it).
     fn covers(grant: &Self::Grant, declared: &super::Declared<'_>) -> Result<(), String>;
@@ -268,14 +268,14 @@ macro_rules! capabilities {
             /// Checks the capabilities named and each grant; the error names
             /// the key at fault, relative to the plugin's entry
             /// (`grants.http.allowedOrigins[0]`).
-            pub fn validate(&self) -> Result<(), (String, String)> {
+            pub fn validate(&self) -> Result<(), crate::yaml::Invalid> {
                 for capability in &self.capabilities {
                     let named = $(
                         <$granted_ty as factor::Granted>::DECLARED_AS == Some(capability.as_str())
                     )||*;
                     if !named {
-                        return Err((
-                            "grants.capabilities".into(),
+                        return Err(crate::yaml::Invalid::new(
+                            "grants.capabilities",
                             format!(
                                 "{capability:?} is not a capability this host has (it has: {})",
                                 known_capabilities().join(", ")
@@ -289,25 +289,18 @@ macro_rules! capabilities {
                         && !<$granted_ty as factor::Granted>::is_granted(&self.$key)
                         && let Err(why) = <$granted_ty as factor::Granted>::by_name()
                     {
-                        return Err((
-                            concat!("grants.", stringify!($key)).into(),
+                        return Err(crate::yaml::Invalid::new(
+                            concat!("grants.", stringify!($key)),
                             format!("is missing: {why}"),
                         ));
                     }
-                    <$granted_ty as factor::Granted>::validate(&self.$key).map_err(
-                        |(key, problem)| {
-                            let at = concat!("grants.", stringify!($key));
-                            match key.as_str() {
-                                "" => (at.to_owned(), problem),
-                                key if key.starts_with('[') => (format!("{at}{key}"), problem),
-                                key => (format!("{at}.{key}"), problem),
-                            }
-                        },
-                    )?;
+                    <$granted_ty as factor::Granted>::validate(&self.$key)
+                        .map_err(|e| e.within(concat!("grants.", stringify!($key))))?;
                 )*
                 for (index, rule) in self.reads.iter().enumerate() {
-                    rule.validate()
-                        .map_err(|e| (format!("grants.reads[{index}]"), e))?;
+                    rule.validate().map_err(|problem| {
+                        crate::yaml::Invalid::new(format!("grants.reads[{index}]"), problem)
+                    })?;
                 }
                 Ok(())
             }

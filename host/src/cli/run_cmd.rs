@@ -102,9 +102,7 @@ impl RunArgs {
         if let Some(grace) = self.grace_period {
             config.shutdown.grace_period = grace;
         }
-        config
-            .validate()
-            .map_err(|(key, problem)| crate::config::ConfigError::new("flags", &key, &problem))?;
+        config.validate().map_err(|e| e.in_source("flags"))?;
         Ok(config)
     }
 }

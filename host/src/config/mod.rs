@@ -28,6 +28,7 @@ use crate::reload::sources::PluginSourceConfig;
 use crate::reload::{PluginConfig, PluginFilesConfig, PluginSettings};
 use crate::source::SourceConfig;
 use crate::store::CacheConfig;
+use crate::yaml::Invalid;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -122,18 +123,14 @@ impl Config {
     /// Parses and validates configuration text; `source_name` names it in errors.
     pub fn parse(text: &str, source_name: &str) -> Result<Config, ConfigError> {
         let config: Config = crate::yaml::parse_yaml(text, source_name)?;
-        config
-            .validate()
-            .map_err(|(key, problem)| ConfigError::new(source_name, &key, &problem))?;
+        config.validate().map_err(|e| e.in_source(source_name))?;
         Ok(config)
     }
 
-    /// Checks every section, then what spans sections; the error is `(key,
-    /// problem)` with the full dotted key.
-    pub fn validate(&self) -> Result<(), (String, String)> {
-        let within = |section: &'static str| {
-            move |(key, problem): (String, String)| (format!("{section}.{key}"), problem)
-        };
+    /// Checks every section, then what spans sections; the error names the
+    /// full dotted key.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        let within = |section: &'static str| move |e: Invalid| e.within(section);
         self.source.validate().map_err(within("source"))?;
         self.log.validate().map_err(within("log"))?;
         self.limits.validate().map_err(within("limits"))?;
@@ -145,33 +142,32 @@ impl Config {
         self.leader_election.validate("leaderElection")?;
         self.sharding.validate("sharding")?;
         crate::shard::check_group_name(&self.sharding.lease_name)
-            .map_err(|problem| ("sharding.leaseName".to_owned(), problem))?;
+            .map_err(|problem| Invalid::new("sharding.leaseName", problem))?;
         if self.sharding.enabled && self.leader_election.enabled {
-            return Err((
-                "sharding.enabled".into(),
+            return Err(Invalid::new(
+                "sharding.enabled",
                 "sharding and leaderElection.enabled cannot both be on: under sharding every \
-                 replica dispatches its own plugins; turn leaderElection off"
-                    .into(),
+                 replica dispatches its own plugins; turn leaderElection off",
             ));
         }
         crate::reload::sources::validate_sources(&self.plugin_sources)?;
         if !self.plugin_sources.is_empty() && self.plugin_source_cache_dir().is_none() {
-            return Err((
-                "pluginSourceCache".into(),
-                "is needed for pluginSources (neither XDG_CACHE_HOME nor HOME is set)".into(),
+            return Err(Invalid::new(
+                "pluginSourceCache",
+                "is needed for pluginSources (neither XDG_CACHE_HOME nor HOME is set)",
             ));
         }
         check_max_series("pluginMetrics.maxSeries", self.plugin_metrics.max_series)?;
         for (name, plugin) in &self.plugins {
             if !crate::plugin::is_plugin_name(name) {
-                return Err((
+                return Err(Invalid::new(
                     format!("plugins.{name}"),
-                    "is not a valid plugin name (lowercase letters, digits and '-')".into(),
+                    "is not a valid plugin name (lowercase letters, digits and '-')",
                 ));
             }
             plugin
                 .validate(name, &self.limits)
-                .map_err(|(key, problem)| (format!("plugins.{name}.{key}"), problem))?;
+                .map_err(|e| e.within(&format!("plugins.{name}")))?;
         }
         Ok(())
     }

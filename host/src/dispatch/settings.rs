@@ -61,21 +61,24 @@ impl Default for CoalescedQueueConfig {
 
 impl QueueConfig {
     /// Checks the backoffs; the key at fault is relative to `queue`.
-    pub fn validate(&self) -> Result<(), (String, String)> {
+    pub fn validate(&self) -> Result<(), crate::yaml::Invalid> {
         if self.initial_backoff > self.max_backoff {
-            return Err(("initialBackoff".into(), "is above queue.maxBackoff".into()));
+            return Err(crate::yaml::Invalid::new(
+                "initialBackoff",
+                "is above queue.maxBackoff",
+            ));
         }
         let coalesced = &self.coalesced;
         if coalesced.base_delay < Duration::from_millis(1) {
-            return Err((
-                "coalesced.baseDelay".into(),
-                "must be at least 1ms: a failing key would be retried without pause".into(),
+            return Err(crate::yaml::Invalid::new(
+                "coalesced.baseDelay",
+                "must be at least 1ms: a failing key would be retried without pause",
             ));
         }
         if coalesced.base_delay > coalesced.max_delay {
-            return Err((
-                "coalesced.baseDelay".into(),
-                "is above queue.coalesced.maxDelay".into(),
+            return Err(crate::yaml::Invalid::new(
+                "coalesced.baseDelay",
+                "is above queue.coalesced.maxDelay",
             ));
         }
         Ok(())

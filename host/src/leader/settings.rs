@@ -249,7 +249,7 @@ pub const SERVICE_ACCOUNT_NAMESPACE_FILE: &str =
 impl LeaseConfig {
     /// Checks the values of the section `section`; the error is `(key,
     /// problem)` with the full key.
-    pub fn validate(&self, section: &str) -> Result<(), (String, String)> {
+    pub fn validate(&self, section: &str) -> Result<(), crate::yaml::Invalid> {
         let keyed = |err| lease_key(section, err);
         crate::leader::check_timings(self.lease_duration, self.renew_deadline, self.retry_period)
             .map_err(keyed)?;
@@ -305,22 +305,21 @@ impl LeaseConfig {
             renew_deadline: self.renew_deadline,
             retry_period: self.retry_period,
         };
-        settings.validate().map_err(|err| {
-            let (key, problem) = lease_key(section, err);
-            ConfigError::new("environment", &key, &problem)
-        })?;
+        settings
+            .validate()
+            .map_err(|err| lease_key(section, err).in_source("environment"))?;
         Ok(settings)
     }
 }
 
 /// The full configuration key and problem of a Lease setting error in
 /// `section`.
-fn lease_key(section: &str, err: crate::leader::LeaderError) -> (String, String) {
+fn lease_key(section: &str, err: crate::leader::LeaderError) -> crate::yaml::Invalid {
     match err {
         crate::leader::LeaderError::InvalidSettings { setting, problem } => {
-            (format!("{section}.{setting}"), problem)
+            crate::yaml::Invalid::new(format!("{section}.{setting}"), problem)
         }
-        other => (section.into(), other.to_string()),
+        other => crate::yaml::Invalid::new(section, other.to_string()),
     }
 }
 

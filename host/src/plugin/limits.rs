@@ -51,10 +51,10 @@ impl IdlePolicy {
     pub const MIN_RECLAIM_AFTER: Duration = Duration::from_secs(1);
 
     /// Checks a configured idle time; the error names `key`.
-    pub fn check(key: &str, reclaim_after: Option<Duration>) -> Result<(), (String, String)> {
+    pub fn check(key: &str, reclaim_after: Option<Duration>) -> Result<(), crate::yaml::Invalid> {
         match reclaim_after {
-            Some(after) if after < Self::MIN_RECLAIM_AFTER => Err((
-                key.into(),
+            Some(after) if after < Self::MIN_RECLAIM_AFTER => Err(crate::yaml::Invalid::new(
+                key,
                 format!(
                     "must be at least {}, not {}",
                     crate::units::duration::format(Self::MIN_RECLAIM_AFTER),
@@ -396,35 +396,44 @@ pub struct PluginLimits {
 impl LimitsConfig {
     /// Checks each pair and that defaults stay within the maxima; the key
     /// at fault is relative to `limits`.
-    pub fn validate(&self) -> Result<(), (String, String)> {
+    pub fn validate(&self) -> Result<(), crate::yaml::Invalid> {
         for (key, values) in [("default", &self.default), ("max", &self.max)] {
             if values.call_deadline < Duration::from_millis(1) {
-                return Err((format!("{key}.callDeadline"), "must be at least 1ms".into()));
+                return Err(crate::yaml::Invalid::new(
+                    format!("{key}.callDeadline"),
+                    "must be at least 1ms",
+                ));
             }
             if values.memory < (1 << 20) {
-                return Err((format!("{key}.memory"), "must be at least 1Mi".into()));
+                return Err(crate::yaml::Invalid::new(
+                    format!("{key}.memory"),
+                    "must be at least 1Mi",
+                ));
             }
         }
         if self.default.call_deadline > self.max.call_deadline {
-            return Err((
-                "default.callDeadline".into(),
-                "is above limits.max.callDeadline".into(),
+            return Err(crate::yaml::Invalid::new(
+                "default.callDeadline",
+                "is above limits.max.callDeadline",
             ));
         }
         if self.default.memory > self.max.memory {
-            return Err(("default.memory".into(), "is above limits.max.memory".into()));
+            return Err(crate::yaml::Invalid::new(
+                "default.memory",
+                "is above limits.max.memory",
+            ));
         }
         Ok(())
     }
 
     /// Checks one plugin's overrides against the maxima; the key at fault
     /// is relative (`limits.memory`).
-    pub fn check_overrides(&self, limits: &PluginLimits) -> Result<(), (String, String)> {
+    pub fn check_overrides(&self, limits: &PluginLimits) -> Result<(), crate::yaml::Invalid> {
         if let Some(deadline) = limits.call_deadline
             && deadline > self.max.call_deadline
         {
-            return Err((
-                "limits.callDeadline".into(),
+            return Err(crate::yaml::Invalid::new(
+                "limits.callDeadline",
                 format!(
                     "{} is above limits.max.callDeadline ({})",
                     crate::units::duration::format(deadline),
@@ -435,8 +444,8 @@ impl LimitsConfig {
         if let Some(memory) = limits.memory
             && memory > self.max.memory
         {
-            return Err((
-                "limits.memory".into(),
+            return Err(crate::yaml::Invalid::new(
+                "limits.memory",
                 format!(
                     "{} is above limits.max.memory ({})",
                     crate::units::quantity::format(memory),

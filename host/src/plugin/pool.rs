@@ -191,12 +191,14 @@ pub struct DispatchConfig {
 
 impl DispatchConfig {
     /// Checks the pool's size; the key at fault is relative to `dispatch`.
-    pub fn validate(&self) -> Result<(), (String, String)> {
+    pub fn validate(&self) -> Result<(), crate::yaml::Invalid> {
         match self.workers {
-            Some(workers) if !(1..=MAX_WORKERS).contains(&workers) => Err((
-                "workers".into(),
-                format!("must be between 1 and {MAX_WORKERS}, not {workers}"),
-            )),
+            Some(workers) if !(1..=MAX_WORKERS).contains(&workers) => {
+                Err(crate::yaml::Invalid::new(
+                    "workers",
+                    format!("must be between 1 and {MAX_WORKERS}, not {workers}"),
+                ))
+            }
             _ => Ok(()),
         }
     }

@@ -92,22 +92,23 @@ impl Default for PluginFilesConfig {
 impl PluginFilesConfig {
     /// Checks the bounds and the allow-list; the key at fault is relative
     /// to `pluginFiles`.
-    pub fn validate(&self) -> Result<(), (String, String)> {
+    pub fn validate(&self) -> Result<(), crate::yaml::Invalid> {
         if self.compile_timeout < Duration::from_secs(1) {
-            return Err((
-                "compileTimeout".into(),
-                "must be at least 1s: large plugins take seconds to compile".into(),
+            return Err(crate::yaml::Invalid::new(
+                "compileTimeout",
+                "must be at least 1s: large plugins take seconds to compile",
             ));
         }
         if self.max_size == 0 {
-            return Err(("maxSize".into(), "must be above zero".into()));
+            return Err(crate::yaml::Invalid::new("maxSize", "must be above zero"));
         }
         if let Some(allowed) = &self.allowed_sha256 {
             super::settings::check_digests("allowedSha256", allowed)?;
         }
         for (index, path) in self.public_keys.iter().enumerate() {
-            super::trust::read_public_key(path)
-                .map_err(|problem| (format!("publicKeys[{index}]"), problem))?;
+            super::trust::read_public_key(path).map_err(|problem| {
+                crate::yaml::Invalid::new(format!("publicKeys[{index}]"), problem)
+            })?;
         }
         Ok(())
     }

@@ -52,10 +52,11 @@ pub struct PluginConfig {
 pub(crate) fn check_grants(
     grants: &GrantConfig,
     rate_limit: Option<&crate::capability::rate::RateLimit>,
-) -> Result<(), (String, String)> {
+) -> Result<(), crate::yaml::Invalid> {
     grants.validate()?;
     if let Some(rate) = rate_limit {
-        rate.validate().map_err(|e| ("rateLimit".to_owned(), e))?;
+        rate.validate()
+            .map_err(|e| crate::yaml::Invalid::new("rateLimit", e))?;
     }
     Ok(())
 }
@@ -92,14 +93,14 @@ pub struct Sidecar {
 }
 
 /// Checks that every entry of the list at `key` is a lowercase hex sha256.
-pub(crate) fn check_digests(key: &str, digests: &[String]) -> Result<(), (String, String)> {
+pub(crate) fn check_digests(key: &str, digests: &[String]) -> Result<(), crate::yaml::Invalid> {
     for (index, digest) in digests.iter().enumerate() {
         if digest.len() != 64
             || !digest
                 .bytes()
                 .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
         {
-            return Err((
+            return Err(crate::yaml::Invalid::new(
                 format!("{key}[{index}]"),
                 format!("{digest:?} is not a lowercase hex sha256 (64 characters)"),
             ));
@@ -115,7 +116,7 @@ impl PluginConfig {
         &self,
         name: &str,
         limits: &crate::plugin::LimitsConfig,
-    ) -> Result<(), (String, String)> {
+    ) -> Result<(), crate::yaml::Invalid> {
         let _ = name;
         limits.check_overrides(&self.limits)?;
         check_digests("sha256", &self.sha256)?;
@@ -158,11 +159,11 @@ impl PluginSettings {
         let sidecar: Sidecar = parse_yaml(text, source_name)?;
         self.limits
             .check_overrides(&sidecar.limits)
-            .map_err(|(key, problem)| ConfigError::new(source_name, &key, &problem))?;
+            .map_err(|e| e.in_source(source_name))?;
         check_grants(&sidecar.grants, sidecar.rate_limit.as_ref())
-            .map_err(|(key, problem)| ConfigError::new(source_name, &key, &problem))?;
+            .map_err(|e| e.in_source(source_name))?;
         crate::plugin::IdlePolicy::check("reclaimIdleAfter", sidecar.reclaim_idle_after)
-            .map_err(|(key, problem)| ConfigError::new(source_name, &key, &problem))?;
+            .map_err(|e| e.in_source(source_name))?;
         if !self.sidecar_grants && !sidecar.grants.is_empty() {
             return Err(ConfigError::new(
                 source_name,

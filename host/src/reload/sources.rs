@@ -501,21 +501,22 @@ pub fn pinned_by_source(path: &Path, digest: &str) -> bool {
 
 /// Checks `pluginSources`: each reference parses, none is listed twice,
 /// polls are at least a second apart; the key at fault is absolute.
-pub fn validate_sources(sources: &[PluginSourceConfig]) -> Result<(), (String, String)> {
+pub fn validate_sources(sources: &[PluginSourceConfig]) -> Result<(), crate::yaml::Invalid> {
     let mut references = std::collections::HashSet::new();
     for (i, source) in sources.iter().enumerate() {
-        let reference = crate::oci::parse_reference(&source.oci)
-            .map_err(|e| (format!("pluginSources[{i}].oci"), e.to_string()))?;
+        let reference = crate::oci::parse_reference(&source.oci).map_err(|e| {
+            crate::yaml::Invalid::new(format!("pluginSources[{i}].oci"), e.to_string())
+        })?;
         if !references.insert(reference.whole()) {
-            return Err((
+            return Err(crate::yaml::Invalid::new(
                 format!("pluginSources[{i}].oci"),
                 format!("{:?} is listed twice", source.oci),
             ));
         }
         if source.poll_interval < Duration::from_secs(1) {
-            return Err((
+            return Err(crate::yaml::Invalid::new(
                 format!("pluginSources[{i}].pollInterval"),
-                "must be at least 1s".into(),
+                "must be at least 1s",
             ));
         }
     }

@@ -616,11 +616,11 @@ impl super::factor::Granted for Events {
         grant.is_some()
     }
 
-    fn validate(grant: &Self::Grant) -> Result<(), (String, String)> {
+    fn validate(grant: &Self::Grant) -> Result<(), crate::yaml::Invalid> {
         for namespace in grant.iter().flat_map(|g| &g.namespaces) {
             if namespace != ALL_NAMESPACES && !herald_grammar::name::is_dns1123_label(namespace) {
-                return Err((
-                    "namespaces".into(),
+                return Err(crate::yaml::Invalid::new(
+                    "namespaces",
                     format!("{namespace:?} is not a namespace name or \"*\""),
                 ));
             }

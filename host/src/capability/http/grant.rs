@@ -83,13 +83,12 @@ impl HttpGrant {
 
     /// Checks values that parse but cannot work; the error names the key at
     /// fault, relative to `grants.http`.
-    pub fn validate(&self) -> Result<(), (String, String)> {
+    pub fn validate(&self) -> Result<(), crate::yaml::Invalid> {
         if self.allowed_origins.is_empty() {
-            return Err((
-                "allowedOrigins".into(),
+            return Err(crate::yaml::Invalid::new(
+                "allowedOrigins",
                 "lists no origin: list the servers the plugin may reach, e.g. \
-                 https://hooks.example.com, or remove grants.http"
-                    .into(),
+                 https://hooks.example.com, or remove grants.http",
             ));
         }
         for (key, value) in [
@@ -97,17 +96,26 @@ impl HttpGrant {
             ("timeout", self.timeout),
         ] {
             if value < Duration::from_millis(1) {
-                return Err((key.into(), "must be at least 1ms".into()));
+                return Err(crate::yaml::Invalid::new(key, "must be at least 1ms"));
             }
         }
         if self.max_response_size == 0 {
-            return Err(("maxResponseSize".into(), "must be above zero".into()));
+            return Err(crate::yaml::Invalid::new(
+                "maxResponseSize",
+                "must be above zero",
+            ));
         }
         if self.max_request_size == 0 {
-            return Err(("maxRequestSize".into(), "must be above zero".into()));
+            return Err(crate::yaml::Invalid::new(
+                "maxRequestSize",
+                "must be above zero",
+            ));
         }
         if self.max_concurrent == 0 {
-            return Err(("maxConcurrent".into(), "must be at least 1".into()));
+            return Err(crate::yaml::Invalid::new(
+                "maxConcurrent",
+                "must be at least 1",
+            ));
         }
         Ok(())
     }
@@ -474,7 +482,7 @@ mod tests {
     fn a_grant_needs_an_origin_and_workable_bounds() {
         let ok = HttpGrant::new(vec![origin("https://hooks.example.com")]);
         assert_eq!(ok.validate(), Ok(()));
-        let key = |grant: HttpGrant| grant.validate().unwrap_err().0;
+        let key = |grant: HttpGrant| grant.validate().unwrap_err().key;
         assert_eq!(key(HttpGrant::new(vec![])), "allowedOrigins");
         assert_eq!(
             key(HttpGrant {

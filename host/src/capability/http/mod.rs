@@ -488,7 +488,7 @@ impl super::factor::Granted for Http {
         grant.is_some()
     }
 
-    fn validate(grant: &Self::Grant) -> Result<(), (String, String)> {
+    fn validate(grant: &Self::Grant) -> Result<(), crate::yaml::Invalid> {
         grant.as_ref().map_or(Ok(()), HttpGrant::validate)
     }
 

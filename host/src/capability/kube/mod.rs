@@ -118,10 +118,10 @@ impl super::factor::Granted for Kube {
         !grant.is_empty()
     }
 
-    fn validate(grant: &Self::Grant) -> Result<(), (String, String)> {
+    fn validate(grant: &Self::Grant) -> Result<(), crate::yaml::Invalid> {
         for (index, rule) in grant.iter().enumerate() {
             rule.validate(index)
-                .map_err(|e| (format!("[{index}]"), e.to_string()))?;
+                .map_err(|e| crate::yaml::Invalid::new(format!("[{index}]"), e.to_string()))?;
         }
         Ok(())
     }

@@ -36,9 +36,9 @@ pub struct PluginMetricsLimits {
 }
 
 /// Checks a series cap at `key`.
-pub fn check_max_series(key: &str, max_series: usize) -> Result<(), (String, String)> {
+pub fn check_max_series(key: &str, max_series: usize) -> Result<(), crate::yaml::Invalid> {
     if max_series > MAX_PLUGIN_SERIES {
-        return Err((
+        return Err(crate::yaml::Invalid::new(
             key.to_owned(),
             format!("{max_series} is above the {MAX_PLUGIN_SERIES} allowed"),
         ));
