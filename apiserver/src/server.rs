@@ -63,13 +63,22 @@ pub const ENCODING_VARIABLE: &str = "HERALD_TEST_API_ENCODING";
 /// When the variable holds anything but `protobuf`, `json` or nothing: a run meant to be
 /// JSON-only must not go on over protobuf because of a typo.
 fn protobuf_by_default() -> bool {
-    match std::env::var(ENCODING_VARIABLE) {
+    protobuf_unless_json(std::env::var(ENCODING_VARIABLE))
+}
+
+/// [`protobuf_by_default`] for the variable's `value`.
+fn protobuf_unless_json(value: Result<String, std::env::VarError>) -> bool {
+    match value {
         Err(std::env::VarError::NotPresent) => true,
         Ok(value) if value.is_empty() || value == "protobuf" => true,
         Ok(value) if value == "json" => false,
-        other => {
+        Ok(other) => {
             panic!("{ENCODING_VARIABLE} is {other:?}; it takes `protobuf` (the default) or `json`")
         }
+        Err(std::env::VarError::NotUnicode(other)) => panic!(
+            "{ENCODING_VARIABLE} is {other:?}, not Unicode; it takes `protobuf` (the default) or \
+             `json`"
+        ),
     }
 }
 
@@ -294,5 +303,25 @@ impl Drop for ApiServer {
     fn drop(&mut self) {
         self.stop_serving.send_replace(true);
         self.stop_persisting.send_replace(true);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::env::VarError;
+
+    #[test]
+    fn the_encoding_variable_turns_protobuf_off_only_when_it_says_json() {
+        assert!(protobuf_unless_json(Err(VarError::NotPresent)));
+        assert!(protobuf_unless_json(Ok(String::new())));
+        assert!(protobuf_unless_json(Ok("protobuf".into())));
+        assert!(!protobuf_unless_json(Ok("json".into())));
+    }
+
+    #[test]
+    #[should_panic(expected = "HERALD_TEST_API_ENCODING is \"JSON\"; it takes `protobuf`")]
+    fn any_other_value_is_refused_naming_it() {
+        protobuf_unless_json(Ok("JSON".into()));
     }
 }
