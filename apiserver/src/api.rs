@@ -511,8 +511,14 @@ fn delete_options(query: &Query, body: &[u8]) -> Result<DeleteOptions, ApiError>
         ..DeleteOptions::default()
     };
     if !body.iter().all(u8::is_ascii_whitespace) {
-        let v: Value = serde_json::from_slice(body)
-            .map_err(|e| ApiError::bad_request(format!("cannot parse DeleteOptions: {e}")))?;
+        // client-go sends its DeleteOptions in protobuf when it talks protobuf (helm's
+        // release Secrets), and in JSON otherwise: told apart by the magic bytes.
+        let v: Value = if body.starts_with(crate::protobuf::MAGIC) {
+            crate::protobuf::decode(body)?
+        } else {
+            serde_json::from_slice(body)
+                .map_err(|e| ApiError::bad_request(format!("cannot parse DeleteOptions: {e}")))?
+        };
         check_propagation(v["propagationPolicy"].as_str())?;
         if v["propagationPolicy"] == "Orphan" || v["orphanDependents"] == true {
             opts.orphan = true;

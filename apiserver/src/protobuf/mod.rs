@@ -136,13 +136,28 @@ fn package_for(api_version: &str) -> Option<&'static str> {
     })
 }
 
+/// The `meta/v1` kinds every group version carries: a client sends them under the
+/// version of the resource they act on (client-go encodes a Secret's
+/// `DeleteOptions` as `v1`).
+const OPTIONS: &[&str] = &[
+    "DeleteOptions",
+    "CreateOptions",
+    "UpdateOptions",
+    "PatchOptions",
+];
+
 /// The message type of `kind` at `apiVersion`, if the server has its protobuf definition.
-/// `Status` is the `meta/v1` one whatever the version names (`v1` on a real server).
+/// `Status` and the options kinds are the `meta/v1` ones whatever the version names
+/// (`v1` on a real server).
 pub(crate) fn message_for(api_version: &str, kind: &str) -> Option<MessageDescriptor> {
     if kind == "Status" {
         return Some(message_named(STATUS));
     }
-    let package = package_for(api_version)?;
+    let package = if OPTIONS.contains(&kind) {
+        package_for("meta.k8s.io/v1")?
+    } else {
+        package_for(api_version)?
+    };
     files()
         .iter()
         .filter(|f| f.package() == package)

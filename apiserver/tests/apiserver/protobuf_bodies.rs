@@ -126,3 +126,41 @@ async fn a_protobuf_custom_resource_is_415_naming_its_kind() {
     );
     assert!(err.message.contains("kind Widget"), "{}", err.message);
 }
+
+#[tokio::test]
+async fn a_protobuf_delete_options_body_is_read_as_client_go_sends_it() {
+    let server = server().await;
+    let c = client(&server);
+    let config_maps = Api::<ConfigMap>::default_namespaced(c.clone());
+    for name in ["dry-run-delete", "deleted"] {
+        let cm: ConfigMap = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
+        config_maps
+            .create(&PostParams::default(), &cm)
+            .await
+            .unwrap();
+    }
+    // client-go encodes a core kind's DeleteOptions under `v1`; the message is
+    // meta/v1's: propagationPolicy = 4, dryRun = 5.
+    let delete = |name: &str, options: &[(u32, &[u8])]| {
+        http::Request::delete(format!("/api/v1/namespaces/default/configmaps/{name}"))
+            .header("content-type", PROTOBUF)
+            .header("accept", "application/json")
+            .body(body("v1", "DeleteOptions", &message(options)))
+            .unwrap()
+    };
+    c.request_text(delete("dry-run-delete", &[(5, b"All")]))
+        .await
+        .unwrap();
+    assert!(
+        config_maps
+            .get_opt("dry-run-delete")
+            .await
+            .unwrap()
+            .is_some(),
+        "dryRun: [All] in the protobuf body kept the object"
+    );
+    c.request_text(delete("deleted", &[(4, b"Background")]))
+        .await
+        .unwrap();
+    assert!(config_maps.get_opt("deleted").await.unwrap().is_none());
+}

@@ -725,15 +725,27 @@ fn helm_installs_upgrades_and_uninstalls_herald_on_the_embedded_api_server() {
             "herald",
             "--kubeconfig",
             kubeconfig_arg.as_str(),
-            // Purging the release's Secrets sends a DeleteOptions body the
-            // embedded server cannot parse yet; keeping the history skips it.
-            "--keep-history",
         ],
     );
     assert!(uninstalled.status.success(), "{}", stderr(&uninstalled));
     assert!(
         deployment(&client).is_none(),
         "uninstall left the Deployment"
+    );
+    // Purging the history deletes the release's Secrets with a protobuf
+    // DeleteOptions body, as client-go sends it.
+    let releases: kube::Api<k8s_openapi::api::core::v1::Secret> =
+        kube::Api::namespaced(client.clone(), "herald");
+    let left = runtime
+        .block_on(releases.list(&kube::api::ListParams::default().labels("owner=helm")))
+        .unwrap();
+    assert!(
+        left.items.is_empty(),
+        "uninstall left the release history: {:?}",
+        left.items
+            .iter()
+            .map(|s| &s.metadata.name)
+            .collect::<Vec<_>>()
     );
     server.terminate();
     let (code, _) = server.wait();
