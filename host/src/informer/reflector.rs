@@ -425,6 +425,12 @@ impl Reflector {
             ),
             other => (None, String::new(), other.to_string()),
         };
+        self.failed_with(verb, code, reason, message);
+    }
+
+    /// Records that a `verb` request failed: with HTTP status `code` and
+    /// status `reason` if the server gave them, and `message`.
+    fn failed_with(&self, verb: &'static str, code: Option<u16>, reason: String, message: String) {
         let gvk = &self.key.resource.gvk;
         let resource = if gvk.group.is_empty() {
             self.key.resource.plural.clone()
@@ -540,12 +546,27 @@ impl Reflector {
                 self.failed("list", &e);
                 format!("listing {}: {}", self.url_path, server_said(&e))
             })?;
+            // A page that cannot be read or decoded is this list's failure
+            // too: readiness names it, not an earlier one.
             let text = answer.text().await.map_err(|e| {
                 self.read_failed(&e);
+                self.failed_with(
+                    "list",
+                    None,
+                    String::new(),
+                    format!("reading the list: {e}"),
+                );
                 format!("reading the list of {}: {e}", self.url_path)
             })?;
-            let page: ListPage<'_> = serde_json::from_str(&text)
-                .map_err(|e| format!("decoding list of {}: {e}", self.url_path))?;
+            let page: ListPage<'_> = serde_json::from_str(&text).map_err(|e| {
+                self.failed_with(
+                    "list",
+                    None,
+                    String::new(),
+                    format!("decoding the list: {e}"),
+                );
+                format!("decoding list of {}: {e}", self.url_path)
+            })?;
             for item in &page.items {
                 if let Some(object) = self.parse(item) {
                     objects.push(Arc::new(object));
@@ -1017,5 +1038,32 @@ mod tests {
         assert_eq!(failure.code, Some(404));
         assert_eq!(failure.reason, "NotFound");
         assert_eq!(failure.message, "pods \"missing\" not found");
+    }
+
+    #[tokio::test]
+    async fn a_list_page_that_cannot_be_decoded_replaces_the_earlier_refusal_as_the_failure() {
+        // The streaming list is refused (a real server's 404), then the
+        // paginated list's page is not JSON: readiness must name the page,
+        // not the refusal before it.
+        let script = Arc::new(Script::default());
+        script.answers.lock().unwrap().extend([
+            (
+                404,
+                "application/vnd.kubernetes.protobuf",
+                recorded("notfound.pb"),
+            ),
+            (200, "application/json", b"{\"items\": [".to_vec()),
+        ]);
+        let client = serve(script.clone()).await;
+        let informer = SharedInformer::start(client, config_maps(), ReflectorConfig::default());
+        until("the page's failure is recorded", || {
+            informer
+                .stats()
+                .last_failure()
+                .is_some_and(|f| f.message.starts_with("decoding the list"))
+        })
+        .await;
+        let failure = informer.stats().last_failure().unwrap();
+        assert_eq!((failure.verb, failure.code), ("list", None));
     }
 }
