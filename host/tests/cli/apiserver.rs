@@ -26,14 +26,7 @@ fn kubectl_applies_the_example_cluster_to_herald_apiserver_and_lists_its_pods() 
     }
     let work = temp_dir("apiserver");
     let kubeconfig = work.join("kubeconfig");
-    let mut server = Running::start(&[
-        "apiserver",
-        "--listen",
-        "127.0.0.1:0",
-        "--kubeconfig-out",
-        kubeconfig.to_str().unwrap(),
-    ]);
-    server.wait_for_log("kubectl --kubeconfig");
+    let mut server = Running::apiserver(&kubeconfig);
     let kubectl = |args: &[&str]| {
         let output = Command::new("kubectl")
             .arg("--kubeconfig")

@@ -629,14 +629,7 @@ fn helm_installs_upgrades_and_uninstalls_herald_on_the_embedded_api_server() {
     let Some(helm) = helm() else { return };
     let work = temp_dir("helm-install");
     let kubeconfig = work.join("kubeconfig");
-    let mut server = Running::start(&[
-        "apiserver",
-        "--listen",
-        "127.0.0.1:0",
-        "--kubeconfig-out",
-        kubeconfig.to_str().unwrap(),
-    ]);
-    server.wait_for_log("kubectl --kubeconfig");
+    let mut server = Running::apiserver(&kubeconfig);
     let chart = chart().display().to_string();
     let kubeconfig_arg = kubeconfig.display().to_string();
     let helm_on = |verb: &str, values: &str, extra: &[&str]| {

@@ -67,6 +67,20 @@ impl Running {
         Running::spawn(command)
     }
 
+    /// Starts `herald apiserver` on a free loopback port, writing its
+    /// kubeconfig to `kubeconfig`, and waits until it serves.
+    pub fn apiserver(kubeconfig: &Path) -> Running {
+        let mut server = Running::start(&[
+            "apiserver",
+            "--listen",
+            "127.0.0.1:0",
+            "--kubeconfig-out",
+            kubeconfig.to_str().unwrap(),
+        ]);
+        server.wait_for_log("kubectl --kubeconfig");
+        server
+    }
+
     /// Starts `command`; its stdout and stderr are read as one log.
     pub fn spawn(mut command: Command) -> Running {
         let mut child = command
