@@ -130,7 +130,7 @@ impl Target {
     }
 
     /// A written object in storage form (the `events.k8s.io` view converted and validated).
-    fn ingest(&self, obj: Value, creating: bool) -> Result<Value, ApiError> {
+    pub fn ingest(&self, obj: Value, creating: bool) -> Result<Value, ApiError> {
         if self.view.is_none() {
             return Ok(obj);
         }
@@ -178,6 +178,8 @@ pub(crate) struct DeleteOptions {
     pub precondition_uid: Option<String>,
     /// `propagationPolicy=Orphan`: don't delete dependents.
     pub orphan: bool,
+    /// The `propagationPolicy` given, as given (for admission webhooks' `options`).
+    pub propagation: Option<String>,
 }
 
 /// Parameters of a list.
@@ -250,11 +252,64 @@ pub(crate) struct WatchFrom {
 
 /// How an update's `managedFields` come about.
 #[derive(Debug, Clone, Copy)]
-enum Ownership {
+pub(crate) enum Ownership {
     /// Recorded from the change, as an `Update` by the write's field manager in this scope.
     Update(Scope),
     /// Already computed (server-side apply).
     Precomputed,
+}
+
+/// A create, update or patch as asked for, for [`Store::propose`].
+#[derive(Debug, Clone)]
+pub(crate) enum Write<'a> {
+    /// A create of this body.
+    Create(Value),
+    /// A replacement of `name` (with `status_only`, of its status).
+    Update {
+        /// The object's name.
+        name: &'a str,
+        /// The body.
+        body: Value,
+        /// A write to the `/status` subresource.
+        status_only: bool,
+    },
+    /// A patch of `name` (a server-side apply may create it).
+    Patch {
+        /// The object's name.
+        name: &'a str,
+        /// The patch format.
+        kind: PatchType,
+        /// The patch.
+        patch: &'a Value,
+        /// A write to the `/status` subresource.
+        status_only: bool,
+    },
+}
+
+/// A write's object before the server finishes it: what mutating admission webhooks see
+/// and may change (`object`), and the stored object it replaces.
+#[derive(Debug, Clone)]
+pub(crate) struct Proposal {
+    /// The stored object replaced (`None`: a create).
+    pub existing: Option<Arc<Value>>,
+    /// The object asked for, at the request's version (a create's without its generated
+    /// name, uid or timestamps).
+    pub object: Value,
+    ownership: Ownership,
+    /// A create by server-side apply: the fields its manager applied.
+    requested: Option<Value>,
+    applying: bool,
+}
+
+/// A write finished but not stored: what validating admission webhooks see.
+#[derive(Debug)]
+pub(crate) struct Staged {
+    /// The object to store, in storage form.
+    pub object: Value,
+    /// The stored object it replaces (`None`: a create).
+    pub existing: Option<Arc<Value>>,
+    key: ObjKey,
+    crd_type: Option<ResourceType>,
 }
 
 /// The ownership scope of a write.
@@ -469,7 +524,16 @@ impl Store {
         status_only: bool,
         opts: &WriteOptions,
     ) -> Result<Arc<Value>, ApiError> {
-        let result = self.lock().update(target, name, body, status_only, opts);
+        let write = Write::Update {
+            name,
+            body,
+            status_only,
+        };
+        let result = {
+            let mut st = self.lock();
+            st.propose(target, write, opts)
+                .and_then(|p| st.write(target, p, opts))
+        };
         self.after_write(result, opts.dry_run)
     }
 
@@ -483,12 +547,114 @@ impl Store {
         status_only: bool,
         opts: &WriteOptions,
     ) -> Result<(Arc<Value>, bool), ApiError> {
-        let result = self
-            .lock()
-            .patch(target, name, kind, patch, status_only, opts);
+        let write = Write::Patch {
+            name,
+            kind,
+            patch,
+            status_only,
+        };
+        let result = {
+            let mut st = self.lock();
+            st.propose(target, write, opts).and_then(|p| {
+                let created = p.existing.is_none();
+                st.write(target, p, opts).map(|o| (o, created))
+            })
+        };
         let created = matches!(result, Ok((_, true)));
         self.after_write(result.map(|(o, _)| o), opts.dry_run)
             .map(|o| (o, created))
+    }
+
+    /// The first step of a write in steps (the admission path): what `write` would store,
+    /// before the server finishes it. Nothing is locked between the steps; [`commit`]
+    /// notices a stored object that changed meanwhile.
+    ///
+    /// [`commit`]: Store::commit
+    pub fn propose(
+        &self,
+        target: &Target,
+        write: Write<'_>,
+        opts: &WriteOptions,
+    ) -> Result<Proposal, ApiError> {
+        self.lock().propose(target, write, opts)
+    }
+
+    /// The second step: the proposal (perhaps changed by webhooks) finished and validated
+    /// as any write is.
+    pub fn stage(
+        &self,
+        target: &Target,
+        proposal: Proposal,
+        opts: &WriteOptions,
+    ) -> Result<Staged, ApiError> {
+        self.lock().stage(target, proposal, opts)
+    }
+
+    /// The last step: store what was staged, as served at the target's version; `Ok(None)`
+    /// when the object it replaces changed since it was proposed (the write is to be done
+    /// again from its proposal, as the real server retries an update whose object changed
+    /// under it). A create finding the name taken is `409 AlreadyExists`.
+    pub fn commit(
+        &self,
+        target: &Target,
+        staged: Staged,
+        dry_run: bool,
+    ) -> Result<Option<Arc<Value>>, ApiError> {
+        let result = self.lock().commit(target, staged, dry_run);
+        if matches!(result, Ok(Some(_))) && !dry_run {
+            self.notify();
+        }
+        result
+    }
+
+    /// One object as stored (storage form), for a delete's admission.
+    pub fn get_stored(&self, target: &Target, name: &str) -> Result<Arc<Value>, ApiError> {
+        let st = self.lock();
+        st.get(&target.rt.id, &target.key(name))
+            .ok_or_else(|| ApiError::not_found(&target.rt, name))
+    }
+
+    /// Delete an object if it is still `expected` (the one admission saw); `Ok(None)` when
+    /// it changed meanwhile.
+    pub fn delete_unchanged(
+        &self,
+        target: &Target,
+        name: &str,
+        opts: &DeleteOptions,
+        expected: &Arc<Value>,
+    ) -> Result<Option<Arc<Value>>, ApiError> {
+        let result = {
+            let mut st = self.lock();
+            match st.get(&target.rt.id, &target.key(name)) {
+                Some(current) if Arc::ptr_eq(&current, expected) => {
+                    st.delete(target, name, opts).map(Some)
+                }
+                Some(_) => Ok(None),
+                None => Err(ApiError::not_found(&target.rt, name)),
+            }
+        };
+        if matches!(result, Ok(Some(_))) && !opts.dry_run {
+            self.notify();
+        }
+        result
+    }
+
+    /// The Namespace object `name`, if it exists.
+    pub fn namespace_object(&self, name: &str) -> Option<Arc<Value>> {
+        let id = ResourceId {
+            group: String::new(),
+            plural: "namespaces".into(),
+        };
+        self.lock().get(&id, &(String::new(), name.to_string()))
+    }
+
+    /// The stored objects of the type `group`/`plural` (any namespace), in storage form.
+    pub fn objects_of(&self, group: &str, plural: &str) -> Vec<Arc<Value>> {
+        let id = ResourceId {
+            group: group.to_string(),
+            plural: plural.to_string(),
+        };
+        self.lock().current_objects(&id, None)
     }
 
     /// Delete an object (and its dependents, and a namespace's or CRD's contents).
@@ -978,17 +1144,42 @@ impl State {
         Ok(None)
     }
 
-    fn create(
-        &mut self,
+    /// A create's object as asked for, checked against the URL (what a mutating webhook sees
+    /// of a create: no name generated, no uid yet). A missing namespace is refused here, as
+    /// the real server's `NamespaceLifecycle` refuses it before any webhook runs.
+    fn propose_create(
+        &self,
         target: &Target,
         obj: Value,
         opts: &WriteOptions,
-    ) -> Result<Arc<Value>, ApiError> {
-        let rt = target.rt.clone();
+    ) -> Result<Proposal, ApiError> {
         let mut obj = target.ingest(obj, true)?;
         Self::check_type(target, &mut obj)?;
         Self::check_namespace(target, &mut obj)?;
-        let requested = obj.clone();
+        if target.rt.namespaced {
+            let ns = target.namespace.clone().unwrap_or_default();
+            if !self.namespace_exists(&ns) {
+                return Err(ApiError::not_found_in("", "namespaces", &ns));
+            }
+        }
+        Ok(Proposal {
+            existing: None,
+            requested: opts.applying.then(|| obj.clone()),
+            object: obj,
+            ownership: Ownership::Precomputed,
+            applying: opts.applying,
+        })
+    }
+
+    /// The object a create stores: name, identity, type rules and managed fields.
+    fn stage_create(
+        &self,
+        target: &Target,
+        proposal: Proposal,
+        opts: &WriteOptions,
+    ) -> Result<Staged, ApiError> {
+        let rt = target.rt.clone();
+        let mut obj = proposal.object;
         let meta = meta_mut(&mut obj);
         let given = meta
             .get("name")
@@ -1064,13 +1255,14 @@ impl State {
                         status_separate: rt.has_status,
                     },
                 };
-                let entries = if opts.applying {
-                    let mut entries = Vec::new();
-                    let fields = FieldSet::of(&requested, writer.scope);
-                    managed_fields::put_entry(&mut entries, &writer, Operation::Apply, fields);
-                    entries
-                } else {
-                    managed_fields::record_update(&Value::Null, &obj, &writer)
+                let entries = match (&proposal.requested, proposal.applying) {
+                    (Some(requested), true) => {
+                        let mut entries = Vec::new();
+                        let fields = FieldSet::of(requested, writer.scope);
+                        managed_fields::put_entry(&mut entries, &writer, Operation::Apply, fields);
+                        entries
+                    }
+                    _ => managed_fields::record_update(&Value::Null, &obj, &writer),
                 };
                 managed_fields::set_entries(&mut obj, &entries);
             }
@@ -1079,31 +1271,31 @@ impl State {
             }
             None => {}
         }
-        if opts.dry_run {
-            return Ok(target.present(Arc::new(obj)));
-        }
-        let stored = self.commit_put(&rt, key, obj);
-        if let Some(crt) = crd_type {
-            self.registry.register_crd(crt);
-        }
-        Ok(target.present(stored))
+        Ok(Staged {
+            object: obj,
+            existing: None,
+            key,
+            crd_type,
+        })
     }
 
-    /// Finish an update or patch: keep server-owned metadata, bump the generation, skip
-    /// no-ops, store.
-    fn finish_update(
-        &mut self,
+    /// The object an update or patch stores: server-owned metadata kept, the generation
+    /// bumped on a spec change, managed fields recorded.
+    fn stage_update(
+        &self,
         target: &Target,
-        existing: &Arc<Value>,
-        mut new: Value,
+        proposal: Proposal,
         opts: &WriteOptions,
-        ownership: Ownership,
-    ) -> Result<Arc<Value>, ApiError> {
+    ) -> Result<Staged, ApiError> {
         let rt = target.rt.clone();
-        let name = object::name(existing).unwrap_or_default().to_string();
+        let existing = proposal
+            .existing
+            .expect("an update proposal replaces an object");
+        let mut new = proposal.object;
+        let name = object::name(&existing).unwrap_or_default().to_string();
         let key = target.key(&name);
         {
-            let old_meta = object::meta(existing).cloned().unwrap_or_default();
+            let old_meta = object::meta(&existing).cloned().unwrap_or_default();
             let meta = meta_mut(&mut new);
             for k in [
                 "uid",
@@ -1127,13 +1319,13 @@ impl State {
         new["apiVersion"] = Value::String(rt.api_version(&rt.storage_version));
         new["kind"] = Value::String(rt.kind.clone());
         let crd_type = self.type_rules(&rt, &mut new)?;
-        if !object::spec_part_eq(existing, &new) {
+        if !object::spec_part_eq(&existing, &new) {
             let generation = new["metadata"]["generation"].as_i64().unwrap_or(1);
             new["metadata"]["generation"] = json!(generation + 1);
         }
-        if let Ownership::Update(scope) = ownership {
+        if let Ownership::Update(scope) = proposal.ownership {
             // Only the server maintains managedFields on non-apply writes.
-            match object::meta(existing).and_then(|m| m.get("managedFields")) {
+            match object::meta(&existing).and_then(|m| m.get("managedFields")) {
                 Some(mf) => meta_mut(&mut new).insert("managedFields".into(), mf.clone()),
                 None => meta_mut(&mut new).remove("managedFields"),
             };
@@ -1146,31 +1338,103 @@ impl State {
                     api_version: &api_version,
                     scope,
                 };
-                let entries = managed_fields::record_update(existing, &new, &writer);
+                let entries = managed_fields::record_update(&existing, &new, &writer);
                 managed_fields::set_entries(&mut new, &entries);
             }
         }
-        if &new == existing.as_ref() || opts.dry_run {
-            if opts.dry_run {
-                return Ok(target.present(Arc::new(new)));
-            }
-            return Ok(target.present(existing.clone()));
-        }
-        let stored = self.commit_put(&rt, key, new);
-        if let Some(crt) = crd_type {
-            self.registry.register_crd(crt);
-        }
-        Ok(target.present(stored))
+        Ok(Staged {
+            object: new,
+            existing: Some(existing),
+            key,
+            crd_type,
+        })
     }
 
-    fn update(
+    /// The object a proposal stores, once finished.
+    fn stage(
+        &self,
+        target: &Target,
+        proposal: Proposal,
+        opts: &WriteOptions,
+    ) -> Result<Staged, ApiError> {
+        if proposal.existing.is_some() {
+            self.stage_update(target, proposal, opts)
+        } else {
+            self.stage_create(target, proposal, opts)
+        }
+    }
+
+    /// Store a staged write, unless what it replaces changed since it was staged
+    /// (`Ok(None)`: stale, to be done again). A dry run stores nothing; an update that
+    /// changes nothing keeps the stored object and its resource version.
+    fn commit(
         &mut self,
+        target: &Target,
+        staged: Staged,
+        dry_run: bool,
+    ) -> Result<Option<Arc<Value>>, ApiError> {
+        let rt = target.rt.clone();
+        if dry_run {
+            return Ok(Some(target.present(Arc::new(staged.object))));
+        }
+        match &staged.existing {
+            None => {
+                if rt.namespaced && !self.namespace_exists(&staged.key.0) {
+                    return Err(ApiError::not_found_in("", "namespaces", &staged.key.0));
+                }
+                if self.get(&rt.id, &staged.key).is_some() {
+                    return Err(ApiError::already_exists(&rt, &staged.key.1));
+                }
+            }
+            Some(existing) => {
+                match self.get(&rt.id, &staged.key) {
+                    Some(current) if Arc::ptr_eq(&current, existing) => {}
+                    _ => return Ok(None),
+                }
+                if &staged.object == existing.as_ref() {
+                    return Ok(Some(target.present(existing.clone())));
+                }
+            }
+        }
+        let stored = self.commit_put(&rt, staged.key, staged.object);
+        if let Some(crt) = staged.crd_type {
+            self.registry.register_crd(crt);
+        }
+        Ok(Some(target.present(stored)))
+    }
+
+    /// Propose, stage and commit in one go (under the one lock, so never stale).
+    fn write(
+        &mut self,
+        target: &Target,
+        proposal: Proposal,
+        opts: &WriteOptions,
+    ) -> Result<Arc<Value>, ApiError> {
+        let staged = self.stage(target, proposal, opts)?;
+        Ok(self
+            .commit(target, staged, opts.dry_run)?
+            .expect("nothing changes while the lock is held"))
+    }
+
+    fn create(
+        &mut self,
+        target: &Target,
+        obj: Value,
+        opts: &WriteOptions,
+    ) -> Result<Arc<Value>, ApiError> {
+        let proposal = self.propose_create(target, obj, opts)?;
+        self.write(target, proposal, opts)
+    }
+
+    /// An update's object: the body checked against the URL and the stored object, with
+    /// `.status` (or, for a status write, all but `.status`) kept as stored.
+    fn propose_update(
+        &self,
         target: &Target,
         name: &str,
         body: Value,
         status_only: bool,
-        opts: &WriteOptions,
-    ) -> Result<Arc<Value>, ApiError> {
+    ) -> Result<Proposal, ApiError> {
         let rt = target.rt.clone();
         let mut body = target.ingest(body, false)?;
         Self::check_type(target, &mut body)?;
@@ -1193,24 +1457,26 @@ impl State {
             return Err(ApiError::conflict(&rt, name));
         }
         let new = scoped(&rt, &existing, body, status_only);
-        self.finish_update(
-            target,
-            &existing,
-            new,
-            opts,
-            Ownership::Update(scope(&rt, status_only)),
-        )
+        Ok(Proposal {
+            existing: Some(existing),
+            object: new,
+            ownership: Ownership::Update(scope(&rt, status_only)),
+            requested: None,
+            applying: false,
+        })
     }
 
-    fn patch(
-        &mut self,
+    /// A patch's object: the patch applied to the stored object (or, for an apply of an
+    /// object that does not exist, a create).
+    fn propose_patch(
+        &self,
         target: &Target,
         name: &str,
         kind: PatchType,
         patch: &Value,
         status_only: bool,
         opts: &WriteOptions,
-    ) -> Result<(Arc<Value>, bool), ApiError> {
+    ) -> Result<Proposal, ApiError> {
         let rt = target.rt.clone();
         let Some(existing) = self.get(&rt.id, &target.key(name)) else {
             if kind == PatchType::Apply && !status_only {
@@ -1232,7 +1498,7 @@ impl State {
                         meta_mut(&mut obj).insert("name".into(), Value::String(name.into()));
                     }
                 }
-                return self.create(target, obj, opts).map(|o| (o, true));
+                return self.propose_create(target, obj, opts);
             }
             return Err(ApiError::not_found(&rt, name));
         };
@@ -1284,8 +1550,36 @@ impl State {
                 mf => meta_mut(&mut new).insert("managedFields".into(), mf),
             };
         }
-        self.finish_update(target, &existing, new, opts, ownership)
-            .map(|o| (o, false))
+        Ok(Proposal {
+            existing: Some(existing),
+            object: new,
+            ownership,
+            requested: None,
+            applying: false,
+        })
+    }
+
+    /// What `write` asks for, as a proposal.
+    fn propose(
+        &self,
+        target: &Target,
+        write: Write<'_>,
+        opts: &WriteOptions,
+    ) -> Result<Proposal, ApiError> {
+        match write {
+            Write::Create(obj) => self.propose_create(target, obj, opts),
+            Write::Update {
+                name,
+                body,
+                status_only,
+            } => self.propose_update(target, name, body, status_only),
+            Write::Patch {
+                name,
+                kind,
+                patch,
+                status_only,
+            } => self.propose_patch(target, name, kind, patch, status_only, opts),
+        }
     }
 
     fn delete(
@@ -1568,7 +1862,7 @@ mod tests {
                 },
             )
             .unwrap_err();
-        assert_eq!((err.code, err.reason), (410, "Expired"));
+        assert_eq!((err.code, &*err.reason), (410, "Expired"));
     }
 
     #[test]
