@@ -30,6 +30,7 @@ const INPUTS: &[&str] = &[
     "api/networking/v1/generated.proto",
     "api/events/v1/generated.proto",
     "api/rbac/v1/generated.proto",
+    "api/admissionregistration/v1/generated.proto",
     "apiextensions_apiserver/pkg/apis/apiextensions/v1/generated.proto",
     "apimachinery/pkg/apis/meta/v1/generated.proto",
 ];

@@ -130,6 +130,7 @@ fn package_for(api_version: &str) -> Option<&'static str> {
         "networking.k8s.io/v1" => "api.networking.v1",
         "events.k8s.io/v1" => "api.events.v1",
         "rbac.authorization.k8s.io/v1" => "api.rbac.v1",
+        "admissionregistration.k8s.io/v1" => "api.admissionregistration.v1",
         "apiextensions.k8s.io/v1" => "apiextensions_apiserver.pkg.apis.apiextensions.v1",
         "meta.k8s.io/v1" => "apimachinery.pkg.apis.meta.v1",
         _ => return None,

@@ -24,6 +24,11 @@ pub const INLINE: &[(&str, &str)] = &[
     ("api.core.v1.SecretProjection", "localObjectReference"),
     ("api.core.v1.Volume", "volumeSource"),
     ("api.networking.v1.IngressRule", "ingressRuleValue"),
+    ("api.admissionregistration.v1.RuleWithOperations", "rule"),
+    (
+        "api.admissionregistration.v1.NamedRuleWithOperations",
+        "ruleWithOperations",
+    ),
 ];
 
 /// The apiextensions `JSONSchemaProps`, whose JSON names follow JSON Schema.
@@ -31,6 +36,27 @@ const SCHEMA_PROPS: &str = "apiextensions_apiserver.pkg.apis.apiextensions.v1.JS
 
 /// `(message, protobuf name, JSON name)`: a field whose JSON name differs.
 pub const RENAMED: &[(&str, &str, &str)] = &[
+    (
+        "api.admissionregistration.v1.MutatingWebhookConfiguration",
+        "Webhooks",
+        "webhooks",
+    ),
+    (
+        "api.admissionregistration.v1.ValidatingWebhookConfiguration",
+        "Webhooks",
+        "webhooks",
+    ),
+    (
+        "api.admissionregistration.v1.Validation",
+        "Expression",
+        "expression",
+    ),
+    ("api.admissionregistration.v1.Variable", "Name", "name"),
+    (
+        "api.admissionregistration.v1.Variable",
+        "Expression",
+        "expression",
+    ),
     (
         "api.networking.v1.IngressClassParametersReference",
         "aPIGroup",
