@@ -11,6 +11,8 @@ use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use serde_json::{Value, json};
 
+use crate::admission::Admission;
+use crate::admission::review::warning_header;
 use crate::body::ResponseBody;
 use crate::discovery;
 use crate::faults::FaultState;
@@ -20,7 +22,8 @@ use crate::router::{self, ResourcePath, Route};
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
 use crate::storage::{
-    DeleteOptions, ListParams, ListResult, Store, Target, WatchFrom, WriteOptions, supports_field,
+    DeleteOptions, ListParams, ListResult, Store, Target, WatchFrom, Write, WriteOptions,
+    supports_field,
 };
 use crate::table::{self, IncludeObject};
 use crate::watch::{self, WatchSpec};
@@ -42,6 +45,8 @@ pub(crate) struct Shared {
     pub protobuf: bool,
     /// The address the server listens on.
     pub addr: SocketAddr,
+    /// Admission webhooks' write path.
+    pub admission: Admission,
 }
 
 type Query = HashMap<String, String>;
@@ -175,10 +180,23 @@ pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Respo
     let is_get = parts.method == Method::GET || parts.method == Method::HEAD;
     let result = match route {
         Route::Resource(rp) => {
-            return match resource(&shared, &parts.method, rp, &query, &parts.headers, body) {
+            let mut warnings = Vec::new();
+            let answer = resource(
+                &shared,
+                &parts.method,
+                rp,
+                &query,
+                &parts.headers,
+                body,
+                &mut warnings,
+            )
+            .await;
+            let mut response = match answer {
                 Ok(r) => r,
                 Err(e) => error_response(&e, errors),
             };
+            add_warnings(&mut response, &warnings);
+            return response;
         }
         _ if !is_get => Err(ApiError::method_not_allowed()),
         Route::Version => Ok(discovery::version()),
@@ -210,6 +228,24 @@ pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Respo
     match result {
         Ok(v) => value_response(200, &v),
         Err(e) => error_response(&e, errors),
+    }
+}
+
+/// Admission webhooks' warnings as `Warning` headers (each text once, in order), on
+/// success and refusal alike, as the real server sends them.
+fn add_warnings(response: &mut Response<ResponseBody>, warnings: &[String]) {
+    let mut seen: Vec<&str> = Vec::new();
+    for text in warnings {
+        if seen.contains(&text.as_str()) {
+            continue;
+        }
+        seen.push(text);
+        match header::HeaderValue::from_str(&warning_header(text)) {
+            Ok(value) => {
+                response.headers_mut().append(header::WARNING, value);
+            }
+            Err(e) => tracing::warn!(error = %e, %text, "a webhook's warning is no header value"),
+        }
     }
 }
 
@@ -279,13 +315,14 @@ fn list_params(target: &Target, query: &Query) -> Result<ListParams, ApiError> {
     })
 }
 
-fn resource(
+async fn resource(
     shared: &Shared,
     method: &Method,
     rp: ResourcePath,
     query: &Query,
     headers: &HeaderMap,
     body: Bytes,
+    warnings: &mut Vec<String>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let rt = shared
         .store
@@ -339,6 +376,12 @@ fn resource(
     let write = write_options(method, query, headers, dry_run)?;
     let store = &shared.store;
     let name = rp.name.as_deref();
+    let asked = crate::admission::write::Asked {
+        target: &target,
+        subresource: rp.subresource.as_deref(),
+        dry_run,
+    };
+    let admission = &shared.admission;
     match (method.clone(), name) {
         (Method::GET, _) if is_watch => {
             let mut params = list_params(&target, query)?;
@@ -368,12 +411,21 @@ fn resource(
         }
         (Method::POST, None) if !status_only => {
             let obj = parse_body(headers, &body)?;
-            let created = store.create(&target, obj, &write)?;
+            let (created, _) = admission
+                .write(store, &asked, Write::Create(obj), &write, warnings)
+                .await?;
             Ok(object_response(201, &created, output))
         }
         (Method::PUT, Some(n)) => {
-            let obj = parse_body(headers, &body)?;
-            let updated = store.update(&target, n, obj, status_only, &write)?;
+            let body = parse_body(headers, &body)?;
+            let update = Write::Update {
+                name: n,
+                body,
+                status_only,
+            };
+            let (updated, _) = admission
+                .write(store, &asked, update, &write, warnings)
+                .await?;
             Ok(object_response(200, &updated, output))
         }
         (Method::PATCH, Some(n)) => {
@@ -381,7 +433,15 @@ fn resource(
             let kind = PatchType::from_content_type(ct)
                 .ok_or_else(|| ApiError::unsupported_media_type(ct))?;
             let patch = parse_body(headers, &body)?;
-            let (obj, created) = store.patch(&target, n, kind, &patch, status_only, &write)?;
+            let change = Write::Patch {
+                name: n,
+                kind,
+                patch: &patch,
+                status_only,
+            };
+            let (obj, created) = admission
+                .write(store, &asked, change, &write, warnings)
+                .await?;
             Ok(object_response(
                 if created { 201 } else { 200 },
                 &obj,
@@ -392,12 +452,14 @@ fn resource(
             let opts = delete_options(query, &body)?;
             match name {
                 Some(n) => {
-                    let obj = store.delete(&target, n, &opts)?;
+                    let obj = admission.delete(store, &asked, n, &opts, warnings).await?;
                     Ok(object_response(200, &obj, output))
                 }
                 None => {
                     let params = list_params(&target, query)?;
-                    let result = store.delete_collection(&target, &params, &opts)?;
+                    let result = admission
+                        .delete_collection(store, &asked, &params, &opts, warnings)
+                        .await?;
                     Ok(list_response(&target, result, None, output))
                 }
             }
@@ -508,6 +570,7 @@ fn delete_options(query: &Query, body: &[u8]) -> Result<DeleteOptions, ApiError>
         dry_run: param(query, "dryRun").is_some_and(|d| d == "All"),
         orphan: param(query, "propagationPolicy") == Some("Orphan")
             || param(query, "orphanDependents") == Some("true"),
+        propagation: param(query, "propagationPolicy").map(str::to_string),
         ..DeleteOptions::default()
     };
     if !body.iter().all(u8::is_ascii_whitespace) {
@@ -522,6 +585,9 @@ fn delete_options(query: &Query, body: &[u8]) -> Result<DeleteOptions, ApiError>
         check_propagation(v["propagationPolicy"].as_str())?;
         if v["propagationPolicy"] == "Orphan" || v["orphanDependents"] == true {
             opts.orphan = true;
+        }
+        if let Some(policy) = v["propagationPolicy"].as_str() {
+            opts.propagation = Some(policy.to_string());
         }
         if v["dryRun"]
             .as_array()

@@ -1,5 +1,6 @@
 //! Content validation of specific kinds, as the real API server checks them: NetworkPolicy
-//! `policyTypes` and ResourceQuota quantities.
+//! `policyTypes`, ResourceQuota quantities, and webhook configurations (their checks live
+//! with admission, in `admission/config.rs`).
 
 use serde_json::Value;
 
@@ -15,6 +16,11 @@ pub(crate) fn check(rt: &ResourceType, obj: &Value) -> Result<(), ApiError> {
     let causes = match (rt.id.group.as_str(), rt.id.plural.as_str()) {
         ("networking.k8s.io", "networkpolicies") => network_policy(obj),
         ("", "resourcequotas") => resource_quota(obj)?,
+        (crate::admission::config::GROUP, plural)
+            if crate::admission::config::is_configuration(&rt.id.group, plural) =>
+        {
+            crate::admission::config::check(obj, plural == crate::admission::config::MUTATING)
+        }
         _ => return Ok(()),
     };
     if causes.is_empty() {

@@ -2,8 +2,12 @@
 //!
 //! **This is a development and test component. Production Herald talks to a real Kubernetes
 //! cluster; nothing here is meant to stand in for one.** There is no authentication, no
-//! admission, no controllers (Deployments never create Pods), no TLS, and storage is a map in
-//! memory (optionally snapshotted to a directory). Request bodies may be JSON, YAML or
+//! built-in admission plugin, no controllers (Deployments never create Pods), no TLS on its
+//! own port, and storage is a map in memory (optionally snapshotted to a directory).
+//! Admission *webhooks* are called as kube-apiserver calls them: every write goes through
+//! the `MutatingWebhookConfiguration`s and `ValidatingWebhookConfiguration`s stored in the
+//! server, over HTTPS ([`ApiServerConfig::webhook_services`] gives the addresses of
+//! services they name); what is matched and what is left out is in `README.md`. Request bodies may be JSON, YAML or
 //! Kubernetes protobuf for the built-in kinds (what kubectl's generators send: `kubectl create
 //! namespace|deployment|configmap|secret`, `run`, `expose`), converted to JSON on arrival.
 //! Answers are negotiated as kube-apiserver negotiates them: built-in kinds (gets, lists,
@@ -64,6 +68,7 @@
 //! # Ok(()) }
 //! ```
 
+mod admission;
 mod api;
 mod apply;
 mod body;
@@ -90,6 +95,7 @@ mod table;
 mod validate;
 mod watch;
 
+pub use admission::WebhookServices;
 pub use error::Error;
 pub use faults::{Faults, Forbidden, Hold};
 pub use kubeconfig::{CONTEXT_NAME, kubeconfig_yaml};

@@ -355,7 +355,7 @@ mod tests {
         ) else {
             panic!("a custom resource refuses protobuf alone in its negotiation");
         };
-        assert_eq!((err.code, err.reason), (406, "NotAcceptable"));
+        assert_eq!((err.code, &*err.reason), (406, "NotAcceptable"));
         assert_eq!(
             err.message,
             "only the following media types are accepted: application/json, application/yaml, \

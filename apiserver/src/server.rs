@@ -13,6 +13,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
+use crate::admission::{Admission, WebhookServices};
 use crate::api::{self, Shared};
 use crate::error::Error;
 use crate::faults::{FaultState, Faults};
@@ -48,6 +49,9 @@ pub struct ApiServerConfig {
     /// is `406`, as from a server without protobuf. Default on, unless the environment
     /// variable [`ENCODING_VARIABLE`] says `json`.
     pub protobuf: bool,
+    /// Where admission webhooks' `clientConfig.service` references lead (the server has no
+    /// cluster network). Webhooks given by URL need nothing here. Default: no service.
+    pub webhook_services: WebhookServices,
 }
 
 /// The environment variable that sets [`ApiServerConfig::protobuf`]'s default: `json` turns
@@ -92,6 +96,7 @@ impl Default for ApiServerConfig {
             bookmark_interval: Duration::from_secs(1),
             watch_list: true,
             protobuf: protobuf_by_default(),
+            webhook_services: WebhookServices::new(),
         }
     }
 }
@@ -174,6 +179,7 @@ async fn serve(
         watch_list: config.watch_list,
         protobuf: config.protobuf,
         addr,
+        admission: Admission::new(config.webhook_services.clone()),
     });
     let (stop_serving, stop_rx) = watch::channel(false);
     let serving = tokio::spawn(accept_loop(listener, shared, stop_rx));

@@ -1,5 +1,7 @@
 //! Kubernetes `Status` error objects with the reasons and codes the real API server uses.
 
+use std::borrow::Cow;
+
 use serde_json::{Value, json};
 
 use crate::registry::ResourceType;
@@ -9,8 +11,9 @@ use crate::registry::ResourceType;
 pub(crate) struct ApiError {
     /// HTTP status code.
     pub code: u16,
-    /// Machine-readable reason (`NotFound`, `Conflict`, …).
-    pub reason: &'static str,
+    /// Machine-readable reason (`NotFound`, `Conflict`, …; a webhook's denial carries its
+    /// own).
+    pub reason: Cow<'static, str>,
     /// Human-readable message.
     pub message: String,
     /// `details` object, if any.
@@ -21,9 +24,25 @@ impl ApiError {
     fn new(code: u16, reason: &'static str, message: impl Into<String>) -> Self {
         ApiError {
             code,
-            reason,
+            reason: Cow::Borrowed(reason),
             message: message.into(),
             details: None,
+        }
+    }
+
+    /// The `Status` an admission webhook denied a request with, as the real server returns
+    /// it: the webhook's code, reason and details, with the message given.
+    pub fn from_webhook(
+        code: u16,
+        reason: String,
+        message: String,
+        details: Option<Value>,
+    ) -> Self {
+        ApiError {
+            code,
+            reason: Cow::Owned(reason),
+            message,
+            details,
         }
     }
 
@@ -361,7 +380,7 @@ fn omit_empty(mut details: Value) -> Value {
 }
 
 /// The `StatusCause` reason of a field error, from its text as the real server words it.
-fn cause_reason(problem: &str) -> &'static str {
+pub(crate) fn cause_reason(problem: &str) -> &'static str {
     const REASONS: &[(&str, &str)] = &[
         ("Required value", "FieldValueRequired"),
         ("Unsupported value", "FieldValueNotSupported"),

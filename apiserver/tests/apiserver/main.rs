@@ -1,6 +1,7 @@
 //! Integration tests: the real kube-rs client and the real kubectl against the embedded server
 //! over real HTTP.
 
+mod admission;
 mod common;
 mod crds;
 mod crud;
