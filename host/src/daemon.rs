@@ -36,6 +36,7 @@
 //! swap, so a version refused before that point changes nothing), and a
 //! stopped plugin's metrics are unregistered once its last call is over.
 
+use crate::admission::AdmissionPlugins;
 use crate::capability::Mode;
 use crate::capability::metrics::PluginMetricsRegistry;
 use crate::capability::reads::{ReadRule, ReadView};
@@ -238,6 +239,7 @@ pub struct Daemon {
     feed: Option<Arc<Feed>>,
     plugin_metrics: PluginMetricsRegistry,
     forbidden_informers: ForbiddenInformers,
+    admission: Arc<AdmissionPlugins>,
 }
 
 /// The workers abandoned so far.
@@ -289,7 +291,15 @@ impl Daemon {
             feed: None,
             plugin_metrics: PluginMetricsRegistry::new(),
             forbidden_informers: ForbiddenInformers::default(),
+            admission: Arc::default(),
         }
+    }
+
+    /// The plugins that admit: every started version that declares
+    /// webhooks, whether or not this replica dispatches to it (any replica
+    /// may be asked to review).
+    pub fn admission(&self) -> &Arc<AdmissionPlugins> {
+        &self.admission
     }
 
     /// This daemon, with `policy` for informers the API server forbids
@@ -355,6 +365,7 @@ impl Daemon {
             Vec::new()
         };
         plugin.context().metrics.activate();
+        self.admission.install(&plugin);
         let active =
             (state.dispatching && !subscribed.is_empty()).then(|| self.join(&plugin, &subscribed));
         state.plugins.insert(
@@ -407,6 +418,9 @@ impl Daemon {
             // Unchanged metrics keep their series; the old version's updates
             // to the others are refused from here.
             plugin.context().metrics.activate();
+            // Reviews from here on go to the new version; those in flight
+            // finish on the old one.
+            self.admission.install(&plugin);
             // Not started yet: the old version's call in flight finishes first.
             state.plugins.insert(
                 name.clone(),
@@ -438,6 +452,7 @@ impl Daemon {
         let Some(entry) = self.lock().plugins.remove(name) else {
             return false;
         };
+        self.admission.remove(name);
         if let Some(active) = entry.active {
             leave(&entry.subscribed, &active);
             self.stop_workers(vec![active.worker]).await;

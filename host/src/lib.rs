@@ -18,6 +18,7 @@
 //!
 //! See `ARCHITECTURE.md` at the repository root for how the parts fit.
 
+pub mod admission;
 pub mod api_path;
 pub mod build;
 pub mod capability;
@@ -49,5 +50,6 @@ pub mod telemetry;
 pub mod text;
 pub mod throttle;
 pub mod units;
+pub mod webhook;
 pub mod wit;
 pub mod yaml;

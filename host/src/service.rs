@@ -3,6 +3,8 @@
 //! configuration and a cluster client, and shut down gracefully. Both
 //! `herald run` and `herald demo` are this plus a source and a signal.
 
+use crate::admission::AdmissionConfig;
+use crate::admission::tls::ServingCert;
 use crate::capability::kube::ClusterApi;
 use crate::capability::log::{LogSink, RecentLogs};
 use crate::capability::{ActionStatsCollector, ClusterAccess};
@@ -22,6 +24,7 @@ use crate::reload::{
 use crate::shard::{KnownPlugins, ShardCollector, Sharding};
 use crate::source::Clients;
 use crate::store::Transform;
+use base64::Engine as _;
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -54,6 +57,9 @@ pub enum ServiceError {
     /// Sharding is misconfigured.
     #[error(transparent)]
     Shard(#[from] crate::shard::ShardError),
+    /// The admission server could not start.
+    #[error("admission: {0}")]
+    Admission(String),
 }
 
 /// A running daemon.
@@ -68,6 +74,50 @@ pub struct Service {
     readiness_log: JoinHandle<()>,
     leadership: Option<Leadership>,
     sharding: Option<Ownership>,
+    admission: Option<AdmissionServer>,
+}
+
+/// The admission server, when `admission.enabled`.
+struct AdmissionServer {
+    address: SocketAddr,
+    cert: Arc<ServingCert>,
+    task: JoinHandle<()>,
+}
+
+/// Starts the admission server: its certificate (an error names the file
+/// at fault), its port, its task. A development certificate's CA is
+/// logged, base64-encoded as a webhook configuration's `caBundle` takes it.
+async fn serve_admission(
+    config: &AdmissionConfig,
+    daemon: &Arc<Daemon>,
+) -> Result<AdmissionServer, ServiceError> {
+    let cert = Arc::new(
+        config
+            .serving_cert()
+            .map_err(|e| ServiceError::Admission(e.to_string()))?,
+    );
+    let listener = ops::bind(config.listen)
+        .await
+        .map_err(|e| ServiceError::Admission(format!("admission.listen: {e}")))?;
+    let address = listener.local_addr().map_err(ServiceError::Listen)?;
+    let task = tokio::spawn(crate::admission::server::serve(
+        listener,
+        cert.clone(),
+        daemon.admission().clone(),
+    ));
+    match cert.ca_pem() {
+        Some(ca) => tracing::info!(
+            ca_bundle = %base64::engine::general_purpose::STANDARD.encode(ca),
+            "admission: https://{address}/validate/<plugin> /mutate/<plugin>, with a development certificate for {:?}; its CA is this caBundle",
+            config.development_names
+        ),
+        None => tracing::info!("admission: https://{address}/validate/<plugin> /mutate/<plugin>"),
+    }
+    Ok(AdmissionServer {
+        address,
+        cert,
+        task,
+    })
 }
 
 /// This replica's part in sharding: the coordinator and the task that
@@ -198,6 +248,10 @@ impl Service {
             sharding: sharding.as_ref().map(|o| o.sharding.view().clone()),
         });
         let address = listener.local_addr().map_err(ServiceError::Listen)?;
+        let admission = match config.admission.enabled {
+            true => Some(serve_admission(&config.admission, &daemon).await?),
+            false => None,
+        };
         let endpoints = tokio::spawn(ops::serve(listener, ops.clone()));
         let readiness_log = tokio::spawn(ops::log_readiness(ops.clone()));
         tracing::info!(
@@ -244,7 +298,19 @@ impl Service {
             readiness_log,
             leadership,
             sharding,
+            admission,
         })
+    }
+
+    /// Where the admission server listens, when it runs.
+    pub fn admission_address(&self) -> Option<SocketAddr> {
+        self.admission.as_ref().map(|a| a.address)
+    }
+
+    /// The PEM of the CA of the admission server's development certificate,
+    /// when it runs with one.
+    pub fn admission_ca(&self) -> Option<&str> {
+        self.admission.as_ref().and_then(|a| a.cert.ca_pem())
     }
 
     /// The running plugins.
@@ -310,6 +376,11 @@ impl Service {
             // Nothing dispatches any more: hand every plugin over at once.
             ownership.sharding.release().await;
             tracing::info!("released the sharding Leases");
+        }
+        // Reviews are answered until the end: the API server keeps sending
+        // them until the endpoints forget this replica.
+        if let Some(admission) = self.admission {
+            admission.task.abort();
         }
         self.endpoints.abort();
         self.readiness_log.abort();

@@ -1,6 +1,7 @@
 //! The [`Handler`] trait a plugin implements, and the glue that
 //! [`export_plugin!`](crate::export_plugin) wires to the ABI.
 
+use crate::admission::{AdmissionReview, Mutation, Verdict};
 use crate::{Error, Event, Manifest, Update};
 
 /// A Herald plugin: a manifest plus what to do with each notification.
@@ -37,6 +38,22 @@ pub trait Handler: Default + 'static {
     fn on_delete(&mut self, event: &Event) -> Result<(), Error> {
         let _ = event;
         Ok(())
+    }
+
+    /// Decides on a write the manifest's validating webhook covers
+    /// ([`Manifest::validating`]); see [`admission`](crate::admission).
+    /// Defaults to allowing. An `Err` is a fault, answered by the webhook's
+    /// failure policy.
+    fn validate(&mut self, review: &AdmissionReview) -> Result<Verdict, Error> {
+        let _ = review;
+        Ok(Verdict::allow())
+    }
+
+    /// Decides on, and may change, a write the manifest's mutating webhook
+    /// covers ([`Manifest::mutating`]). Defaults to no change.
+    fn mutate(&mut self, review: &AdmissionReview) -> Result<Mutation, Error> {
+        let _ = review;
+        Ok(Mutation::none())
     }
 }
 
@@ -80,10 +97,12 @@ pub mod export {
     use std::marker::PhantomData;
 
     use super::Handler;
+    use crate::admission::{AdmissionReview, Mutation, Verdict};
     use crate::bindings;
     use crate::bindings::exports::herald::plugin0_2_0::handler::{
         EventContext, Guest as HandlerGuest,
     };
+    use crate::bindings::exports::herald::plugin0_5_0::admission::{self, Guest as AdmissionGuest};
     use crate::{Context, Error, Event, Update};
 
     /// The type the generated export functions are instantiated with.
@@ -95,9 +114,9 @@ pub mod export {
     }
 
     /// Runs `call` on the handler, creating it on first use.
-    fn with_handler<H: Handler>(
-        call: impl FnOnce(&mut H) -> Result<(), Error>,
-    ) -> Result<(), String> {
+    fn with_handler<H: Handler, T>(
+        call: impl FnOnce(&mut H) -> Result<T, Error>,
+    ) -> Result<T, String> {
         INSTANCE.with(|cell| {
             let mut slot = cell.borrow_mut();
             let instance = slot.get_or_insert_with(|| Box::new(H::default()));
@@ -111,6 +130,22 @@ pub mod export {
     impl<H: Handler> bindings::Guest for Export<H> {
         fn manifest() -> bindings::Manifest {
             H::manifest().into_wit()
+        }
+    }
+
+    impl<H: Handler> AdmissionGuest for Export<H> {
+        fn declare() -> admission::Webhooks {
+            H::manifest().webhooks_into_wit()
+        }
+
+        fn validate(review: admission::Review) -> Result<admission::Verdict, String> {
+            let review = AdmissionReview::from_wit(review);
+            with_handler(|handler: &mut H| handler.validate(&review)).map(Verdict::into_wit)
+        }
+
+        fn mutate(review: admission::Review) -> Result<admission::Mutation, String> {
+            let review = AdmissionReview::from_wit(review);
+            with_handler(|handler: &mut H| handler.mutate(&review)).map(Mutation::into_wit)
         }
     }
 

@@ -3,13 +3,14 @@
 //! A Herald plugin is a WebAssembly component that the Herald daemon loads
 //! and feeds with the notifications of Kubernetes shared informers: every
 //! add, update and delete of the objects it subscribed to. This crate turns
-//! the raw ABI (`wit/0.4.0/herald.wit`, world `herald:plugin/plugin@0.4.0`)
+//! the raw ABI (`wit/0.5.0/herald.wit`, world `herald:plugin/plugin@0.5.0`)
 //! into one trait, [`Handler`], plus typed access to the objects, logging,
 //! cache look-ups, configuration, granted Kubernetes writes and Events,
-//! metrics of the plugin's own, the work queue, outbound HTTP and the call's
-//! [`deadline`]. (The host still runs components built against the released
-//! 0.3.0, 0.2.0 and 0.1.0 worlds in `wit/`; this SDK builds 0.4.0
-//! components, which import only the interfaces a plugin uses.)
+//! metrics of the plugin's own, the work queue, outbound HTTP, the call's
+//! [`deadline`] and [`admission`] decisions. (The host still runs
+//! components built against the released 0.4.0, 0.3.0, 0.2.0 and 0.1.0
+//! worlds in `wit/`; this SDK builds 0.5.0 components, which import only
+//! the interfaces a plugin uses.)
 //!
 //! # A plugin in one file
 //!
@@ -243,6 +244,7 @@
 #[allow(unsafe_code, missing_docs)]
 pub mod bindings;
 
+pub mod admission;
 pub mod cache;
 pub mod config;
 pub mod deadline;

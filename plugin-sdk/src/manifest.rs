@@ -7,6 +7,7 @@ use std::time::Duration;
 use k8s_openapi::Resource;
 
 use crate::GroupVersionKind;
+use crate::admission::Webhook;
 use crate::bindings::herald::plugin0_2_0::types as wit;
 use crate::cache::Index;
 use crate::metrics::Metric;
@@ -86,6 +87,12 @@ pub struct Manifest {
     /// The cache indexes the plugin looks objects up by
     /// ([`cache::by_index`](crate::cache::by_index)).
     pub indexes: Vec<Index>,
+    /// The writes [`Handler::validate`](crate::Handler::validate) decides
+    /// on ([`admission`](crate::admission)).
+    pub validating: Option<Webhook>,
+    /// The writes [`Handler::mutate`](crate::Handler::mutate) decides on
+    /// and may change.
+    pub mutating: Option<Webhook>,
 }
 
 impl Manifest {
@@ -101,7 +108,25 @@ impl Manifest {
             writes: Vec::new(),
             metrics: Vec::new(),
             indexes: Vec::new(),
+            validating: None,
+            mutating: None,
         }
+    }
+
+    /// Declares the plugin's validating webhook: the writes its
+    /// [`Handler::validate`](crate::Handler::validate) decides on. A plugin
+    /// that admits may subscribe to nothing.
+    pub fn validating(mut self, webhook: Webhook) -> Self {
+        self.validating = Some(webhook);
+        self
+    }
+
+    /// Declares the plugin's mutating webhook: the writes its
+    /// [`Handler::mutate`](crate::Handler::mutate) decides on and may
+    /// change.
+    pub fn mutating(mut self, webhook: Webhook) -> Self {
+        self.mutating = Some(webhook);
+        self
     }
 
     /// Adds a subscription.
@@ -156,6 +181,13 @@ impl Manifest {
     pub fn index(mut self, index: Index) -> Self {
         self.indexes.push(index);
         self
+    }
+
+    /// Its webhooks, as `admission.declare` answers them.
+    pub(crate) fn webhooks_into_wit(
+        self,
+    ) -> crate::bindings::exports::herald::plugin0_5_0::admission::Webhooks {
+        crate::admission::webhooks(self.validating, self.mutating)
     }
 
     pub(crate) fn into_wit(self) -> crate::bindings::herald::plugin0_3_0::types::Manifest {

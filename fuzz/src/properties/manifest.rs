@@ -29,7 +29,7 @@ pub fn check(data: &[u8]) {
         return;
     };
     let raw = guest.into_abi();
-    match Manifest::from_guest(raw.clone()) {
+    match Manifest::from_guest(raw.clone(), None) {
         Ok(manifest) => check_accepted(&raw, &manifest),
         Err(err) => assert!(
             super::is_one_line(&err.to_string()),

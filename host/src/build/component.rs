@@ -10,7 +10,9 @@
 //! reactor's component runs the module's `_initialize` (the Go runtime and
 //! every package's `init`) when it is instantiated.
 
-pub use crate::wit::WORLD;
+/// The world Go plugins are built against: 0.4.0 until the Go SDK exports
+/// 0.5.0's `admission` (the host runs both).
+pub const WORLD: &str = "herald:plugin/plugin@0.4.0";
 use thiserror::Error;
 use wasi_preview1_component_adapter_provider::{
     WASI_SNAPSHOT_PREVIEW1_ADAPTER_NAME, WASI_SNAPSHOT_PREVIEW1_REACTOR_ADAPTER,

@@ -81,6 +81,33 @@ impl Grants {
         access: Option<ClusterAccess>,
         audit: Arc<AuditLog>,
     ) -> Result<Authorized, String> {
+        self.authorize_with(declared, access, audit, None)
+    }
+
+    /// The access of calls that must have no side effects (admission): what
+    /// `declared` reads and `get`s as [`Self::authorize`] gives it, every
+    /// `kube` write refused saying `why`, no Events and no HTTP.
+    pub fn authorize_reads_only(
+        &self,
+        declared: Declared<'_>,
+        access: Option<ClusterAccess>,
+        audit: Arc<AuditLog>,
+        why: &'static str,
+    ) -> Result<Authorized, String> {
+        let reads_only = Declared {
+            capabilities: &[],
+            ..declared
+        };
+        self.authorize_with(reads_only, access, audit, Some(why))
+    }
+
+    fn authorize_with(
+        &self,
+        declared: Declared<'_>,
+        access: Option<ClusterAccess>,
+        audit: Arc<AuditLog>,
+        writes_refused: Option<&'static str>,
+    ) -> Result<Authorized, String> {
         let plugin = declared.plugin;
         if !self.all_declared
             && let Some(read) = declared
@@ -93,7 +120,7 @@ impl Grants {
         if !self.all_declared {
             self.cover(&declared)?;
         }
-        let kube = Arc::new(KubeAccess::new(
+        let kube = KubeAccess::new(
             plugin,
             declared.writes.to_vec(),
             if self.all_declared {
@@ -112,7 +139,11 @@ impl Grants {
             self.rate_limit,
             access.clone(),
             audit.clone(),
-        ));
+        );
+        let kube = Arc::new(match writes_refused {
+            Some(why) => kube.refusing_writes(why),
+            None => kube,
+        });
         let events = if !declared.declares(super::events::CAPABILITY) {
             None
         } else if self.all_declared {

@@ -16,6 +16,7 @@
 //! [`pluginFiles`]: crate::reload::PluginFilesConfig
 //! [`leaderElection`]: crate::leader::LeaseConfig
 
+use crate::admission::AdmissionConfig;
 use crate::capability::metrics::{PluginMetricsConfig, check_max_series};
 use crate::capability::reads::ReadPolicy;
 use crate::dispatch::ShutdownConfig;
@@ -80,6 +81,8 @@ pub struct Config {
     pub reads: ReadPolicy,
     /// What holds the replica's readiness.
     pub readiness: ReadinessConfig,
+    /// Admission: plugins deciding on writes at the API server's door.
+    pub admission: AdmissionConfig,
 }
 
 impl Default for Config {
@@ -103,6 +106,7 @@ impl Default for Config {
             plugin_metrics: PluginMetricsConfig::default(),
             reads: Default::default(),
             readiness: ReadinessConfig::default(),
+            admission: AdmissionConfig::default(),
         }
     }
 }
@@ -133,6 +137,7 @@ impl Config {
         let within = |section: &'static str| move |e: Invalid| e.within(section);
         self.source.validate().map_err(within("source"))?;
         self.log.validate().map_err(within("log"))?;
+        self.admission.validate().map_err(within("admission"))?;
         self.limits.validate().map_err(within("limits"))?;
         self.queue.validate().map_err(within("queue"))?;
         self.dispatch.validate().map_err(within("dispatch"))?;

@@ -8,11 +8,13 @@
 //!    handler durations;
 //! 3. the plugins ([`PluginCollector`]): log lines and output dropped;
 //! 4. the loader ([`LoaderCollector`]): reloads, compilations, pulls;
-//! 5. the daemon ([`DaemonCollector`]): dispatching, plugins' state, ready.
+//! 5. admission ([`AdmissionCollector`]): reviews answered, their durations;
+//! 6. the daemon ([`DaemonCollector`]): dispatching, plugins' state, ready.
 //!
 //! The service then adds the capabilities' counters, the plugins' own
 //! metrics and, when sharding is on, [`crate::shard::ShardCollector`].
 
+use crate::admission::metrics::AdmissionCollector;
 use crate::daemon::{Daemon, PluginStatus};
 use crate::dispatch::metrics::ListenerCollector;
 use crate::informer::metrics::InformerCollector;
@@ -42,6 +44,9 @@ pub fn registry(daemon: Arc<Daemon>, loader: Arc<LoaderStats>) -> Registry {
     let running = daemon.clone();
     registry.register_collector(Box::new(PluginCollector::new(move || running.plugins())));
     registry.register_collector(Box::new(LoaderCollector(loader)));
+    registry.register_collector(Box::new(AdmissionCollector(
+        daemon.admission().stats().clone(),
+    )));
     registry.register_collector(Box::new(DaemonCollector(daemon)));
     registry
 }

@@ -8,9 +8,10 @@ use super::limits::{
     HandleLimitExceeded, InstanceLimiter, MAX_HOST_RESOURCES, MemoryLimitExceeded,
 };
 use super::loaded::{LoadedPlugin, new_store_with};
-use super::state::HostState;
-use super::world::{HandlerCall, Plugin};
+use super::state::{HostState, PluginContext};
+use super::world::{AdmissionAnswer, AdmissionCall, HandlerCall, Plugin};
 use crate::wit::abi::EventContext;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmtime::Store;
 use wasmtime::component::ResourceTableError;
@@ -32,6 +33,9 @@ pub const MAX_ERROR_BYTES: usize = 4096;
 /// discarded and transparently rebuilt before the next call.
 pub struct PluginInstance {
     plugin: LoadedPlugin,
+    /// What its host calls act for: the plugin's context, or its admission
+    /// context.
+    context: Arc<PluginContext>,
     live: Option<Live>,
     rebuilds: u64,
 }
@@ -54,9 +58,11 @@ impl std::fmt::Debug for PluginInstance {
 impl PluginInstance {
     /// Instantiates `plugin`.
     pub fn new(plugin: LoadedPlugin) -> Result<Self, CallError> {
-        let live = block_on(plugin.engine().pool(), instantiate(&plugin))?;
+        let context = plugin.context().clone();
+        let live = block_on(plugin.engine().pool(), instantiate(&plugin, &context))?;
         Ok(PluginInstance {
             plugin,
+            context,
             live: Some(live),
             rebuilds: 0,
         })
@@ -66,10 +72,24 @@ impl PluginInstance {
     /// reported, and retried, like any failed call).
     pub fn lazy(plugin: LoadedPlugin) -> Self {
         PluginInstance {
+            context: plugin.context().clone(),
             plugin,
             live: None,
             rebuilds: 0,
         }
+    }
+
+    /// An instance for admission calls, created on its first call: its host
+    /// calls act for the plugin's admission context (reads only). `None`
+    /// for a plugin that admits nothing.
+    pub fn for_admission(plugin: LoadedPlugin) -> Option<Self> {
+        let context = plugin.admission_context()?.clone();
+        Some(PluginInstance {
+            plugin,
+            context,
+            live: None,
+            rebuilds: 0,
+        })
     }
 
     /// The plugin this is an instance of.
@@ -118,29 +138,65 @@ impl PluginInstance {
         block_on(&pool, self.deliver(ctx, call))
     }
 
-    /// Makes one call, bounded by the plugin's call deadline however it
-    /// spends its time ([`deadline`](super::deadline)). Instantiating a fresh
-    /// instance first (after a fault) has a deadline of its own. A requeue
-    /// request counts only when the call succeeds; a failed call's is
-    /// dropped (its retry follows the failure backoff). Runs as a task of
+    /// Makes one handler call, bounded by the plugin's call deadline
+    /// however it spends its time ([`deadline`](super::deadline)). A
+    /// requeue request counts only when the call succeeds; a failed call's
+    /// is dropped (its retry follows the failure backoff). Runs as a task of
     /// the worker pool: waiting in a host call, it holds none of its threads.
     pub(crate) async fn deliver(
         &mut self,
         ctx: &EventContext,
         call: HandlerCall<'_>,
     ) -> Result<Handled, CallError> {
+        let deadline = self.plugin.limits().call_deadline;
+        let requeue_after = self
+            .call(deadline, async |bindings, store| {
+                store.data_mut().take_requeue();
+                let outcome = bindings.call_handler(store, ctx, call).await;
+                let requeue_after = store.data_mut().take_requeue();
+                outcome.map(|answer| answer.map(|()| requeue_after))
+            })
+            .await?;
+        Ok(Handled { requeue_after })
+    }
+
+    /// Makes one admission call, bounded by `deadline` (what the review's
+    /// timeout leaves, at most the plugin's call deadline). An instance made
+    /// by [`Self::for_admission`] has no side effects: its writes, Events and
+    /// HTTP are refused.
+    pub async fn admit(
+        &mut self,
+        call: AdmissionCall<'_>,
+        deadline: Duration,
+    ) -> Result<AdmissionAnswer, CallError> {
+        let deadline = deadline.min(self.plugin.limits().call_deadline);
+        self.call(deadline, async |bindings, store| {
+            bindings.call_admission(store, call).await
+        })
+        .await
+    }
+
+    /// Makes one call of an export through `call`, bounded by `deadline`
+    /// however it spends its time. Instantiating a fresh instance first
+    /// (after a fault) has a deadline of its own. After a trap, a deadline
+    /// or a limit hit the instance is dropped, to be rebuilt by the next
+    /// call.
+    async fn call<R>(
+        &mut self,
+        deadline: Duration,
+        call: impl AsyncFnOnce(&Plugin, &mut Store<HostState>) -> wasmtime::Result<Result<R, String>>,
+    ) -> Result<R, CallError> {
         let live = match &mut self.live {
             Some(live) => live,
-            None => self.live.insert(instantiate(&self.plugin).await?),
+            None => self
+                .live
+                .insert(instantiate(&self.plugin, &self.context).await?),
         };
-        let deadline = self.plugin.limits().call_deadline;
         let ends = Instant::now() + deadline;
         live.store.set_epoch_deadline(1);
         live.store.data_mut().deadline = Some(ends);
-        live.store.data_mut().take_requeue();
-        let outcome = within(ends, live.bindings.call_handler(&mut live.store, ctx, call)).await;
+        let outcome = within(ends, call(&live.bindings, &mut live.store)).await;
         live.store.data().finish_output();
-        let requeue_after = live.store.data_mut().take_requeue();
         // What the call leaves behind in the host must fit in the cap too:
         // a plugin keeping host resources across calls ends here.
         let held = match &outcome {
@@ -150,7 +206,7 @@ impl PluginInstance {
         let limiter = &live.store.data().limiter;
         let trap = match (outcome, held) {
             (Ok(Ok(_)), Err(over)) => classify_in(&over, limiter, deadline),
-            (Ok(Ok(Ok(()))), Ok(())) => return Ok(Handled { requeue_after }),
+            (Ok(Ok(Ok(answer))), Ok(())) => return Ok(answer),
             (Ok(Ok(Err(message))), Ok(())) => {
                 return Err(CallError::Handler(truncate_error(message)));
             }
@@ -163,9 +219,13 @@ impl PluginInstance {
     }
 }
 
-/// A fresh instance of `plugin`, its start-up code bounded by the call deadline.
-async fn instantiate(plugin: &LoadedPlugin) -> Result<Live, CallError> {
-    let mut store = new_store(plugin);
+/// A fresh instance of `plugin` whose host calls act for `context`, its
+/// start-up code bounded by the call deadline.
+async fn instantiate(
+    plugin: &LoadedPlugin,
+    context: &Arc<PluginContext>,
+) -> Result<Live, CallError> {
+    let mut store = new_store_with(plugin.engine(), context.clone(), plugin.limits());
     let deadline = plugin.limits().call_deadline;
     let instantiated = within(
         Instant::now() + deadline,
@@ -182,11 +242,6 @@ async fn instantiate(plugin: &LoadedPlugin) -> Result<Live, CallError> {
         }
     };
     Ok(Live { store, bindings })
-}
-
-/// A store for one instance of `plugin`, limited as the plugin's limits say.
-fn new_store(plugin: &LoadedPlugin) -> Store<HostState> {
-    new_store_with(plugin.engine(), plugin.context().clone(), plugin.limits())
 }
 
 /// Sorts a trap of an instance whose limiter is `limiter` into the kind of

@@ -96,6 +96,9 @@ struct Inner {
     limits: Limits,
     idle: IdlePolicy,
     context: Arc<PluginContext>,
+    /// The context of its admission calls (reads only); `None` when it
+    /// admits nothing.
+    admission_context: Option<Arc<PluginContext>>,
     digest: String,
 }
 
@@ -234,6 +237,12 @@ impl LoadedPlugin {
         &self.inner.context
     }
 
+    /// What its admission calls act for: its reads, no side effects; `None`
+    /// when it admits nothing.
+    pub fn admission_context(&self) -> Option<&Arc<PluginContext>> {
+        self.inner.admission_context.as_ref()
+    }
+
     /// Its cache look-up scope, to bind to informer stores.
     pub fn cache_scope(&self) -> &Arc<CacheScope> {
         &self.inner.context.cache
@@ -278,10 +287,19 @@ fn read_manifest(
             .instantiate_async(&mut store)
             .await
             .map_err(|e| CallError::Instantiate(one_line(&e)))?;
-        Ok::<_, CallError>(bindings.call_manifest(&mut store).await)
+        let manifest = match bindings.call_manifest(&mut store).await {
+            Ok(manifest) => manifest,
+            Err(trap) => return Ok(Err(trap)),
+        };
+        Ok::<_, CallError>(
+            bindings
+                .call_declare(&mut store)
+                .await
+                .map(|declared| (manifest, declared)),
+        )
     });
-    let raw = match outcome {
-        Ok(Ok(Ok(raw))) => raw,
+    let (raw, declared) = match outcome {
+        Ok(Ok(Ok(answers))) => answers,
         Ok(Ok(Err(trap))) => {
             let memory_hit = store.data().limiter.memory_limit_hit;
             return Err(classify(&trap, memory_hit, limits.call_deadline).into());
@@ -290,7 +308,7 @@ fn read_manifest(
         Err(DeadlinePassed) => return Err(CallError::deadline(limits.call_deadline).into()),
     };
     store.data().finish_output();
-    Ok(Manifest::from_guest(raw)?)
+    Ok(Manifest::from_guest(raw, declared)?)
 }
 
 /// Compiles `bytes`, or takes the component from `cache`, once the file's
@@ -336,25 +354,23 @@ fn build(
         .resolve(manifest.limits, options.overrides)
         .map_err(|e| limit_error(&manifest, e))?;
     let reads = manifest.reads();
+    let declared = Declared {
+        plugin: &manifest.name,
+        capabilities: &manifest.capabilities,
+        writes: &manifest.writes,
+        reads: &reads,
+    };
+    let audit = Arc::new(crate::capability::AuditLog::new(
+        &manifest.name,
+        options.log_rate,
+        options
+            .access
+            .as_ref()
+            .map(|access| access.stats.audit.clone()),
+    ));
     let authorized = options
         .grants
-        .authorize(
-            Declared {
-                plugin: &manifest.name,
-                capabilities: &manifest.capabilities,
-                writes: &manifest.writes,
-                reads: &reads,
-            },
-            options.access.clone(),
-            Arc::new(crate::capability::AuditLog::new(
-                &manifest.name,
-                options.log_rate,
-                options
-                    .access
-                    .as_ref()
-                    .map(|access| access.stats.audit.clone()),
-            )),
-        )
+        .authorize(declared, options.access.clone(), audit.clone())
         .map_err(|e| LoadError::Manifest(ManifestError::NotGranted(e)))?;
     // Checked and made here, exported once the daemon starts this version.
     let metrics = options
@@ -373,9 +389,31 @@ fn build(
         options.sink.clone(),
         options.log_rate,
     ));
+    let cache = Arc::new(CacheScope::new(manifest.indexes.clone()));
+    let admission_context = match &manifest.admission {
+        Some(_) => {
+            let reads_only = options
+                .grants
+                .authorize_reads_only(
+                    declared,
+                    options.access.clone(),
+                    audit.clone(),
+                    ADMISSION_HAS_NO_SIDE_EFFECTS,
+                )
+                .map_err(|e| LoadError::Manifest(ManifestError::NotGranted(e)))?;
+            Some(Arc::new(PluginContext::new(
+                logger.clone(),
+                cache.clone(),
+                options.config.clone(),
+                reads_only,
+                metrics.clone(),
+            )))
+        }
+        None => None,
+    };
     let context = Arc::new(PluginContext::new(
         logger,
-        Arc::new(CacheScope::new(manifest.indexes.clone())),
+        cache,
         options.config,
         authorized,
         metrics,
@@ -389,6 +427,7 @@ fn build(
             limits,
             idle: options.idle,
             context,
+            admission_context,
             digest,
         }),
     })
@@ -399,6 +438,10 @@ fn build(
 fn metric_definitions(manifest: &Manifest) -> &[MetricDefinition] {
     &manifest.metrics
 }
+
+/// Why an admission call's writes, Events and HTTP are refused.
+const ADMISSION_HAS_NO_SIDE_EFFECTS: &str = "an admission call has no side effects (a review may be a \
+     dry run, and the API server may ask more than once): write from a handler instead";
 
 /// A plugin compiled and asked who it is, without its configuration: see
 /// [`LoadedPlugin::identify`].

@@ -6,7 +6,9 @@ use crate::gvk::Gvk;
 use crate::selector::{FieldSelector, LabelSelector};
 pub use crate::subscription::{Delivery, MAX_RESYNC, MIN_RESYNC, Subscription};
 use crate::text::is_dns_label;
+use crate::webhook::{WebhookError, Webhooks};
 use crate::wit::abi;
+use crate::wit::v0_5::exports::herald::plugin0_5_0::admission;
 use serde::Serialize;
 use std::time::Duration;
 
@@ -53,12 +55,24 @@ pub struct Manifest {
     /// The cache indexes it looks objects up by.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub indexes: Vec<IndexDefinition>,
+    /// What it admits; `None` for a plugin that makes no admission
+    /// decision.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub admission: Option<Webhooks>,
 }
 
 impl Manifest {
     /// What its subscriptions read: each kind, in its namespace (or in
-    /// every namespace), for the read grant to cover.
+    /// every namespace); and what its webhooks see: the objects of each kind
+    /// they admit, in every namespace (a review carries the object, so
+    /// admitting a kind is reading it). For the read grant to cover.
     pub fn reads(&self) -> Vec<crate::capability::reads::Read<'_>> {
+        let admitted = self.admission.iter().flat_map(|webhooks| {
+            [&webhooks.validating, &webhooks.mutating]
+                .into_iter()
+                .flatten()
+                .flat_map(|webhook| &webhook.rules)
+        });
         self.subscriptions
             .iter()
             .map(|s| crate::capability::reads::Read {
@@ -66,6 +80,11 @@ impl Manifest {
                 kind: &s.kind.kind,
                 namespace: s.namespace.as_deref(),
             })
+            .chain(admitted.map(|rule| crate::capability::reads::Read {
+                group: &rule.kind.group,
+                kind: &rule.kind.kind,
+                namespace: None,
+            }))
             .collect()
     }
 
@@ -112,6 +131,9 @@ impl Manifest {
 /// What is wrong with a manifest.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ManifestError {
+    /// A webhook its `admission.declare` export declared is invalid.
+    #[error(transparent)]
+    Webhook(#[from] WebhookError),
     /// Bad plugin name.
     #[error(
         "plugin name {0:?} is invalid: use 1-63 lowercase letters, digits and '-', starting and ending with a letter or digit"
@@ -123,7 +145,9 @@ pub enum ManifestError {
     )]
     Version(String),
     /// No subscriptions.
-    #[error("the manifest subscribes to nothing: add at least one subscription")]
+    #[error(
+        "the manifest subscribes to nothing and admits nothing: add at least one subscription or webhook"
+    )]
     NoSubscriptions,
     /// Too many subscriptions.
     #[error("the manifest has {0} subscriptions, more than the {MAX_SUBSCRIPTIONS} allowed")]
@@ -264,8 +288,18 @@ fn metric_definition(raw: abi::MetricDefinition) -> crate::capability::metrics::
 }
 
 impl Manifest {
-    /// Validates the manifest a plugin returned.
-    pub fn from_guest(raw: abi::Manifest) -> Result<Self, ManifestError> {
+    /// Validates the manifest a plugin returned, and what its
+    /// `admission.declare` export declared (`None` for a plugin built for a
+    /// world without admission). A plugin that admits may subscribe to
+    /// nothing.
+    pub fn from_guest(
+        raw: abi::Manifest,
+        declared: Option<admission::Webhooks>,
+    ) -> Result<Self, ManifestError> {
+        let admission = match declared {
+            Some(declared) => Webhooks::from_guest(declared)?,
+            None => None,
+        };
         if !is_dns_label(&raw.name) {
             return Err(ManifestError::Name(raw.name));
         }
@@ -278,7 +312,7 @@ impl Manifest {
         {
             return Err(ManifestError::Version(raw.version));
         }
-        if raw.subscriptions.is_empty() {
+        if raw.subscriptions.is_empty() && admission.is_none() {
             return Err(ManifestError::NoSubscriptions);
         }
         if raw.subscriptions.len() > MAX_SUBSCRIPTIONS {
@@ -371,6 +405,7 @@ impl Manifest {
             writes,
             metrics: raw.metrics.into_iter().map(metric_definition).collect(),
             indexes,
+            admission,
         })
     }
 }
@@ -528,7 +563,7 @@ mod tests {
         let mut pods = subscription("", "v1", "Pod");
         pods.label_selector = Some("app=web".into());
         pods.resync_period_ms = Some(30_000);
-        let validated = Manifest::from_guest(manifest(vec![pods])).unwrap();
+        let validated = Manifest::from_guest(manifest(vec![pods]), None).unwrap();
         let sub = &validated.subscriptions[0];
         assert_eq!(sub.kind, Gvk::new("", "v1", "Pod"));
         assert_eq!(sub.label_selector.as_deref(), Some("app=web"));
@@ -549,7 +584,7 @@ mod tests {
         let with = |indexes: Vec<abi::IndexDefinition>| {
             let mut raw = manifest(vec![subscription("apps", "v1", "ReplicaSet")]);
             raw.indexes = indexes;
-            Manifest::from_guest(raw)
+            Manifest::from_guest(raw, None)
         };
         let valid = with(vec![
             index("owner", "ReplicaSet", abi::IndexBy::Owner),
@@ -598,7 +633,7 @@ mod tests {
         // plugin, was shown as is, so a line break in it split the host's
         // log line. Kinds are now checked by their grammar first.
         let sub = subscription("\n", "v1\r", "Pod\u{1b}[2J");
-        let err = Manifest::from_guest(manifest(vec![sub])).unwrap_err();
+        let err = Manifest::from_guest(manifest(vec![sub]), None).unwrap_err();
         let message = err.to_string();
         assert!(!message.contains(char::is_control), "{message:?}");
         assert!(
@@ -610,9 +645,10 @@ mod tests {
             ("", "v1/namespaces", "Pod", "kind.version"),
             ("", "v1", "Pod/status", "kind.kind"),
         ] {
-            let err = Manifest::from_guest(manifest(vec![subscription(group, version, kind)]))
-                .unwrap_err()
-                .to_string();
+            let err =
+                Manifest::from_guest(manifest(vec![subscription(group, version, kind)]), None)
+                    .unwrap_err()
+                    .to_string();
             assert!(err.contains(field), "{err}");
         }
     }
@@ -629,8 +665,9 @@ mod tests {
         ] {
             let mut sub = subscription(group, "v1", kind);
             sub.namespace = Some("allowed".into());
-            let err = Manifest::from_guest(manifest(vec![subscription("", "v1", "Pod"), sub]))
-                .unwrap_err();
+            let err =
+                Manifest::from_guest(manifest(vec![subscription("", "v1", "Pod"), sub]), None)
+                    .unwrap_err();
             assert!(matches!(err, ManifestError::ClusterScoped(_)), "{err}");
             let message = err.to_string();
             for part in [
@@ -643,7 +680,7 @@ mod tests {
                 assert!(message.contains(part), "{part:?} in {message}");
             }
             assert!(
-                Manifest::from_guest(manifest(vec![subscription(group, "v1", kind)])).is_ok(),
+                Manifest::from_guest(manifest(vec![subscription(group, "v1", kind)]), None).is_ok(),
                 "without a namespace, {kind} is subscribed to as what it is"
             );
         }
@@ -652,7 +689,7 @@ mod tests {
         let mut widgets = subscription("example.com", "v1", "Widget");
         widgets.namespace = Some("allowed".into());
         assert!(
-            Manifest::from_guest(manifest(vec![pods, widgets])).is_ok(),
+            Manifest::from_guest(manifest(vec![pods, widgets]), None).is_ok(),
             "namespaced kinds keep their namespace; a custom kind is checked once discovered"
         );
     }
@@ -669,7 +706,7 @@ mod tests {
         let with = |rules| {
             let mut raw = manifest(vec![subscription("", "v1", "Pod")]);
             raw.writes = rules;
-            Manifest::from_guest(raw)
+            Manifest::from_guest(raw, None)
         };
         let err = with(vec![rule("Node", &["allowed"])])
             .unwrap_err()
@@ -693,7 +730,7 @@ mod tests {
             a.label_selector = Some(first.into());
             let mut b = subscription("", "v1", "Pod");
             b.label_selector = Some(second.into());
-            let err = Manifest::from_guest(manifest(vec![a, b])).unwrap_err();
+            let err = Manifest::from_guest(manifest(vec![a, b]), None).unwrap_err();
             assert!(
                 matches!(err, ManifestError::Duplicate { index: 1, .. }),
                 "{first:?} {second:?}: {err}"
@@ -703,7 +740,7 @@ mod tests {
         a.field_selector = Some("metadata.name=a,spec.nodeName=n".into());
         let mut b = subscription("", "v1", "Pod");
         b.field_selector = Some("spec.nodeName==n,metadata.name=a".into());
-        let err = Manifest::from_guest(manifest(vec![a, b.clone()])).unwrap_err();
+        let err = Manifest::from_guest(manifest(vec![a, b.clone()]), None).unwrap_err();
         assert!(
             matches!(err, ManifestError::Duplicate { index: 1, .. }),
             "{err}"
@@ -715,7 +752,7 @@ mod tests {
         d.label_selector = Some("app in (web,db)".into());
         let mut e = subscription("", "v1", "Pod");
         e.label_selector = Some("app in (web)".into());
-        let distinct = Manifest::from_guest(manifest(vec![b, c, d, e])).unwrap();
+        let distinct = Manifest::from_guest(manifest(vec![b, c, d, e]), None).unwrap();
         assert_eq!(distinct.subscriptions.len(), 4);
     }
 }

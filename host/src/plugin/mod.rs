@@ -51,3 +51,4 @@ pub use manifest::{
 pub use pool::{Busy, Demand, DispatchConfig, MAX_WORKERS, default_workers, idle};
 pub use state::PluginContext;
 pub(crate) use world::HandlerCall;
+pub use world::{AdmissionAnswer, AdmissionCall};

@@ -5,15 +5,22 @@
 //! one it is from the rest of the runtime, which speaks the newest
 //! version's records. 0.4.0 exports what 0.3.0 does (it only adds an
 //! import), so a component with 0.3.0's exports is called through them and
-//! reported as 0.4.0 when it imports a 0.4.0 interface. Exports are called
+//! reported as 0.4.0 when it imports a 0.4.0 interface; 0.5.0 adds one
+//! export, `admission`, looked up on its own beside 0.3.0's (a component
+//! that has it is a 0.5.0 plugin, called through 0.3.0's exports for the
+//! rest). Exports are called
 //! with wasmtime's async API, so the call deadline bounds host calls that
 //! wait as well as wasm ([`deadline`](super::deadline)).
 
 use super::state::HostState;
 use crate::wit::abi::{EventContext, Manifest};
+use crate::wit::v0_5::exports::herald::plugin0_5_0::admission;
 use crate::wit::{PACKAGE, WORLD_VERSIONS, v0_1, v0_2, v0_3};
 use wasmtime::Store;
 use wasmtime::component::InstancePre;
+
+/// The `admission` interface's name among a component's exports.
+const ADMISSION_EXPORT: &str = "herald:plugin/admission@0.5.0";
 
 /// A component linked and checked against one world version, ready to be
 /// instantiated.
@@ -26,6 +33,8 @@ enum Exports {
     V0_1(v0_1::PluginPre<HostState>),
     V0_2(v0_2::PluginPre<HostState>),
     V0_3(v0_3::PluginPre<HostState>),
+    /// 0.3.0's exports and 0.5.0's `admission`.
+    V0_5(v0_3::PluginPre<HostState>, admission::GuestIndices),
 }
 
 impl PluginPre {
@@ -38,6 +47,14 @@ impl PluginPre {
             .imports(instance_pre.component().engine())
             .any(|(name, _)| name.starts_with(&interfaces) && name.ends_with("@0.4.0"));
         let newest = match v0_3::PluginPre::new(instance_pre.clone()) {
+            Ok(pre) if exports_admission(&instance_pre) => {
+                let indices = admission::GuestIndices::new(&instance_pre)
+                    .map_err(|e| super::engine::one_line(&e))?;
+                return Ok(PluginPre {
+                    exports: Exports::V0_5(pre, indices),
+                    version: "0.5.0",
+                });
+            }
             Ok(pre) => {
                 return Ok(PluginPre {
                     exports: Exports::V0_3(pre),
@@ -79,8 +96,21 @@ impl PluginPre {
             Exports::V0_1(pre) => Plugin::V0_1(pre.instantiate_async(store).await?),
             Exports::V0_2(pre) => Plugin::V0_2(pre.instantiate_async(store).await?),
             Exports::V0_3(pre) => Plugin::V0_3(pre.instantiate_async(store).await?),
+            Exports::V0_5(pre, indices) => {
+                let instance = pre.instance_pre().instantiate_async(&mut *store).await?;
+                let plugin = v0_3::Plugin::new(&mut *store, &instance)?;
+                Plugin::V0_5(plugin, indices.load(&mut *store, &instance)?)
+            }
         })
     }
+}
+
+/// True when the component exports 0.5.0's `admission` interface.
+fn exports_admission(instance_pre: &InstancePre<HostState>) -> bool {
+    instance_pre
+        .component()
+        .get_export_index(None, ADMISSION_EXPORT)
+        .is_some()
 }
 
 /// A live instance's exports, of whichever world version it was built for.
@@ -88,6 +118,26 @@ pub(crate) enum Plugin {
     V0_1(v0_1::Plugin),
     V0_2(v0_2::Plugin),
     V0_3(v0_3::Plugin),
+    V0_5(v0_3::Plugin, admission::Guest),
+}
+
+/// The admission export a call is for, with its review.
+#[derive(Debug, Clone, Copy)]
+pub enum AdmissionCall<'a> {
+    /// `validate`.
+    Validate(&'a admission::Review),
+    /// `mutate`.
+    Mutate(&'a admission::Review),
+}
+
+/// What an admission export answers: a verdict, and a change when the call
+/// was a mutate.
+#[derive(Debug, Clone)]
+pub struct AdmissionAnswer {
+    /// The decision.
+    pub verdict: admission::Verdict,
+    /// What a mutate changes (`none` for a validate).
+    pub change: admission::Change,
 }
 
 /// The handler export a call is for, with its objects.
@@ -110,8 +160,55 @@ impl Plugin {
         match self {
             Plugin::V0_1(plugin) => Ok(from_v0_2(from_v0_1(plugin.call_manifest(store).await?))),
             Plugin::V0_2(plugin) => Ok(from_v0_2(plugin.call_manifest(store).await?)),
-            Plugin::V0_3(plugin) => plugin.call_manifest(store).await,
+            Plugin::V0_3(plugin) | Plugin::V0_5(plugin, _) => plugin.call_manifest(store).await,
         }
+    }
+
+    /// Calls `admission.declare`: what the plugin admits, `None` for a
+    /// plugin built for a world without admission.
+    pub(crate) async fn call_declare(
+        &self,
+        store: &mut Store<HostState>,
+    ) -> wasmtime::Result<Option<admission::Webhooks>> {
+        match self {
+            Plugin::V0_5(_, guest) => guest.call_declare(store).await.map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// Calls the admission export `call` is for; a plugin without one
+    /// cannot be asked (the host routes reviews only to plugins that
+    /// declared webhooks), and answering would be a guess: a trap.
+    pub(crate) async fn call_admission(
+        &self,
+        store: &mut Store<HostState>,
+        call: AdmissionCall<'_>,
+    ) -> wasmtime::Result<Result<AdmissionAnswer, String>> {
+        let Plugin::V0_5(_, guest) = self else {
+            return Err(wasmtime::format_err!(
+                "the plugin exports no admission interface"
+            ));
+        };
+        Ok(match call {
+            AdmissionCall::Validate(review) => {
+                guest
+                    .call_validate(store, review)
+                    .await?
+                    .map(|verdict| AdmissionAnswer {
+                        verdict,
+                        change: admission::Change::None,
+                    })
+            }
+            AdmissionCall::Mutate(review) => {
+                guest
+                    .call_mutate(store, review)
+                    .await?
+                    .map(|m| AdmissionAnswer {
+                        verdict: m.verdict,
+                        change: m.change,
+                    })
+            }
+        })
     }
 
     /// Calls the handler export `call` is for.
@@ -139,7 +236,9 @@ impl Plugin {
                 dispatch!(plugin.herald_plugin_handler(), &ctx)
             }
             Plugin::V0_2(plugin) => dispatch!(plugin.herald_plugin_handler(), ctx),
-            Plugin::V0_3(plugin) => dispatch!(plugin.herald_plugin0_2_0_handler(), ctx),
+            Plugin::V0_3(plugin) | Plugin::V0_5(plugin, _) => {
+                dispatch!(plugin.herald_plugin0_2_0_handler(), ctx)
+            }
         }
     }
 }

@@ -90,6 +90,7 @@ use k8s_openapi::Resource;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::admission::{AdmissionReview, Operation, UserInfo};
 pub use crate::events::EventRecord;
 use crate::kube::{DeleteParams, KubeError, PatchType, Target, Verb};
 use crate::log::Level;
@@ -599,6 +600,49 @@ pub fn updated<K: Resource + Serialize>(old: &K, new: &K) -> Update {
 /// The event `on_delete` would receive for `object`.
 pub fn deleted<K: Resource + Serialize>(object: &K) -> Event {
     Event::from_parts(context_for(object), to_json(object))
+}
+
+/// The review the API server sends when `object` is created, by user
+/// `admin` (for [`Handler::validate`](crate::Handler::validate) and
+/// [`Handler::mutate`](crate::Handler::mutate)).
+pub fn creating<K: Resource + Serialize>(object: &K) -> AdmissionReview {
+    review::<K>(Operation::Create, Some(to_json(object)), None)
+}
+
+/// The review of an update from `old` to `new`.
+pub fn updating<K: Resource + Serialize>(old: &K, new: &K) -> AdmissionReview {
+    review::<K>(Operation::Update, Some(to_json(new)), Some(to_json(old)))
+}
+
+/// The review of the deletion of `object`.
+pub fn deleting<K: Resource + Serialize>(object: &K) -> AdmissionReview {
+    review::<K>(Operation::Delete, None, Some(to_json(object)))
+}
+
+fn review<K: Resource>(
+    operation: Operation,
+    object: Option<String>,
+    old_object: Option<String>,
+) -> AdmissionReview {
+    let (namespace, name, _) =
+        identity(object.as_deref().or(old_object.as_deref()).unwrap_or("{}"));
+    AdmissionReview {
+        uid: "00000000-0000-0000-0000-000000000001".into(),
+        kind: GroupVersionKind::of::<K>(),
+        resource: K::URL_PATH_SEGMENT.into(),
+        subresource: String::new(),
+        name,
+        namespace: namespace.unwrap_or_default(),
+        operation,
+        user_info: UserInfo {
+            username: "admin".into(),
+            ..UserInfo::default()
+        },
+        object_json: object,
+        old_object_json: old_object,
+        dry_run: false,
+        options_json: None,
+    }
 }
 
 /// The add replaying `object` to a plugin that joined after the informer

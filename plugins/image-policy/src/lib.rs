@@ -1,11 +1,15 @@
 //! `image-policy`: warns about Pod containers whose image has no tag, uses
 //! `:latest`, or comes from a registry outside the configured allow-list.
 //! With `"enforce": true` it also acts: a Warning Event on the Pod per new
-//! finding, and the label `herald.dev/image-policy=violation` on it.
+//! finding, and the label `herald.dev/image-policy=violation` on it. At
+//! admission it refuses a Pod with a finding before it exists (its
+//! validating webhook, once the operator installs the webhook configuration
+//! `herald admission webhooks` prints).
 
 pub mod policy;
 pub mod reference;
 
+use herald_sdk::admission::{AdmissionReview, AdmissionRule, Verdict, Webhook};
 use herald_sdk::events::Event as KubeEvent;
 use herald_sdk::k8s_openapi::api::core::v1::{Container, Pod};
 use herald_sdk::kube::{Api, KubeError, Patch};
@@ -162,7 +166,8 @@ impl Handler for ImagePolicy {
     /// reports it.)
     fn manifest() -> Manifest {
         let manifest = Manifest::new("image-policy", env!("CARGO_PKG_VERSION"))
-            .subscribe(Subscription::to::<Pod>());
+            .subscribe(Subscription::to::<Pod>())
+            .validating(Webhook::new().rule(AdmissionRule::to::<Pod>().create().update()));
         let enforce = herald_sdk::config::get::<Settings>()
             .ok()
             .flatten()
@@ -174,6 +179,38 @@ impl Handler for ImagePolicy {
         } else {
             manifest
         }
+    }
+
+    /// Refuses a Pod with a finding, naming each; an update only for what
+    /// it introduces (a Pod admitted before the policy changed can still
+    /// have its labels edited).
+    fn validate(&mut self, review: &AdmissionReview) -> Result<Verdict, Error> {
+        let pod: Pod = review.object()?;
+        let settings = self.settings()?;
+        let mut found = findings(&pod, settings);
+        if let Ok(old) = review.old_object::<Pod>() {
+            let before = findings(&old, settings);
+            found.retain(|finding| !before.contains(finding));
+        }
+        if found.is_empty() {
+            return Ok(Verdict::allow());
+        }
+        let reasons: Vec<String> = found
+            .iter()
+            .map(|f| {
+                format!(
+                    "{} {}: image {} {}",
+                    f.role,
+                    f.container,
+                    f.image,
+                    f.reason.explain()
+                )
+            })
+            .collect();
+        Ok(Verdict::deny(format!(
+            "image-policy: {}",
+            reasons.join("; ")
+        )))
     }
 
     fn on_add(&mut self, event: &Event) -> Result<(), Error> {
@@ -268,6 +305,35 @@ mod tests {
                 "flagged pod=shop/web-0 init-container=setup image=busybox reason=no-tag",
                 "flagged pod=shop/web-0 container=proxy image=envoy:latest reason=latest-tag",
             ]
+        );
+    }
+
+    #[test]
+    fn admission_refuses_a_pod_with_a_finding_naming_it_and_allows_a_clean_one() {
+        testing::reset();
+        testing::set_config(r#"{"allowedRegistries": ["docker.io"]}"#);
+        let mut plugin = ImagePolicy::default();
+        let bad = pod(&[], &[("app", "evil.example.com/x:1")]);
+        let verdict = plugin.validate(&testing::creating(&bad)).unwrap();
+        assert!(!verdict.allowed);
+        assert_eq!(
+            verdict.message,
+            "image-policy: container app: image evil.example.com/x:1 comes from registry evil.example.com, which is not allowed"
+        );
+        let good = pod(&[], &[("app", "nginx:1.27")]);
+        assert!(plugin.validate(&testing::creating(&good)).unwrap().allowed);
+        // An update that introduces nothing passes, even on a violator.
+        assert!(
+            plugin
+                .validate(&testing::updating(&bad, &bad))
+                .unwrap()
+                .allowed
+        );
+        assert!(
+            !plugin
+                .validate(&testing::updating(&good, &bad))
+                .unwrap()
+                .allowed
         );
     }
 

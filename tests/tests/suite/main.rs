@@ -1,6 +1,7 @@
 //! Herald's integration suite: one binary, one module per area.
 
 mod acting;
+mod admission;
 mod api_faults;
 mod authority;
 mod bad_files;

@@ -25,6 +25,9 @@ pub struct KubeAccess {
     access: Option<ClusterAccess>,
     bucket: TokenBucket,
     audit_log: Arc<AuditLog>,
+    /// Why writes are refused whatever the rules say (an admission call has
+    /// no side effects); `None`: the rules decide.
+    writes_refused: Option<&'static str>,
 }
 
 impl KubeAccess {
@@ -48,7 +51,15 @@ impl KubeAccess {
             access,
             bucket: TokenBucket::new(rate),
             audit_log,
+            writes_refused: None,
         }
+    }
+
+    /// The same access with every write refused, saying `why`: reads (a
+    /// `get`) still go through the rules.
+    pub fn refusing_writes(mut self, why: &'static str) -> Self {
+        self.writes_refused = Some(why);
+        self
     }
 
     /// The plugin's name.
@@ -99,6 +110,17 @@ impl KubeAccess {
         if let Err(refused) = request.target.check(creating) {
             self.audit(&request, &Err(refused.clone()), None, false);
             return Err(refused);
+        }
+        if let Some(why) = self.writes_refused
+            && request.operation.writes()
+        {
+            let error = KubeError::NotGranted(format!(
+                "plugin {:?} may not {}: {why}",
+                self.plugin,
+                request.access()
+            ));
+            self.audit(&request, &Err(error.clone()), None, false);
+            return Err(error);
         }
         if !permits(&self.rules, &request.access()) {
             let error = KubeError::NotGranted(format!(

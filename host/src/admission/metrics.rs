@@ -1,0 +1,130 @@
+//! What admission exports at `/metrics`: reviews answered, by plugin,
+//! decision, operation and verdict, and how long the plugin took
+//! (documented in docs/metrics.md).
+
+use crate::telemetry::{Labels, family, handler_histogram};
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::histogram::Histogram;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How a review was answered: the `verdict` label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verdict {
+    /// Allowed, unchanged.
+    Allowed,
+    /// Allowed with a patch.
+    Mutated,
+    /// Refused by the plugin.
+    Denied,
+    /// The plugin would have refused, in audit mode: allowed with a warning.
+    WouldDeny,
+    /// The plugin could not decide and its failure policy refused the write.
+    FailedClosed,
+    /// The plugin could not decide and its failure policy let it through.
+    FailedOpen,
+}
+
+impl Verdict {
+    /// The label value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Allowed => "allowed",
+            Verdict::Mutated => "mutated",
+            Verdict::Denied => "denied",
+            Verdict::WouldDeny => "would-deny",
+            Verdict::FailedClosed => "failed-closed",
+            Verdict::FailedOpen => "failed-open",
+        }
+    }
+}
+
+/// One series of reviews: plugin, decision, operation, verdict.
+type ReviewSeries = (String, &'static str, &'static str, Verdict);
+
+/// Counts and durations of the reviews each plugin answered.
+#[derive(Debug, Default)]
+pub struct AdmissionStats {
+    reviews: Mutex<BTreeMap<ReviewSeries, u64>>,
+    durations: Mutex<BTreeMap<(String, &'static str), Histogram>>,
+}
+
+impl AdmissionStats {
+    /// Records one review of `plugin` (`decision` `validate` or `mutate`,
+    /// `operation` as AdmissionReview spells it) answered with `verdict`,
+    /// the plugin having taken `took` (`None` when it was not called).
+    pub fn record(
+        &self,
+        plugin: &str,
+        decision: &'static str,
+        operation: &'static str,
+        verdict: Verdict,
+        took: Option<Duration>,
+    ) {
+        *lock(&self.reviews)
+            .entry((plugin.to_owned(), decision, operation, verdict))
+            .or_default() += 1;
+        if let Some(took) = took {
+            lock(&self.durations)
+                .entry((plugin.to_owned(), decision))
+                .or_insert_with(handler_histogram)
+                .observe(took.as_secs_f64());
+        }
+    }
+
+    /// Reviews of `plugin` answered with `verdict`, all decisions and
+    /// operations.
+    pub fn count(&self, plugin: &str, verdict: Verdict) -> u64 {
+        lock(&self.reviews)
+            .iter()
+            .filter(|((p, _, _, v), _)| p == plugin && *v == verdict)
+            .map(|(_, n)| n)
+            .sum()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Exports [`AdmissionStats`].
+#[derive(Debug)]
+pub struct AdmissionCollector(pub Arc<AdmissionStats>);
+
+impl Collector for AdmissionCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let rows: Vec<(Labels, f64)> = lock(&self.0.reviews)
+            .iter()
+            .map(|((plugin, decision, operation, verdict), n)| {
+                let labels = vec![
+                    ("plugin", plugin.clone()),
+                    ("decision", (*decision).to_owned()),
+                    ("operation", (*operation).to_owned()),
+                    ("verdict", verdict.as_str().to_owned()),
+                ];
+                (labels, *n as f64)
+            })
+            .collect();
+        family(
+            &mut encoder,
+            "herald_admission_reviews",
+            "AdmissionReviews answered, by plugin, decision (validate, mutate), operation and verdict (allowed, mutated, denied, would-deny, failed-closed, failed-open).",
+            MetricType::Counter,
+            &rows,
+        )?;
+        let mut durations = encoder.encode_descriptor(
+            "herald_admission_duration_seconds",
+            "Duration of plugins' admission calls.",
+            None,
+            MetricType::Histogram,
+        )?;
+        for ((plugin, decision), histogram) in lock(&self.0.durations).iter() {
+            let labels = [("plugin", plugin.as_str()), ("decision", *decision)];
+            histogram.encode(durations.encode_family(&labels)?)?;
+        }
+        Ok(())
+    }
+}

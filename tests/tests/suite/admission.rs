@@ -1,0 +1,445 @@
+//! Admission end to end (issue 39): a daemon serving reviews over TLS with
+//! its development certificate, the API server (the embedded one, or a real
+//! kube-apiserver under `HERALD_TEST_KUBECONFIG`) calling it through the
+//! webhook configurations `herald::admission::configuration` makes from the
+//! plugins' manifests, and kube-rs writing through the door. The
+//! `admission-probe` fixture decides by a ConfigMap's `probe` label; every
+//! ConfigMap of these tests carries `admission-suite: <namespace>`, the
+//! webhooks' object selector, so no other test's writes reach them.
+
+use super::cluster::TestCluster;
+use herald::admission::configuration::{Endpoint, Target, configurations};
+use herald::capability::log::MemorySink;
+use herald::config::Config;
+use herald::discovery::KindResolver;
+use herald::service::Service;
+use herald::webhook::Decision;
+use herald_tests::{PATIENCE, artifacts, eventually};
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use kube::api::{Api, DeleteParams, PostParams};
+use serde_json::json;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A daemon serving admission for `admission-probe` and `image-policy`.
+struct Door {
+    service: Service,
+    dir: PathBuf,
+    cluster: TestCluster,
+    /// The names of the webhook configurations installed.
+    installed: String,
+}
+
+impl Door {
+    async fn open(decisions: &[Decision]) -> Door {
+        let cluster = TestCluster::start().await;
+        let dir = std::env::temp_dir().join(format!(
+            "herald-admission-{}-{}",
+            std::process::id(),
+            cluster.namespace
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(artifacts::ADMISSION_PROBE, dir.join("admission-probe.wasm")).unwrap();
+        std::fs::copy(artifacts::IMAGE_POLICY, dir.join("image-policy.wasm")).unwrap();
+        let yaml = format!(
+            r#"
+pluginDir: {dir}
+pluginFiles: {{artifactCache: {{enabled: false}}}}
+admission: {{enabled: true, listen: "127.0.0.1:0"}}
+plugins:
+  admission-probe:
+    allowUnpinned: true
+    grants:
+      events: {{}}
+      writes:
+        - {{verbs: [patch], group: "", kind: ConfigMap, namespaces: ["*"]}}
+  image-policy:
+    config: {{allowedRegistries: [docker.io]}}
+"#,
+            dir = dir.display()
+        );
+        let config = Config::parse(&yaml, "admission test").expect("a valid configuration");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let service = Service::start(
+            Arc::new(config),
+            herald::source::Clients {
+                client: cluster.client.clone(),
+                writer: cluster.writer.clone(),
+            },
+            Arc::new(MemorySink::default()),
+            listener,
+            herald::plugin::Compiler::InProcess,
+        )
+        .await
+        .expect("starting the daemon");
+        let installed = format!("herald-{}", cluster.namespace);
+        let door = Door {
+            service,
+            dir,
+            cluster,
+            installed,
+        };
+        door.install(decisions).await;
+        door
+    }
+
+    /// Makes the webhook configurations from the running plugins'
+    /// manifests and creates those of `decisions`, every webhook narrowed to
+    /// this test's objects.
+    async fn install(&self, decisions: &[Decision]) {
+        let plugins = self.service.daemon().plugins();
+        let manifests: Vec<&herald::plugin::Manifest> =
+            plugins.iter().map(|p| p.manifest()).collect();
+        let address = self.service.admission_address().expect("admission runs");
+        let target = Target {
+            name: self.installed.clone(),
+            endpoint: Endpoint::Url(format!("https://127.0.0.1:{}", address.port())),
+            ca_bundle: self.service.admission_ca().map(|ca| ca.as_bytes().to_vec()),
+            excluded_namespaces: vec!["kube-system".into()],
+        };
+        let (mut validating, mut mutating) =
+            configurations(&manifests, &target, &KindResolver::Builtin)
+                .await
+                .expect("configurations from the manifests");
+        let ours = json!({"matchLabels": {"admission-suite": self.cluster.namespace}});
+        let ours: k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector =
+            serde_json::from_value(ours).unwrap();
+        for webhook in validating.webhooks.iter_mut().flatten() {
+            webhook.object_selector = Some(ours.clone());
+        }
+        for webhook in mutating.webhooks.iter_mut().flatten() {
+            webhook.object_selector = Some(ours.clone());
+        }
+        let client = &self.cluster.client;
+        if decisions.contains(&Decision::Validate) {
+            Api::<ValidatingWebhookConfiguration>::all(client.clone())
+                .create(&PostParams::default(), &validating)
+                .await
+                .expect("creating the ValidatingWebhookConfiguration");
+        }
+        if decisions.contains(&Decision::Mutate) {
+            Api::<MutatingWebhookConfiguration>::all(client.clone())
+                .create(&PostParams::default(), &mutating)
+                .await
+                .expect("creating the MutatingWebhookConfiguration");
+        }
+    }
+
+    fn maps(&self) -> Api<ConfigMap> {
+        self.cluster.config_maps()
+    }
+
+    /// A ConfigMap of this test, `probe` labelled `label` (none if empty).
+    fn map(&self, name: &str, label: &str) -> ConfigMap {
+        let mut labels = json!({"admission-suite": self.cluster.namespace});
+        if !label.is_empty() {
+            labels["probe"] = label.into();
+        }
+        serde_json::from_value(json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": self.cluster.namespace, "labels": labels},
+            "data": {"value": "42"},
+        }))
+        .unwrap()
+    }
+
+    /// Creates the ConfigMap `name` labelled `label`: the stored object, or
+    /// the API server's refusal as (code, message).
+    async fn create(&self, name: &str, label: &str) -> Result<ConfigMap, (u16, String)> {
+        self.maps()
+            .create(&PostParams::default(), &self.map(name, label))
+            .await
+            .map_err(|error| match error {
+                kube::Error::Api(status) => (status.code, status.message),
+                other => panic!("the API server answered with no status: {other}"),
+            })
+    }
+
+    fn metrics(&self) -> String {
+        let address = self.service.address().to_string();
+        http_get(&address, "/metrics")
+    }
+
+    async fn close(self) {
+        let client = self.cluster.client.clone();
+        let _ = Api::<ValidatingWebhookConfiguration>::all(client.clone())
+            .delete(&self.installed, &DeleteParams::default())
+            .await;
+        let _ = Api::<MutatingWebhookConfiguration>::all(client)
+            .delete(&self.installed, &DeleteParams::default())
+            .await;
+        self.service.shutdown(Duration::from_secs(5)).await;
+        self.cluster.cleanup().await;
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// `GET path` on the daemon's plain-HTTP endpoints: the body.
+fn http_get(address: &str, path: &str) -> String {
+    let mut stream = std::net::TcpStream::connect(address).expect("connecting to the endpoints");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default()
+}
+
+/// The value of the sample `series` (its name and labels as written) on
+/// `/metrics`, 0 when absent.
+fn sample(metrics: &str, series: &str) -> u64 {
+    metrics
+        .lines()
+        .find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugin_refuses_a_write_at_the_door_with_its_message_and_code() {
+    let door = Door::open(&[Decision::Validate]).await;
+    let stored = door
+        .create("plain", "")
+        .await
+        .expect("an allowed write is stored");
+    assert_eq!(stored.data.unwrap()["value"], "42");
+    let (code, message) = door.create("refused", "deny").await.unwrap_err();
+    assert_eq!(code, 422, "the plugin's code: {message}");
+    assert!(message.contains("probe denies refused"), "{message}");
+    assert!(
+        door.maps().get_opt("refused").await.unwrap().is_none(),
+        "a refused write is not stored"
+    );
+    let metrics = door.metrics();
+    let denied = r#"herald_admission_reviews_total{plugin="admission-probe",decision="validate",operation="CREATE",verdict="denied"}"#;
+    assert_eq!(sample(&metrics, denied), 1, "{metrics}");
+    door.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mutating_plugin_changes_what_is_stored_and_its_broken_changes_are_refused() {
+    let door = Door::open(&[Decision::Mutate]).await;
+    let stored = door.create("changed", "").await.expect("a mutated write");
+    assert_eq!(stored.metadata.labels.unwrap()["mutated"], "yes");
+    let (_, message) = door.create("patched", "bad-patch").await.unwrap_err();
+    assert!(
+        message.contains("could not decide, and its failure policy is Fail")
+            && message.contains("does not apply"),
+        "{message}"
+    );
+    let (_, message) = door.create("renaming", "rename").await.unwrap_err();
+    assert!(message.contains("object's name"), "{message}");
+    let (_, message) = door.create("refusing", "deny").await.unwrap_err();
+    assert!(message.contains("probe refuses to mutate"), "{message}");
+    door.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugin_that_cannot_decide_answers_by_its_failure_policy_and_recovers() {
+    let door = Door::open(&[Decision::Validate]).await;
+    for label in ["trap", "loop", "error"] {
+        let (_, message) = door
+            .create(&format!("cannot-{label}"), label)
+            .await
+            .unwrap_err();
+        assert!(
+            message.contains(
+                "herald: plugin admission-probe could not decide, and its failure policy is Fail"
+            ),
+            "{label}: {message}"
+        );
+    }
+    // The instance is rebuilt: the next review is decided.
+    door.create("after", "").await.expect("decided again");
+    let metrics = door.metrics();
+    let failed = r#"herald_admission_reviews_total{plugin="admission-probe",decision="validate",operation="CREATE",verdict="failed-closed"}"#;
+    assert_eq!(sample(&metrics, failed), 3, "{metrics}");
+    door.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admission_call_reads_the_cache_and_has_no_side_effects() {
+    let door = Door::open(&[Decision::Validate]).await;
+    let (_, message) = door.create("writing", "write").await.unwrap_err();
+    assert!(
+        message.contains("may not patch") && message.contains("no side effects"),
+        "the write is refused, saying why: {message}"
+    );
+    assert!(message.contains("event: "), "{message}");
+    assert!(
+        !message.contains("event: sent"),
+        "the Event is refused: {message}"
+    );
+    let mut seen = door.map("probe-seen", "");
+    seen.data = Some([("value".to_owned(), "seen-7".to_owned())].into());
+    door.maps()
+        .create(&PostParams::default(), &seen)
+        .await
+        .unwrap();
+    let mut attempt = 0;
+    eventually(
+        "an admission call reads the cached ConfigMap",
+        PATIENCE,
+        async || {
+            attempt += 1;
+            match door.create(&format!("reading-{attempt}"), "read").await {
+                Err((_, message)) if message.contains("read seen-7") => Ok(()),
+                other => Err(format!("{other:?}")),
+            }
+        },
+    )
+    .await;
+    door.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn image_policy_refuses_a_pod_with_a_disallowed_image_before_it_exists() {
+    let door = Door::open(&[Decision::Validate]).await;
+    let pod: Pod = serde_json::from_value(json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "bad",
+            "namespace": door.cluster.namespace,
+            "labels": {"admission-suite": door.cluster.namespace},
+        },
+        "spec": {"containers": [{"name": "bad", "image": "evil.example.com/x:1"}]},
+    }))
+    .unwrap();
+    let refused = door
+        .cluster
+        .pods()
+        .create(&PostParams::default(), &pod)
+        .await
+        .expect_err("the Pod is refused");
+    let kube::Error::Api(status) = refused else {
+        panic!("no status: {refused}")
+    };
+    assert!(
+        status.message.contains(
+            "image-policy: container bad: image evil.example.com/x:1 comes from registry evil.example.com"
+        ),
+        "{}",
+        status.message
+    );
+    door.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_requests_get_a_clear_answer_and_the_server_keeps_serving() {
+    let door = Door::open(&[]).await;
+    let address = door.service.admission_address().unwrap();
+    let ca = door.service.admission_ca().unwrap().to_owned();
+    let post = |path: &str, body: Vec<u8>| {
+        let (address, ca, path) = (address, ca.clone(), path.to_owned());
+        async move { https_post(address, &ca, &path, body).await }
+    };
+    let (status, body) = post("/validate/admission-probe", b"{not json".to_vec()).await;
+    assert_eq!(status, 400);
+    assert!(body.contains("not an AdmissionReview"), "{body}");
+    let v1beta1 =
+        br#"{"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview","request":{}}"#;
+    let (status, body) = post("/validate/admission-probe", v1beta1.to_vec()).await;
+    assert_eq!(status, 400);
+    assert!(body.contains("admissionReviewVersions: [v1]"), "{body}");
+    let (status, body) = post("/validate/nobody", review_of_a_config_map()).await;
+    assert_eq!(status, 404);
+    assert!(body.contains("no plugin \"nobody\" admits here"), "{body}");
+    let (status, _) = post("/somewhere/else", review_of_a_config_map()).await;
+    assert_eq!(status, 404);
+    let huge = vec![b' '; herald::admission::server::MAX_REVIEW_BYTES + 1];
+    let (status, body) = post("/validate/admission-probe", huge).await;
+    assert_eq!(status, 413, "{body}");
+    // A review for a kind the plugin does not admit: its failure policy.
+    let mut secret =
+        serde_json::from_slice::<serde_json::Value>(&review_of_a_config_map()).unwrap();
+    secret["request"]["kind"]["kind"] = "Secret".into();
+    let (status, body) = post(
+        "/validate/admission-probe",
+        serde_json::to_vec(&secret).unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(
+        body.contains("does not admit CREATE of v1 Secret"),
+        "{body}"
+    );
+    assert!(body.contains(r#""allowed":false"#), "{body}");
+    // And a good one still works.
+    let (status, body) = post("/validate/admission-probe", review_of_a_config_map()).await;
+    assert_eq!(status, 200);
+    assert!(body.contains(r#""uid":"u-1","allowed":true"#), "{body}");
+    door.close().await;
+}
+
+fn review_of_a_config_map() -> Vec<u8> {
+    serde_json::to_vec(&json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "u-1",
+            "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+            "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+            "name": "c",
+            "namespace": "default",
+            "operation": "CREATE",
+            "userInfo": {"username": "test"},
+            "object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "default"}},
+        }
+    }))
+    .unwrap()
+}
+
+/// POSTs `body` to `path` over TLS, trusting `ca`, HTTP/1.1: the status
+/// and the body.
+async fn https_post(
+    address: std::net::SocketAddr,
+    ca: &str,
+    path: &str,
+    body: Vec<u8>,
+) -> (u16, String) {
+    use rustls::pki_types::pem::PemObject;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(rustls::pki_types::CertificateDer::from_pem_slice(ca.as_bytes()).unwrap())
+        .unwrap();
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let tcp = tokio::net::TcpStream::connect(address).await.unwrap();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let mut tls = connector.connect(name, tcp).await.expect("a TLS handshake");
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    tls.write_all(head.as_bytes()).await.unwrap();
+    // The server may answer (413) before it has read a body this large.
+    let _ = tls.write_all(&body).await;
+    let mut response = Vec::new();
+    let _ = tls.read_to_end(&mut response).await;
+    let response = String::from_utf8_lossy(&response).into_owned();
+    let (head, body) = response.split_once("\r\n\r\n").expect("an HTTP response");
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, body.to_owned())
+}
