@@ -47,6 +47,9 @@ pub const HOST_FAMILIES: &[(&str, MetricType)] = &[
     ("herald_plugin_compile_seconds", MetricType::Counter),
     ("herald_plugin_artifact_cache_hits", MetricType::Counter),
     ("herald_plugin_source_pulls", MetricType::Counter),
+    // Admission (admission::metrics).
+    ("herald_admission_reviews", MetricType::Counter),
+    ("herald_admission_duration_seconds", MetricType::Histogram),
     ("herald_dispatching", MetricType::Gauge),
     ("herald_plugin_workers_abandoned", MetricType::Counter),
     ("herald_plugin_instances_reclaimed", MetricType::Counter),

@@ -10,6 +10,7 @@ pub mod plugin_build;
 mod plugin_cmd;
 mod plugin_new;
 mod plugin_push;
+mod plugin_webhooks;
 pub(crate) mod run_cmd;
 
 use clap::{Parser, Subcommand};

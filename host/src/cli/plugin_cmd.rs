@@ -29,6 +29,10 @@ pub enum PluginCommand {
     /// Print the least-privilege ClusterRole for these plugins: list and watch
     /// on exactly the resources they subscribe to, get on discovery.
     Rbac(RbacArgs),
+    /// Print the ValidatingWebhookConfiguration and
+    /// MutatingWebhookConfiguration through which the API server sends
+    /// these plugins the writes they admit.
+    Webhooks(super::plugin_webhooks::WebhooksArgs),
     /// Create a plugin project (Rust, Python or JavaScript) that builds,
     /// tests and replays sample events out of the box.
     New(super::plugin_new::NewArgs),
@@ -174,6 +178,7 @@ pub fn run(command: PluginCommand) -> ExitCode {
         PluginCommand::Check(args) => check(args),
         PluginCommand::Replay(args) => replay(args),
         PluginCommand::Rbac(args) => rbac(args),
+        PluginCommand::Webhooks(args) => super::plugin_webhooks::run(args),
         PluginCommand::New(args) => super::plugin_new::run(args),
         PluginCommand::Push(args) => super::plugin_push::push(args),
         PluginCommand::Build(args) => super::plugin_build::run(args),
@@ -479,44 +484,55 @@ fn replay(args: ReplayArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn rbac(args: RbacArgs) -> ExitCode {
-    let engine = match engine(EngineSettings::default()) {
-        Ok(engine) => engine,
-        Err(code) => return code,
-    };
+/// The manifests of the plugin `files`, loaded with everything they
+/// declare granted (what they ask for, not what an operator gives them).
+pub(super) fn manifests_of(files: &[PathBuf]) -> Result<Vec<Manifest>, ExitCode> {
+    let engine = engine(EngineSettings::default())?;
     let mut manifests = Vec::new();
-    for file in &args.files {
-        let bytes = match read(file) {
-            Ok(bytes) => bytes,
-            Err(code) => return code,
-        };
+    for file in files {
+        let bytes = read(file)?;
         let options = LoadOptions {
             grants: Grants::all_declared(),
             ..LoadOptions::default()
         };
         match LoadedPlugin::load(&engine, &bytes, options) {
             Ok(plugin) => manifests.push(plugin.manifest().clone()),
-            Err(err) => return fail(format_args!("{}: {err}", file.display())),
+            Err(err) => return Err(fail(format_args!("{}: {err}", file.display()))),
         }
     }
+    Ok(manifests)
+}
+
+/// What resolves kinds to resources: k8s-openapi's built-in kinds, or the
+/// discovery of the cluster `kubeconfig` (and `context`) names.
+pub(super) async fn kind_resolver(
+    kubeconfig: Option<&Path>,
+    context: Option<&str>,
+) -> Result<crate::discovery::KindResolver, String> {
+    let Some(path) = kubeconfig else {
+        return Ok(crate::discovery::KindResolver::Builtin);
+    };
+    let source = crate::source::Source::Kubeconfig {
+        path: Some(path.to_owned()),
+        context: context.map(str::to_owned),
+    };
+    let connection = source.connect().await.map_err(|e| e.to_string())?;
+    Ok(crate::discovery::KindResolver::Discovery(
+        crate::discovery::Resolver::new(connection.client),
+    ))
+}
+
+fn rbac(args: RbacArgs) -> ExitCode {
+    let manifests = match manifests_of(&args.files) {
+        Ok(manifests) => manifests,
+        Err(code) => return code,
+    };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(err) => return fail(format_args!("cannot start the async runtime: {err}")),
     };
     let role = runtime.block_on(async {
-        let resolver = match &args.kubeconfig {
-            None => crate::discovery::KindResolver::Builtin,
-            Some(path) => {
-                let source = crate::source::Source::Kubeconfig {
-                    path: Some(path.clone()),
-                    context: args.context.clone(),
-                };
-                let connection = source.connect().await.map_err(|e| e.to_string())?;
-                crate::discovery::KindResolver::Discovery(crate::discovery::Resolver::new(
-                    connection.client,
-                ))
-            }
-        };
+        let resolver = kind_resolver(args.kubeconfig.as_deref(), args.context.as_deref()).await?;
         let resources = crate::rbac::watched_resources(&manifests, &resolver)
             .await
             .map_err(|e| e.to_string())?;

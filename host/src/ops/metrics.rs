@@ -124,6 +124,7 @@ fn flag(holds: bool) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::admission::metrics::Verdict;
     use crate::capability::metrics::PluginMetricsRegistry;
     use crate::capability::{ActionStats, ActionStatsCollector};
     use crate::dispatch::RetryPolicy;
@@ -308,6 +309,22 @@ mod tests {
         loader
             .compile_micros
             .fetch_add(2_250_000, Ordering::Relaxed);
+        let admission = daemon.admission().stats();
+        admission.record(
+            "alpha",
+            "validate",
+            "CREATE",
+            Verdict::Denied,
+            Some(Duration::from_micros(500)),
+        );
+        admission.record(
+            "alpha",
+            "mutate",
+            "UPDATE",
+            Verdict::Mutated,
+            Some(Duration::from_secs(2)),
+        );
+        admission.record("beta", "validate", "DELETE", Verdict::FailedOpen, None);
         let shard = Arc::new(crate::shard::ShardView::new("replica-a"));
         shard.observed(Default::default(), 3, 2);
         for change in [Change::Acquired, Change::Lost, Change::Lost] {

@@ -20,3 +20,4 @@ mod sdk_go;
 mod sdk_js;
 mod sdk_python;
 mod stuck;
+mod webhooks;

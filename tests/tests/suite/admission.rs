@@ -37,6 +37,11 @@ struct Door {
 
 impl Door {
     async fn open(decisions: &[Decision]) -> Door {
+        Self::open_in(decisions, "enforce").await
+    }
+
+    /// A door whose `admission-probe` runs in `mode` (`enforce`, `dry-run`).
+    async fn open_in(decisions: &[Decision], mode: &str) -> Door {
         let cluster = TestCluster::start().await;
         let dir = std::env::temp_dir().join(format!(
             "herald-admission-{}-{}",
@@ -54,6 +59,7 @@ pluginFiles: {{artifactCache: {{enabled: false}}}}
 admission: {{enabled: true, listen: "127.0.0.1:0"}}
 plugins:
   admission-probe:
+    mode: {mode}
     allowUnpinned: true
     grants:
       events: {{}}
@@ -62,7 +68,7 @@ plugins:
   image-policy:
     config: {{allowedRegistries: [docker.io]}}
 "#,
-            dir = dir.display()
+            dir = dir.display(),
         );
         let config = Config::parse(&yaml, "admission test").expect("a valid configuration");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -227,6 +233,25 @@ async fn a_plugin_refuses_a_write_at_the_door_with_its_message_and_code() {
     let metrics = door.metrics();
     let denied = r#"herald_admission_reviews_total{plugin="admission-probe",decision="validate",operation="CREATE",verdict="denied"}"#;
     assert_eq!(sample(&metrics, denied), 1, "{metrics}");
+    door.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_audit_mode_a_refusal_is_a_warning_and_a_change_is_not_made() {
+    let door = Door::open_in(&[Decision::Validate, Decision::Mutate], "dry-run").await;
+    let mutating_denial = door.create("audited", "deny").await;
+    assert!(
+        mutating_denial.is_ok(),
+        "audit mode never refuses: {mutating_denial:?}"
+    );
+    let stored = door.create("unchanged", "").await.expect("allowed");
+    assert!(
+        !stored.metadata.labels.unwrap().contains_key("mutated"),
+        "audit mode never changes an object"
+    );
+    let metrics = door.metrics();
+    let would = r#"herald_admission_reviews_total{plugin="admission-probe",decision="validate",operation="CREATE",verdict="would-deny"}"#;
+    assert_eq!(sample(&metrics, would), 1, "{metrics}");
     door.close().await;
 }
 
