@@ -73,19 +73,26 @@ impl Manifest {
                 .flatten()
                 .flat_map(|webhook| &webhook.rules)
         });
-        self.subscriptions
+        let mut reads: Vec<crate::capability::reads::Read<'_>> = Vec::new();
+        let subscribed = self
+            .subscriptions
             .iter()
             .map(|s| crate::capability::reads::Read {
                 group: &s.kind.group,
                 kind: &s.kind.kind,
                 namespace: s.namespace.as_deref(),
-            })
-            .chain(admitted.map(|rule| crate::capability::reads::Read {
-                group: &rule.kind.group,
-                kind: &rule.kind.kind,
-                namespace: None,
-            }))
-            .collect()
+            });
+        let admitted = admitted.map(|rule| crate::capability::reads::Read {
+            group: &rule.kind.group,
+            kind: &rule.kind.kind,
+            namespace: None,
+        });
+        for read in subscribed.chain(admitted) {
+            if !reads.contains(&read) {
+                reads.push(read);
+            }
+        }
+        reads
     }
 
     /// Everything it reads (its subscriptions, then its `get`s), each with

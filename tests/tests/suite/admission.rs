@@ -43,15 +43,13 @@ impl Door {
     /// A door whose `admission-probe` runs in `mode` (`enforce`, `dry-run`).
     async fn open_in(decisions: &[Decision], mode: &str) -> Door {
         let cluster = TestCluster::start().await;
-        let dir = std::env::temp_dir().join(format!(
-            "herald-admission-{}-{}",
-            std::process::id(),
-            cluster.namespace
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::copy(artifacts::ADMISSION_PROBE, dir.join("admission-probe.wasm")).unwrap();
-        std::fs::copy(artifacts::IMAGE_POLICY, dir.join("image-policy.wasm")).unwrap();
+        let dir = cluster.plugin_dir(
+            "admission",
+            &[
+                ("admission-probe", artifacts::ADMISSION_PROBE),
+                ("image-policy", artifacts::IMAGE_POLICY),
+            ],
+        );
         let yaml = format!(
             r#"
 pluginDir: {dir}
@@ -71,19 +69,9 @@ plugins:
             dir = dir.display(),
         );
         let config = Config::parse(&yaml, "admission test").expect("a valid configuration");
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let service = Service::start(
-            Arc::new(config),
-            herald::source::Clients {
-                client: cluster.client.clone(),
-                writer: cluster.writer.clone(),
-            },
-            Arc::new(MemorySink::default()),
-            listener,
-            herald::plugin::Compiler::InProcess,
-        )
-        .await
-        .expect("starting the daemon");
+        let service = cluster
+            .service(config, Arc::new(MemorySink::default()))
+            .await;
         let installed = format!("herald-{}", cluster.namespace);
         let door = Door {
             service,

@@ -140,6 +140,44 @@ impl TestCluster {
             .expect("creating a pod")
     }
 
+    /// A fresh plugin directory for this test, named after `what`, holding
+    /// copies of `plugins` (each a built component, as `name.wasm`).
+    pub fn plugin_dir(&self, what: &str, plugins: &[(&str, &str)]) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "herald-{what}-{}-{}",
+            std::process::id(),
+            self.namespace
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, artifact) in plugins {
+            std::fs::copy(artifact, dir.join(format!("{name}.wasm"))).unwrap();
+        }
+        dir
+    }
+
+    /// A whole daemon on this cluster with `config`, its endpoints on a
+    /// loopback port, its plugins logging into `sink`.
+    pub async fn service(
+        &self,
+        config: herald::config::Config,
+        sink: std::sync::Arc<dyn herald::capability::log::LogSink>,
+    ) -> herald::service::Service {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        herald::service::Service::start(
+            std::sync::Arc::new(config),
+            herald::source::Clients {
+                client: self.client.clone(),
+                writer: self.writer.clone(),
+            },
+            sink,
+            listener,
+            herald::plugin::Compiler::InProcess,
+        )
+        .await
+        .expect("starting the daemon")
+    }
+
     /// Deletes this test's namespace (on a real cluster).
     pub async fn cleanup(self) {
         if self.server.is_none() {

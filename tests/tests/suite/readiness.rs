@@ -44,15 +44,10 @@ fn get(address: &str, path: &str) -> (u16, String) {
 /// A daemon running `recorder` on the ConfigMaps of the test namespace and
 /// `noop` on every Pod, under `policy`.
 async fn daemon(cluster: &TestCluster, policy: ForbiddenInformers) -> (Service, PathBuf) {
-    let dir = std::env::temp_dir().join(format!(
-        "herald-readiness-{}-{}",
-        std::process::id(),
-        cluster.namespace
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::copy(artifacts::RECORDER, dir.join("recorder.wasm")).unwrap();
-    std::fs::copy(artifacts::NOOP, dir.join("noop.wasm")).unwrap();
+    let dir = cluster.plugin_dir(
+        "readiness",
+        &[("recorder", artifacts::RECORDER), ("noop", artifacts::NOOP)],
+    );
     let mut config = Config {
         plugin_dir: dir.clone(),
         ..Config::default()
@@ -69,19 +64,9 @@ async fn daemon(cluster: &TestCluster, policy: ForbiddenInformers) -> (Service, 
             ..PluginConfig::default()
         },
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let service = Service::start(
-        Arc::new(config),
-        herald::source::Clients {
-            client: cluster.client.clone(),
-            writer: cluster.writer.clone(),
-        },
-        Arc::new(MemorySink::default()),
-        listener,
-        herald::plugin::Compiler::InProcess,
-    )
-    .await
-    .expect("starting the daemon");
+    let service = cluster
+        .service(config, Arc::new(MemorySink::default()))
+        .await;
     (service, dir)
 }
 

@@ -19,14 +19,10 @@ use std::time::Duration;
 /// A daemon with the recorder (ConfigMaps of the test namespace) and leader
 /// election on the test's Lease as `identity`.
 async fn replica(cluster: &TestCluster, identity: &str) -> (Service, MemorySink, PathBuf) {
-    let dir = std::env::temp_dir().join(format!(
-        "herald-replica-{}-{}-{identity}",
-        std::process::id(),
-        cluster.namespace
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::copy(artifacts::RECORDER, dir.join("recorder.wasm")).unwrap();
+    let dir = cluster.plugin_dir(
+        &format!("replica-{identity}"),
+        &[("recorder", artifacts::RECORDER)],
+    );
     let mut config = Config {
         plugin_dir: dir.clone(),
         leader_election: LeaderElectionConfig {
@@ -54,19 +50,7 @@ async fn replica(cluster: &TestCluster, identity: &str) -> (Service, MemorySink,
         },
     );
     let sink = MemorySink::default();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let service = Service::start(
-        Arc::new(config),
-        herald::source::Clients {
-            client: cluster.client.clone(),
-            writer: cluster.writer.clone(),
-        },
-        Arc::new(sink.clone()),
-        listener,
-        herald::plugin::Compiler::InProcess,
-    )
-    .await
-    .expect("starting a replica");
+    let service = cluster.service(config, Arc::new(sink.clone())).await;
     (service, sink, dir)
 }
 

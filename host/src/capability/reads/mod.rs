@@ -198,7 +198,7 @@ impl ReadPolicy {
 }
 
 /// One read, as the check sees it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Read<'a> {
     /// The kind's group.
     pub group: &'a str,
