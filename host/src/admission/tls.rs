@@ -87,6 +87,8 @@ fn certified(
 pub struct ServingCert {
     source: Source,
     current: Mutex<Current>,
+    /// How often the files are looked at: [`RELOAD_CHECK`].
+    check_every: Duration,
 }
 
 #[derive(Debug)]
@@ -98,7 +100,7 @@ enum Source {
 #[derive(Debug)]
 struct Current {
     key: Arc<CertifiedKey>,
-    stamp: Option<(SystemTime, SystemTime)>,
+    stamp: Option<(FileStamp, FileStamp)>,
     checked: Instant,
 }
 
@@ -108,8 +110,18 @@ impl ServingCert {
     /// either file changes; a change that cannot be read keeps the last
     /// good certificate and logs why.
     pub fn from_files(cert: &Path, key: &Path) -> Result<Self, TlsError> {
+        Self::from_files_checked_every(cert, key, RELOAD_CHECK)
+    }
+
+    /// As [`Self::from_files`], the files looked at every `check_every`.
+    pub fn from_files_checked_every(
+        cert: &Path,
+        key: &Path,
+        check_every: Duration,
+    ) -> Result<Self, TlsError> {
         let pair = read_pair(cert, key)?;
         Ok(ServingCert {
+            check_every,
             current: Mutex::new(Current {
                 key: pair,
                 stamp: stamp(cert, key),
@@ -160,6 +172,7 @@ impl ServingCert {
         let chain = vec![leaf_cert.der().clone()];
         let key = certified(chain, key).map_err(TlsError::Generate)?;
         Ok(ServingCert {
+            check_every: RELOAD_CHECK,
             source: Source::Generated {
                 ca_pem: ca_cert.pem(),
             },
@@ -183,11 +196,11 @@ impl ServingCert {
     }
 
     /// The certificate to serve now, read again first if the files changed
-    /// and the last look is [`RELOAD_CHECK`] old.
+    /// and the last look is [`RELOAD_CHECK`] old (or as configured).
     pub fn current(&self) -> Arc<CertifiedKey> {
         let mut current = self.current.lock().unwrap_or_else(|e| e.into_inner());
         if let Source::Files { cert, key } = &self.source
-            && current.checked.elapsed() >= RELOAD_CHECK
+            && current.checked.elapsed() >= self.check_every
         {
             current.checked = Instant::now();
             let now = stamp(cert, key);
@@ -223,10 +236,16 @@ impl ServingCert {
     }
 }
 
-/// The modification times of both files: a change of either is a change.
-fn stamp(cert: &Path, key: &Path) -> Option<(SystemTime, SystemTime)> {
-    let modified = |path: &Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
-    Some((modified(cert)?, modified(key)?))
+/// What tells a file changed: its modification time and length.
+type FileStamp = (SystemTime, u64);
+
+/// Both files' stamps: a change of either is a change.
+fn stamp(cert: &Path, key: &Path) -> Option<(FileStamp, FileStamp)> {
+    let of = |path: &Path| {
+        let meta = std::fs::metadata(path).ok()?;
+        Some((meta.modified().ok()?, meta.len()))
+    };
+    Some((of(cert)?, of(key)?))
 }
 
 #[derive(Debug)]
@@ -267,6 +286,36 @@ mod tests {
                 rustls::pki_types::UnixTime::now(),
             )
             .expect("the serving certificate verifies against the printed CA");
+    }
+
+    /// Writes a fresh development certificate's leaf and key as PEM files,
+    /// returning the leaf's DER.
+    fn write_pair(cert: &Path, key: &Path) -> Vec<u8> {
+        let made = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+        std::fs::write(cert, made.cert.pem()).unwrap();
+        std::fs::write(key, made.signing_key.serialize_pem()).unwrap();
+        made.cert.der().to_vec()
+    }
+
+    #[test]
+    fn a_rotated_certificate_is_served_and_a_half_written_one_is_not() {
+        let dir = std::env::temp_dir().join(format!("herald-tls-rotate-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (cert, key) = (dir.join("tls.crt"), dir.join("tls.key"));
+        let first = write_pair(&cert, &key);
+        let serving = ServingCert::from_files_checked_every(&cert, &key, Duration::ZERO).unwrap();
+        assert_eq!(serving.current().cert[0].as_ref(), first.as_slice());
+        // Mid-rotation: a new certificate whose key has not been written yet.
+        let second = write_pair(&dir.join("next.crt"), &dir.join("next.key"));
+        std::fs::copy(dir.join("next.crt"), &cert).unwrap();
+        assert_eq!(
+            serving.current().cert[0].as_ref(),
+            first.as_slice(),
+            "a certificate without its key is not served"
+        );
+        std::fs::copy(dir.join("next.key"), &key).unwrap();
+        assert_eq!(serving.current().cert[0].as_ref(), second.as_slice());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
