@@ -8,6 +8,7 @@ mod demo_cmd;
 mod pipe;
 pub mod plugin_build;
 mod plugin_cmd;
+mod plugin_files;
 mod plugin_new;
 mod plugin_push;
 mod plugin_webhooks;

@@ -3,7 +3,7 @@
 //! manifests ([`crate::admission::configuration`]).
 
 use super::fail;
-use super::plugin_cmd::{kind_resolver, manifests_of};
+use super::plugin_files::{kind_resolver, manifests_of};
 use crate::admission::configuration::{Endpoint, Target, configurations};
 use clap::Args;
 use std::path::PathBuf;

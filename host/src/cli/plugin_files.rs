@@ -1,0 +1,64 @@
+//! Plugin files as the one-shot commands read them: the engine they load
+//! with, the files' bytes, their manifests with everything they declare
+//! granted, and what resolves their kinds to resources. Shared by `plugin
+//! check`, `replay`, `rbac` and `webhooks`.
+
+use super::fail;
+use crate::capability::Grants;
+use crate::plugin::{EngineSettings, LoadOptions, LoadedPlugin, Manifest, PluginEngine};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// The engine of a one-shot command, with a worker pool of one thread: a
+/// plugin's calls are made one at a time anyway, and with one thread what
+/// its concurrent host calls do (replay's scripted HTTP answers, handed out
+/// in the order requests arrive) happens in the same order at every run.
+pub(super) fn engine(settings: EngineSettings) -> Result<PluginEngine, ExitCode> {
+    PluginEngine::new(EngineSettings {
+        workers: 1,
+        ..settings
+    })
+    .map_err(fail)
+}
+
+pub(super) fn read(path: &Path) -> Result<Vec<u8>, ExitCode> {
+    std::fs::read(path).map_err(|e| fail(format_args!("{}: cannot read: {e}", path.display())))
+}
+
+/// The manifests of the plugin `files`, loaded with everything they
+/// declare granted (what they ask for, not what an operator gives them).
+pub(super) fn manifests_of(files: &[PathBuf]) -> Result<Vec<Manifest>, ExitCode> {
+    let engine = engine(EngineSettings::default())?;
+    let mut manifests = Vec::new();
+    for file in files {
+        let bytes = read(file)?;
+        let options = LoadOptions {
+            grants: Grants::all_declared(),
+            ..LoadOptions::default()
+        };
+        match LoadedPlugin::load(&engine, &bytes, options) {
+            Ok(plugin) => manifests.push(plugin.manifest().clone()),
+            Err(err) => return Err(fail(format_args!("{}: {err}", file.display()))),
+        }
+    }
+    Ok(manifests)
+}
+
+/// What resolves kinds to resources: k8s-openapi's built-in kinds, or the
+/// discovery of the cluster `kubeconfig` (and `context`) names.
+pub(super) async fn kind_resolver(
+    kubeconfig: Option<&Path>,
+    context: Option<&str>,
+) -> Result<crate::discovery::KindResolver, String> {
+    let Some(path) = kubeconfig else {
+        return Ok(crate::discovery::KindResolver::Builtin);
+    };
+    let source = crate::source::Source::Kubeconfig {
+        path: Some(path.to_owned()),
+        context: context.map(str::to_owned),
+    };
+    let connection = source.connect().await.map_err(|e| e.to_string())?;
+    Ok(crate::discovery::KindResolver::Discovery(
+        crate::discovery::Resolver::new(connection.client),
+    ))
+}
