@@ -21,7 +21,6 @@ use k8s_openapi::api::admissionregistration::v1::{
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::api::{Api, DeleteParams, PostParams};
 use serde_json::json;
-use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -158,7 +157,9 @@ plugins:
 
     fn metrics(&self) -> String {
         let address = self.service.address().to_string();
-        http_get(&address, "/metrics")
+        herald_tests::http_get(&address, "/metrics")
+            .expect("/metrics answers")
+            .1
     }
 
     async fn close(self) {
@@ -173,25 +174,6 @@ plugins:
         self.cluster.cleanup().await;
         let _ = std::fs::remove_dir_all(&self.dir);
     }
-}
-
-/// `GET path` on the daemon's plain-HTTP endpoints: the body.
-fn http_get(address: &str, path: &str) -> String {
-    let mut stream = std::net::TcpStream::connect(address).expect("connecting to the endpoints");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    response
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_owned())
-        .unwrap_or_default()
 }
 
 /// The value of the sample `series` (its name and labels as written) on

@@ -14,31 +14,13 @@ use herald::readiness::ForbiddenInformers;
 use herald::reload::PluginConfig;
 use herald::service::Service;
 use herald_tests::{PATIENCE, artifacts, eventually};
-use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 /// `GET path` on the daemon's endpoints: the status and the body.
 fn get(address: &str, path: &str) -> (u16, String) {
-    let mut stream = std::net::TcpStream::connect(address).expect("connecting to the endpoints");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    let (head, body) = response.split_once("\r\n\r\n").expect("an HTTP response");
-    let status = head
-        .split(' ')
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .expect("an HTTP status");
-    (status, body.to_owned())
+    herald_tests::http_get(address, path).expect("the endpoints answer")
 }
 
 /// A daemon running `recorder` on the ConfigMaps of the test namespace and

@@ -21,7 +21,7 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::api::{Api, WatchEvent, WatchParams};
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -142,19 +142,12 @@ impl Drop for Replica {
     }
 }
 
-/// `GET http://address/path`, the body.
+/// `GET http://address/path`, the body of a 200.
 fn http_get(address: &str, path: &str) -> Option<String> {
-    let mut stream = std::net::TcpStream::connect(address).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response).ok()?;
-    let (head, body) = response.split_once("\r\n\r\n")?;
-    head.starts_with("HTTP/1.1 200").then(|| body.to_owned())
+    match herald_tests::http_get(address, path)? {
+        (200, body) => Some(body),
+        _ => None,
+    }
 }
 
 /// The owner of each plugin, as `/plugins` of the replica at `address`
