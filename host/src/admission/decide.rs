@@ -7,7 +7,7 @@ use super::metrics::Verdict;
 use super::plugins::{AdmissionPlugins, Admitting, Found, Gone};
 use super::review::{Response, Review};
 use crate::capability::audit::AUDIT_TARGET;
-use crate::plugin::{AdmissionCall, CallError};
+use crate::plugin::AdmissionCall;
 use crate::webhook::{Decision, FailurePolicy};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -109,8 +109,7 @@ pub async fn answer(
     let took = Some(started.elapsed());
     let (response, verdict, detail) = match outcome {
         Ok(answer) => decided(&admitting, &review, answer),
-        Err(error) => {
-            let cause = error.to_string();
+        Err(cause) => {
             let (response, verdict) = by_policy(plugin, webhook.failure_policy, &cause);
             (response, verdict, cause)
         }
@@ -120,29 +119,38 @@ pub async fn answer(
 }
 
 /// Runs the admission call on the plugins' worker pool, in the version's
-/// instance (one call at a time).
+/// instance (one call at a time). `budget` counts from now, the wait for
+/// the instance included: a review queued behind slow ones is answered in
+/// time all the same. The error is the cause, as the answer states it.
 async fn call(
     admitting: &Arc<Admitting>,
     decision: Decision,
     review: &Review,
     budget: Duration,
-) -> Result<crate::plugin::AdmissionAnswer, CallError> {
+) -> Result<crate::plugin::AdmissionAnswer, String> {
+    let ends = Instant::now() + budget;
     let pool = admitting.plugin.engine().pool().clone();
     let admitting = admitting.clone();
     let request = review.call.clone();
     let task = pool.spawn(async move {
-        let mut instance = admitting.instance.lock().await;
+        let Ok(mut instance) =
+            tokio::time::timeout_at(ends.into(), admitting.instance.lock()).await
+        else {
+            return Err(format!(
+                "it was still deciding earlier reviews when this one's {} ms ran out",
+                budget.as_millis()
+            ));
+        };
         let call = match decision {
             Decision::Validate => AdmissionCall::Validate(&request),
             Decision::Mutate => AdmissionCall::Mutate(&request),
         };
-        instance.admit(call, budget).await
+        let left = ends.saturating_duration_since(Instant::now());
+        instance.admit(call, left).await.map_err(|e| e.to_string())
     });
     match task.await {
         Ok(outcome) => outcome,
-        Err(join) => Err(CallError::Instantiate(format!(
-            "the admission call did not finish: {join}"
-        ))),
+        Err(join) => Err(format!("the admission call did not finish: {join}")),
     }
 }
 
