@@ -4,7 +4,7 @@
 
 use super::change::patch_of;
 use super::metrics::Verdict;
-use super::plugins::{AdmissionPlugins, Admitting, Found, Gone};
+use super::plugins::{AdmissionPlugins, Admitting, Found};
 use super::review::{Response, Review};
 use crate::capability::audit::AUDIT_TARGET;
 use crate::plugin::AdmissionCall;
@@ -57,11 +57,7 @@ pub async fn answer(
     let admitting = match plugins.find(plugin) {
         Found::Admitting(admitting) => admitting,
         Found::Gone(gone) => {
-            let policy = match decision {
-                Decision::Validate => gone.validating,
-                Decision::Mutate => gone.mutating,
-            };
-            return gone_answer(plugins, plugin, decision, &review, gone, policy);
+            return gone_answer(plugins, plugin, decision, &review, gone.policy(decision));
         }
         Found::Unknown => {
             return Answered::text(404, format!("no plugin {plugin:?} admits here"));
@@ -276,7 +272,6 @@ fn gone_answer(
     plugin: &str,
     decision: Decision,
     review: &Review,
-    _gone: Gone,
     policy: Option<FailurePolicy>,
 ) -> Answered {
     let Some(policy) = policy else {

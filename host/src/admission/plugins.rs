@@ -45,6 +45,16 @@ pub struct Gone {
     pub mutating: Option<FailurePolicy>,
 }
 
+impl Gone {
+    /// The policy it last declared for `decision`, if it had that webhook.
+    pub fn policy(&self, decision: crate::webhook::Decision) -> Option<FailurePolicy> {
+        match decision {
+            crate::webhook::Decision::Validate => self.validating,
+            crate::webhook::Decision::Mutate => self.mutating,
+        }
+    }
+}
+
 /// Every plugin that admits, by name, and the ones that did.
 #[derive(Debug, Default)]
 pub struct AdmissionPlugins {
@@ -76,11 +86,10 @@ impl AdmissionPlugins {
     /// then answers by the last failure policies).
     pub fn install(&self, plugin: &LoadedPlugin) {
         let name = plugin.name().to_owned();
-        let Some(webhooks) = plugin.manifest().admission.clone() else {
-            self.remove(&name);
-            return;
-        };
-        let Some(instance) = PluginInstance::for_admission(plugin.clone()) else {
+        let (Some(webhooks), Some(instance)) = (
+            plugin.manifest().admission.clone(),
+            PluginInstance::for_admission(plugin.clone()),
+        ) else {
             self.remove(&name);
             return;
         };
