@@ -40,6 +40,16 @@ impl Answered {
     }
 }
 
+/// A review decided: the answer, and the verdict it is counted and
+/// audited under.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decided {
+    /// What the API server is told.
+    pub response: Response,
+    /// How it was decided.
+    pub verdict: Verdict,
+}
+
 /// Answers the review in `body`, sent to `plugin`'s `decision` path, which
 /// the API server gives `timeout` (its `?timeout=` query; `None`: the
 /// webhook's declared timeout).
@@ -54,33 +64,45 @@ pub async fn answer(
         Ok(review) => review,
         Err(error) => return Answered::text(400, error),
     };
+    match decide(plugins, plugin, decision, &review, timeout).await {
+        Ok(decided) => reviewed(&review, &decided.response),
+        Err(not_here) => Answered::text(404, not_here),
+    }
+}
+
+/// Decides `review` for `plugin`'s `decision` within `timeout` (as in
+/// [`answer`]), counted and audited. The error says why the path has no
+/// one to decide: no such plugin, or no such webhook.
+pub async fn decide(
+    plugins: &AdmissionPlugins,
+    plugin: &str,
+    decision: Decision,
+    review: &Review,
+    timeout: Option<Duration>,
+) -> Result<Decided, String> {
     let admitting = match plugins.find(plugin) {
         Found::Admitting(admitting) => admitting,
         Found::Gone(gone) => {
-            return gone_answer(plugins, plugin, decision, &review, gone.policy(decision));
+            return gone_answer(plugins, plugin, decision, review, gone.policy(decision));
         }
-        Found::Unknown => {
-            return Answered::text(404, format!("no plugin {plugin:?} admits here"));
-        }
+        Found::Unknown => return Err(format!("no plugin {plugin:?} admits here")),
     };
     let Some(webhook) = admitting.webhooks.get(decision) else {
-        return Answered::text(
-            404,
-            format!(
-                "plugin {plugin:?} declares no {} webhook",
-                match decision {
-                    Decision::Validate => "validating",
-                    Decision::Mutate => "mutating",
-                }
-            ),
-        );
+        return Err(format!(
+            "plugin {plugin:?} declares no {} webhook",
+            match decision {
+                Decision::Validate => "validating",
+                Decision::Mutate => "mutating",
+            }
+        ));
     };
     let operation = review.operation.as_str();
-    let record = |verdict: Verdict, took: Option<Duration>, detail: &str| {
+    let record = |response: Response, verdict: Verdict, took: Option<Duration>, detail: &str| {
         plugins
             .stats()
             .record(plugin, decision.as_str(), operation, verdict, took);
-        audit(plugin, decision, &review, verdict, took, detail);
+        audit(plugin, decision, review, verdict, took, detail);
+        Ok(Decided { response, verdict })
     };
     if !webhook.covers(&review.kind, review.subresource(), review.operation) {
         let cause = format!(
@@ -92,8 +114,7 @@ pub async fn answer(
                 .unwrap_or_default()
         );
         let (response, verdict) = by_policy(plugin, webhook.failure_policy, &cause);
-        record(verdict, None, &cause);
-        return reviewed(&review, &response);
+        return record(response, verdict, None, &cause);
     }
     let budget = timeout
         .unwrap_or(webhook.timeout)
@@ -101,17 +122,16 @@ pub async fn answer(
         .saturating_sub(ANSWER_MARGIN)
         .max(Duration::from_millis(1));
     let started = Instant::now();
-    let outcome = call(&admitting, decision, &review, budget).await;
+    let outcome = call(&admitting, decision, review, budget).await;
     let took = Some(started.elapsed());
     let (response, verdict, detail) = match outcome {
-        Ok(answer) => decided(&admitting, &review, answer),
+        Ok(answer) => decided(&admitting, review, answer),
         Err(cause) => {
             let (response, verdict) = by_policy(plugin, webhook.failure_policy, &cause);
             (response, verdict, cause)
         }
     };
-    record(verdict, took, &detail);
-    reviewed(&review, &response)
+    record(response, verdict, took, &detail)
 }
 
 /// Runs the admission call on the plugins' worker pool, in the version's
@@ -273,12 +293,9 @@ fn gone_answer(
     decision: Decision,
     review: &Review,
     policy: Option<FailurePolicy>,
-) -> Answered {
+) -> Result<Decided, String> {
     let Some(policy) = policy else {
-        return Answered::text(
-            404,
-            format!("plugin {plugin:?} is gone and had no such webhook"),
-        );
+        return Err(format!("plugin {plugin:?} is gone and had no such webhook"));
     };
     let cause = "the plugin is no longer loaded (its file was removed, it was disabled, or it no longer admits)";
     let (response, verdict) = by_policy(plugin, policy, cause);
@@ -290,7 +307,7 @@ fn gone_answer(
         None,
     );
     audit(plugin, decision, review, verdict, None, cause);
-    reviewed(review, &response)
+    Ok(Decided { response, verdict })
 }
 
 fn reviewed(review: &Review, response: &Response) -> Answered {
@@ -302,7 +319,7 @@ fn reviewed(review: &Review, response: &Response) -> Answered {
 
 /// A plugin's text as it reaches the user: control characters escaped,
 /// cut to [`MAX_MESSAGE_BYTES`] on a character boundary.
-fn passed_on(text: &str) -> String {
+pub(super) fn passed_on(text: &str) -> String {
     let escaped = crate::text::escape_controls(text);
     if escaped.len() <= MAX_MESSAGE_BYTES {
         return escaped;

@@ -11,6 +11,7 @@ mod plugin_cmd;
 mod plugin_files;
 mod plugin_new;
 mod plugin_push;
+mod plugin_replay;
 mod plugin_webhooks;
 pub(crate) mod run_cmd;
 

@@ -1,22 +1,14 @@
 //! `herald plugin check`, `herald plugin replay` and `herald plugin rbac`.
 
 use super::fail;
-use super::plugin_files::{engine, kind_resolver, manifests_of, read};
-use crate::capability::ClusterAccess;
+use super::plugin_files::{CacheArgs, engine, kind_resolver, manifests_of, read};
 use crate::capability::Grants;
-use crate::capability::log::MemorySink;
-use crate::capability::rate::RateLimit;
 use crate::capability::reads::{ReadView, Reads};
-use crate::plugin::{
-    ArtifactCache, CompileOutcome, EngineSettings, LoadOptions, LoadedPlugin, Manifest,
-    PluginEngine,
-};
-use crate::replay::{DeliveryResult, ReplayApi, Replayer, parse_events, parse_responses};
+use crate::plugin::{CompileOutcome, EngineSettings, LoadOptions, LoadedPlugin, Manifest};
 use clap::{Args, Subcommand, ValueEnum};
 use serde::Serialize;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Instant;
 
 /// Plugin file commands.
@@ -26,7 +18,7 @@ pub enum PluginCommand {
     Check(CheckArgs),
     /// Feed recorded events from a file to a plugin and print each result and
     /// everything the plugin logged.
-    Replay(ReplayArgs),
+    Replay(super::plugin_replay::ReplayArgs),
     /// Print the least-privilege ClusterRole for these plugins: list and watch
     /// on exactly the resources they subscribe to, get on discovery.
     Rbac(RbacArgs),
@@ -79,72 +71,6 @@ pub struct CheckArgs {
     pub cache: CacheArgs,
 }
 
-/// The compiled-artifact cache of a one-shot command: the daemon's (the
-/// same default directory), so a file checked or replayed once, or already
-/// loaded by a daemon of this user, is not compiled again.
-#[derive(Debug, Args)]
-pub struct CacheArgs {
-    /// The cache's directory (default: `$XDG_CACHE_HOME/herald/artifacts`,
-    /// else `$HOME/.cache/herald/artifacts`, as the daemon's
-    /// `pluginFiles.artifactCache.dir`).
-    #[arg(long, value_name = "DIR")]
-    pub artifact_cache: Option<PathBuf>,
-    /// Compile every time; use no cache.
-    #[arg(long, conflicts_with = "artifact_cache")]
-    pub no_artifact_cache: bool,
-}
-
-impl CacheArgs {
-    /// The cache, if there is to be one and it opens; one that does not
-    /// open is said on stderr, and the command compiles instead.
-    fn open(&self, engine: &PluginEngine) -> Option<ArtifactCache> {
-        let config = crate::reload::ArtifactCacheConfig {
-            enabled: !self.no_artifact_cache,
-            dir: self.artifact_cache.clone(),
-            ..Default::default()
-        };
-        let dir = config.directory()?;
-        match ArtifactCache::open(&dir, engine) {
-            Ok(cache) => Some(cache.with_max_bytes(config.max_size)),
-            Err(err) => {
-                eprintln!("note: {err}: compiling without the artifact cache");
-                None
-            }
-        }
-    }
-}
-
-/// Arguments of `plugin replay`.
-#[derive(Debug, Args)]
-pub struct ReplayArgs {
-    /// The plugin's `.wasm` component file.
-    pub file: PathBuf,
-    /// The recorded events: JSON objects `{"type":"add"|"update"|"delete","object":{…},"old":{…}}`,
-    /// one per line (see examples/events/).
-    #[arg(long, short)]
-    pub events: PathBuf,
-    /// The plugin's configuration, as JSON text or `@FILE` (JSON or YAML).
-    #[arg(long)]
-    pub config: Option<String>,
-    /// Go on after a failed handler call and exit 0; by default replay stops
-    /// at the first failure and exits 1.
-    #[arg(long)]
-    pub keep_going: bool,
-    /// Scripted answers to the plugin's Kubernetes API calls (YAML or JSON
-    /// list of `{verb, kind, namespace, name, times, object | error}`);
-    /// unscripted reads are answered from the replay's cache, writes by
-    /// echoing what was sent. Entries `{http: {method, url, times, status,
-    /// body, headers | error}}` answer the plugin's outbound HTTP requests
-    /// (`url` exact or a prefix ending in `*`; `error`: `denied`, `timeout`
-    /// or `connection-refused`); unscripted ones get 200 with an empty
-    /// body. Nothing is ever sent to a cluster or the network.
-    #[arg(long)]
-    pub responses: Option<PathBuf>,
-    /// Where compiled plugins are kept.
-    #[command(flatten)]
-    pub cache: CacheArgs,
-}
-
 /// How `plugin check` prints the manifest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Output {
@@ -177,7 +103,7 @@ struct CheckReport<'a> {
 pub fn run(command: PluginCommand) -> ExitCode {
     match command {
         PluginCommand::Check(args) => check(args),
-        PluginCommand::Replay(args) => replay(args),
+        PluginCommand::Replay(args) => super::plugin_replay::run(args),
         PluginCommand::Rbac(args) => rbac(args),
         PluginCommand::Webhooks(args) => super::plugin_webhooks::run(args),
         PluginCommand::New(args) => super::plugin_new::run(args),
@@ -319,156 +245,6 @@ fn print_text(report: &CheckReport<'_>) {
     }
 }
 
-fn replay(args: ReplayArgs) -> ExitCode {
-    let config = match args.config.as_deref().map(read_config).transpose() {
-        Ok(config) => config,
-        Err(message) => return fail(message),
-    };
-    let (engine, bytes) = match (engine(EngineSettings::default()), read(&args.file)) {
-        (Ok(engine), Ok(bytes)) => (engine, bytes),
-        (Err(code), _) | (_, Err(code)) => return code,
-    };
-    let text = match std::fs::read_to_string(&args.events) {
-        Ok(text) => text,
-        Err(e) => return fail(format_args!("{}: cannot read: {e}", args.events.display())),
-    };
-    let events = match parse_events(&text) {
-        Ok(events) => events,
-        Err(err) => return fail(format_args!("{}: {err}", args.events.display())),
-    };
-    let script = match args.responses.as_deref().map(read_responses).transpose() {
-        Ok(script) => script.unwrap_or_default(),
-        Err(message) => return fail(message),
-    };
-    let api = Arc::new(ReplayApi::new(script));
-    let logs = MemorySink::default();
-    let options = LoadOptions {
-        config,
-        sink: Arc::new(logs.clone()),
-        // Offline, the plugin may do all it declares (nothing leaves the
-        // host), unthrottled.
-        grants: Grants {
-            rate_limit: RateLimit {
-                qps: 1e9,
-                burst: u32::MAX,
-            },
-            ..Grants::all_declared()
-        },
-        // Outbound HTTP is recorded and answered offline, never sent.
-        access: Some(ClusterAccess {
-            offline_http: Some(api.clone()),
-            ..ClusterAccess::new(api.clone())
-        }),
-        ..LoadOptions::default()
-    };
-    let cache = args.cache.open(&engine);
-    let plugin = match LoadedPlugin::load_cached(&engine, cache.as_ref(), &bytes, options) {
-        Ok((plugin, outcome)) => {
-            eprintln!(
-                "{}: {}",
-                args.file.display(),
-                match outcome {
-                    CompileOutcome::CacheHit => "compiled artifact from the cache".to_owned(),
-                    compiled => format!("compiled in {} ms", compiled.compile_time().as_millis()),
-                }
-            );
-            plugin
-        }
-        Err(err) => return fail(format_args!("{}: {err}", args.file.display())),
-    };
-    let name = plugin.name().to_owned();
-    for line in logs.take() {
-        println!("  [{}] {} {}", name, line.level.as_str(), line.message);
-    }
-    let mut replayer = match Replayer::new(plugin, logs) {
-        Ok(replayer) => replayer,
-        Err(err) => return fail(format_args!("{}: {err}", args.file.display())),
-    };
-    replayer.record_intents(api);
-    let (mut ok, mut failed, mut skipped) = (0, 0, 0);
-    for (index, event) in events.iter().enumerate() {
-        let outcome = replayer.deliver(event);
-        let verdict = match &outcome.result {
-            DeliveryResult::Ok => {
-                ok += 1;
-                "ok".to_owned()
-            }
-            DeliveryResult::Failed(err) => {
-                failed += 1;
-                format!("FAILED: {err}")
-            }
-            DeliveryResult::NotSubscribed => {
-                skipped += 1;
-                format!("skipped: {name} does not subscribe to {}", outcome.gvk)
-            }
-            DeliveryResult::BadObject(reason) => {
-                skipped += 1;
-                format!("skipped: {reason}")
-            }
-            DeliveryResult::NoOldState => {
-                skipped += 1;
-                "skipped: update with no \"old\" and no earlier state of the object".to_owned()
-            }
-        };
-        println!(
-            "#{} {} {} {} (line {}): {verdict}",
-            index + 1,
-            outcome.kind.as_str(),
-            outcome.gvk.kind,
-            outcome.key,
-            outcome.line
-        );
-        for line in &outcome.logs {
-            println!(
-                "  [{}] {} {}",
-                line.plugin,
-                line.level.as_str(),
-                line.message
-            );
-        }
-        for intent in &outcome.intents {
-            println!("  => {}", intent.summary());
-            if let Some(body) = intent.request.operation.body() {
-                println!("     {}", crate::text::escape_controls(body));
-            }
-        }
-        for request in &outcome.http {
-            println!("  => {}", request.summary());
-        }
-        for update in &outcome.metrics {
-            println!("  => {update}");
-        }
-        if let Some((after, delivery)) = outcome.requeue {
-            println!(
-                "  => requeue after {}{}",
-                crate::units::duration::format(after),
-                match delivery {
-                    crate::plugin::Delivery::Coalesced => {
-                        " (the daemon delivers the object again then; replay goes on)"
-                    }
-                    crate::plugin::Delivery::EveryEvent => {
-                        " (ignored by the daemon: the subscription's delivery is every-event; \
-                         requeues need coalesced)"
-                    }
-                }
-            );
-        }
-        if matches!(outcome.result, DeliveryResult::Failed(_)) && !args.keep_going {
-            println!("stopped at the first failure (use --keep-going to deliver every event)");
-            println!(
-                "summary: {} events, {ok} ok, {failed} failed, {skipped} skipped",
-                index + 1
-            );
-            return ExitCode::from(1);
-        }
-    }
-    println!(
-        "summary: {} events, {ok} ok, {failed} failed, {skipped} skipped",
-        events.len()
-    );
-    ExitCode::SUCCESS
-}
-
 fn rbac(args: RbacArgs) -> ExitCode {
     let manifests = match manifests_of(&args.files) {
         Ok(manifests) => manifests,
@@ -518,24 +294,4 @@ fn rbac(args: RbacArgs) -> ExitCode {
         serde_yaml::to_string(&role).expect("a ClusterRole serializes")
     );
     ExitCode::SUCCESS
-}
-
-/// Reads `--config`: JSON text, or `@FILE` holding JSON or YAML; returns JSON text.
-fn read_config(arg: &str) -> Result<String, String> {
-    let Some(path) = arg.strip_prefix('@') else {
-        serde_json::from_str::<serde_json::Value>(arg)
-            .map_err(|e| format!("--config is not valid JSON: {e}"))?;
-        return Ok(arg.to_owned());
-    };
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: cannot read: {e}"))?;
-    let value: serde_json::Value =
-        serde_yaml::from_str(&text).map_err(|e| format!("{path}: not valid JSON or YAML: {e}"))?;
-    Ok(value.to_string())
-}
-
-/// Reads and parses a `--responses` file.
-fn read_responses(path: &Path) -> Result<Vec<crate::replay::ScriptedResponse>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    parse_responses(&text).map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -5,7 +5,10 @@
 
 use super::fail;
 use crate::capability::Grants;
-use crate::plugin::{EngineSettings, LoadOptions, LoadedPlugin, Manifest, PluginEngine};
+use crate::plugin::{
+    ArtifactCache, EngineSettings, LoadOptions, LoadedPlugin, Manifest, PluginEngine,
+};
+use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -61,4 +64,39 @@ pub(super) async fn kind_resolver(
     Ok(crate::discovery::KindResolver::Discovery(
         crate::discovery::Resolver::new(connection.client),
     ))
+}
+
+/// The compiled-artifact cache of a one-shot command: the daemon's (the
+/// same default directory), so a file checked or replayed once, or already
+/// loaded by a daemon of this user, is not compiled again.
+#[derive(Debug, Args)]
+pub struct CacheArgs {
+    /// The cache's directory (default: `$XDG_CACHE_HOME/herald/artifacts`,
+    /// else `$HOME/.cache/herald/artifacts`, as the daemon's
+    /// `pluginFiles.artifactCache.dir`).
+    #[arg(long, value_name = "DIR")]
+    pub artifact_cache: Option<PathBuf>,
+    /// Compile every time; use no cache.
+    #[arg(long, conflicts_with = "artifact_cache")]
+    pub no_artifact_cache: bool,
+}
+
+impl CacheArgs {
+    /// The cache, if there is to be one and it opens; one that does not
+    /// open is said on stderr, and the command compiles instead.
+    pub(super) fn open(&self, engine: &PluginEngine) -> Option<ArtifactCache> {
+        let config = crate::reload::ArtifactCacheConfig {
+            enabled: !self.no_artifact_cache,
+            dir: self.artifact_cache.clone(),
+            ..Default::default()
+        };
+        let dir = config.directory()?;
+        match ArtifactCache::open(&dir, engine) {
+            Ok(cache) => Some(cache.with_max_bytes(config.max_size)),
+            Err(err) => {
+                eprintln!("note: {err}: compiling without the artifact cache");
+                None
+            }
+        }
+    }
 }

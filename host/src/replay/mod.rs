@@ -1,12 +1,16 @@
 //! Offline replay: feed recorded events to a plugin, exactly as the daemon
-//! would deliver them, and report each result with what the plugin logged.
+//! would deliver them, and report each result with what the plugin logged;
+//! and recorded AdmissionReviews, answered as the daemon would
+//! ([`ReviewReplayer`]).
 
 mod events;
 mod intents;
+mod reviews;
 
 pub use crate::capability::http::replay::{HttpFailure, HttpIntent};
 pub use events::{EventParseError, EventType, RecordedEvent, parse_events};
 pub use intents::{Intent, ReplayApi, ScriptedResponse, parse_responses};
+pub use reviews::{RecordedReview, ReviewOutcome, ReviewReplayer, ReviewsError, parse_reviews};
 
 use crate::capability::log::{MemorySink, OwnedLogLine};
 use crate::capability::metrics::{MetricUpdate, PluginMetrics};

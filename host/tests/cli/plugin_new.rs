@@ -1,6 +1,8 @@
-//! `herald plugin new`: for each language, the generated project's own
-//! tests pass, it builds into a component, and `herald plugin check` and
-//! `herald plugin replay --events events.jsonl` accept it and show its log.
+//! `herald plugin new`: for each language and template, the generated
+//! project's own tests pass, it builds into a component, and `herald plugin
+//! check` and `herald plugin replay` (`--events events.jsonl` for a
+//! handler, `--reviews reviews.jsonl` for an admission policy) accept it
+//! and show what it did.
 //!
 //! Needs each language's toolchain (see `sdk_python.rs`, `sdk_js.rs` and
 //! `sdk_go.rs`; Rust needs the `wasm32-wasip2` target); a missing one fails the test with
@@ -26,9 +28,18 @@ fn expected(name: &str) -> Vec<String> {
     .collect()
 }
 
-/// Runs `herald plugin new NAME --lang LANG --dir` a fresh directory;
-/// returns the project directory.
-fn new_project(name: &str, lang: &str) -> PathBuf {
+/// The sample file a `template`'s project replays.
+fn samples(template: &str) -> &'static str {
+    match template {
+        "handler" => "events.jsonl",
+        "admission" => "reviews.jsonl",
+        other => panic!("no template {other}"),
+    }
+}
+
+/// Runs `herald plugin new NAME --lang LANG --template TEMPLATE --dir` a
+/// fresh directory; returns the project directory.
+fn new_project(name: &str, lang: &str, template: &str) -> PathBuf {
     let parent = temp_dir("plugin-new");
     let output = run(&[
         "plugin",
@@ -36,51 +47,53 @@ fn new_project(name: &str, lang: &str) -> PathBuf {
         name,
         "--lang",
         lang,
+        "--template",
+        template,
         "--dir",
         parent.to_str().unwrap(),
     ]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{output:?}");
-    for step in ["plugin check", "plugin replay", "--events events.jsonl"] {
+    let replay_flag = match template {
+        "handler" => "--events events.jsonl",
+        _ => "--reviews reviews.jsonl",
+    };
+    for step in ["plugin check", "plugin replay", replay_flag] {
         assert!(
             stdout.contains(step),
             "the next steps name {step}: {stdout}"
         );
     }
     let project = parent.join(name);
-    assert!(project.join("events.jsonl").is_file());
+    assert!(project.join(samples(template)).is_file());
     assert!(project.join("README.md").is_file());
     project
 }
 
-/// Checks and replays `wasm`, asserting the sample events' log lines.
-fn check_and_replay(name: &str, project: &Path, wasm: &Path) {
+/// Checks and replays `wasm` with the `template`'s samples, asserting
+/// what the replay printed.
+fn check_and_replay(name: &str, template: &str, project: &Path, wasm: &Path) {
     let wasm = wasm.to_str().unwrap();
     let started = Instant::now();
     let check = run(&["plugin", "check", wasm, "--output", "json"]);
     assert!(check.status.success(), "{check:?}");
     let report: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
     assert_eq!(report["manifest"]["name"], name);
-    let events = project.join("events.jsonl");
+    let samples_flag = match template {
+        "handler" => "--events",
+        _ => "--reviews",
+    };
+    let samples = project.join(samples(template));
     let replay = run(&[
         "plugin",
         "replay",
         wasm,
-        "--events",
-        events.to_str().unwrap(),
+        samples_flag,
+        samples.to_str().unwrap(),
     ]);
     let stdout = String::from_utf8_lossy(&replay.stdout);
     assert!(replay.status.success(), "{stdout}");
-    let logged: Vec<&str> = stdout
-        .lines()
-        .map(str::trim)
-        .filter(|line| line.starts_with('['))
-        .collect();
-    assert_eq!(logged, expected(name), "{stdout}");
-    assert!(
-        stdout.ends_with("summary: 4 events, 4 ok, 0 failed, 0 skipped\n"),
-        "{stdout}"
-    );
+    replayed_the_samples(name, template, &stdout);
     eprintln!(
         "herald plugin check + replay: {:.1} s",
         started.elapsed().as_secs_f64()
@@ -125,11 +138,12 @@ fn plugin_new_refuses_bad_names_and_existing_directories() {
     assert!(!parent.join("fine").exists());
 }
 
-#[test]
-fn plugin_new_rust_project_tests_builds_and_replays() {
+/// Scaffolds a Rust project of `template`, runs its tests, builds it and
+/// checks and replays the component.
+fn rust_project_tests_builds_and_replays(name: &str, template: &str) {
     const INSTALL: &str = "install Rust (rustup), then `rustup target add wasm32-wasip2`";
     let started = Instant::now();
-    let project = new_project("new-rust", "rust");
+    let project = new_project(name, "rust", template);
     let target = std::env::var_os("HERALD_WASM_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| repo().join("target/wasm"));
@@ -145,18 +159,33 @@ fn plugin_new_rust_project_tests_builds_and_replays() {
         command
     };
     succeed(
-        "cargo test (new-rust)",
+        &format!("cargo test ({name})"),
         &mut cargo(&["test", "-q"]),
         INSTALL,
     );
     succeed(
-        "cargo build wasm32-wasip2 (new-rust)",
+        &format!("cargo build wasm32-wasip2 ({name})"),
         &mut cargo(&["build", "--release", "--target", "wasm32-wasip2"]),
         INSTALL,
     );
-    let wasm = target.join("wasm32-wasip2/release/new_rust.wasm");
-    check_and_replay("new-rust", &project, &wasm);
-    eprintln!("plugin new rust: {:.1} s", started.elapsed().as_secs_f64());
+    let wasm = target
+        .join("wasm32-wasip2/release")
+        .join(format!("{}.wasm", name.replace('-', "_")));
+    check_and_replay(name, template, &project, &wasm);
+    eprintln!(
+        "plugin new {name}: {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+#[test]
+fn plugin_new_rust_project_tests_builds_and_replays() {
+    rust_project_tests_builds_and_replays("new-rust", "handler");
+}
+
+#[test]
+fn plugin_new_rust_admission_project_tests_builds_and_replays() {
+    rust_project_tests_builds_and_replays("new-rust-admission", "admission");
 }
 
 /// Every file under `dir` with its size and modification time: what a
@@ -197,10 +226,11 @@ fn read_only_sdk(sdk_in_checkout: &str) -> PathBuf {
     copy
 }
 
-/// Scaffolds `name` in `lang` against `sdk`, then runs exactly the commands
-/// it printed, one by one in a shell, with this build's `herald` first on
-/// the `PATH`; returns the output of the last one (the replay).
-fn run_printed_steps(name: &str, lang: &str, sdk: &Path, install: &str) -> String {
+/// Scaffolds `name` in `lang` from `template` against `sdk`, then runs
+/// exactly the commands it printed, one by one in a shell, with this
+/// build's `herald` first on the `PATH`; returns the output of the last
+/// one (the replay).
+fn run_printed_steps(name: &str, lang: &str, template: &str, sdk: &Path, install: &str) -> String {
     let parent = temp_dir("plugin-new");
     let output = run(&[
         "plugin",
@@ -208,6 +238,8 @@ fn run_printed_steps(name: &str, lang: &str, sdk: &Path, install: &str) -> Strin
         name,
         "--lang",
         lang,
+        "--template",
+        template,
         "--dir",
         parent.to_str().unwrap(),
         "--sdk",
@@ -248,56 +280,110 @@ fn run_printed_steps(name: &str, lang: &str, sdk: &Path, install: &str) -> Strin
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
-/// Asserts that the replay printed the sample events' lines.
-fn replayed_the_samples(name: &str, stdout: &str) {
-    let logged: Vec<&str> = stdout
+/// Asserts that the replay printed what the `template`'s samples must
+/// produce: the handler's log lines, or the admission policy's verdicts.
+fn replayed_the_samples(name: &str, template: &str, stdout: &str) {
+    if template == "handler" {
+        let logged: Vec<&str> = stdout
+            .lines()
+            .map(str::trim)
+            .filter(|line| line.starts_with('['))
+            .collect();
+        assert_eq!(logged, expected(name), "{stdout}");
+        assert!(
+            stdout.ends_with("summary: 4 events, 4 ok, 0 failed, 0 skipped\n"),
+            "{stdout}"
+        );
+        return;
+    }
+    let verdicts: Vec<&str> = stdout
         .lines()
-        .map(str::trim)
-        .filter(|line| line.starts_with('['))
+        .filter(|line| line.starts_with("review "))
         .collect();
-    assert_eq!(logged, expected(name), "{stdout}");
+    assert_eq!(verdicts.len(), 4, "{stdout}");
     assert!(
-        stdout.ends_with("summary: 4 events, 4 ok, 0 failed, 0 skipped\n"),
+        verdicts[0].ends_with("CREATE Pod shop/web-1: allowed"),
+        "{stdout}"
+    );
+    for (verdict, image) in [
+        (verdicts[1], "registry.example.com/shop/web:latest"),
+        (verdicts[2], "registry.example.com/shop/web"),
+    ] {
+        assert!(verdict.contains(": denied"), "{stdout}");
+        assert!(
+            verdict.contains("images must be pinned to a tag or digest, not latest")
+                && verdict.ends_with(image),
+            "{stdout}"
+        );
+    }
+    assert!(
+        verdicts[3].ends_with("DELETE Pod shop/web-1: not covered by the plugin's webhooks"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.ends_with(
+            "summary: 4 reviews, 1 allowed, 2 denied, 0 patched, 1 not covered, 0 failed\n"
+        ),
         "{stdout}"
     );
 }
 
-#[test]
-fn plugin_new_python_project_builds_with_exactly_the_printed_commands() {
-    const INSTALL: &str = "install Python 3.10+ with venv and pip (PyPI reachable)";
+/// Scaffolds a `lang` project of `template` against a read-only copy of
+/// its SDK, runs exactly the printed steps and checks the replay; nothing
+/// may be written into the SDK.
+fn printed_steps_build_and_replay(name: &str, lang: &str, template: &str, install: &str) {
     let started = Instant::now();
-    let sdk = read_only_sdk("sdk/python");
+    let sdk_in_checkout = match lang {
+        "python" => "sdk/python",
+        "js" => "sdk/js",
+        "go" => "sdk/go",
+        other => panic!("no printed-steps test for {other}"),
+    };
+    let sdk = read_only_sdk(sdk_in_checkout);
     let before = listing(&sdk);
-    let replay = run_printed_steps("new-python", "python", &sdk, INSTALL);
-    replayed_the_samples("new-python", &replay);
+    let replay = run_printed_steps(name, lang, template, &sdk, install);
+    replayed_the_samples(name, template, &replay);
     assert_eq!(listing(&sdk), before, "nothing was written into the SDK");
     eprintln!(
-        "plugin new python: {:.1} s",
+        "plugin new {name}: {:.1} s",
         started.elapsed().as_secs_f64()
     );
 }
 
+/// What the Python projects need.
+const PYTHON: &str = "install Python 3.10+ with venv and pip (PyPI reachable)";
+/// What the JavaScript projects need.
+const JS: &str = "install Node.js 20 or later with npm (the npm registry reachable)";
+/// What the Go projects need.
+const GO: &str =
+    "install Go 1.24 or later (https://go.dev/dl/), with the Go module proxy reachable";
+
+#[test]
+fn plugin_new_python_project_builds_with_exactly_the_printed_commands() {
+    printed_steps_build_and_replay("new-python", "python", "handler", PYTHON);
+}
+
+#[test]
+fn plugin_new_python_admission_project_builds_with_exactly_the_printed_commands() {
+    printed_steps_build_and_replay("new-python-admission", "python", "admission", PYTHON);
+}
+
 #[test]
 fn plugin_new_js_project_builds_with_exactly_the_printed_commands() {
-    const INSTALL: &str = "install Node.js 20 or later with npm (the npm registry reachable)";
-    let started = Instant::now();
-    let sdk = read_only_sdk("sdk/js");
-    let before = listing(&sdk);
-    let replay = run_printed_steps("new-js", "js", &sdk, INSTALL);
-    replayed_the_samples("new-js", &replay);
-    assert_eq!(listing(&sdk), before, "nothing was written into the SDK");
-    eprintln!("plugin new js: {:.1} s", started.elapsed().as_secs_f64());
+    printed_steps_build_and_replay("new-js", "js", "handler", JS);
+}
+
+#[test]
+fn plugin_new_js_admission_project_builds_with_exactly_the_printed_commands() {
+    printed_steps_build_and_replay("new-js-admission", "js", "admission", JS);
 }
 
 #[test]
 fn plugin_new_go_project_builds_with_exactly_the_printed_commands() {
-    const INSTALL: &str =
-        "install Go 1.24 or later (https://go.dev/dl/), with the Go module proxy reachable";
-    let started = Instant::now();
-    let sdk = read_only_sdk("sdk/go");
-    let before = listing(&sdk);
-    let replay = run_printed_steps("new-go", "go", &sdk, INSTALL);
-    replayed_the_samples("new-go", &replay);
-    assert_eq!(listing(&sdk), before, "nothing was written into the SDK");
-    eprintln!("plugin new go: {:.1} s", started.elapsed().as_secs_f64());
+    printed_steps_build_and_replay("new-go", "go", "handler", GO);
+}
+
+#[test]
+fn plugin_new_go_admission_project_builds_with_exactly_the_printed_commands() {
+    printed_steps_build_and_replay("new-go-admission", "go", "admission", GO);
 }

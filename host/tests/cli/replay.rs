@@ -1,6 +1,7 @@
 //! `herald plugin replay`: each shipped event file through its example
 //! plugin gives exactly the expected log lines; failures stop the replay
 //! unless `--keep-going`; a malformed file is refused naming the line.
+//! Recorded AdmissionReviews are answered as the daemon answers them.
 
 use super::process::{repo, run, temp_dir};
 use herald_test_artifacts as artifacts;
@@ -307,5 +308,179 @@ fn replay_prints_each_http_request_and_answers_it_offline_from_the_script() {
         ],
         "{stdout}"
     );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// An AdmissionReview of the creation of ConfigMap `name` in `shop`,
+/// labelled `probe: label` (none if empty), on one line.
+fn config_map_review(uid: &str, name: &str, label: &str) -> String {
+    let mut labels = serde_json::json!({});
+    if !label.is_empty() {
+        labels["probe"] = label.into();
+    }
+    let review = serde_json::json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": uid,
+            "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+            "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+            "name": name,
+            "namespace": "shop",
+            "operation": "CREATE",
+            "userInfo": {"username": "alice"},
+            "object": {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": name, "namespace": "shop", "labels": labels},
+            },
+        },
+    });
+    format!("{review}\n")
+}
+
+/// Replays `reviews` (written to a file) into the admission probe, with
+/// `extra` arguments; returns the exit code and stdout.
+fn replay_reviews(reviews: &str, extra: &[&str]) -> (Option<i32>, String) {
+    let dir = temp_dir("replay-reviews");
+    let file = dir.join("reviews.jsonl");
+    std::fs::write(&file, reviews).unwrap();
+    let mut args = vec![
+        "plugin",
+        "replay",
+        artifacts::ADMISSION_PROBE,
+        "--reviews",
+        file.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    let output = run(&args);
+    std::fs::remove_dir_all(dir).unwrap();
+    (
+        output.status.code(),
+        String::from_utf8(output.stdout).unwrap(),
+    )
+}
+
+#[test]
+fn replayed_reviews_are_mutated_then_validated_as_the_daemon_answers_them() {
+    let reviews = [
+        config_map_review("u1", "plain", ""),
+        config_map_review("u2", "refused", "deny"),
+        config_map_review("u3", "renaming", "rename"),
+    ]
+    .concat();
+    let (code, stdout) = replay_reviews(&reviews, &[]);
+    assert_eq!(code, Some(1), "the last review failed: {stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    // The mutation is printed as the patch the host computed, and the
+    // patched object then passes validation.
+    assert_eq!(
+        lines[0], "review 1 u1 CREATE ConfigMap shop/plain: patched",
+        "{stdout}"
+    );
+    assert!(
+        lines[1] == r#"  patch: [{"op":"add","path":"/metadata/labels/mutated","value":"yes"}]"#,
+        "{stdout}"
+    );
+    // A refusal at the mutating webhook is final: validate is not asked.
+    assert_eq!(
+        lines[2],
+        "review 2 u2 CREATE ConfigMap shop/refused: denied (403): probe refuses to mutate",
+        "{stdout}"
+    );
+    // A change that renames the object is refused by the host, and the
+    // plugin's failure policy answers: a failure.
+    assert!(
+        lines[3].starts_with("review 3 u3 CREATE ConfigMap shop/renaming: FAILED: herald: plugin admission-probe could not decide")
+            && lines[3].contains("alters the object's name"),
+        "{stdout}"
+    );
+    assert_eq!(
+        lines.last().copied(),
+        Some("summary: 3 reviews, 0 allowed, 1 denied, 1 patched, 0 not covered, 1 failed")
+    );
+}
+
+#[test]
+fn a_review_the_plugin_cannot_decide_stops_the_replay_unless_told_to_keep_going() {
+    let reviews = [
+        config_map_review("u1", "trapping", "trap"),
+        config_map_review("u2", "plain", ""),
+    ]
+    .concat();
+    let (code, stdout) = replay_reviews(&reviews, &[]);
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(
+        stdout.contains("review 1 u1 CREATE ConfigMap shop/trapping: FAILED: "),
+        "{stdout}"
+    );
+    assert!(stdout.contains("stopped at the first failure"), "{stdout}");
+    assert!(!stdout.contains("review 2"), "{stdout}");
+    let (code, stdout) = replay_reviews(&reviews, &["--keep-going"]);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(
+        stdout.ends_with(
+            "summary: 2 reviews, 0 allowed, 0 denied, 1 patched, 0 not covered, 1 failed\n"
+        ),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn replayed_events_fill_the_cache_that_replayed_reviews_read() {
+    let dir = temp_dir("replay-both");
+    let events = dir.join("events.jsonl");
+    std::fs::write(
+        &events,
+        "{\"type\":\"add\",\"object\":{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"probe-seen\",\"namespace\":\"shop\"},\"data\":{\"value\":\"7\"}}}\n",
+    )
+    .unwrap();
+    let (code, stdout) = replay_reviews(
+        &config_map_review("u1", "reader", "read"),
+        &["--events", events.to_str().unwrap()],
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(
+        stdout.contains("summary: 1 events, 1 ok, 0 failed, 0 skipped\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("review 1 u1 CREATE ConfigMap shop/reader: denied (403): read 7\n"),
+        "the review's look-up saw the replayed event: {stdout}"
+    );
+}
+
+#[test]
+fn reviews_for_a_plugin_that_admits_nothing_or_no_input_at_all_are_refused() {
+    let dir = temp_dir("replay-nothing");
+    let file = dir.join("reviews.jsonl");
+    std::fs::write(&file, config_map_review("u1", "plain", "")).unwrap();
+    let output = run(&[
+        "plugin",
+        "replay",
+        artifacts::POD_LIFECYCLE,
+        "--reviews",
+        file.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("pod-lifecycle admits nothing"), "{stderr}");
+    let output = run(&["plugin", "replay", artifacts::POD_LIFECYCLE]);
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--events") && stderr.contains("--reviews"),
+        "{stderr}"
+    );
+    let output = run(&[
+        "plugin",
+        "replay",
+        artifacts::ADMISSION_PROBE,
+        "--reviews",
+        dir.join("missing.jsonl").to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stderr.contains("missing.jsonl: cannot read"), "{stderr}");
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -1,6 +1,11 @@
 //! `herald plugin new`: a plugin project that builds, tests and replays out
-//! of the box, in Rust, Python, JavaScript or Go.
+//! of the box, in Rust, Python, JavaScript or Go, from one of two
+//! templates: a handler of Pod notifications, or an admission policy.
 
+mod go;
+mod js;
+mod python;
+mod rust;
 mod template;
 
 use super::fail;
@@ -8,7 +13,7 @@ use crate::plugin::is_plugin_name;
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use template::{Substitutions, files};
+use template::{Project, Substitutions};
 
 /// Arguments of `plugin new`.
 #[derive(Debug, Args)]
@@ -19,6 +24,9 @@ pub struct NewArgs {
     /// The language of the plugin.
     #[arg(long, value_enum)]
     pub lang: Language,
+    /// What the plugin does.
+    #[arg(long, value_enum, default_value_t = Template::Handler)]
+    pub template: Template,
     /// The directory to create the project in.
     #[arg(long, default_value = ".")]
     pub dir: PathBuf,
@@ -43,6 +51,27 @@ pub enum Language {
     Go,
 }
 
+/// What a new plugin does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Template {
+    /// Handles Pod notifications: logs Pods added, changing phase and
+    /// deleted; replays `events.jsonl`.
+    Handler,
+    /// Decides at admission: refuses Pods whose images are not pinned (no
+    /// tag or `:latest`); replays `reviews.jsonl`.
+    Admission,
+}
+
+impl Template {
+    /// As `--template` spells it.
+    fn name(self) -> &'static str {
+        match self {
+            Template::Handler => "handler",
+            Template::Admission => "admission",
+        }
+    }
+}
+
 impl Language {
     /// Where this language's SDK lives in a Herald checkout.
     fn sdk_in_checkout(self) -> &'static str {
@@ -53,6 +82,22 @@ impl Language {
             Language::Go => "sdk/go",
         }
     }
+}
+
+/// The project for `language` and `template`, or why there is none.
+fn project(language: Language, template: Template) -> Result<Project, String> {
+    let project = match language {
+        Language::Rust => rust::project(template),
+        Language::Python => python::project(template),
+        Language::Js => js::project(template),
+        Language::Go => go::project(template),
+    };
+    project.ok_or_else(|| {
+        format!(
+            "there is no {} template for {language:?} yet",
+            template.name()
+        )
+    })
 }
 
 /// Creates the project; prints what to run next.
@@ -97,13 +142,14 @@ fn create(args: &NewArgs) -> Result<String, String> {
             args.name
         ));
     }
-    let project = args.dir.join(&args.name);
-    if let Ok(mut entries) = std::fs::read_dir(&project)
+    let template = project(args.lang, args.template)?;
+    let directory = args.dir.join(&args.name);
+    if let Ok(mut entries) = std::fs::read_dir(&directory)
         && entries.next().is_some()
     {
         return Err(format!(
             "{} already exists and is not empty: refusing to overwrite it",
-            project.display()
+            directory.display()
         ));
     }
     let sdk = sdk(args)?;
@@ -111,8 +157,8 @@ fn create(args: &NewArgs) -> Result<String, String> {
         name: &args.name,
         sdk: &sdk.to_string_lossy(),
     };
-    for (path, text) in files(args.lang) {
-        let target = project.join(path);
+    for (path, text) in template.files {
+        let target = directory.join(path);
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent)
                 .map_err(|e| format!("{}: cannot create: {e}", parent.display()))?;
@@ -121,10 +167,11 @@ fn create(args: &NewArgs) -> Result<String, String> {
             .map_err(|e| format!("{}: cannot write: {e}", target.display()))?;
     }
     Ok(values.apply(&format!(
-        "created {} ({:?} plugin {{{{name}}}})\n\nnext:\n    cd {}\n{}",
-        project.display(),
+        "created {} ({:?} {} plugin {{{{name}}}})\n\nnext:\n    cd {}\n{}",
+        directory.display(),
         args.lang,
-        project.display(),
-        template::next_steps(args.lang)
+        args.template.name(),
+        directory.display(),
+        template.next_steps
     )))
 }

@@ -1,0 +1,26 @@
+//! The Python project: a module using `herald_sdk`, built with
+//! componentize-py.
+
+use super::Template;
+use super::template::{EVENTS, Project};
+
+/// The Python project of `template`.
+pub(super) fn project(template: Template) -> Option<Project> {
+    match template {
+        Template::Handler => Some(Project {
+            files: &[
+                ("app.py", include_str!("templates/python/app.py")),
+                ("test_app.py", include_str!("templates/python/test_app.py")),
+                ("README.md", include_str!("templates/python/README.md")),
+                ("events.jsonl", EVENTS),
+            ],
+            next_steps: "    python3 -m venv .venv                                          # the project's own environment\n    \
+                 .venv/bin/python -m pip install '{{sdk}}[test]'                # the SDK, componentize-py, pytest\n    \
+                 .venv/bin/python -m pytest                                     # unit tests\n    \
+                 .venv/bin/python -m herald_sdk build app.py -o {{name}}.wasm   # build\n    \
+                 herald plugin check {{name}}.wasm\n    \
+                 herald plugin replay {{name}}.wasm --events events.jsonl",
+        }),
+        Template::Admission => None,
+    }
+}
