@@ -37,6 +37,8 @@
 //! stopped plugin's metrics are unregistered once its last call is over.
 
 use crate::admission::AdmissionPlugins;
+use crate::admission::plugins::Found;
+use crate::admission::scan::{Scan, ScanTarget};
 use crate::capability::Mode;
 use crate::capability::metrics::PluginMetricsRegistry;
 use crate::capability::reads::{ReadRule, ReadView};
@@ -90,6 +92,8 @@ struct Subscribed {
 struct Active {
     worker: PluginWorker,
     listeners: Vec<Arc<Listener>>,
+    /// The scan of the objects it validates and subscribes to, if any.
+    scan: Option<Scan>,
 }
 
 /// One running plugin.
@@ -188,6 +192,9 @@ pub struct PluginStatus {
     /// Times its idle instance was dropped since it last started
     /// dispatching.
     pub instances_reclaimed: u64,
+    /// What its scan of the existing objects it validates found (`None`:
+    /// it scans nothing here).
+    pub scan: Option<crate::admission::findings::ScanReport>,
 }
 
 /// Status of one subscription's listener.
@@ -421,6 +428,14 @@ impl Daemon {
             // Reviews from here on go to the new version; those in flight
             // finish on the old one.
             self.admission.install(&plugin);
+            // The new version judges every existing object again.
+            if let Some(scan) = old.active.as_ref().and_then(|a| a.scan.as_ref()) {
+                scan.stop();
+            }
+            let active = active.map(|active| Active {
+                scan: self.scan(&plugin, &subscribed),
+                ..active
+            });
             // Not started yet: the old version's call in flight finishes first.
             state.plugins.insert(
                 name.clone(),
@@ -675,17 +690,43 @@ impl Daemon {
                 listener
             })
             .collect();
-        Active { worker, listeners }
+        Active {
+            worker,
+            listeners,
+            scan: None,
+        }
     }
 
-    /// Makes `plugin` a listener of its informers and starts its worker.
+    /// Makes `plugin` a listener of its informers and starts its worker
+    /// and its scan.
     fn join(&self, plugin: &LoadedPlugin, subscribed: &[Subscribed]) -> Active {
         let mut active = self.idle(plugin, subscribed);
         for (sub, listener) in subscribed.iter().zip(&active.listeners) {
             sub.informer.add_listener(listener.clone());
         }
         active.worker.start();
+        active.scan = self.scan(plugin, subscribed);
         active
+    }
+
+    /// Starts the scan of the objects `plugin` both validates and
+    /// subscribes to (see [`crate::admission::scan`]), if there are any.
+    fn scan(&self, plugin: &LoadedPlugin, subscribed: &[Subscribed]) -> Option<Scan> {
+        let Found::Admitting(admitting) = self.admission.find(plugin.name()) else {
+            return None;
+        };
+        if !admitting.plugin.same_version(plugin) {
+            return None;
+        }
+        let targets = subscribed
+            .iter()
+            .map(|s| ScanTarget {
+                informer: s.informer.clone(),
+                kind: s.subscription.kind.clone(),
+                resource: s.key.resource.plural.as_str().to_owned(),
+            })
+            .collect();
+        Scan::start(admitting, targets, self.admission.stats())
     }
 
     /// Gives back the informers of `subscribed`; each stops when unused.
@@ -858,6 +899,11 @@ impl Daemon {
                         .active
                         .as_ref()
                         .map_or(0, |a| a.worker.instances_reclaimed()),
+                    scan: self
+                        .admission
+                        .stats()
+                        .findings(name)
+                        .map(|findings| findings.report()),
                 }
             })
             .collect()
@@ -887,10 +933,14 @@ impl Daemon {
     }
 }
 
-/// Unregisters an active plugin's listeners from their informers.
+/// Unregisters an active plugin's listeners from their informers and
+/// stops its scan.
 fn leave(subscribed: &[Subscribed], active: &Active) {
     for (sub, listener) in subscribed.iter().zip(&active.listeners) {
         sub.informer.remove_listener(listener);
+    }
+    if let Some(scan) = &active.scan {
+        scan.stop();
     }
 }
 

@@ -50,6 +50,8 @@ pub const HOST_FAMILIES: &[(&str, MetricType)] = &[
     // Admission (admission::metrics).
     ("herald_admission_reviews", MetricType::Counter),
     ("herald_admission_duration_seconds", MetricType::Histogram),
+    ("herald_admission_violations", MetricType::Gauge),
+    ("herald_admission_scanned", MetricType::Counter),
     ("herald_dispatching", MetricType::Gauge),
     ("herald_plugin_workers_abandoned", MetricType::Counter),
     ("herald_plugin_instances_reclaimed", MetricType::Counter),

@@ -2,6 +2,7 @@
 //! decision, operation and verdict, and how long the plugin took
 //! (documented in docs/metrics.md).
 
+use super::findings::Findings;
 use crate::telemetry::{Labels, family, handler_histogram};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
@@ -45,11 +46,13 @@ impl Verdict {
 /// One series of reviews: plugin, decision, operation, verdict.
 type ReviewSeries = (String, &'static str, &'static str, Verdict);
 
-/// Counts and durations of the reviews each plugin answered.
+/// Counts and durations of the reviews each plugin answered, and what its
+/// scans of existing objects found.
 #[derive(Debug, Default)]
 pub struct AdmissionStats {
     reviews: Mutex<BTreeMap<ReviewSeries, u64>>,
     durations: Mutex<BTreeMap<(String, &'static str), Histogram>>,
+    findings: Mutex<BTreeMap<String, Arc<Findings>>>,
 }
 
 impl AdmissionStats {
@@ -72,6 +75,28 @@ impl AdmissionStats {
                 .entry((plugin.to_owned(), decision))
                 .or_insert_with(handler_histogram)
                 .observe(took.as_secs_f64());
+        }
+    }
+
+    /// The findings of `plugin`'s scans from now on: fresh ones, replacing
+    /// an earlier version's (a new version judges everything again).
+    pub fn fresh_findings(&self, plugin: &str) -> Arc<Findings> {
+        let findings = Arc::new(Findings::default());
+        lock(&self.findings).insert(plugin.to_owned(), findings.clone());
+        findings
+    }
+
+    /// What `plugin`'s scans found, if it is scanning.
+    pub fn findings(&self, plugin: &str) -> Option<Arc<Findings>> {
+        lock(&self.findings).get(plugin).cloned()
+    }
+
+    /// Drops `plugin`'s findings if they are still `findings` (a newer
+    /// version's are kept): its scan stopped.
+    pub fn forget_findings(&self, plugin: &str, findings: &Arc<Findings>) {
+        let mut all = lock(&self.findings);
+        if all.get(plugin).is_some_and(|f| Arc::ptr_eq(f, findings)) {
+            all.remove(plugin);
         }
     }
 
@@ -125,6 +150,44 @@ impl Collector for AdmissionCollector {
             let labels = [("plugin", plugin.as_str()), ("decision", *decision)];
             histogram.encode(durations.encode_family(&labels)?)?;
         }
-        Ok(())
+        let findings: Vec<(String, Arc<Findings>)> = lock(&self.0.findings)
+            .iter()
+            .map(|(plugin, findings)| (plugin.clone(), findings.clone()))
+            .collect();
+        let failing: Vec<(Labels, f64)> = findings
+            .iter()
+            .map(|(plugin, f)| (vec![("plugin", plugin.clone())], f.count() as f64))
+            .collect();
+        family(
+            &mut encoder,
+            "herald_admission_violations",
+            "Existing objects that fail their plugin's validation now (its scan of the objects it subscribes to).",
+            MetricType::Gauge,
+            &failing,
+        )?;
+        let judged: Vec<(Labels, f64)> = findings
+            .iter()
+            .flat_map(|(plugin, f)| {
+                let (passed, failed, undecided) = f.judgements();
+                [
+                    ("passed", passed),
+                    ("failed", failed),
+                    ("undecided", undecided),
+                ]
+                .map(|(result, n)| {
+                    (
+                        vec![("plugin", plugin.clone()), ("result", result.to_owned())],
+                        n as f64,
+                    )
+                })
+            })
+            .collect();
+        family(
+            &mut encoder,
+            "herald_admission_scanned",
+            "Existing objects judged by their plugin's validate, by result (passed, failed, undecided).",
+            MetricType::Counter,
+            &judged,
+        )
     }
 }

@@ -5,7 +5,8 @@
 //! calls the plugin's `validate` or `mutate` in an instance of its own that
 //! may read the cache and nothing else ([`decide`]), checks what a mutation
 //! changes ([`change`]) and answers by the plugin's mode and failure
-//! policy, counted ([`metrics`]) and audited. Its certificate comes from
+//! policy, counted ([`metrics`]) and audited. The same validate judges the
+//! objects already in the plugin's caches ([`scan`]). Its certificate comes from
 //! files followed for changes or is made at start ([`tls`]); the API
 //! server's webhook configurations are made from the manifests
 //! ([`configuration`]).
@@ -13,9 +14,11 @@
 pub mod change;
 pub mod configuration;
 pub mod decide;
+pub mod findings;
 pub mod metrics;
 pub mod plugins;
 pub mod review;
+pub mod scan;
 pub mod server;
 pub mod settings;
 pub mod tls;

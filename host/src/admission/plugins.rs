@@ -18,8 +18,9 @@ pub struct Admitting {
     pub plugin: LoadedPlugin,
     /// What it admits.
     pub webhooks: Webhooks,
-    /// In audit mode (its grants' `mode: dry-run`) a refusal becomes a
-    /// warning and a change is not made.
+    /// In audit mode (`plugins.<name>.admission: audit`, the default of
+    /// `mode: dry-run`) a refusal becomes a warning and a change is not
+    /// made.
     pub audit: bool,
     /// The instance admission calls run in.
     pub(super) instance: tokio::sync::Mutex<PluginInstance>,
@@ -95,7 +96,7 @@ impl AdmissionPlugins {
         };
         let admitting = Arc::new(Admitting {
             plugin: plugin.clone(),
-            audit: plugin.kube().mode().is_dry_run(),
+            audit: plugin.admission_mode() == crate::capability::AdmissionMode::Audit,
             webhooks,
             instance: tokio::sync::Mutex::new(instance),
         });

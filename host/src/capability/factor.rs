@@ -195,6 +195,8 @@ macro_rules! capabilities {
             )*
             /// Enforce or dry-run.
             pub mode: Mode,
+            /// Whether its admission decisions are enforced or audited.
+            pub admission: crate::capability::AdmissionMode,
             /// The plugin's API request rate.
             pub rate_limit: rate::RateLimit,
             /// Grant whatever the manifest declares: for the offline tools
@@ -333,6 +335,13 @@ macro_rules! capabilities {
                         granted: self.reads.clone(),
                     },
                     mode,
+                    // Audited in dry-run, unless the operator's entry says
+                    // otherwise (`reload::settings`).
+                    admission: if mode.is_dry_run() {
+                        crate::capability::AdmissionMode::Audit
+                    } else {
+                        crate::capability::AdmissionMode::Enforce
+                    },
                     rate_limit,
                     all_declared: false,
                 }

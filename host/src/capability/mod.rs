@@ -53,7 +53,7 @@ pub use audit::{AuditLog, AuditStats};
 pub use call::{AnswerBudget, CallScope, REQUEST_SHARE, request_budget};
 pub use factor::{About, Acts, Capability, Granted, Stats};
 pub use grants::{Authorized, Declared};
-pub use mode::Mode;
+pub use mode::{AdmissionMode, Mode};
 
 use factor::capabilities;
 use std::sync::Arc;

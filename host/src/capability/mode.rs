@@ -34,3 +34,29 @@ impl Mode {
         self == Mode::DryRun
     }
 }
+
+/// How a plugin's admission decisions reach the API server, set by the
+/// operator only (`plugins.<name>.admission`; a sidecar cannot weaken a
+/// policy): a plugin whose operator entry says `mode: dry-run` audits
+/// unless the entry says otherwise here.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AdmissionMode {
+    /// Refusals refuse, changes are made.
+    #[default]
+    Enforce,
+    /// Never refuses and never changes: a refusal becomes a warning, an
+    /// audit line and a `would-deny` count, a change a warning naming the
+    /// patch (Kubewarden's monitor mode).
+    Audit,
+}
+
+impl AdmissionMode {
+    /// `enforce` or `audit`.
+    pub fn label(self) -> &'static str {
+        match self {
+            AdmissionMode::Enforce => "enforce",
+            AdmissionMode::Audit => "audit",
+        }
+    }
+}

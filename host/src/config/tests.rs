@@ -644,3 +644,40 @@ fn an_idle_instance_is_kept_unless_reclaiming_is_asked_for_and_at_least_a_second
         .unwrap_err();
     assert_eq!(err.key, "reclaimIdleAfter");
 }
+
+#[test]
+fn only_the_operators_entry_decides_whether_admission_is_enforced_or_audited() {
+    use crate::capability::{AdmissionMode, Mode};
+    let grants = |config: &str, sidecar: &str| {
+        let settings = Config::parse(config, "herald.yaml")
+            .unwrap()
+            .plugin_settings();
+        let sidecar = settings.parse_sidecar(sidecar, "x.yaml").unwrap();
+        let grants = settings.grants_for("x", Some(&sidecar));
+        (grants.mode, grants.admission)
+    };
+    assert_eq!(grants("{}", "{}"), (Mode::Enforce, AdmissionMode::Enforce));
+    // The operator's dry-run audits admission too, unless it says otherwise.
+    assert_eq!(
+        grants("plugins:\n  x: {mode: dry-run}\n", "{}"),
+        (Mode::DryRun, AdmissionMode::Audit)
+    );
+    assert_eq!(
+        grants("plugins:\n  x: {mode: dry-run, admission: enforce}\n", "{}"),
+        (Mode::DryRun, AdmissionMode::Enforce)
+    );
+    assert_eq!(
+        grants("plugins:\n  x: {admission: audit}\n", "{}"),
+        (Mode::Enforce, AdmissionMode::Audit)
+    );
+    // A sidecar's dry-run keeps the plugin's writes in the host, and never
+    // weakens its policy at the door.
+    assert_eq!(
+        grants("{}", "mode: dry-run\n"),
+        (Mode::DryRun, AdmissionMode::Enforce)
+    );
+    let refused = Config::parse("plugins:\n  x: {admission: relaxed}\n", "herald.yaml")
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("plugins.x.admission"), "{refused}");
+}

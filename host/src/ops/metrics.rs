@@ -8,7 +8,8 @@
 //!    handler durations;
 //! 3. the plugins ([`PluginCollector`]): log lines and output dropped;
 //! 4. the loader ([`LoaderCollector`]): reloads, compilations, pulls;
-//! 5. admission ([`AdmissionCollector`]): reviews answered, their durations;
+//! 5. admission ([`AdmissionCollector`]): reviews answered, their durations,
+//!    what the scans of existing objects found;
 //! 6. the daemon ([`DaemonCollector`]): dispatching, plugins' state, ready.
 //!
 //! The service then adds the capabilities' counters, the plugins' own
@@ -325,6 +326,7 @@ mod tests {
             Some(Duration::from_secs(2)),
         );
         admission.record("beta", "validate", "DELETE", Verdict::FailedOpen, None);
+        admission.fresh_findings("beta");
         let shard = Arc::new(crate::shard::ShardView::new("replica-a"));
         shard.observed(Default::default(), 3, 2);
         for change in [Change::Acquired, Change::Lost, Change::Lost] {

@@ -99,6 +99,8 @@ struct Inner {
     /// The context of its admission calls (reads only); `None` when it
     /// admits nothing.
     admission_context: Option<Arc<PluginContext>>,
+    /// Whether its admission decisions are enforced or audited.
+    admission_mode: crate::capability::AdmissionMode,
     digest: String,
 }
 
@@ -241,6 +243,18 @@ impl LoadedPlugin {
     /// when it admits nothing.
     pub fn admission_context(&self) -> Option<&Arc<PluginContext>> {
         self.inner.admission_context.as_ref()
+    }
+
+    /// Whether `other` is this very version (the same load, not only the
+    /// same file).
+    pub fn same_version(&self, other: &LoadedPlugin) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    /// Whether its admission decisions are enforced or audited
+    /// (`plugins.<name>.admission`).
+    pub fn admission_mode(&self) -> crate::capability::AdmissionMode {
+        self.inner.admission_mode
     }
 
     /// Its cache look-up scope, to bind to informer stores.
@@ -428,6 +442,7 @@ fn build(
             idle: options.idle,
             context,
             admission_context,
+            admission_mode: options.grants.admission,
             digest,
         }),
     })

@@ -29,6 +29,12 @@ pub struct PluginConfig {
     /// `enforce` (the default) or `dry-run`: every write sent with
     /// `dryRun=All`, persisting nothing, and logged with what it would change.
     pub mode: Option<crate::capability::Mode>,
+    /// `enforce` or `audit`: whether the plugin's admission refusals and
+    /// changes reach the API server, or only warnings, audit lines and
+    /// counts. Unset: `audit` when `mode` is `dry-run`, else `enforce`.
+    /// Only this entry decides it: a sidecar's `mode` never weakens a
+    /// policy.
+    pub admission: Option<crate::capability::AdmissionMode>,
     /// The plugin's Kubernetes API request rate (default: client-go's 5 per
     /// second, burst 10).
     pub rate_limit: Option<crate::capability::rate::RateLimit>,
@@ -307,14 +313,23 @@ impl PluginSettings {
             (_, Some(sidecar)) => sidecar.clone(),
             _ => GrantConfig::default(),
         };
-        grants.grants(
-            self.reads.clone(),
-            entry
-                .and_then(|e| e.mode)
-                .or(sidecar.and_then(|s| s.mode))
-                .unwrap_or_default(),
-            self.rate_limit_for(entry.and_then(|e| e.rate_limit), sidecar),
-        )
+        let operator_mode = entry.and_then(|e| e.mode);
+        let admission = entry
+            .and_then(|e| e.admission)
+            .unwrap_or(match operator_mode {
+                Some(crate::capability::Mode::DryRun) => crate::capability::AdmissionMode::Audit,
+                _ => crate::capability::AdmissionMode::Enforce,
+            });
+        crate::capability::Grants {
+            admission,
+            ..grants.grants(
+                self.reads.clone(),
+                operator_mode
+                    .or(sidecar.and_then(|s| s.mode))
+                    .unwrap_or_default(),
+                self.rate_limit_for(entry.and_then(|e| e.rate_limit), sidecar),
+            )
+        }
     }
 
     /// The API rate of a plugin: the operator's (its entry's, else the

@@ -162,6 +162,31 @@ plugins:
             .1
     }
 
+    /// The objects of this test that `plugin`'s scan reports failing, as
+    /// `/plugins` lists them: (name, message).
+    fn violations(&self, plugin: &str) -> Result<Vec<(String, String)>, String> {
+        let address = self.service.address().to_string();
+        let (_, body) = herald_tests::http_get(&address, "/plugins").ok_or("no /plugins")?;
+        let report: serde_json::Value = serde_json::from_str(&body).map_err(|e| e.to_string())?;
+        let entry = report["plugins"]
+            .as_array()
+            .and_then(|all| all.iter().find(|p| p["name"] == plugin))
+            .ok_or_else(|| format!("{plugin} is not listed: {body}"))?;
+        let scan = entry["scan"]
+            .as_object()
+            .ok_or_else(|| format!("{plugin} reports no scan: {entry}"))?;
+        Ok(scan["violations"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|v| v["namespace"] == self.cluster.namespace.as_str())
+            .map(|v| {
+                let text = |key: &str| v[key].as_str().unwrap_or_default().to_owned();
+                (text("name"), text("message"))
+            })
+            .collect())
+    }
+
     async fn close(self) {
         let client = self.cluster.client.clone();
         let _ = Api::<ValidatingWebhookConfiguration>::all(client.clone())
@@ -331,6 +356,68 @@ async fn image_policy_refuses_a_pod_with_a_disallowed_image_before_it_exists() {
         "{}",
         status.message
     );
+    door.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn objects_that_exist_are_judged_by_the_same_validate_as_they_change() {
+    // No webhook configuration: the API server lets everything in, and
+    // only the scan judges.
+    let door = Door::open(&[]).await;
+    door.create("old-bad", "deny")
+        .await
+        .expect("no webhook yet");
+    door.create("old-good", "").await.expect("stored");
+    let failing = async |expected: &[&str]| {
+        let found = door.violations("admission-probe")?;
+        let names: Vec<&str> = found.iter().map(|(name, _)| name.as_str()).collect();
+        if names == expected {
+            Ok(found)
+        } else {
+            Err(format!("failing: {found:?}"))
+        }
+    };
+    let found = eventually("the existing violator is reported", PATIENCE, async || {
+        failing(&["old-bad"]).await
+    })
+    .await;
+    assert_eq!(found[0].1, "probe denies old-bad", "the plugin's message");
+    let metrics = door.metrics();
+    assert!(
+        sample(
+            &metrics,
+            r#"herald_admission_violations{plugin="admission-probe"}"#
+        ) >= 1,
+        "{metrics}"
+    );
+    // A change is judged again: fixed, it is no longer reported; a new
+    // violator is.
+    let mut fixed = door.maps().get("old-bad").await.unwrap();
+    fixed.metadata.labels.as_mut().unwrap().remove("probe");
+    door.maps()
+        .replace("old-bad", &PostParams::default(), &fixed)
+        .await
+        .unwrap();
+    door.create("new-bad", "deny")
+        .await
+        .expect("no webhook yet");
+    eventually(
+        "the fix and the new violator are seen",
+        PATIENCE,
+        async || failing(&["new-bad"]).await,
+    )
+    .await;
+    // Deleted, it is gone from the report.
+    door.maps()
+        .delete("new-bad", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually(
+        "the deleted violator is no longer reported",
+        PATIENCE,
+        async || failing(&[]).await,
+    )
+    .await;
     door.close().await;
 }
 

@@ -163,6 +163,7 @@ function renderPlugins(snapshot) {
       h("ul", { class: "subs" }, plugin.subscriptions.map((sub) =>
         h("li", {}, h("code", {}, sub.informer), " · queue ", h("strong", {}, sub.queueDepth),
           sub.synced ? "" : " · initial list", sub.degraded ? " · degraded: " + sub.degraded : ""))),
+      plugin.scan && scanReport(plugin.scan),
       error && h("div", { class: "error" },
         h("strong", {}, error.skipped ? "last error (skipped): " : "last error (retried): "),
         `${error.message} — ${error.notification}, ${ago(error.at)}`),
@@ -177,6 +178,23 @@ function renderPlugins(snapshot) {
       h("strong", {}, `${file.file}: ${file.state}`),
       file.plugin ? ` (the running version of ${file.plugin} stays)` : "",
       file.lastError ? " — " + file.lastError : "")));
+}
+
+// What a plugin's validate found among the objects that already exist.
+const SCAN_SHOWN = 10;
+function scanReport(scan) {
+  const judged = `${scan.passed + scan.failed + scan.undecided} judged` +
+    (scan.undecided ? `, ${scan.undecided} undecided` : "");
+  if (scan.failing === 0) {
+    return h("div", { class: "meta", dataset: { scan: "pass" } }, "existing objects: none fails (" + judged + ")");
+  }
+  const shown = scan.violations.slice(0, SCAN_SHOWN);
+  const more = scan.failing - shown.length;
+  return h("div", { class: "error", dataset: { scan: "fail" } },
+    h("strong", {}, `existing objects failing its validation: ${scan.failing}`), ` (${judged})`,
+    h("ul", { class: "violations" }, shown.map((v) =>
+      h("li", {}, h("code", {}, `${v.kind} ${v.namespace ? v.namespace + "/" : ""}${v.name}`), ": " + v.message)),
+      more > 0 && h("li", { class: "muted" }, `and ${more} more (see /plugins)`)));
 }
 
 function renderInformers(snapshot) {

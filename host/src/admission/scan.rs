@@ -1,0 +1,269 @@
+//! Judging what already exists: a plugin that validates a kind it also
+//! subscribes to has the same `validate` run over the objects of that kind
+//! in its informers' caches: every object when it starts dispatching (or a
+//! new version is swapped in: it joins the informers with a snapshot), and
+//! each object again when it changes. A scan listens to the informers as
+//! the plugin's own listeners do (no watch of its own) and calls the
+//! plugin's admission instance, one object at a time, so a review from
+//! the API server waits behind at most one scan call.
+//!
+//! The objects that fail are the plugin's [`Findings`].
+
+use super::decide::passed_on;
+use super::findings::{Findings, Judged};
+use super::metrics::AdmissionStats;
+use super::plugins::Admitting;
+use crate::gvk::Gvk;
+use crate::informer::{Listen, Notification, SharedInformer};
+use crate::plugin::AdmissionCall;
+use crate::selector::LabelSelector;
+use crate::store::CachedObject;
+use crate::webhook::Operation;
+use crate::wit::v0_2::herald::plugin::types::GroupVersionKind;
+use crate::wit::v0_5::exports::herald::plugin0_5_0::admission as abi;
+use std::collections::{HashSet, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Who a scan's reviews say asked: no user did.
+pub const SCAN_USER: &str = "system:herald:scan";
+
+/// One kind of object a scan judges: a subscription's informer.
+pub struct ScanTarget {
+    /// The informer whose cache holds the objects.
+    pub informer: Arc<SharedInformer>,
+    /// Their kind.
+    pub kind: Gvk,
+    /// Their resource (plural), as a review names it.
+    pub resource: String,
+}
+
+/// A running scan of one plugin version: its listeners on the informers
+/// and the task judging what they report.
+pub struct Scan {
+    listeners: Vec<(Arc<SharedInformer>, Arc<ScanListener>)>,
+    task: tokio::task::AbortHandle,
+    plugin: String,
+    findings: Arc<Findings>,
+    stats: Arc<AdmissionStats>,
+}
+
+impl std::fmt::Debug for Scan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scan")
+            .field("targets", &self.listeners.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Scan {
+    /// Starts judging those of `targets` that `admitting` validates, with
+    /// its validate, into fresh findings in `stats`: joins each informer
+    /// (its snapshot is the first scan), then judges each change. `None`
+    /// when it validates none of them.
+    pub fn start(
+        admitting: Arc<Admitting>,
+        targets: Vec<ScanTarget>,
+        stats: &Arc<AdmissionStats>,
+    ) -> Option<Scan> {
+        let webhook = admitting.webhooks.validating.as_ref()?;
+        let targets: Vec<ScanTarget> = targets
+            .into_iter()
+            .filter(|t| {
+                webhook.covers(&t.kind, None, Operation::Create)
+                    || webhook.covers(&t.kind, None, Operation::Update)
+            })
+            .collect();
+        if targets.is_empty() {
+            return None;
+        }
+        let selector = webhook
+            .object_selector
+            .as_deref()
+            .and_then(|s| LabelSelector::parse(s).ok());
+        let timeout = webhook.timeout;
+        let plugin = admitting.plugin.name().to_owned();
+        let findings = stats.fresh_findings(&plugin);
+        let queue = Arc::new(Queue::default());
+        let listeners: Vec<(Arc<SharedInformer>, Arc<ScanListener>)> = targets
+            .iter()
+            .enumerate()
+            .map(|(target, t)| {
+                let listener = Arc::new(ScanListener {
+                    target,
+                    queue: queue.clone(),
+                });
+                (t.informer.clone(), listener)
+            })
+            .collect();
+        let judge = Judge {
+            admitting: admitting.clone(),
+            targets,
+            selector,
+            timeout,
+            findings: findings.clone(),
+        };
+        let task = admitting
+            .plugin
+            .engine()
+            .pool()
+            .spawn(judge.run(queue))
+            .abort_handle();
+        for (informer, listener) in &listeners {
+            informer.add_listener(listener.clone());
+        }
+        Some(Scan {
+            listeners,
+            task,
+            plugin,
+            findings,
+            stats: stats.clone(),
+        })
+    }
+
+    /// Stops: leaves the informers, ends the task (a call in flight is
+    /// dropped with it) and drops the findings unless a newer version's
+    /// replaced them.
+    pub fn stop(&self) {
+        for (informer, listener) in &self.listeners {
+            informer.remove_listener(listener);
+        }
+        self.task.abort();
+        self.stats.forget_findings(&self.plugin, &self.findings);
+    }
+}
+
+/// An object to judge: its target's index and its key.
+type Pending = (usize, String);
+
+/// The objects waiting to be judged, each once, in the order they changed.
+#[derive(Default)]
+struct Queue {
+    pending: Mutex<Waiting>,
+    wake: tokio::sync::Notify,
+}
+
+#[derive(Default)]
+struct Waiting {
+    order: VecDeque<Pending>,
+    queued: HashSet<Pending>,
+}
+
+impl Queue {
+    fn add(&self, target: usize, key: String) {
+        let mut waiting = lock(&self.pending);
+        if waiting.queued.insert((target, key.clone())) {
+            waiting.order.push_back((target, key));
+        }
+        drop(waiting);
+        self.wake.notify_one();
+    }
+
+    fn take(&self) -> Option<Pending> {
+        let mut waiting = lock(&self.pending);
+        let next = waiting.order.pop_front()?;
+        waiting.queued.remove(&next);
+        Some(next)
+    }
+}
+
+/// A scan's listener on one informer: notes which objects changed.
+struct ScanListener {
+    target: usize,
+    queue: Arc<Queue>,
+}
+
+impl Listen for ScanListener {
+    fn push(&self, notification: Notification) {
+        self.queue.add(self.target, notification.object().key());
+    }
+
+    fn push_batch(&self, notifications: Vec<Notification>) {
+        for notification in notifications {
+            self.push(notification);
+        }
+    }
+
+    fn push_synced(&self) {}
+
+    fn resync_period(&self) -> Option<Duration> {
+        None
+    }
+}
+
+/// The task of a scan.
+struct Judge {
+    admitting: Arc<Admitting>,
+    targets: Vec<ScanTarget>,
+    selector: Option<LabelSelector>,
+    timeout: Duration,
+    findings: Arc<Findings>,
+}
+
+impl Judge {
+    async fn run(self, queue: Arc<Queue>) {
+        loop {
+            let Some((target, key)) = queue.take() else {
+                queue.wake.notified().await;
+                continue;
+            };
+            let target = &self.targets[target];
+            let Some(object) = target.informer.store().get_by_key(&key) else {
+                self.findings.forget(&target.kind, &key);
+                continue;
+            };
+            if self
+                .selector
+                .as_ref()
+                .is_some_and(|s| !s.matches_with(|label| object.label(label)))
+            {
+                self.findings.forget(&target.kind, &key);
+                continue;
+            }
+            let judged = self.judge(target, &object).await;
+            self.findings
+                .record(self.admitting.plugin.name(), &target.kind, &object, judged);
+        }
+    }
+
+    /// Asks the plugin's validate about `object`, as if it were created
+    /// now by no one, as a dry run.
+    async fn judge(&self, target: &ScanTarget, object: &CachedObject) -> Judged {
+        let review = abi::Review {
+            uid: format!("herald-scan-{}", object.uid()),
+            kind: GroupVersionKind {
+                group: target.kind.group.clone(),
+                version: target.kind.version.clone(),
+                kind: target.kind.kind.clone(),
+            },
+            resource: target.resource.clone(),
+            subresource: String::new(),
+            name: object.name().to_owned(),
+            namespace: object.namespace().unwrap_or_default().to_owned(),
+            operation: Operation::Create.to_abi(),
+            user_info: abi::UserInfo {
+                username: SCAN_USER.to_owned(),
+                uid: String::new(),
+                groups: Vec::new(),
+                extra: Vec::new(),
+            },
+            object: Some(object.json().to_owned()),
+            old_object: None,
+            dry_run: true,
+            options: None,
+        };
+        let mut instance = self.admitting.instance.lock().await;
+        match instance
+            .admit(AdmissionCall::Validate(&review), self.timeout)
+            .await
+        {
+            Ok(answer) if answer.verdict.allowed => Judged::Passes,
+            Ok(answer) => Judged::Fails(passed_on(&answer.verdict.message)),
+            Err(error) => Judged::Undecided(error.to_string()),
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
