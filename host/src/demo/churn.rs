@@ -135,10 +135,21 @@ impl Churn {
             "status": {"phase": "Pending"}
         }))
         .expect("a valid Pod");
-        Api::<Pod>::namespaced(self.client.clone(), &namespace)
+        match Api::<Pod>::namespaced(self.client.clone(), &namespace)
             .create(&PostParams::default(), &pod)
-            .await?;
-        Ok(())
+            .await
+        {
+            // A policy at the door (image-policy's webhook) refused it:
+            // worth seeing beside the plugins' output.
+            Err(kube::Error::Api(status)) if status.code == 403 => {
+                println!(
+                    "{:>20} │ Pod {namespace}/task-{} ({image}) refused: {}",
+                    "kubectl create", self.created, status.message
+                );
+                Ok(())
+            }
+            result => result.map(drop),
+        }
     }
 
     /// How many Pods the generator created are alive.

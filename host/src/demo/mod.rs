@@ -202,10 +202,12 @@ fn build_go_example(program: &str, dir: &Path, out: &Path) -> Result<(), String>
 
 /// The operator's settings of the demo's plugins: `image-policy` enforcing
 /// its policy in dry-run (every label and Event it would write is sent with
-/// `dryRun=All` and logged with what it would change), `go-pod-phases`
+/// `dryRun=All` and logged with what it would change) while refusing bad
+/// images at the door for real (`admission: enforce`), `go-pod-phases`
 /// granted its Warning Events about restarting containers, `namespace-defaults`
 /// granted its writes for real, `label-audit` requiring the recommended
-/// `app.kubernetes.io` labels the sample objects use.
+/// `app.kubernetes.io` labels the sample objects use, `namespace-defaults`
+/// filling in a `cost-center` label on each Namespace created.
 pub fn demo_plugin_settings() -> Vec<(String, crate::reload::PluginConfig)> {
     use crate::capability::Mode;
     use crate::reload::{GrantConfig, PluginConfig};
@@ -224,6 +226,7 @@ pub fn demo_plugin_settings() -> Vec<(String, crate::reload::PluginConfig)> {
                     "enforce": true,
                 })),
                 mode: Some(Mode::DryRun),
+                admission: Some(crate::capability::AdmissionMode::Enforce),
                 grants: GrantConfig {
                     events: Some(Default::default()),
                     writes: vec![rule(serde_json::json!(["patch"]), "", "Pod")],
@@ -255,6 +258,9 @@ pub fn demo_plugin_settings() -> Vec<(String, crate::reload::PluginConfig)> {
         (
             "namespace-defaults".into(),
             PluginConfig {
+                config: Some(serde_json::json!({
+                    "defaultLabels": {"cost-center": "unassigned"},
+                })),
                 grants: GrantConfig {
                     writes: vec![
                         rule(
@@ -298,6 +304,49 @@ fn crashloop_alert_settings(
     ))
 }
 
+/// Gives the embedded API server the webhook configurations of the plugins
+/// that admit, calling the daemon's admission server on loopback (every
+/// namespace but `kube-system`).
+async fn install_webhooks(service: &Service, client: &kube::Client) -> Result<(), String> {
+    use crate::admission::configuration::{Endpoint, Target, configurations};
+    use k8s_openapi::api::admissionregistration::v1::{
+        MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+    };
+    use kube::api::{Api, PostParams};
+    let Some(address) = service.admission_address() else {
+        return Ok(());
+    };
+    let plugins = service.daemon().plugins();
+    let manifests: Vec<&crate::plugin::Manifest> = plugins.iter().map(|p| p.manifest()).collect();
+    let target = Target {
+        name: "herald".into(),
+        endpoint: Endpoint::Url(format!("https://127.0.0.1:{}", address.port())),
+        ca_bundle: service.admission_ca().map(|ca| ca.as_bytes().to_vec()),
+        excluded_namespaces: vec!["kube-system".into()],
+    };
+    let (validating, mutating) = configurations(
+        &manifests,
+        &target,
+        &crate::discovery::KindResolver::Builtin,
+    )
+    .await
+    .map_err(|e| format!("the demo's webhook configurations: {e}"))?;
+    let post = PostParams::default();
+    if validating.webhooks.as_ref().is_some_and(|w| !w.is_empty()) {
+        Api::<ValidatingWebhookConfiguration>::all(client.clone())
+            .create(&post, &validating)
+            .await
+            .map_err(|e| format!("creating the ValidatingWebhookConfiguration: {e}"))?;
+    }
+    if mutating.webhooks.as_ref().is_some_and(|w| !w.is_empty()) {
+        Api::<MutatingWebhookConfiguration>::all(client.clone())
+            .create(&post, &mutating)
+            .await
+            .map_err(|e| format!("creating the MutatingWebhookConfiguration: {e}"))?;
+    }
+    Ok(())
+}
+
 /// Pins each configured plugin to the build in `dir` (`<name>.wasm`), as an
 /// operator pins what they grant authority to: the demo's plugins that act
 /// load only as these builds.
@@ -334,6 +383,13 @@ pub async fn run(options: DemoOptions) -> Result<(), String> {
     let mut config = Config {
         plugin_dir: plugin_dir.clone(),
         listen: options.listen,
+        // The embedded API server calls the plugins that admit over TLS
+        // on loopback, trusting the development certificate's CA.
+        admission: crate::admission::AdmissionConfig {
+            enabled: true,
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            ..Default::default()
+        },
         ..Config::default()
     };
     config.plugins.extend(demo_plugin_settings());
@@ -358,6 +414,7 @@ pub async fn run(options: DemoOptions) -> Result<(), String> {
     .map_err(|e| e.to_string())?;
     let daemon = service.daemon().clone();
     let address = service.address();
+    install_webhooks(&service, &connection.client).await?;
     for (file, status) in service.directory().files().snapshot() {
         if let Some(error) = status.last_error {
             eprintln!("plugin not loaded: {}: {error}", file.display());
@@ -389,6 +446,16 @@ pub async fn run(options: DemoOptions) -> Result<(), String> {
         "  dry-run       image-policy labels and warns about bad images in dry-run: see the \
          herald::audit \"would change\" lines; `kubectl get events -A` after setting \
          plugins.image-policy.mode: enforce"
+    );
+    println!(
+        "  admission     kubectl --kubeconfig {} run bad --image=evil.example.com/x:1 -n shop \
+         is refused with image-policy's message; kubectl create namespace team-b, then get \
+         namespace team-b --show-labels: namespace-defaults filled in cost-center=unassigned",
+        kubeconfig.display()
+    );
+    println!(
+        "  existing      image-policy judges the Pods already there with the same policy: \
+         their violations under \"scan\" in http://{address}/plugins and on the dashboard"
     );
     println!(
         "  outbound      crashloop-alert posts to the webhook receiver at {} (granted that \

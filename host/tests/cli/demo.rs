@@ -2,7 +2,7 @@
 //! every plugin with something to say, plugins acting on the cluster (one
 //! for real, one in dry-run), and a clean exit.
 
-use super::process::{herald, temp_dir};
+use super::process::{get, herald, temp_dir};
 use herald_test_artifacts as artifacts;
 
 #[test]
@@ -71,5 +71,153 @@ fn the_demo_shows_every_example_plugin_reacting_and_exits_cleanly() {
             && l.contains("would change")),
         "image-policy's labels are sent in dry-run and reported:\n{stderr}"
     );
+    std::fs::remove_dir_all(plugins).unwrap();
+}
+
+/// Runs kubectl with `kubeconfig` and `args`: (succeeded, stdout, stderr).
+fn kubectl(kubeconfig: &str, args: &[&str]) -> (bool, String, String) {
+    let output = std::process::Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("this test needs kubectl on the PATH ({e}): install it"));
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Looks with `probe` every 50 ms until it returns `Some`, for at most 30 s.
+fn within_30s<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        if let Some(found) = probe() {
+            return found;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what} never happened"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn the_demo_refuses_a_bad_pod_at_the_door_fills_in_a_default_and_judges_existing_pods() {
+    use std::io::BufRead as _;
+    let plugins = temp_dir("demo-admission");
+    for (name, path) in [
+        ("image-policy", artifacts::IMAGE_POLICY),
+        ("namespace-defaults", artifacts::NAMESPACE_DEFAULTS),
+    ] {
+        std::fs::copy(path, plugins.join(format!("{name}.wasm"))).unwrap();
+    }
+    let mut demo = herald()
+        .args([
+            "demo",
+            "--duration",
+            "120s",
+            "--churn-interval",
+            "1h",
+            "--listen",
+            "127.0.0.1:0",
+            "--plugins",
+            plugins.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("starting the demo");
+    // The banner names the kubeconfig and the endpoints.
+    let mut lines = std::io::BufReader::new(demo.stdout.take().unwrap()).lines();
+    let (mut kubeconfig, mut address) = (None, None);
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        if let Some(rest) = line
+            .trim()
+            .strip_prefix("kubectl       kubectl --kubeconfig ")
+        {
+            kubeconfig = rest.split_whitespace().next().map(str::to_owned);
+        }
+        if let Some(rest) = line.trim().strip_prefix("endpoints     http://") {
+            address = rest.split('/').next().map(str::to_owned);
+        }
+        if line.trim().starts_with("stop ") {
+            break;
+        }
+    }
+    let kubeconfig = kubeconfig.expect("the banner names the kubeconfig");
+    let address = address.expect("the banner names the endpoints");
+    // Keep reading the plugins' output so the demo never blocks on it.
+    let reader = std::thread::spawn(move || lines.map_while(Result::ok).collect::<Vec<_>>());
+
+    // At the door: refused with image-policy's own message.
+    let (created, _, stderr) = kubectl(
+        &kubeconfig,
+        &["run", "bad", "--image=evil.example.com/x:1", "-n", "shop"],
+    );
+    assert!(!created, "the Pod was admitted");
+    assert!(
+        stderr.contains("denied the request")
+            && stderr.contains(
+                "image-policy: container bad: image evil.example.com/x:1 comes from registry evil.example.com"
+            ),
+        "{stderr}"
+    );
+    let (exists, _, _) = kubectl(&kubeconfig, &["get", "pod", "bad", "-n", "shop"]);
+    assert!(!exists, "a refused Pod is not stored");
+    // A default filled in by namespace-defaults' mutating webhook.
+    let (created, _, stderr) = kubectl(&kubeconfig, &["create", "namespace", "team-b"]);
+    assert!(created, "{stderr}");
+    let (_, label, _) = kubectl(
+        &kubeconfig,
+        &[
+            "get",
+            "namespace",
+            "team-b",
+            "-o",
+            "jsonpath={.metadata.labels.cost-center}",
+        ],
+    );
+    assert_eq!(label, "unassigned");
+    // The Pods already there, judged by the same policy.
+    let violators = within_30s("image-policy reports the seeded Pods' bad images", || {
+        let (_, body) = get(&address, "/plugins");
+        let report: serde_json::Value = serde_json::from_str(&body).ok()?;
+        let policy = report["plugins"]
+            .as_array()?
+            .iter()
+            .find(|p| p["name"] == "image-policy")?;
+        let names: Vec<String> = policy["scan"]["violations"]
+            .as_array()?
+            .iter()
+            .map(|v| {
+                format!(
+                    "{}/{}",
+                    v["namespace"].as_str().unwrap_or_default(),
+                    v["name"].as_str().unwrap_or_default()
+                )
+            })
+            .collect();
+        names
+            .iter()
+            .any(|n| n.starts_with("payments/"))
+            .then_some(names)
+    });
+    assert!(
+        violators.iter().all(|n| n != "shop/bad"),
+        "a refused Pod never exists to be judged: {violators:?}"
+    );
+    // A clean stop on Ctrl-C.
+    let interrupted = std::process::Command::new("kill")
+        .args(["-INT", &demo.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupted.success());
+    let status = demo.wait().unwrap();
+    let output = reader.join().unwrap();
+    assert!(status.success(), "{status}: {output:?}");
     std::fs::remove_dir_all(plugins).unwrap();
 }

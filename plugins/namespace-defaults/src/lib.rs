@@ -2,6 +2,10 @@
 //! NetworkPolicy and a ResourceQuota, by server-side apply, and repairs them
 //! when they drift or are deleted.
 //!
+//! At the door, with `defaultLabels` set, it also gives each Namespace
+//! created the labels it lacks (a mutating admission webhook: a default
+//! filled in before the object exists).
+//!
 //! Level-triggered: whatever the notification (a Namespace added or
 //! changed, one of its two objects added, changed or deleted), the plugin
 //! compares what it observed with what it wants and applies only on a
@@ -15,6 +19,7 @@ use herald_sdk::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use herald_sdk::k8s_openapi::{Metadata, NamespaceResourceScope, Resource};
 use herald_sdk::kube::{Api, KubeError};
 use herald_sdk::serde_json::{Value, json};
+use herald_sdk::admission::{AdmissionReview, AdmissionRule, FailurePolicy, Mutation, Webhook};
 use herald_sdk::{
     Error, Event, Handler, Manifest, Subscription, Update, Verb, WriteRule, cache, config,
 };
@@ -315,7 +320,19 @@ impl Handler for NamespaceDefaults {
         if let Some(selector) = &settings.namespace_selector {
             namespaces = namespaces.labels(selector);
         }
-        Manifest::new("namespace-defaults", env!("CARGO_PKG_VERSION"))
+        let manifest = Manifest::new("namespace-defaults", env!("CARGO_PKG_VERSION"));
+        // A Namespace must be creatable while Herald is away: the default
+        // labels are a convenience, so a failure lets it through.
+        let manifest = if settings.default_labels.is_empty() {
+            manifest
+        } else {
+            manifest.mutating(
+                Webhook::new()
+                    .rule(AdmissionRule::to::<Namespace>().create())
+                    .failure_policy(FailurePolicy::Ignore),
+            )
+        };
+        manifest
             .subscribe(namespaces)
             .subscribe(
                 Subscription::to::<NetworkPolicy>()
@@ -337,6 +354,28 @@ impl Handler for NamespaceDefaults {
                     .verbs([Verb::Get, Verb::Apply])
                     .all_namespaces(),
             )
+    }
+
+    fn mutate(&mut self, review: &AdmissionReview) -> Result<Mutation, Error> {
+        let settings = self.settings()?;
+        let mut namespace: Namespace = review.object()?;
+        let name = namespace.metadata.name.clone().unwrap_or_default();
+        if settings.excludes(&name) {
+            return Ok(Mutation::none());
+        }
+        let labels = namespace.metadata.labels.get_or_insert_default();
+        let mut filled = Vec::new();
+        for (key, value) in &settings.default_labels {
+            if !labels.contains_key(key) {
+                labels.insert(key.clone(), value.clone());
+                filled.push(format!("{key}={value}"));
+            }
+        }
+        if filled.is_empty() {
+            return Ok(Mutation::none());
+        }
+        herald_sdk::info!("defaulted namespace={name} labels={}", filled.join(","));
+        Mutation::object(&namespace)
     }
 
     fn on_add(&mut self, event: &Event) -> Result<(), Error> {

@@ -5,11 +5,13 @@
 //!  "networkPolicy": {"name": "herald-default-deny"},
 //!  "resourceQuota": {"name": "herald-default-quota",
 //!                    "hard": {"pods": "20", "requests.cpu": "4", "requests.memory": "8Gi"}},
-//!  "excludeNamespaces": ["kube-system", "kube-public", "kube-node-lease"]}
+//!  "excludeNamespaces": ["kube-system", "kube-public", "kube-node-lease"],
+//!  "defaultLabels": {"cost-center": "unassigned"}}
 //! ```
 //!
 //! The values shown are the defaults, except `namespaceSelector`, which
-//! defaults to none (every namespace).
+//! defaults to none (every namespace), and `defaultLabels`, which defaults
+//! to none (no admission webhook).
 
 use std::collections::BTreeMap;
 
@@ -33,6 +35,10 @@ pub struct Settings {
     /// Namespaces never given defaults, whatever their labels.
     #[serde(default = "default_excluded")]
     pub exclude_namespaces: Vec<String>,
+    /// Labels a Namespace is given as it is created, where it sets none of
+    /// its own (a mutating admission webhook); empty: no webhook.
+    #[serde(default)]
+    pub default_labels: BTreeMap<String, String>,
 }
 
 impl Default for Settings {
@@ -42,6 +48,7 @@ impl Default for Settings {
             network_policy: NetworkPolicySettings::default(),
             resource_quota: ResourceQuotaSettings::default(),
             exclude_namespaces: default_excluded(),
+            default_labels: BTreeMap::new(),
         }
     }
 }

@@ -395,3 +395,47 @@ fn the_answer_s_resource_version_is_logged() {
         .unwrap();
     assert!(messages()[0].ends_with("resourceVersion=77"));
 }
+
+#[test]
+fn with_default_labels_a_created_namespace_gets_those_it_lacks() {
+    testing::reset();
+    testing::set_config(r#"{"defaultLabels": {"cost-center": "unassigned", "team": "none"}}"#);
+    let manifest = NamespaceDefaults::manifest();
+    let webhook = manifest.mutating.as_ref().expect("a mutating webhook");
+    assert_eq!(webhook.failure_policy, FailurePolicy::Ignore);
+    assert!(manifest.validating.is_none());
+    let mut plugin = NamespaceDefaults::default();
+    // `team` is set already: only `cost-center` is filled in.
+    let mutation = plugin.mutate(&testing::creating(&namespace("team-a"))).unwrap();
+    assert!(mutation.verdict.allowed);
+    let herald_sdk::admission::Change::Object(json) = &mutation.change else {
+        panic!("the changed object: {:?}", mutation.change)
+    };
+    let changed: Namespace = herald_sdk::serde_json::from_value(json.clone()).unwrap();
+    let labels = changed.metadata.labels.unwrap();
+    assert_eq!(labels["cost-center"], "unassigned");
+    assert_eq!(labels["team"], "a", "a label of its own is kept");
+    assert_eq!(
+        messages(),
+        ["defaulted namespace=team-a labels=cost-center=unassigned"]
+    );
+    // Nothing to fill in, or an excluded namespace: no change.
+    let mut labelled = namespace("team-b");
+    labelled
+        .metadata
+        .labels
+        .as_mut()
+        .unwrap()
+        .insert("cost-center".into(), "shop".into());
+    let unchanged = plugin.mutate(&testing::creating(&labelled)).unwrap();
+    assert!(matches!(unchanged.change, herald_sdk::admission::Change::None));
+    let excluded = plugin.mutate(&testing::creating(&namespace("kube-system"))).unwrap();
+    assert!(matches!(excluded.change, herald_sdk::admission::Change::None));
+}
+
+#[test]
+fn without_default_labels_it_admits_nothing() {
+    testing::reset();
+    let manifest = NamespaceDefaults::manifest();
+    assert!(manifest.mutating.is_none() && manifest.validating.is_none());
+}
