@@ -32,6 +32,15 @@ struct Door {
     cluster: TestCluster,
     /// The names of the webhook configurations installed.
     installed: String,
+    /// The PEM of the CA the API server is told to trust.
+    ca: Option<String>,
+}
+
+/// A serving certificate's files, and its CA's PEM.
+struct ServedFiles {
+    cert: PathBuf,
+    key: PathBuf,
+    ca: String,
 }
 
 impl Door {
@@ -41,6 +50,12 @@ impl Door {
 
     /// A door whose `admission-probe` runs in `mode` (`enforce`, `dry-run`).
     async fn open_in(decisions: &[Decision], mode: &str) -> Door {
+        Self::open_serving(decisions, mode, None).await
+    }
+
+    /// A door serving the certificate in `cert` (its files and its CA's
+    /// PEM) instead of a development one.
+    async fn open_serving(decisions: &[Decision], mode: &str, cert: Option<&ServedFiles>) -> Door {
         let cluster = TestCluster::start().await;
         let dir = cluster.plugin_dir(
             "admission",
@@ -53,7 +68,7 @@ impl Door {
             r#"
 pluginDir: {dir}
 pluginFiles: {{artifactCache: {{enabled: false}}}}
-admission: {{enabled: true, listen: "127.0.0.1:0"}}
+admission: {{enabled: true, listen: "127.0.0.1:0"{files}}}
 plugins:
   admission-probe:
     mode: {mode}
@@ -66,17 +81,26 @@ plugins:
     config: {{allowedRegistries: [docker.io]}}
 "#,
             dir = dir.display(),
+            files = cert.map_or(String::new(), |c| format!(
+                ", certFile: {}, keyFile: {}",
+                c.cert.display(),
+                c.key.display()
+            )),
         );
         let config = Config::parse(&yaml, "admission test").expect("a valid configuration");
         let service = cluster
             .service(config, Arc::new(MemorySink::default()))
             .await;
         let installed = format!("herald-{}", cluster.namespace);
+        let ca = cert
+            .map(|c| c.ca.clone())
+            .or_else(|| service.admission_ca().map(str::to_owned));
         let door = Door {
             service,
             dir,
             cluster,
             installed,
+            ca,
         };
         door.install(decisions).await;
         door
@@ -93,7 +117,7 @@ plugins:
         let target = Target {
             name: self.installed.clone(),
             endpoint: Endpoint::Url(format!("https://127.0.0.1:{}", address.port())),
-            ca_bundle: self.service.admission_ca().map(|ca| ca.as_bytes().to_vec()),
+            ca_bundle: self.ca.as_ref().map(|ca| ca.as_bytes().to_vec()),
             excluded_namespaces: vec!["kube-system".into()],
         };
         let (mut validating, mut mutating) =
@@ -432,6 +456,179 @@ async fn objects_that_exist_are_judged_by_the_same_validate_as_they_change() {
     )
     .await;
     door.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hot_swap_under_writes_loses_no_review_and_answers_none_twice() {
+    let door = Door::open(&[Decision::Validate]).await;
+    let swapped = std::sync::atomic::AtomicBool::new(false);
+    let version = |door: &Door| -> Option<String> {
+        let address = door.service.address().to_string();
+        let (_, body) = herald_tests::http_get(&address, "/plugins")?;
+        let report: serde_json::Value = serde_json::from_str(&body).ok()?;
+        report["plugins"]
+            .as_array()?
+            .iter()
+            .find(|p| p["name"] == "admission-probe")
+            .and_then(|p| p["sha256"].as_str().map(str::to_owned))
+    };
+    let before = version(&door).expect("the probe runs");
+    // Writes go through the door one after another, through the swap and
+    // twenty more after it; every one must be answered by a version of the
+    // plugin (none by a failure policy), and each once.
+    let writes = async {
+        let mut written = 0;
+        let mut after_swap = 0;
+        while after_swap < 20 {
+            door.create(&format!("load-{written}"), "")
+                .await
+                .unwrap_or_else(|refused| panic!("write {written} was refused: {refused:?}"));
+            written += 1;
+            if swapped.load(std::sync::atomic::Ordering::Acquire) {
+                after_swap += 1;
+            }
+        }
+        written
+    };
+    let swap = async {
+        // The new version: the same behaviour, another build (digest).
+        let bytes = artifacts::variant(&artifacts::bytes(artifacts::ADMISSION_PROBE), "swap");
+        let staged = door.dir.join("admission-probe.wasm.tmp");
+        std::fs::write(&staged, &bytes).unwrap();
+        std::fs::rename(&staged, door.dir.join("admission-probe.wasm")).unwrap();
+        let digest = herald::plugin::digest(&bytes);
+        eventually("the new version runs", PATIENCE, async || {
+            version(&door).filter(|v| *v == digest)
+        })
+        .await;
+        swapped.store(true, std::sync::atomic::Ordering::Release);
+    };
+    let (written, ()) = tokio::join!(writes, swap);
+    assert_ne!(version(&door).unwrap(), before);
+    let metrics = door.metrics();
+    let answered = |verdict: &str| {
+        sample(
+            &metrics,
+            &format!(
+                r#"herald_admission_reviews_total{{plugin="admission-probe",decision="validate",operation="CREATE",verdict="{verdict}"}}"#
+            ),
+        )
+    };
+    assert_eq!(
+        answered("allowed"),
+        written,
+        "one answer per write: {metrics}"
+    );
+    for verdict in ["failed-closed", "failed-open", "denied"] {
+        assert_eq!(answered(verdict), 0, "{verdict}: {metrics}");
+    }
+    door.close().await;
+}
+
+/// A CA, and leaves it signs for `localhost` and `127.0.0.1`.
+struct TestCa {
+    issuer: rcgen::Issuer<'static, rcgen::KeyPair>,
+    pem: String,
+}
+
+impl TestCa {
+    fn new() -> TestCa {
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "herald test CA");
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = params.self_signed(&key).unwrap();
+        TestCa {
+            pem: cert.pem(),
+            issuer: rcgen::Issuer::new(params, key),
+        }
+    }
+
+    /// Writes a new leaf and its key to `cert` and `key` (each by a rename,
+    /// the certificate first, as a rotation does); returns the leaf's DER.
+    fn issue(&self, cert: &std::path::Path, key: &std::path::Path) -> Vec<u8> {
+        let params =
+            rcgen::CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
+                .unwrap();
+        let leaf_key = rcgen::KeyPair::generate().unwrap();
+        let leaf = params.signed_by(&leaf_key, &self.issuer).unwrap();
+        for (path, text) in [(cert, leaf.pem()), (key, leaf_key.serialize_pem())] {
+            let staged = path.with_extension("staged");
+            std::fs::write(&staged, text).unwrap();
+            std::fs::rename(&staged, path).unwrap();
+        }
+        leaf.der().to_vec()
+    }
+}
+
+/// The certificate the server at `address` presents, verified against `ca`.
+async fn served_certificate(address: std::net::SocketAddr, ca: &str) -> Vec<u8> {
+    use rustls::pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(rustls::pki_types::CertificateDer::from_pem_slice(ca.as_bytes()).unwrap())
+        .unwrap();
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let tcp = tokio::net::TcpStream::connect(address).await.unwrap();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(name, tcp)
+        .await
+        .expect("a TLS handshake");
+    tls.get_ref().1.peer_certificates().unwrap()[0].to_vec()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rotated_serving_certificate_is_served_with_no_review_dropped() {
+    let ca = TestCa::new();
+    let files = std::env::temp_dir().join(format!("herald-rotation-{}", std::process::id()));
+    std::fs::create_dir_all(&files).unwrap();
+    let served = ServedFiles {
+        cert: files.join("tls.crt"),
+        key: files.join("tls.key"),
+        ca: ca.pem.clone(),
+    };
+    let first = ca.issue(&served.cert, &served.key);
+    let door = Door::open_serving(&[Decision::Validate], "enforce", Some(&served)).await;
+    let address = door.service.admission_address().unwrap();
+    assert_eq!(served_certificate(address, &ca.pem).await, first);
+    let rotated = std::sync::atomic::AtomicBool::new(false);
+    let writes = async {
+        let mut written = 0;
+        let mut after = 0;
+        while after < 20 {
+            door.create(&format!("rotation-{written}"), "")
+                .await
+                .unwrap_or_else(|refused| panic!("write {written} was refused: {refused:?}"));
+            written += 1;
+            if rotated.load(std::sync::atomic::Ordering::Acquire) {
+                after += 1;
+            }
+        }
+        written
+    };
+    let rotate = async {
+        let second = ca.issue(&served.cert, &served.key);
+        eventually("the new certificate is served", PATIENCE, async || {
+            served_certificate(address, &ca.pem).await == second
+        })
+        .await;
+        rotated.store(true, std::sync::atomic::Ordering::Release);
+    };
+    let (written, ()) = tokio::join!(writes, rotate);
+    let metrics = door.metrics();
+    let allowed = r#"herald_admission_reviews_total{plugin="admission-probe",decision="validate",operation="CREATE",verdict="allowed"}"#;
+    assert_eq!(sample(&metrics, allowed), written, "{metrics}");
+    door.close().await;
+    std::fs::remove_dir_all(files).unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
