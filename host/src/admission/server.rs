@@ -1,8 +1,10 @@
 //! The admission server: HTTPS on its own port, HTTP/2 and HTTP/1.1,
 //! `POST /validate/<plugin>` and `POST /mutate/<plugin>`, each review body
-//! capped, each handshake bounded in time and the connections at once
-//! bounded in number, so a flood of handshakes costs a bounded share of the
-//! host.
+//! capped, each handshake bounded in time, the handshakes under way and the
+//! connections served bounded in number: a flood of connections that never
+//! finish their handshake costs a bounded share of the host and evicts its
+//! own oldest, so a client that completes its handshake (the API server)
+//! still gets through.
 
 use super::decide::{Answered, answer};
 use super::plugins::AdmissionPlugins;
@@ -11,39 +13,53 @@ use crate::webhook::Decision;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::{Method, Request, Response, StatusCode};
+use std::collections::VecDeque;
 use std::convert::Infallible;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, oneshot};
 
 /// The largest review body read: an object and its old state of up to
 /// Kubernetes' 3 MiB each, and the review around them.
 pub const MAX_REVIEW_BYTES: usize = 7 * 1024 * 1024;
 /// How long a client has to finish its TLS handshake.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-/// Connections served at once; more wait to be accepted.
+/// Connections served at once (their handshake done); past it, a new one
+/// is closed.
 pub const MAX_CONNECTIONS: usize = 1024;
+/// Handshakes under way at once; past it, the oldest is dropped for the
+/// newest.
+pub const MAX_PENDING_HANDSHAKES: usize = 256;
 
 /// Serves reviews for `plugins` on `listener` with `cert` until the task is
 /// dropped.
 pub async fn serve(listener: TcpListener, cert: Arc<ServingCert>, plugins: Arc<AdmissionPlugins>) {
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(cert.server_config()));
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let handshakes = Arc::new(Handshakes::default());
     loop {
-        let Ok(slot) = slots.clone().acquire_owned().await else {
-            return;
-        };
         let Ok((stream, _)) = listener.accept().await else {
             continue;
         };
-        let acceptor = acceptor.clone();
-        let plugins = plugins.clone();
+        let (handshake, evicted) = handshakes.begin();
+        let (acceptor, plugins, slots, handshakes) = (
+            acceptor.clone(),
+            plugins.clone(),
+            slots.clone(),
+            handshakes.clone(),
+        );
         tokio::spawn(async move {
-            let _slot = slot;
-            let Ok(Ok(tls)) =
-                tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await
-            else {
+            let accepted = tokio::select! {
+                accepted = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)) => accepted,
+                _ = evicted => return,
+            };
+            handshakes.end(handshake);
+            let Ok(Ok(tls)) = accepted else {
+                return;
+            };
+            let Ok(_slot) = slots.try_acquire_owned() else {
                 return;
             };
             let service = hyper::service::service_fn(move |request| {
@@ -56,6 +72,38 @@ pub async fn serve(listener: TcpListener, cert: Arc<ServingCert>, plugins: Arc<A
                 .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
                 .await;
         });
+    }
+}
+
+/// The handshakes under way, oldest first, each with what ends it early.
+#[derive(Debug, Default)]
+struct Handshakes {
+    pending: Mutex<VecDeque<(u64, oneshot::Sender<()>)>>,
+    next: AtomicU64,
+}
+
+impl Handshakes {
+    /// Notes a new handshake, evicting the oldest when
+    /// [`MAX_PENDING_HANDSHAKES`] are under way; the receiver completes if
+    /// this one is evicted in turn.
+    fn begin(&self) -> (u64, oneshot::Receiver<()>) {
+        let (evict, evicted) = oneshot::channel();
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        if pending.len() >= MAX_PENDING_HANDSHAKES {
+            // Dropping its sender ends the oldest handshake.
+            pending.pop_front();
+        }
+        pending.push_back((id, evict));
+        (id, evicted)
+    }
+
+    /// The handshake `id` is over (done, failed or timed out).
+    fn end(&self, id: u64) {
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(at) = pending.iter().position(|(pending, _)| *pending == id) {
+            pending.remove(at);
+        }
     }
 }
 
@@ -166,5 +214,34 @@ mod tests {
         assert_eq!(query_timeout("timeout=abc"), None);
         assert_eq!(query_timeout("timeout=-1s"), None);
         assert_eq!(query_timeout(""), None);
+    }
+
+    #[test]
+    fn past_the_bound_a_new_handshake_evicts_the_oldest_and_a_finished_one_leaves() {
+        let handshakes = Handshakes::default();
+        let mut begun: Vec<(u64, oneshot::Receiver<()>)> = (0..MAX_PENDING_HANDSHAKES)
+            .map(|_| handshakes.begin())
+            .collect();
+        // A finished handshake leaves room without evicting anyone.
+        let (finished, _) = begun.remove(1);
+        handshakes.end(finished);
+        let (_, mut newest) = handshakes.begin();
+        assert!(begun.iter_mut().all(|(_, r)| {
+            r.try_recv()
+                .is_err_and(|e| e == oneshot::error::TryRecvError::Empty)
+        }));
+        // Full again: the next one evicts the oldest, and only it.
+        let (_, _another) = handshakes.begin();
+        assert_eq!(
+            begun[0].1.try_recv(),
+            Err(oneshot::error::TryRecvError::Closed),
+            "the oldest handshake is ended"
+        );
+        assert!(
+            begun[1..]
+                .iter_mut()
+                .all(|(_, r)| r.try_recv() == Err(oneshot::error::TryRecvError::Empty))
+        );
+        assert_eq!(newest.try_recv(), Err(oneshot::error::TryRecvError::Empty));
     }
 }

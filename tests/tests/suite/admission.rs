@@ -632,6 +632,40 @@ async fn a_rotated_serving_certificate_is_served_with_no_review_dropped() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_unfinished_handshakes_does_not_keep_the_api_server_out() {
+    let door = Door::open(&[Decision::Validate]).await;
+    let address = door.service.admission_address().unwrap();
+    // More connections than the server serves at once, each sending
+    // nothing: they would hold the door for ten seconds apiece.
+    let flood = herald::admission::server::MAX_CONNECTIONS + 100;
+    let mut held = Vec::with_capacity(flood);
+    for _ in 0..flood {
+        held.push(tokio::net::TcpStream::connect(address).await.unwrap());
+    }
+    // The API server still gets its reviews answered by the plugin, well
+    // before any of the flood's handshakes would time out.
+    let started = std::time::Instant::now();
+    door.create("after-the-flood", "")
+        .await
+        .expect("the write is answered by the plugin");
+    let (code, message) = door
+        .create("refused-after-the-flood", "deny")
+        .await
+        .unwrap_err();
+    assert_eq!(
+        code, 422,
+        "the plugin decided, not a failure policy: {message}"
+    );
+    assert!(
+        started.elapsed() < herald::admission::server::HANDSHAKE_TIMEOUT,
+        "answered only after the flood timed out: {:?}",
+        started.elapsed()
+    );
+    drop(held);
+    door.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_requests_get_a_clear_answer_and_the_server_keeps_serving() {
     let door = Door::open(&[]).await;
     let address = door.service.admission_address().unwrap();
