@@ -7,7 +7,7 @@ use crate::admission::AdmissionConfig;
 use crate::admission::tls::ServingCert;
 use crate::capability::kube::ClusterApi;
 use crate::capability::log::{LogSink, RecentLogs};
-use crate::capability::{ActionStatsCollector, ClusterAccess};
+use crate::capability::ClusterAccess;
 use crate::config::Config;
 use crate::daemon::Daemon;
 use crate::dispatch::Feed;
@@ -21,7 +21,7 @@ use crate::reload::{
     DEFAULT_RESCAN_INTERVAL, FileStatuses, PluginDirectory, PluginSources, ReloadError,
     ReloadSetup, SettleTiming, SourcesError, SourcesSetup,
 };
-use crate::shard::{KnownPlugins, ShardCollector, Sharding};
+use crate::shard::{KnownPlugins, Sharding};
 use crate::source::Clients;
 use crate::store::Transform;
 use base64::Engine as _;
@@ -229,17 +229,12 @@ impl Service {
         let files = Arc::new(FileStatuses::default());
         let ops = Arc::new(OpsState {
             daemon: daemon.clone(),
-            registry: {
-                let mut registry = crate::ops::metrics::registry(daemon.clone(), stats.clone());
-                registry.register_collector(Box::new(ActionStatsCollector(access.stats.clone())));
-                registry.register_collector(Box::new(daemon.plugin_metrics().clone()));
-                if let Some(ownership) = &sharding {
-                    registry.register_collector(Box::new(ShardCollector(
-                        ownership.sharding.view().clone(),
-                    )));
-                }
-                registry
-            },
+            registry: crate::ops::metrics::registry(crate::ops::metrics::Sources {
+                daemon: daemon.clone(),
+                loader: stats.clone(),
+                actions: access.stats.clone(),
+                sharding: sharding.as_ref().map(|o| o.sharding.view().clone()),
+            }),
             files: files.clone(),
             loaded: AtomicBool::new(false),
             shutting_down: AtomicBool::new(false),

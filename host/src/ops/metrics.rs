@@ -10,18 +10,21 @@
 //! 4. the loader ([`LoaderCollector`]): reloads, compilations, pulls;
 //! 5. admission ([`AdmissionCollector`]): reviews answered, their durations,
 //!    what the scans of existing objects found;
-//! 6. the daemon ([`DaemonCollector`]): dispatching, plugins' state, ready.
-//!
-//! The service then adds the capabilities' counters, the plugins' own
-//! metrics and, when sharding is on, [`crate::shard::ShardCollector`].
+//! 6. the daemon ([`DaemonCollector`]): dispatching, plugins' state, ready;
+//! 7. the capabilities ([`ActionStatsCollector`]): each one's actions, then
+//!    the audit's;
+//! 8. the plugins' own metrics ([`crate::capability::metrics::PluginMetricsRegistry`]);
+//! 9. sharding, when it is on ([`ShardCollector`]).
 
 use crate::admission::metrics::AdmissionCollector;
+use crate::capability::{ActionStats, ActionStatsCollector};
 use crate::daemon::{Daemon, PluginStatus};
 use crate::dispatch::metrics::ListenerCollector;
 use crate::informer::metrics::InformerCollector;
 use crate::plugin::metrics::PluginCollector;
 use crate::reload::LoaderStats;
 use crate::reload::metrics::LoaderCollector;
+use crate::shard::{ShardCollector, ShardView};
 use crate::telemetry::{Labels, family};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::DescriptorEncoder;
@@ -29,9 +32,30 @@ use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 use std::sync::Arc;
 
-/// A registry holding the collector of each part of `daemon` and of its
-/// plugin loader's `loader` counters, in the order of the module docs.
-pub fn registry(daemon: Arc<Daemon>, loader: Arc<LoaderStats>) -> Registry {
+/// What `/metrics` reads: the daemon, and the state its collectors do not
+/// reach through it.
+#[derive(Debug, Clone)]
+pub struct Sources {
+    /// The daemon (informers, listeners, plugins, admission, its own state
+    /// and the plugins' own metrics).
+    pub daemon: Arc<Daemon>,
+    /// The plugin loader's counters.
+    pub loader: Arc<LoaderStats>,
+    /// The capabilities' counters of the plugins' actions.
+    pub actions: Arc<ActionStats>,
+    /// The sharding view, when sharding is on.
+    pub sharding: Option<Arc<ShardView>>,
+}
+
+/// A registry holding the collector of each part of `sources`, in the
+/// order of the module docs.
+pub fn registry(sources: Sources) -> Registry {
+    let Sources {
+        daemon,
+        loader,
+        actions,
+        sharding,
+    } = sources;
     let mut registry = Registry::default();
     registry.register_collector(Box::new(InformerCollector(daemon.informers().clone())));
     let listening = daemon.clone();
@@ -48,7 +72,12 @@ pub fn registry(daemon: Arc<Daemon>, loader: Arc<LoaderStats>) -> Registry {
     registry.register_collector(Box::new(AdmissionCollector(
         daemon.admission().stats().clone(),
     )));
-    registry.register_collector(Box::new(DaemonCollector(daemon)));
+    registry.register_collector(Box::new(DaemonCollector(daemon.clone())));
+    registry.register_collector(Box::new(ActionStatsCollector(actions)));
+    registry.register_collector(Box::new(daemon.plugin_metrics().clone()));
+    if let Some(view) = sharding {
+        registry.register_collector(Box::new(ShardCollector(view)));
+    }
     registry
 }
 
@@ -126,8 +155,6 @@ fn flag(holds: bool) -> f64 {
 mod tests {
     use super::*;
     use crate::admission::metrics::Verdict;
-    use crate::capability::metrics::PluginMetricsRegistry;
-    use crate::capability::{ActionStats, ActionStatsCollector};
     use crate::dispatch::RetryPolicy;
     use crate::informer::{Informers, ReflectorConfig};
     use crate::plugin::FaultKind;
@@ -154,14 +181,12 @@ mod tests {
         let client = kube::Client::try_from(config).unwrap();
         let informers = Arc::new(Informers::new(client, ReflectorConfig::default()));
         let daemon = Arc::new(Daemon::new(informers, RetryPolicy::default()));
-        let mut registry = registry(daemon, Arc::default());
-        registry.register_collector(Box::new(ActionStatsCollector(Arc::new(
-            ActionStats::default(),
-        ))));
-        registry.register_collector(Box::new(PluginMetricsRegistry::new()));
-        registry.register_collector(Box::new(crate::shard::ShardCollector(Arc::new(
-            crate::shard::ShardView::new("replica-a"),
-        ))));
+        let registry = registry(Sources {
+            daemon,
+            loader: Arc::default(),
+            actions: Arc::default(),
+            sharding: Some(Arc::new(ShardView::new("replica-a"))),
+        });
         let exported = types(&encode(&registry));
         let listed: Vec<(String, String)> = HOST_FAMILIES
             .iter()
@@ -333,12 +358,12 @@ mod tests {
             shard.count(change);
         }
 
-        let mut registry = registry(daemon.clone(), loader);
-        registry.register_collector(Box::new(ActionStatsCollector(Arc::new(
-            ActionStats::default(),
-        ))));
-        registry.register_collector(Box::new(daemon.plugin_metrics().clone()));
-        registry.register_collector(Box::new(crate::shard::ShardCollector(shard)));
+        let registry = registry(Sources {
+            daemon: daemon.clone(),
+            loader,
+            actions: Arc::default(),
+            sharding: Some(shard),
+        });
         let (rendered, known) = (families(&encode(&registry)), families(KNOWN_STATE));
         let names = |families: &[(String, String)]| -> Vec<String> {
             families.iter().map(|(name, _)| name.clone()).collect()
