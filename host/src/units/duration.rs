@@ -3,8 +3,28 @@
 use serde::{Deserialize, Deserializer, Serializer, de::Error as _};
 use std::time::Duration;
 
+/// A duration that [`parse`] cannot read; each variant holds the text at
+/// fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    /// The text does not start with a number.
+    #[error("{0:?} is not a duration: write e.g. 250ms, 1s, 5m or 1h")]
+    NotANumber(String),
+    /// The number is followed by a unit other than `ms`, `s`, `m` or `h`.
+    #[error("{text:?} has unknown unit {unit:?}: use ms, s, m or h")]
+    UnknownUnit {
+        /// The whole duration.
+        text: String,
+        /// The unit at fault.
+        unit: String,
+    },
+    /// The duration is negative, not finite, or over a billion seconds.
+    #[error("{0:?} is out of range")]
+    OutOfRange(String),
+}
+
 /// Parses `250ms`, `1s`, `1.5s`, `5m` or `1h` (a bare number is seconds).
-pub fn parse(text: &str) -> Result<Duration, String> {
+pub fn parse(text: &str) -> Result<Duration, DurationError> {
     let text = text.trim();
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -12,21 +32,22 @@ pub fn parse(text: &str) -> Result<Duration, String> {
     let (number, unit) = text.split_at(split);
     let value: f64 = number
         .parse()
-        .map_err(|_| format!("{text:?} is not a duration: write e.g. 250ms, 1s, 5m or 1h"))?;
+        .map_err(|_| DurationError::NotANumber(text.to_owned()))?;
     let scale = match unit.trim() {
         "ms" => 0.001,
         "" | "s" => 1.0,
         "m" => 60.0,
         "h" => 3600.0,
         other => {
-            return Err(format!(
-                "{text:?} has unknown unit {other:?}: use ms, s, m or h"
-            ));
+            return Err(DurationError::UnknownUnit {
+                text: text.to_owned(),
+                unit: other.to_owned(),
+            });
         }
     };
     let seconds = value * scale;
     if !seconds.is_finite() || !(0.0..=1e9).contains(&seconds) {
-        return Err(format!("{text:?} is out of range"));
+        return Err(DurationError::OutOfRange(text.to_owned()));
     }
     Ok(Duration::from_secs_f64(seconds))
 }
@@ -119,8 +140,18 @@ mod tests {
         assert_eq!(parse("2").unwrap(), Duration::from_secs(2));
         assert_eq!(parse("5m").unwrap(), Duration::from_secs(300));
         assert_eq!(parse("1h").unwrap(), Duration::from_secs(3600));
-        assert!(parse("soon").is_err());
-        assert!(parse("3 weeks").unwrap_err().contains("unknown unit"));
+        assert_eq!(
+            parse("soon").unwrap_err().to_string(),
+            r#""soon" is not a duration: write e.g. 250ms, 1s, 5m or 1h"#
+        );
+        assert_eq!(
+            parse("3 weeks").unwrap_err().to_string(),
+            r#""3 weeks" has unknown unit "weeks": use ms, s, m or h"#
+        );
+        assert_eq!(
+            parse("999999999h").unwrap_err(),
+            DurationError::OutOfRange("999999999h".into())
+        );
     }
 
     #[test]

@@ -3,8 +3,29 @@
 
 use serde::{Deserialize, Deserializer, Serializer, de::Error as _};
 
+/// A byte quantity that [`parse`] cannot read; each variant holds the text
+/// at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum QuantityError {
+    /// The text does not start with a whole number.
+    #[error("{0:?} is not a byte quantity: write e.g. 64Mi, 1Gi or 1048576")]
+    NotANumber(String),
+    /// The number is followed by a suffix other than `Ki`, `Mi`, `Gi`, `k`,
+    /// `M` or `G`.
+    #[error("{text:?} has unknown suffix {suffix:?}: use Ki, Mi, Gi (or k, M, G)")]
+    UnknownSuffix {
+        /// The whole quantity.
+        text: String,
+        /// The suffix at fault.
+        suffix: String,
+    },
+    /// The quantity does not fit in 64 bits.
+    #[error("{0:?} is too large")]
+    TooLarge(String),
+}
+
 /// Parses `64Mi`, `1Gi`, `500k`, `2M` or `1048576`.
-pub fn parse(text: &str) -> Result<u64, String> {
+pub fn parse(text: &str) -> Result<u64, QuantityError> {
     let text = text.trim();
     let split = text
         .find(|c: char| !c.is_ascii_digit())
@@ -12,7 +33,7 @@ pub fn parse(text: &str) -> Result<u64, String> {
     let (number, suffix) = text.split_at(split);
     let value: u64 = number
         .parse()
-        .map_err(|_| format!("{text:?} is not a byte quantity: write e.g. 64Mi, 1Gi or 1048576"))?;
+        .map_err(|_| QuantityError::NotANumber(text.to_owned()))?;
     let scale: u64 = match suffix {
         "" => 1,
         "k" => 1_000,
@@ -22,14 +43,15 @@ pub fn parse(text: &str) -> Result<u64, String> {
         "Mi" => 1 << 20,
         "Gi" => 1 << 30,
         other => {
-            return Err(format!(
-                "{text:?} has unknown suffix {other:?}: use Ki, Mi, Gi (or k, M, G)"
-            ));
+            return Err(QuantityError::UnknownSuffix {
+                text: text.to_owned(),
+                suffix: other.to_owned(),
+            });
         }
     };
     value
         .checked_mul(scale)
-        .ok_or_else(|| format!("{text:?} is too large"))
+        .ok_or_else(|| QuantityError::TooLarge(text.to_owned()))
 }
 
 /// Formats bytes with the largest exact binary suffix.
@@ -85,9 +107,18 @@ mod tests {
         assert_eq!(parse("1Gi").unwrap(), 1 << 30);
         assert_eq!(parse("500k").unwrap(), 500_000);
         assert_eq!(parse("1048576").unwrap(), 1 << 20);
-        assert!(parse("64 apples").unwrap_err().contains("unknown suffix"));
-        assert!(parse("Mi").is_err());
-        assert!(parse("99999999999999Gi").unwrap_err().contains("too large"));
+        assert_eq!(
+            parse("64 apples").unwrap_err().to_string(),
+            r#""64 apples" has unknown suffix " apples": use Ki, Mi, Gi (or k, M, G)"#
+        );
+        assert_eq!(
+            parse("Mi").unwrap_err(),
+            QuantityError::NotANumber("Mi".into())
+        );
+        assert_eq!(
+            parse("99999999999999Gi").unwrap_err().to_string(),
+            r#""99999999999999Gi" is too large"#
+        );
         assert_eq!(format(64 << 20), "64Mi");
         assert_eq!(format(1000), "1000");
     }
