@@ -147,7 +147,7 @@ impl Config {
         self.leader_election.validate("leaderElection")?;
         self.sharding.validate("sharding")?;
         crate::shard::check_group_name(&self.sharding.lease_name)
-            .map_err(|problem| Invalid::new("sharding.leaseName", problem))?;
+            .map_err(|problem| Invalid::new("sharding.leaseName", problem.to_string()))?;
         if self.sharding.enabled && self.leader_election.enabled {
             return Err(Invalid::new(
                 "sharding.enabled",

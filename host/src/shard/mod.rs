@@ -54,12 +54,9 @@ pub const MAX_GROUP_NAME: usize = 63;
 
 /// Checks `sharding.leaseName` as the group's name: a label value that
 /// prefixes every Lease's name; the error says what is wrong.
-pub fn check_group_name(name: &str) -> Result<(), String> {
+pub fn check_group_name(name: &str) -> Result<(), ShardError> {
     if name.len() > MAX_GROUP_NAME || name.contains('.') {
-        return Err(format!(
-            "{name:?} must be at most {MAX_GROUP_NAME} characters without '.': it is a label \
-             value and prefixes every Lease's name"
-        ));
+        return Err(ShardError::GroupName(name.to_owned()));
     }
     Ok(())
 }
@@ -94,6 +91,14 @@ pub enum ShardError {
         /// What is wrong and what to do.
         problem: String,
     },
+    /// The group's name (`sharding.leaseName`, held here) is too long or
+    /// holds a `.`.
+    #[error(
+        "{0:?} must be at most {max} characters without '.': it is a label value and prefixes \
+         every Lease's name",
+        max = MAX_GROUP_NAME
+    )]
+    GroupName(String),
 }
 
 /// Checks sharding's settings (leader election's checks, and a group name
@@ -109,15 +114,10 @@ pub fn validate(settings: &LeaseSettings) -> Result<(), ShardError> {
             problem: other.to_string(),
         },
     })?;
-    if settings.name.len() > MAX_GROUP_NAME || settings.name.contains('.') {
-        return Err(ShardError::InvalidSettings {
-            setting: "leaseName",
-            problem: format!(
-                "{:?} must be at most {MAX_GROUP_NAME} characters without '.': it is a label value and prefixes every Lease's name",
-                settings.name
-            ),
-        });
-    }
+    check_group_name(&settings.name).map_err(|err| ShardError::InvalidSettings {
+        setting: "leaseName",
+        problem: err.to_string(),
+    })?;
     Ok(())
 }
 
