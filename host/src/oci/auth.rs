@@ -57,31 +57,95 @@ struct File {
     cred_helpers: BTreeMap<String, String>,
 }
 
+/// Why credentials could not be had from a Docker config file; each variant
+/// names the entry or the helper at fault, never a secret.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    /// The file cannot be read.
+    #[error("cannot read: {0}")]
+    Read(#[source] std::io::Error),
+    /// The text is not JSON of a Docker config file.
+    #[error("not a Docker config.json: {0}")]
+    NotAConfig(#[source] serde_json::Error),
+    /// The text is JSON but not an object.
+    #[error("not a Docker config.json: not a JSON object")]
+    NotAnObject,
+    /// `auths.<registry>.auth` is not base64.
+    #[error("auths.{registry}.auth is not base64: {reason}")]
+    NotBase64 {
+        /// The `auths` key at fault.
+        registry: String,
+        /// What the decoder reported (it never quotes the text).
+        #[source]
+        reason: base64::DecodeError,
+    },
+    /// `auths.<registry>.auth` decodes to bytes that are not UTF-8.
+    #[error("auths.{registry}.auth is not UTF-8")]
+    NotUtf8 {
+        /// The `auths` key at fault.
+        registry: String,
+    },
+    /// `auths.<registry>.auth` decodes to text without a `:`.
+    #[error("auths.{registry}.auth is not base64 of user:password")]
+    NoPassword {
+        /// The `auths` key at fault.
+        registry: String,
+    },
+    /// A credential helper failed.
+    #[error("credential helper {program} for {registry}: {failure}")]
+    Helper {
+        /// The helper's program, `docker-credential-<name>`.
+        program: String,
+        /// The registry it was asked about.
+        registry: String,
+        /// What went wrong.
+        #[source]
+        failure: HelperFailure,
+    },
+}
+
+/// How a credential helper failed.
+#[derive(Debug, thiserror::Error)]
+pub enum HelperFailure {
+    /// The program could not be started.
+    #[error("cannot run it: {0}")]
+    Spawn(#[source] std::io::Error),
+    /// Its output could not be read.
+    #[error("{0}")]
+    Wait(#[source] std::io::Error),
+    /// It did not answer in time (ten seconds).
+    #[error("no answer within {} s", HELPER_TIMEOUT.as_secs())]
+    Timeout,
+    /// It exited with a failure other than "credentials not found".
+    #[error("exited with {0}")]
+    Exit(std::process::ExitStatus),
+    /// Its answer is not `{"Username", "Secret"}`.
+    #[error("not a credentials answer: {0}")]
+    Answer(#[source] serde_json::Error),
+}
+
 /// How long a credential helper may take to answer.
 const HELPER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl DockerConfig {
     /// Reads and parses `path`.
     pub fn load(path: &Path) -> Result<Self, OciError> {
-        let failed = |reason: String| OciError::Auth {
+        let failed = |reason: AuthError| OciError::Auth {
             path: path.display().to_string(),
             reason,
         };
-        let text =
-            std::fs::read_to_string(path).map_err(|e| failed(format!("cannot read: {e}")))?;
+        let text = std::fs::read_to_string(path).map_err(|e| failed(AuthError::Read(e)))?;
         Self::parse(&text).map_err(failed)
     }
 
     /// Parses the text of a Docker config file.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, AuthError> {
         // An object: serde would take `[]` for a struct with defaults.
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| format!("not a Docker config.json: {e}"))?;
+        let value: serde_json::Value = serde_json::from_str(text).map_err(AuthError::NotAConfig)?;
         if !value.is_object() {
-            return Err("not a Docker config.json: not a JSON object".into());
+            return Err(AuthError::NotAnObject);
         }
-        let file: File =
-            serde_json::from_value(value).map_err(|e| format!("not a Docker config.json: {e}"))?;
+        let file: File = serde_json::from_value(value).map_err(AuthError::NotAConfig)?;
         Ok(DockerConfig {
             auths: file.auths,
             creds_store: file.creds_store.filter(|s| !s.is_empty()),
@@ -94,7 +158,7 @@ impl DockerConfig {
     /// anonymous if the file has none. Entries are matched by host, whether
     /// written `host`, `https://host` or `https://host/v1/`; Docker Hub's
     /// `https://index.docker.io/v1/` serves `docker.io`.
-    pub fn auth_for(&self, registry: &str) -> Result<RegistryAuth, String> {
+    pub fn auth_for(&self, registry: &str) -> Result<RegistryAuth, AuthError> {
         let wanted = normalize(registry);
         if let Some((_, helper)) = self
             .cred_helpers
@@ -129,7 +193,7 @@ impl AuthEntry {
     }
 
     /// The entry's credentials.
-    fn auth(&self, registry: &str) -> Result<RegistryAuth, String> {
+    fn auth(&self, registry: &str) -> Result<RegistryAuth, AuthError> {
         if let Some(token) = self.registrytoken.as_ref().or(self.identitytoken.as_ref()) {
             return Ok(RegistryAuth::Bearer(token.clone()));
         }
@@ -139,13 +203,17 @@ impl AuthEntry {
         if let Some(auth) = &self.auth {
             let decoded = base64::engine::general_purpose::STANDARD
                 .decode(auth.trim())
-                .map_err(|e| format!("auths.{registry}.auth is not base64: {e}"))?;
-            let decoded = String::from_utf8(decoded)
-                .map_err(|_| format!("auths.{registry}.auth is not UTF-8"))?;
+                .map_err(|reason| AuthError::NotBase64 {
+                    registry: registry.to_owned(),
+                    reason,
+                })?;
+            let decoded = String::from_utf8(decoded).map_err(|_| AuthError::NotUtf8 {
+                registry: registry.to_owned(),
+            })?;
             let Some((user, password)) = decoded.split_once(':') else {
-                return Err(format!(
-                    "auths.{registry}.auth is not base64 of user:password"
-                ));
+                return Err(AuthError::NoPassword {
+                    registry: registry.to_owned(),
+                });
             };
             return Ok(RegistryAuth::Basic(user.into(), password.into()));
         }
@@ -169,14 +237,18 @@ fn run_helper(
     helper: &str,
     registry: &str,
     search_path: Option<&std::ffi::OsStr>,
-) -> Result<RegistryAuth, String> {
+) -> Result<RegistryAuth, AuthError> {
     use std::io::Write as _;
     let program = format!("docker-credential-{helper}");
     let server = match registry {
         "docker.io" => "https://index.docker.io/v1/".to_owned(),
         other => other.to_owned(),
     };
-    let failed = |reason: String| format!("credential helper {program} for {registry}: {reason}");
+    let failed = |failure: HelperFailure| AuthError::Helper {
+        program: program.clone(),
+        registry: registry.to_owned(),
+        failure,
+    };
     let mut command = std::process::Command::new(&program);
     if let Some(path) = search_path {
         command.env("PATH", path);
@@ -187,7 +259,7 @@ fn run_helper(
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .map_err(|e| failed(format!("cannot run it: {e}")))?;
+        .map_err(|e| failed(HelperFailure::Spawn(e)))?;
     if let Some(mut stdin) = child.stdin.take() {
         // A helper that exits without reading closes the pipe first: its
         // exit status, not the write, says what happened.
@@ -199,16 +271,13 @@ fn run_helper(
         let _ = sender.send(child.wait_with_output());
     });
     let output = match receiver.recv_timeout(HELPER_TIMEOUT) {
-        Ok(output) => output.map_err(|e| failed(e.to_string()))?,
+        Ok(output) => output.map_err(|e| failed(HelperFailure::Wait(e)))?,
         Err(_) => {
             // The waiting thread reaps it once killed.
             let _ = std::process::Command::new("kill")
                 .args(["-9", &id.to_string()])
                 .status();
-            return Err(failed(format!(
-                "no answer within {} s",
-                HELPER_TIMEOUT.as_secs()
-            )));
+            return Err(failed(HelperFailure::Timeout));
         }
     };
     if !output.status.success() {
@@ -217,10 +286,10 @@ fn run_helper(
         if message.contains("credentials not found") {
             return Ok(RegistryAuth::Anonymous);
         }
-        return Err(failed(format!("exited with {}", output.status)));
+        return Err(failed(HelperFailure::Exit(output.status)));
     }
-    let answer: HelperAnswer = serde_json::from_slice(&output.stdout)
-        .map_err(|e| failed(format!("not a credentials answer: {e}")))?;
+    let answer: HelperAnswer =
+        serde_json::from_slice(&output.stdout).map_err(|e| failed(HelperFailure::Answer(e)))?;
     Ok(match answer.username.as_str() {
         "<token>" => RegistryAuth::Bearer(answer.secret),
         _ => RegistryAuth::Basic(answer.username, answer.secret),
@@ -286,12 +355,13 @@ mod tests {
     #[test]
     fn a_broken_entry_says_what_is_wrong_without_showing_it() {
         let config = DockerConfig::parse(r#"{"auths": {"r.io": {"auth": "!!"}}}"#).unwrap();
-        let err = config.auth_for("r.io").unwrap_err();
+        let err = config.auth_for("r.io").unwrap_err().to_string();
         assert!(err.contains("auths.r.io.auth is not base64"), "{err}");
         assert!(!err.contains("!!"), "{err}");
         assert!(
             DockerConfig::parse("[]")
                 .unwrap_err()
+                .to_string()
                 .contains("not a Docker config.json")
         );
     }
@@ -356,7 +426,7 @@ esac"#,
             RegistryAuth::Anonymous,
             "nothing stored: anonymous"
         );
-        let err = config.auth_for("ghcr.io").unwrap_err();
+        let err = config.auth_for("ghcr.io").unwrap_err().to_string();
         assert!(err.contains("docker-credential-testbroken"), "{err}");
         assert!(err.contains("exit status: 3"), "{err}");
     }

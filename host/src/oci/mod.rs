@@ -25,7 +25,7 @@ pub mod auth;
 pub mod transfer;
 
 pub use artifact::{ComponentInfo, PluginArtifact, WasmConfig};
-pub use auth::{DockerConfig, default_docker_config};
+pub use auth::{AuthError, DockerConfig, HelperFailure, default_docker_config};
 pub use transfer::{Pulled, Pushed, Registry, RegistryOptions};
 
 /// The media type of the config of a Wasm artifact (CNCF layout).
@@ -94,7 +94,8 @@ pub enum OciError {
         /// The Docker config file.
         path: String,
         /// Why.
-        reason: String,
+        #[source]
+        reason: auth::AuthError,
     },
 }
 
