@@ -24,6 +24,102 @@ pub const DEFAULT_MAX_REQUEST_SIZE: u64 = 1 << 20;
 /// The default `maxConcurrent`.
 pub const DEFAULT_MAX_CONCURRENT: u32 = 4;
 
+/// How an origin is written, for the messages refusing one.
+const EXAMPLE: &str =
+    "write e.g. https://hooks.example.com, http://10.0.0.7:8080 or https://*.example.com";
+
+/// A host that is neither a domain name nor an IP address; each variant
+/// holds the host as written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HostError {
+    /// A `[`…`]` host that is not an IPv6 address.
+    #[error("host {0:?} is not an IPv6 address in brackets")]
+    NotIpv6(String),
+    /// Not a domain name (nor, where allowed, `*.` and a domain name).
+    #[error(
+        "host {text:?} is not a domain name or an IP address{hint}",
+        hint = if *wildcard_allowed {
+            " (a wildcard is `*.` before a domain, as in *.example.com)"
+        } else {
+            ""
+        }
+    )]
+    NotADomain {
+        /// The host at fault.
+        text: String,
+        /// True in an origin, where `*.example.com` may be written.
+        wildcard_allowed: bool,
+    },
+}
+
+/// An origin of `allowedOrigins` that does not parse; each variant holds
+/// the origin as written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OriginError {
+    /// No `scheme://`.
+    #[error("{0:?} has no scheme: {example}", example = EXAMPLE)]
+    NoScheme(String),
+    /// A scheme other than `http` or `https`.
+    #[error("{text:?}: scheme {scheme:?} is not http or https: {example}", example = EXAMPLE)]
+    Scheme {
+        /// The origin.
+        text: String,
+        /// The scheme at fault.
+        scheme: String,
+    },
+    /// A path, query or fragment after the host.
+    #[error(
+        "{text:?} has a path, query or fragment ({rest:?}): an origin is scheme, host and port \
+         only"
+    )]
+    Path {
+        /// The origin.
+        text: String,
+        /// The part from the first `/`, `?` or `#`.
+        rest: String,
+    },
+    /// `user@` before the host.
+    #[error("{0:?} has user information: {example}", example = EXAMPLE)]
+    UserInfo(String),
+    /// A port that is not 1 to 65535.
+    #[error("{text:?}: port {port:?} is not a number from 1 to 65535")]
+    Port {
+        /// The origin.
+        text: String,
+        /// The port at fault.
+        port: String,
+    },
+    /// A host that does not parse.
+    #[error("{text:?}: {reason}")]
+    Host {
+        /// The origin.
+        text: String,
+        /// What is wrong with its host.
+        #[source]
+        reason: HostError,
+    },
+}
+
+/// Why a request's URL has no [`Target`] a grant could allow.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TargetError {
+    /// A scheme other than `http` or `https` (held here, maybe empty).
+    #[error("scheme {0:?} is not http or https")]
+    Scheme(String),
+    /// `user@` before the host.
+    #[error(
+        "its URL has user information (user@host), which plugins may not send: put credentials \
+         in a header"
+    )]
+    UserInfo,
+    /// No host at all.
+    #[error("no host")]
+    NoHost,
+    /// A host that does not parse.
+    #[error(transparent)]
+    Host(#[from] HostError),
+}
+
 /// `plugins.<name>.grants.http`: outbound HTTP granted to one plugin.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -196,19 +292,17 @@ pub struct Target {
 
 impl Target {
     /// The target of a request URI; the error says why it cannot be one.
-    pub fn of_uri(uri: &http::Uri) -> Result<Self, String> {
+    pub fn of_uri(uri: &http::Uri) -> Result<Self, TargetError> {
         let scheme = uri.scheme_str().unwrap_or("");
-        let scheme = Scheme::parse(scheme)
-            .ok_or_else(|| format!("scheme {scheme:?} is not http or https"))?;
+        let scheme = Scheme::parse(scheme).ok_or_else(|| TargetError::Scheme(scheme.to_owned()))?;
         if uri.authority().is_some_and(|a| a.as_str().contains('@')) {
             // Forwarded, it would reach the origin as `Host: user@host`.
-            return Err(
-                "its URL has user information (user@host), which plugins may not send: \
-                        put credentials in a header"
-                    .into(),
-            );
+            return Err(TargetError::UserInfo);
         }
-        let host = uri.host().filter(|h| !h.is_empty()).ok_or("no host")?;
+        let host = uri
+            .host()
+            .filter(|h| !h.is_empty())
+            .ok_or(TargetError::NoHost)?;
         let host = parse_host(host, false)?;
         Ok(Target {
             scheme,
@@ -283,26 +377,24 @@ impl fmt::Display for Origin {
 }
 
 impl std::str::FromStr for Origin {
-    type Err = String;
+    type Err = OriginError;
 
-    fn from_str(text: &str) -> Result<Self, String> {
-        let example = "write e.g. https://hooks.example.com, http://10.0.0.7:8080 or \
-                       https://*.example.com";
+    fn from_str(text: &str) -> Result<Self, OriginError> {
         let (scheme, rest) = text
             .split_once("://")
-            .ok_or_else(|| format!("{text:?} has no scheme: {example}"))?;
-        let scheme = Scheme::parse(scheme).ok_or_else(|| {
-            format!("{text:?}: scheme {scheme:?} is not http or https: {example}")
+            .ok_or_else(|| OriginError::NoScheme(text.to_owned()))?;
+        let scheme = Scheme::parse(scheme).ok_or_else(|| OriginError::Scheme {
+            text: text.to_owned(),
+            scheme: scheme.to_owned(),
         })?;
         if let Some(at) = rest.find(['/', '?', '#']) {
-            return Err(format!(
-                "{text:?} has a path, query or fragment ({:?}): an origin is scheme, host and \
-                 port only",
-                &rest[at..]
-            ));
+            return Err(OriginError::Path {
+                text: text.to_owned(),
+                rest: rest[at..].to_owned(),
+            });
         }
         if rest.contains('@') {
-            return Err(format!("{text:?} has user information: {example}"));
+            return Err(OriginError::UserInfo(text.to_owned()));
         }
         // The port follows the last ':' unless that is inside an IPv6 literal.
         let (host, port) = match rest.rfind(':') {
@@ -314,32 +406,36 @@ impl std::str::FromStr for Origin {
         let port = port
             .map(|p| match p.parse::<u16>() {
                 Ok(port) if port > 0 => Ok(port),
-                _ => Err(format!(
-                    "{text:?}: port {p:?} is not a number from 1 to 65535"
-                )),
+                _ => Err(OriginError::Port {
+                    text: text.to_owned(),
+                    port: p.to_owned(),
+                }),
             })
             .transpose()?;
-        let host = parse_host(host, true).map_err(|e| format!("{text:?}: {e}"))?;
+        let host = parse_host(host, true).map_err(|reason| OriginError::Host {
+            text: text.to_owned(),
+            reason,
+        })?;
         Ok(Origin { scheme, host, port })
     }
 }
 
 impl TryFrom<String> for Origin {
-    type Error = String;
+    type Error = OriginError;
 
-    fn try_from(text: String) -> Result<Self, String> {
+    fn try_from(text: String) -> Result<Self, OriginError> {
         text.parse()
     }
 }
 
 /// Parses a URL's host: an IP literal (IPv6 in brackets), a domain name, or
 /// (in an origin) `*.` and a domain name.
-fn parse_host(text: &str, wildcard_allowed: bool) -> Result<Host, String> {
+fn parse_host(text: &str, wildcard_allowed: bool) -> Result<Host, HostError> {
     if let Some(inner) = text.strip_prefix('[') {
         let ip = inner
             .strip_suffix(']')
             .and_then(|ip| ip.parse::<std::net::Ipv6Addr>().ok())
-            .ok_or_else(|| format!("host {text:?} is not an IPv6 address in brackets"))?;
+            .ok_or_else(|| HostError::NotIpv6(text.to_owned()))?;
         return Ok(Host::Ip(IpAddr::V6(ip)));
     }
     if let Ok(ip) = text.parse::<std::net::Ipv4Addr>() {
@@ -361,14 +457,10 @@ fn parse_host(text: &str, wildcard_allowed: bool) -> Result<Host, String> {
             && !label.ends_with('-')
     };
     if domain.is_empty() || domain.len() > 253 || !domain.split('.').all(valid_label) {
-        return Err(format!(
-            "host {text:?} is not a domain name or an IP address{}",
-            if wildcard_allowed {
-                " (a wildcard is `*.` before a domain, as in *.example.com)"
-            } else {
-                ""
-            }
-        ));
+        return Err(HostError::NotADomain {
+            text: text.to_owned(),
+            wildcard_allowed,
+        });
     }
     Ok(if wildcard {
         Host::Wildcard(domain.to_owned())
@@ -431,7 +523,7 @@ mod tests {
             ("http://[::1", "IPv6"),
             ("http://[nope]:80", "IPv6"),
         ] {
-            let error = text.parse::<Origin>().expect_err(text);
+            let error = text.parse::<Origin>().expect_err(text).to_string();
             assert!(error.contains(says), "{text}: {error}");
         }
     }
