@@ -147,11 +147,25 @@ fn parse_event(value: Value, line: usize) -> Result<RecordedEvent, EventParseErr
     })
 }
 
-fn check_object(object: &Value) -> Result<(), String> {
-    let map = object.as_object().ok_or("is not a JSON object")?;
+/// Why an event's `object` or `old` is not a Kubernetes object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+enum ObjectError {
+    /// Not a JSON object at all.
+    #[error("is not a JSON object")]
+    NotAnObject,
+    /// The field held here is missing or not a string.
+    #[error("has no string {0:?}")]
+    NoString(&'static str),
+    /// No `metadata.name` string.
+    #[error("has no metadata.name")]
+    NoName,
+}
+
+fn check_object(object: &Value) -> Result<(), ObjectError> {
+    let map = object.as_object().ok_or(ObjectError::NotAnObject)?;
     for field in ["apiVersion", "kind"] {
         if !map.get(field).is_some_and(Value::is_string) {
-            return Err(format!("has no string {field:?}"));
+            return Err(ObjectError::NoString(field));
         }
     }
     let has_name = map
@@ -159,7 +173,7 @@ fn check_object(object: &Value) -> Result<(), String> {
         .and_then(|m| m.get("name"))
         .is_some_and(Value::is_string);
     if !has_name {
-        return Err("has no metadata.name".into());
+        return Err(ObjectError::NoName);
     }
     Ok(())
 }

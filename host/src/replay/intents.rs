@@ -44,9 +44,9 @@
 //! - http: {url: "https://api.example.com/*", error: timeout}
 //! ```
 
-use crate::capability::http::replay::{HttpFailure, HttpIntent, HttpScript};
+use crate::capability::http::replay::{HttpFailure, HttpIntent, HttpScript, HttpScriptError};
 use crate::capability::http::{OfflineHttp, OfflineRequest, OfflineResponse};
-use crate::capability::kube::replay::KubeScript;
+use crate::capability::kube::replay::{KubeScript, KubeScriptError};
 use crate::capability::kube::{ApiBackend, ApiRequest, KubeError, Operation};
 use crate::capability::{events, kube};
 use crate::gvk::Gvk;
@@ -84,29 +84,80 @@ pub enum ScriptedResponse {
     Http(HttpScript),
 }
 
+/// A responses file that cannot be read; the entry at fault is named by
+/// its number, from 1.
+#[derive(Debug, thiserror::Error)]
+pub enum ResponsesError {
+    /// The text is not a YAML list of mappings.
+    #[error("{0}")]
+    NotAList(#[source] serde_yaml::Error),
+    /// An entry has `http` beside other keys.
+    #[error("response #{number}: an `http` entry has no other keys (put `times` inside it)")]
+    HttpWithOtherKeys {
+        /// The entry, from 1.
+        number: usize,
+    },
+    /// An `http` entry does not parse.
+    #[error("response #{number}: http: {reason}")]
+    HttpSyntax {
+        /// The entry, from 1.
+        number: usize,
+        /// What the parser reported.
+        #[source]
+        reason: serde_yaml::Error,
+    },
+    /// An `http` entry parses but cannot answer.
+    #[error("response #{number}: {reason}")]
+    Http {
+        /// The entry, from 1.
+        number: usize,
+        /// Why it cannot answer.
+        #[source]
+        reason: HttpScriptError,
+    },
+    /// A Kubernetes entry does not parse.
+    #[error("response #{number}: {reason}")]
+    KubeSyntax {
+        /// The entry, from 1.
+        number: usize,
+        /// What the parser reported.
+        #[source]
+        reason: serde_yaml::Error,
+    },
+    /// A Kubernetes entry parses but cannot answer.
+    #[error("response #{number}: {reason}")]
+    Kube {
+        /// The entry, from 1.
+        number: usize,
+        /// Why it cannot answer.
+        #[source]
+        reason: KubeScriptError,
+    },
+}
+
 /// Parses a responses file, naming the entry at fault.
-pub fn parse_responses(text: &str) -> Result<Vec<ScriptedResponse>, String> {
+pub fn parse_responses(text: &str) -> Result<Vec<ScriptedResponse>, ResponsesError> {
     let entries: Vec<serde_yaml::Mapping> =
-        serde_yaml::from_str(text).map_err(|e| e.to_string())?;
+        serde_yaml::from_str(text).map_err(ResponsesError::NotAList)?;
     let mut responses = Vec::with_capacity(entries.len());
     for (index, entry) in entries.into_iter().enumerate() {
-        let at = |e: String| format!("response #{}: {e}", index + 1);
+        let number = index + 1;
         let response = match entry.get("http") {
             Some(_) if entry.len() > 1 => {
-                return Err(at(
-                    "an `http` entry has no other keys (put `times` inside it)".into(),
-                ));
+                return Err(ResponsesError::HttpWithOtherKeys { number });
             }
             Some(http) => {
-                let http: HttpScript =
-                    serde_yaml::from_value(http.clone()).map_err(|e| at(format!("http: {e}")))?;
-                http.check().map_err(at)?;
+                let http: HttpScript = serde_yaml::from_value(http.clone())
+                    .map_err(|reason| ResponsesError::HttpSyntax { number, reason })?;
+                http.check()
+                    .map_err(|reason| ResponsesError::Http { number, reason })?;
                 ScriptedResponse::Http(http)
             }
             None => {
-                let kube: KubeScript =
-                    serde_yaml::from_value(entry.into()).map_err(|e| at(e.to_string()))?;
-                kube.check().map_err(at)?;
+                let kube: KubeScript = serde_yaml::from_value(entry.into())
+                    .map_err(|reason| ResponsesError::KubeSyntax { number, reason })?;
+                kube.check()
+                    .map_err(|reason| ResponsesError::Kube { number, reason })?;
                 ScriptedResponse::Kube(kube)
             }
         };
@@ -242,9 +293,13 @@ mod tests {
     #[test]
     fn scripts_are_checked_when_read() {
         assert!(parse_responses("- verb: get\n  object: {}\n").is_ok());
-        let both = parse_responses("- object: {}\n  error: {type: conflict}\n").unwrap_err();
+        let both = parse_responses("- object: {}\n  error: {type: conflict}\n")
+            .unwrap_err()
+            .to_string();
         assert!(both.contains("exactly one"), "{both}");
-        let unknown = parse_responses("- error: {type: exploded}\n").unwrap_err();
+        let unknown = parse_responses("- error: {type: exploded}\n")
+            .unwrap_err()
+            .to_string();
         assert!(unknown.contains("exploded"), "{unknown}");
         assert!(parse_responses("- verb: fly\n  object: {}\n").is_err());
     }
@@ -260,9 +315,13 @@ mod tests {
                   - http: {url: \"https://b.example/*\", error: connection-refused}\n\
                   - verb: get\n  object: {}\n";
         assert_eq!(parse_responses(ok).unwrap().len(), 3);
-        let both = parse_responses("- http: {error: denied, status: 500}\n").unwrap_err();
+        let both = parse_responses("- http: {error: denied, status: 500}\n")
+            .unwrap_err()
+            .to_string();
         assert!(both.contains("either `error`"), "{both}");
-        let mixed = parse_responses("- verb: get\n  http: {status: 500}\n").unwrap_err();
+        let mixed = parse_responses("- verb: get\n  http: {status: 500}\n")
+            .unwrap_err()
+            .to_string();
         assert!(mixed.contains("no other keys"), "{mixed}");
         assert!(parse_responses("- http: {error: exploded}\n").is_err());
         assert!(parse_responses("- http: {status: 99}\n").is_err());

@@ -9,7 +9,7 @@ mod reviews;
 
 pub use crate::capability::http::replay::{HttpFailure, HttpIntent};
 pub use events::{EventParseError, EventType, RecordedEvent, parse_events};
-pub use intents::{Intent, ReplayApi, ScriptedResponse, parse_responses};
+pub use intents::{Intent, ReplayApi, ResponsesError, ScriptedResponse, parse_responses};
 pub use reviews::{RecordedReview, ReviewOutcome, ReviewReplayer, ReviewsError, parse_reviews};
 
 use crate::capability::log::{MemorySink, OwnedLogLine};

@@ -21,6 +21,29 @@ pub struct HttpScript {
     error: Option<HttpFailure>,
 }
 
+/// Why an `http` entry of a responses file cannot answer; each variant
+/// holds the value at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HttpScriptError {
+    /// Both `error` and a response were given.
+    #[error("http: give either `error` or a response (`status`, `body`, `headers`)")]
+    ErrorAndResponse,
+    /// `status` is not an HTTP status code.
+    #[error("http: status {0} is not an HTTP status code")]
+    Status(u16),
+    /// A key of `headers` is not a header name.
+    #[error("http: {0:?} is not a header name")]
+    HeaderName(String),
+    /// A value of `headers` is not a header value.
+    #[error("http: header {name}: {value:?} is not a header value")]
+    HeaderValue {
+        /// The header.
+        name: String,
+        /// Its value at fault.
+        value: String,
+    },
+}
+
 /// A scripted `wasi:http` error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -91,23 +114,24 @@ impl HttpScript {
     }
 
     /// Why it cannot answer, if it cannot.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), HttpScriptError> {
         if self.error.is_some()
             && (self.status.is_some() || self.body.is_some() || !self.headers.is_empty())
         {
-            return Err(
-                "http: give either `error` or a response (`status`, `body`, `headers`)".into(),
-            );
+            return Err(HttpScriptError::ErrorAndResponse);
         }
         if let Some(status) = self.status {
-            http::StatusCode::from_u16(status)
-                .map_err(|_| format!("http: status {status} is not an HTTP status code"))?;
+            http::StatusCode::from_u16(status).map_err(|_| HttpScriptError::Status(status))?;
         }
         for (name, value) in &self.headers {
             http::HeaderName::try_from(name.as_str())
-                .map_err(|_| format!("http: {name:?} is not a header name"))?;
-            http::HeaderValue::try_from(value.as_str())
-                .map_err(|_| format!("http: header {name}: {value:?} is not a header value"))?;
+                .map_err(|_| HttpScriptError::HeaderName(name.clone()))?;
+            http::HeaderValue::try_from(value.as_str()).map_err(|_| {
+                HttpScriptError::HeaderValue {
+                    name: name.clone(),
+                    value: value.clone(),
+                }
+            })?;
         }
         Ok(())
     }

@@ -6,6 +6,17 @@
 use super::{ApiRequest, KubeError, Operation, Target, Verb};
 use serde::Deserialize;
 
+/// Why a Kubernetes entry of a responses file cannot answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KubeScriptError {
+    /// Both or neither of `object` and `error` were given.
+    #[error("give exactly one of `object` and `error`")]
+    NotExactlyOne,
+    /// `error.type` (held here) is not a `kube-error` case.
+    #[error("unknown error type {0:?}")]
+    UnknownErrorType(String),
+}
+
 /// A scripted answer to the Kubernetes calls it matches (every key
 /// optional), `times` times (default: every matching call).
 #[derive(Debug, Clone, Deserialize)]
@@ -22,11 +33,9 @@ pub struct KubeScript {
 
 impl KubeScript {
     /// Why it cannot answer, if it cannot.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), KubeScriptError> {
         match (&self.object, &self.error) {
-            (Some(_), Some(_)) | (None, None) => {
-                Err("give exactly one of `object` and `error`".into())
-            }
+            (Some(_), Some(_)) | (None, None) => Err(KubeScriptError::NotExactlyOne),
             (_, Some(error)) => error.to_error().map(drop),
             _ => Ok(()),
         }
@@ -52,7 +61,9 @@ impl KubeScript {
         }
         match (&self.object, &self.error) {
             (Some(object), _) => Ok(object.to_string()),
-            (_, Some(error)) => Err(error.to_error().unwrap_or_else(KubeError::Unavailable)),
+            (_, Some(error)) => Err(error
+                .to_error()
+                .unwrap_or_else(|e| KubeError::Unavailable(e.to_string()))),
             (None, None) => Err(KubeError::Unavailable(
                 "a scripted answer with neither object nor error".into(),
             )),
@@ -71,7 +82,7 @@ struct ScriptedError {
 }
 
 impl ScriptedError {
-    fn to_error(&self) -> Result<KubeError, String> {
+    fn to_error(&self) -> Result<KubeError, KubeScriptError> {
         let m = self.message.clone();
         Ok(match self.case.as_str() {
             "not-granted" => KubeError::NotGranted(m),
@@ -94,7 +105,7 @@ impl ScriptedError {
                 reason: "BadRequest".into(),
                 message: m,
             },
-            other => return Err(format!("unknown error type {other:?}")),
+            other => return Err(KubeScriptError::UnknownErrorType(other.to_owned())),
         })
     }
 }
@@ -149,9 +160,9 @@ mod tests {
         let both = script("{object: {}, error: {type: conflict}}")
             .check()
             .unwrap_err();
-        assert!(both.contains("exactly one"), "{both}");
+        assert_eq!(both, KubeScriptError::NotExactlyOne);
         let unknown = script("{error: {type: exploded}}").check().unwrap_err();
-        assert!(unknown.contains("exploded"), "{unknown}");
+        assert_eq!(unknown.to_string(), r#"unknown error type "exploded""#);
         assert!(serde_yaml::from_str::<KubeScript>("{verb: fly, object: {}}").is_err());
     }
 
