@@ -15,6 +15,17 @@ pub const DEFAULT_QPS: f64 = 5.0;
 /// client-go's default `rest.Config.Burst`.
 pub const DEFAULT_BURST: u32 = 10;
 
+/// A rate limit that admits nothing; each variant holds the value at fault.
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+pub enum RateLimitError {
+    /// `qps` is zero, negative or not a number.
+    #[error("rateLimit.qps must be a positive number, not {0}")]
+    Qps(f64),
+    /// `burst` is zero.
+    #[error("rateLimit.burst must be at least 1")]
+    Burst,
+}
+
 /// `plugins.<name>.rateLimit`: the plugin's API request rate.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase", default)]
@@ -36,15 +47,12 @@ impl Default for RateLimit {
 
 impl RateLimit {
     /// Checks the limit can admit anything.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), RateLimitError> {
         if !(self.qps.is_finite() && self.qps > 0.0) {
-            return Err(format!(
-                "rateLimit.qps must be a positive number, not {}",
-                self.qps
-            ));
+            return Err(RateLimitError::Qps(self.qps));
         }
         if self.burst == 0 {
-            return Err("rateLimit.burst must be at least 1".into());
+            return Err(RateLimitError::Burst);
         }
         Ok(())
     }
@@ -150,7 +158,13 @@ mod tests {
 
     #[test]
     fn limits_that_admit_nothing_are_refused() {
-        assert!(RateLimit { qps: 0.0, burst: 1 }.validate().is_err());
+        assert_eq!(
+            RateLimit { qps: 0.0, burst: 1 }
+                .validate()
+                .unwrap_err()
+                .to_string(),
+            "rateLimit.qps must be a positive number, not 0"
+        );
         assert!(
             RateLimit {
                 qps: f64::NAN,
@@ -159,7 +173,10 @@ mod tests {
             .validate()
             .is_err()
         );
-        assert!(RateLimit { qps: 1.0, burst: 0 }.validate().is_err());
+        assert_eq!(
+            RateLimit { qps: 1.0, burst: 0 }.validate(),
+            Err(RateLimitError::Burst)
+        );
         assert!(RateLimit::default().validate().is_ok());
     }
 }

@@ -266,7 +266,8 @@ pub enum ManifestError {
         /// Its name.
         name: String,
         /// What is wrong.
-        reason: String,
+        #[source]
+        reason: crate::capability::cache::IndexError,
     },
     /// Two indexes share a name.
     #[error("index name {0:?} is declared twice")]

@@ -62,7 +62,7 @@ pub(crate) fn check_grants(
     grants.validate()?;
     if let Some(rate) = rate_limit {
         rate.validate()
-            .map_err(|e| crate::yaml::Invalid::new("rateLimit", e))?;
+            .map_err(|e| crate::yaml::Invalid::new("rateLimit", e.to_string()))?;
     }
     Ok(())
 }

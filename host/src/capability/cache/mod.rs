@@ -22,7 +22,7 @@ mod index;
 mod scope;
 
 pub use host::{CacheHost, CacheView, add_to_linker};
-pub use index::IndexDefinition;
+pub use index::{IndexDefinition, IndexError};
 pub use scope::{CacheScope, LookupError};
 
 /// The `cache` capability, as the list in `capability/mod.rs` names it.

@@ -105,18 +105,19 @@ pub struct KindPattern {
 }
 
 impl KindPattern {
-    /// Parses `*`, `Kind`, `group/Kind` or `group/*`.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    /// Parses `*`, `Kind`, `group/Kind` or `group/*`; the error names the
+    /// group or kind at fault.
+    pub fn parse(text: &str) -> Result<Self, herald_grammar::name::Invalid> {
         use herald_grammar::name::{Rule, check};
         let (group, kind) = match text {
             "*" => ("*", "*"),
             _ => text.rsplit_once('/').unwrap_or(("", text)),
         };
         if group != "*" {
-            check("group", group, Rule::Group).map_err(|e| e.to_string())?;
+            check("group", group, Rule::Group)?;
         }
         if kind != "*" {
-            check("kind", kind, Rule::Kind).map_err(|e| e.to_string())?;
+            check("kind", kind, Rule::Kind)?;
         }
         Ok(KindPattern {
             group: group.to_owned(),
