@@ -295,21 +295,54 @@ fn server_said(error: &kube::Error) -> String {
     }
 }
 
-/// Why a streaming list did not sync.
-#[derive(Debug)]
+/// Why a list (streaming or in pages) did not sync; every variant but
+/// `Refused` is retried with backoff.
+#[derive(Debug, thiserror::Error)]
 enum ListError {
-    /// The server refused it: list in pages instead.
+    /// The server refused a streaming list: list in pages instead.
+    #[error("{0}")]
     Refused(String),
-    /// It failed: retry with backoff.
+    /// A streaming list failed.
+    #[error("{0}")]
     Failed(String),
+    /// The request for a page could not be built.
+    #[error("{0}")]
+    Request(#[from] kube::core::request::Error),
+    /// The server answered a page with an error (its words held here).
+    #[error("listing {path}: {said}")]
+    Listing {
+        /// The URL path listed.
+        path: String,
+        /// What the server said.
+        said: String,
+    },
+    /// A page could not be read.
+    #[error("reading the list of {path}: {reason}")]
+    Reading {
+        /// The URL path listed.
+        path: String,
+        /// Why.
+        #[source]
+        reason: ReadError,
+    },
+    /// A page is not a list.
+    #[error("decoding list of {path}: {reason}")]
+    Decoding {
+        /// The URL path listed.
+        path: String,
+        /// Why.
+        #[source]
+        reason: serde_json::Error,
+    },
 }
 
-impl std::fmt::Display for ListError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ListError::Refused(reason) | ListError::Failed(reason) => f.write_str(reason),
-        }
-    }
+/// A bookmark whose metadata (the field held here) does not decode.
+#[derive(Debug, thiserror::Error)]
+#[error("{field}: {reason}")]
+struct BookmarkError {
+    field: &'static str,
+    #[source]
+    reason: serde_json::Error,
 }
 
 /// A bookmark's metadata: its version and whether it ends the initial events.
@@ -320,14 +353,15 @@ struct Bookmark {
 
 impl Bookmark {
     /// Read from a bookmark event's object.
-    fn read(object: &ObjectParts<'_>) -> Result<Bookmark, String> {
+    fn read(object: &ObjectParts<'_>) -> Result<Bookmark, BookmarkError> {
         let member = |key: &str| object.metadata_member(key).map(RawValue::get);
+        let failed = |field| move |reason| BookmarkError { field, reason };
         let resource_version = match member("resourceVersion") {
-            Some(raw) => serde_json::from_str(raw).map_err(|e| format!("resourceVersion: {e}"))?,
+            Some(raw) => serde_json::from_str(raw).map_err(failed("resourceVersion"))?,
             None => String::new(),
         };
         let annotations: BookmarkAnnotations = match member("annotations") {
-            Some(raw) => serde_json::from_str(raw).map_err(|e| format!("annotations: {e}"))?,
+            Some(raw) => serde_json::from_str(raw).map_err(failed("annotations"))?,
             None => BookmarkAnnotations::default(),
         };
         Ok(Bookmark {
@@ -462,9 +496,7 @@ impl Reflector {
                         tracing::info!(informer = %self.key, "the API server refuses streaming lists ({reason}): listing in pages instead");
                         self.list().await.map(|version| (version, None))
                     }
-                    other => other
-                        .map(|(version, stream)| (version, Some(stream)))
-                        .map_err(|e| e.to_string()),
+                    other => other.map(|(version, stream)| (version, Some(stream))),
                 }
             } else {
                 self.list().await.map(|version| (version, None))
@@ -531,7 +563,7 @@ impl Reflector {
 
     /// Lists every object (paginated) and applies the list as a replace.
     /// Returns the list's resource version.
-    async fn list(&self) -> Result<String, String> {
+    async fn list(&self) -> Result<String, ListError> {
         let mut objects = Vec::new();
         let mut continue_token: Option<String> = None;
         let version = loop {
@@ -539,12 +571,13 @@ impl Reflector {
             params.label_selector = self.key.label_selector.clone();
             params.field_selector = self.key.field_selector.clone();
             params.continue_token = continue_token.take();
-            let request = kube::core::Request::new(&self.url_path)
-                .list(&params)
-                .map_err(|e| e.to_string())?;
+            let request = kube::core::Request::new(&self.url_path).list(&params)?;
             let answer = self.ask(request).await.map_err(|e| {
                 self.failed("list", &e);
-                format!("listing {}: {}", self.url_path, server_said(&e))
+                ListError::Listing {
+                    path: self.url_path.clone(),
+                    said: server_said(&e),
+                }
             })?;
             // A page that cannot be read or decoded is this list's failure
             // too: readiness names it, not an earlier one.
@@ -556,7 +589,10 @@ impl Reflector {
                     String::new(),
                     format!("reading the list: {e}"),
                 );
-                format!("reading the list of {}: {e}", self.url_path)
+                ListError::Reading {
+                    path: self.url_path.clone(),
+                    reason: e,
+                }
             })?;
             let page: ListPage<'_> = serde_json::from_str(&text).map_err(|e| {
                 self.failed_with(
@@ -565,7 +601,10 @@ impl Reflector {
                     String::new(),
                     format!("decoding the list: {e}"),
                 );
-                format!("decoding list of {}: {e}", self.url_path)
+                ListError::Decoding {
+                    path: self.url_path.clone(),
+                    reason: e,
+                }
             })?;
             for item in &page.items {
                 if let Some(object) = self.parse(item) {

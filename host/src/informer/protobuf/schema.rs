@@ -12,6 +12,92 @@ pub static BUILT_IN: LazyLock<Schema> = LazyLock::new(|| {
     Schema::parse(include_str!("schema.json")).expect("the generated schema.json is valid")
 });
 
+/// A schema file that cannot be used; each variant names the message,
+/// field or kind at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaError {
+    /// The text is not a schema file.
+    #[error("{0}")]
+    Syntax(#[from] serde_json::Error),
+    /// A field of a message cannot be resolved.
+    #[error("{message}: {reason}")]
+    Field {
+        /// The message's Go id.
+        message: String,
+        /// What is wrong with the field.
+        #[source]
+        reason: FieldError,
+    },
+    /// A message has two fields with the same number.
+    #[error("{message}: field number {number} twice")]
+    DuplicateNumber {
+        /// The message's Go id.
+        message: String,
+        /// The number given twice.
+        number: u32,
+    },
+    /// A message has more fields than an index holds.
+    #[error("{0}: too many fields")]
+    TooManyFields(String),
+    /// A kind names a message the schema lacks.
+    #[error("kind {kind} names the unknown message {message}")]
+    UnknownKindMessage {
+        /// The kind.
+        kind: String,
+        /// The Go id it names.
+        message: String,
+    },
+    /// A message every object needs is missing.
+    #[error("the schema lacks {0}")]
+    Missing(&'static str),
+}
+
+/// A field of a schema file that cannot be resolved; each variant holds
+/// the field's JSON name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FieldError {
+    /// Its type names a message the schema lacks.
+    #[error("field {field:?} names the unknown message {message}")]
+    UnknownMessage {
+        /// The field.
+        field: String,
+        /// The Go id it names.
+        message: String,
+    },
+    /// Its type is none of the known ones.
+    #[error("field {field:?} has the unknown type {type_name}")]
+    UnknownType {
+        /// The field.
+        field: String,
+        /// The type at fault.
+        type_name: String,
+    },
+    /// Its container is not `list` or `map`.
+    #[error("field {field:?}: unknown container {container}")]
+    UnknownContainer {
+        /// The field.
+        field: String,
+        /// The container at fault.
+        container: String,
+    },
+    /// Its omit rule is not `empty`, `zero` or `empty+zero`.
+    #[error("field {field:?}: unknown omit rule {rule}")]
+    UnknownOmit {
+        /// The field.
+        field: String,
+        /// The rule at fault.
+        rule: String,
+    },
+    /// It is inlined but not a message.
+    #[error("field {field:?}: inline field of type {type_name}")]
+    InlineNotMessage {
+        /// The field.
+        field: String,
+        /// Its type.
+        type_name: String,
+    },
+}
+
 /// Where a message sits in [`Schema::messages`].
 pub type MessageIndex = u32;
 
@@ -162,8 +248,8 @@ struct FieldFile {
 impl Schema {
     /// Reads a schema in the generator's format, checking that every
     /// reference resolves.
-    pub fn parse(text: &str) -> Result<Schema, String> {
-        let file: SchemaFile = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    pub fn parse(text: &str) -> Result<Schema, SchemaError> {
+        let file: SchemaFile = serde_json::from_str(text)?;
         let mut ids: Vec<&String> = file.messages.keys().collect();
         ids.sort();
         let by_id: HashMap<String, MessageIndex> = ids
@@ -175,18 +261,27 @@ impl Schema {
         for id in ids {
             let fields = file.messages[id]
                 .iter()
-                .map(|field| resolve(field, &by_id).map_err(|e| format!("{id}: {e}")))
-                .collect::<Result<Vec<Field>, String>>()?;
+                .map(|field| {
+                    resolve(field, &by_id).map_err(|reason| SchemaError::Field {
+                        message: id.clone(),
+                        reason,
+                    })
+                })
+                .collect::<Result<Vec<Field>, SchemaError>>()?;
             let top = fields.iter().map(|f| f.number).max().unwrap_or(0) as usize;
             let mut by_number = vec![None; top + 1];
             for (index, field) in fields.iter().enumerate() {
                 if field.number > 0 {
                     let slot = &mut by_number[field.number as usize];
                     if slot.is_some() {
-                        return Err(format!("{id}: field number {} twice", field.number));
+                        return Err(SchemaError::DuplicateNumber {
+                            message: id.clone(),
+                            number: field.number,
+                        });
                     }
-                    *slot =
-                        Some(u16::try_from(index).map_err(|_| format!("{id}: too many fields"))?);
+                    *slot = Some(
+                        u16::try_from(index).map_err(|_| SchemaError::TooManyFields(id.clone()))?,
+                    );
                 }
             }
             messages.push(Message {
@@ -199,12 +294,15 @@ impl Schema {
         for (group, version, kind, id) in file.kinds {
             let index = *by_id
                 .get(&id)
-                .ok_or_else(|| format!("kind {kind} names the unknown message {id}"))?;
+                .ok_or_else(|| SchemaError::UnknownKindMessage {
+                    kind: kind.clone(),
+                    message: id.clone(),
+                })?;
             kinds.insert((group, version, kind), index);
         }
         for required in [TYPE_META, OBJECT_META, STATUS] {
             if !by_id.contains_key(required) {
-                return Err(format!("the schema lacks {required}"));
+                return Err(SchemaError::Missing(required));
             }
         }
         Ok(Schema {
@@ -239,37 +337,49 @@ impl Schema {
     }
 }
 
-fn resolve(field: &FieldFile, by_id: &HashMap<String, MessageIndex>) -> Result<Field, String> {
-    let value =
-        match field.t.as_str() {
-            "string" => ValueType::String,
-            "bool" => ValueType::Bool,
-            "int32" => ValueType::Int32,
-            "int64" => ValueType::Int64,
-            "uint32" => ValueType::Uint32,
-            "uint64" => ValueType::Uint64,
-            "float32" => ValueType::Float32,
-            "float64" => ValueType::Float64,
-            "bytes" => ValueType::Bytes,
-            "time" => ValueType::Time,
-            "microtime" => ValueType::MicroTime,
-            "duration" => ValueType::Duration,
-            "quantity" => ValueType::Quantity,
-            "intorstring" => ValueType::IntOrString,
-            "rawextension" => ValueType::RawExtension,
-            "fieldsv1" => ValueType::FieldsV1,
-            other => match other.strip_prefix("m:") {
-                Some(id) => ValueType::Message(*by_id.get(id).ok_or_else(|| {
-                    format!("field {:?} names the unknown message {id}", field.n)
-                })?),
-                None => return Err(format!("field {:?} has the unknown type {other}", field.n)),
-            },
-        };
+fn resolve(field: &FieldFile, by_id: &HashMap<String, MessageIndex>) -> Result<Field, FieldError> {
+    let value = match field.t.as_str() {
+        "string" => ValueType::String,
+        "bool" => ValueType::Bool,
+        "int32" => ValueType::Int32,
+        "int64" => ValueType::Int64,
+        "uint32" => ValueType::Uint32,
+        "uint64" => ValueType::Uint64,
+        "float32" => ValueType::Float32,
+        "float64" => ValueType::Float64,
+        "bytes" => ValueType::Bytes,
+        "time" => ValueType::Time,
+        "microtime" => ValueType::MicroTime,
+        "duration" => ValueType::Duration,
+        "quantity" => ValueType::Quantity,
+        "intorstring" => ValueType::IntOrString,
+        "rawextension" => ValueType::RawExtension,
+        "fieldsv1" => ValueType::FieldsV1,
+        other => match other.strip_prefix("m:") {
+            Some(id) => {
+                ValueType::Message(*by_id.get(id).ok_or_else(|| FieldError::UnknownMessage {
+                    field: field.n.clone(),
+                    message: id.to_owned(),
+                })?)
+            }
+            None => {
+                return Err(FieldError::UnknownType {
+                    field: field.n.clone(),
+                    type_name: other.to_owned(),
+                });
+            }
+        },
+    };
     let container = match field.c.as_deref() {
         None => Container::Single,
         Some("list") => Container::List,
         Some("map") => Container::Map,
-        Some(other) => return Err(format!("field {:?}: unknown container {other}", field.n)),
+        Some(other) => {
+            return Err(FieldError::UnknownContainer {
+                field: field.n.clone(),
+                container: other.to_owned(),
+            });
+        }
     };
     let omit = match field.o.as_deref() {
         None => Omit {
@@ -288,10 +398,18 @@ fn resolve(field: &FieldFile, by_id: &HashMap<String, MessageIndex>) -> Result<F
             empty: true,
             zero: true,
         },
-        Some(other) => return Err(format!("field {:?}: unknown omit rule {other}", field.n)),
+        Some(other) => {
+            return Err(FieldError::UnknownOmit {
+                field: field.n.clone(),
+                rule: other.to_owned(),
+            });
+        }
     };
     if field.i && !matches!(value, ValueType::Message(_)) {
-        return Err(format!("inline field of type {}", field.t));
+        return Err(FieldError::InlineNotMessage {
+            field: field.n.clone(),
+            type_name: field.t.clone(),
+        });
     }
     let mut key = String::new();
     if !field.i {
@@ -340,7 +458,7 @@ mod tests {
     fn a_schema_with_a_dangling_reference_is_refused() {
         let text = r#"{"source": "t", "kinds": [], "messages": {
             "a.A": [{"n": "b", "p": 1, "t": "m:b.B"}]}}"#;
-        let err = Schema::parse(text).unwrap_err();
-        assert!(err.contains("unknown message b.B"), "{err}");
+        let err = Schema::parse(text).unwrap_err().to_string();
+        assert_eq!(err, r#"a.A: field "b" names the unknown message b.B"#);
     }
 }
