@@ -107,7 +107,7 @@ impl PluginFilesConfig {
         }
         for (index, path) in self.public_keys.iter().enumerate() {
             super::trust::read_public_key(path).map_err(|problem| {
-                crate::yaml::Invalid::new(format!("publicKeys[{index}]"), problem)
+                crate::yaml::Invalid::new(format!("publicKeys[{index}]"), problem.to_string())
             })?;
         }
         Ok(())

@@ -35,9 +35,10 @@
 
 use super::ReloadSetup;
 use super::scan::{self, Found, sidecar_of, signature_of};
+use super::settings::IdentityError;
 use super::status::{FileState, ReloadAction, ReloadRecord};
-use super::trust::Evidence;
-use crate::plugin::{CompileOutcome, LoadOptions, LoadedPlugin, digest, revision};
+use super::trust::{Evidence, TrustError};
+use crate::plugin::{CompileOutcome, LoadError, LoadOptions, LoadedPlugin, digest, revision};
 use crate::reload::Sidecar;
 use std::collections::{BTreeMap, HashSet};
 use std::io::ErrorKind;
@@ -203,7 +204,7 @@ impl Reconciler {
             // Changed or removed while being read: a later event says when
             // it is done.
             Ok(None) => return,
-            Err(error) => return self.refuse(path, found, None, error, false),
+            Err(error) => return self.refuse(path, found, None, error.to_string(), false),
         };
         let sidecar = match &sidecar_text {
             None => None,
@@ -251,7 +252,7 @@ impl Reconciler {
             Ok(Loaded::Duplicate(name, original)) => {
                 self.duplicate(path, found, content, &name, &original).await
             }
-            Err(error) => self.refuse(path, found, Some(content), error, false),
+            Err(error) => self.refuse(path, found, Some(content), error.to_string(), false),
         }
     }
 
@@ -265,7 +266,7 @@ impl Reconciler {
         sidecar: Option<Sidecar>,
         signature: Option<String>,
         bytes: Vec<u8>,
-    ) -> Result<Loaded, String> {
+    ) -> Result<Loaded, LoadFailure> {
         let setup = &self.setup;
         let (config, sink) = (setup.settings.clone(), setup.sink.clone());
         let (engine, cache) = (setup.engine.clone(), setup.cache.clone());
@@ -280,8 +281,7 @@ impl Reconciler {
         let identified = tokio::task::spawn_blocking(move || {
             let anonymous = config.anonymous_load_options(sink);
             let (identified, outcome) =
-                LoadedPlugin::identify(&engine, cache.as_ref(), &bytes, &anonymous)
-                    .map_err(|e| e.to_string())?;
+                LoadedPlugin::identify(&engine, cache.as_ref(), &bytes, &anonymous)?;
             let name = identified.name().to_owned();
             if config.is_disabled(&name) {
                 return Ok(None);
@@ -299,14 +299,13 @@ impl Reconciler {
                 sidecar.as_ref(),
                 &evidence,
             )?;
-            Ok(Some((identified, outcome, sidecar)))
+            Ok::<_, LoadFailure>(Some((identified, outcome, sidecar)))
         })
         .await;
-        let (identified, outcome, sidecar) = match identified {
-            Ok(Ok(Some(identified))) => identified,
-            Ok(Ok(None)) => return Ok(Loaded::Disabled),
-            Ok(Err(error)) => return Err(error),
-            Err(panic) => return Err(format!("loading panicked: {panic}")),
+        let (identified, outcome, sidecar) = match identified? {
+            Ok(Some(identified)) => identified,
+            Ok(None) => return Ok(Loaded::Disabled),
+            Err(error) => return Err(error),
         };
         let stats = &setup.stats;
         match &outcome {
@@ -340,14 +339,10 @@ impl Reconciler {
                 metrics: Some(metrics),
                 ..settings.load_options(&name, sidecar.as_ref(), sink)
             };
-            identified.configure(options).map_err(|e| e.to_string())
+            identified.configure(options)
         })
         .await;
-        let plugin = match configured {
-            Ok(Ok(plugin)) => plugin,
-            Ok(Err(error)) => return Err(error),
-            Err(panic) => return Err(format!("loading panicked: {panic}")),
-        };
+        let plugin = configured??;
         Ok(Loaded::Plugin(plugin, outcome))
     }
 
@@ -755,22 +750,61 @@ impl Reconciler {
     }
 }
 
+/// Why a plugin file was refused before it could run.
+#[derive(Debug, thiserror::Error)]
+enum LoadFailure {
+    /// It could not be compiled, identified or configured.
+    #[error(transparent)]
+    Plugin(#[from] LoadError),
+    /// It may not run under the name it gives.
+    #[error(transparent)]
+    Identity(#[from] IdentityError),
+    /// It is granted powers and brings no evidence.
+    #[error(transparent)]
+    Trust(#[from] TrustError),
+    /// The blocking task loading it panicked.
+    #[error("loading panicked: {0}")]
+    Panicked(#[from] tokio::task::JoinError),
+}
+
+/// Why a plugin file or its sidecar could not be read.
+#[derive(Debug, thiserror::Error)]
+enum ReadFailure {
+    /// The plugin file.
+    #[error("cannot read the file: {0}")]
+    File(#[source] std::io::Error),
+    /// Its sidecar (the path held here).
+    #[error("cannot read {}: {reason}", path.display())]
+    Sidecar {
+        /// The sidecar's path.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        reason: std::io::Error,
+    },
+}
+
 /// A plugin file's bytes and its sidecar's text.
 type Content = (Vec<u8>, Option<String>);
 
 /// Reads a plugin file and its sidecar. `Ok(None)` when the file changed or
 /// vanished while being read.
-fn read(path: &Path, found: Found) -> Result<Option<Content>, String> {
+fn read(path: &Path, found: Found) -> Result<Option<Content>, ReadFailure> {
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(err) if err.kind() == ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(format!("cannot read the file: {err}")),
+        Err(err) => return Err(ReadFailure::File(err)),
     };
     let sidecar_path = sidecar_of(path);
     let sidecar = match std::fs::read_to_string(&sidecar_path) {
         Ok(text) => Some(text),
         Err(err) if err.kind() == ErrorKind::NotFound => None,
-        Err(err) => return Err(format!("cannot read {}: {err}", sidecar_path.display())),
+        Err(reason) => {
+            return Err(ReadFailure::Sidecar {
+                path: sidecar_path,
+                reason,
+            });
+        }
     };
     match scan::Fingerprint::of(path) {
         Ok(Some(after)) if after == found.plugin && bytes.len() as u64 == after.size() => {

@@ -67,6 +67,33 @@ pub(crate) fn check_grants(
     Ok(())
 }
 
+/// A file that may not run under the name its plugin gives itself.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IdentityError {
+    /// Its sidecar names another plugin.
+    #[error(
+        "its sidecar is for plugin {expected:?} (its `plugin` key), but this file's plugin calls \
+         itself {name:?}: refused rather than given that sidecar's settings"
+    )]
+    OtherSidecar {
+        /// The plugin the sidecar names.
+        expected: String,
+        /// The plugin the file holds.
+        name: String,
+    },
+    /// `plugins.<name>.sha256` pins other builds.
+    #[error(
+        "plugin {name:?} is pinned to other builds by plugins.{name}.sha256; this file's sha256 \
+         is {digest}: add it there to give this build the plugin's configuration and grants"
+    )]
+    PinnedElsewhere {
+        /// The plugin.
+        name: String,
+        /// The file's sha256.
+        digest: String,
+    },
+}
+
 /// A plugin's sidecar file, `<stem>.yaml` beside `<stem>.wasm` in the plugin
 /// directory: lets whoever delivers the plugin disable it, tune its limits
 /// (within `limits.max`) or give it configuration. The host configuration's
@@ -255,24 +282,23 @@ impl PluginSettings {
         name: &str,
         digest: &str,
         sidecar: Option<&Sidecar>,
-    ) -> Result<(), String> {
+    ) -> Result<(), IdentityError> {
         if let Some(expected) = sidecar.and_then(|s| s.plugin.as_deref())
             && expected != name
         {
-            return Err(format!(
-                "its sidecar is for plugin {expected:?} (its `plugin` key), but this file's plugin \
-                 calls itself {name:?}: refused rather than given that sidecar's settings"
-            ));
+            return Err(IdentityError::OtherSidecar {
+                expected: expected.to_owned(),
+                name: name.to_owned(),
+            });
         }
         if let Some(entry) = self.plugins.get(name)
             && !entry.sha256.is_empty()
             && !entry.sha256.iter().any(|pinned| pinned == digest)
         {
-            return Err(format!(
-                "plugin {name:?} is pinned to other builds by plugins.{name}.sha256; this file's \
-                 sha256 is {digest}: add it there to give this build the plugin's configuration \
-                 and grants"
-            ));
+            return Err(IdentityError::PinnedElsewhere {
+                name: name.to_owned(),
+                digest: digest.to_owned(),
+            });
         }
         Ok(())
     }
@@ -288,7 +314,7 @@ impl PluginSettings {
         bytes: &[u8],
         sidecar: Option<&Sidecar>,
         evidence: &super::trust::Evidence,
-    ) -> Result<(), String> {
+    ) -> Result<(), super::trust::TrustError> {
         let entry = self.plugins.get(name);
         super::trust::check(
             name,

@@ -26,6 +26,84 @@ use crate::capability::Grants;
 use base64::Engine as _;
 use std::path::{Path, PathBuf};
 
+/// A build granted powers that brings no evidence the operator meant it;
+/// the message names the plugin, its powers and each way to give it.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "plugin {name:?} is granted {powers}, so it loads only as a build the operator pinned or \
+     signed, and {lacks}: pin this build (plugins.{name}.sha256: [{digest}]), sign it with a key \
+     in pluginFiles.publicKeys (cosign sign-blob --key cosign.key --output-signature FILE.sig \
+     FILE), pull it by digest, or set plugins.{name}.allowUnpinned: true"
+)]
+pub struct TrustError {
+    /// The plugin's name.
+    pub name: String,
+    /// What it is granted that needs evidence ([`powers`]).
+    pub powers: String,
+    /// The build's sha256.
+    pub digest: String,
+    /// What its evidence lacks.
+    #[source]
+    pub lacks: SignatureError,
+}
+
+/// Why a build's signature does not show the operator meant it.
+#[derive(Debug, thiserror::Error)]
+pub enum SignatureError {
+    /// No `<file>.sig` beside it.
+    #[error("it is not pinned and has no signature (<file>.sig)")]
+    Unsigned,
+    /// A signature, but no key to check it with.
+    #[error("its signature file cannot be checked: pluginFiles.publicKeys lists no key")]
+    NoKeys,
+    /// The signature file is not base64.
+    #[error("its signature file is not base64 ({0})")]
+    NotBase64(#[source] base64::DecodeError),
+    /// A key of `pluginFiles.publicKeys` cannot be used.
+    #[error(transparent)]
+    Key(#[from] KeyFileError),
+    /// None of the keys (their number held here) made the signature.
+    #[error("its signature is not by any key in pluginFiles.publicKeys ({0} keys)")]
+    NoMatch(usize),
+}
+
+/// A public key file that cannot be used, naming the file.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyFileError {
+    /// The file cannot be read.
+    #[error("cannot read the public key {}: {reason}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        reason: std::io::Error,
+    },
+    /// The file holds no ECDSA P-256 public key.
+    #[error("public key {}: {reason}", path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What it holds instead.
+        #[source]
+        reason: PublicKeyError,
+    },
+}
+
+/// A PEM text that is not an ECDSA P-256 public key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PublicKeyError {
+    /// No `-----BEGIN PUBLIC KEY-----` block.
+    #[error("not a PEM public key (-----BEGIN PUBLIC KEY-----)")]
+    NotPem,
+    /// The block's body is not base64.
+    #[error("its PEM body is not base64: {0}")]
+    NotBase64(#[source] base64::DecodeError),
+    /// Another kind of key.
+    #[error("not an ECDSA P-256 public key (the kind cosign generate-key-pair makes)")]
+    NotP256,
+}
+
 /// What a build brings to show it is the one the operator meant.
 #[derive(Debug, Clone, Default)]
 pub struct Evidence {
@@ -58,7 +136,7 @@ pub fn check(
     allow_unpinned: bool,
     public_keys: &[PathBuf],
     evidence: &Evidence,
-) -> Result<(), String> {
+) -> Result<(), TrustError> {
     let Some(powers) = powers(grants) else {
         return Ok(());
     };
@@ -66,40 +144,31 @@ pub fn check(
         return Ok(());
     }
     let signature = match &evidence.signature {
-        Some(_) if public_keys.is_empty() => {
-            Err("its signature file cannot be checked: pluginFiles.publicKeys lists no key".into())
-        }
+        Some(_) if public_keys.is_empty() => Err(SignatureError::NoKeys),
         Some(signature) => verify_with_any(bytes, signature, public_keys),
-        None => Err("it is not pinned and has no signature (<file>.sig)".to_owned()),
+        None => Err(SignatureError::Unsigned),
     };
-    match signature {
-        Ok(()) => Ok(()),
-        Err(why) => Err(format!(
-            "plugin {name:?} is granted {powers}, so it loads only as a build the operator \
-             pinned or signed, and {why}: pin this build (plugins.{name}.sha256: [{digest}]), \
-             sign it with a key in pluginFiles.publicKeys (cosign sign-blob --key cosign.key \
-             --output-signature FILE.sig FILE), pull it by digest, or set \
-             plugins.{name}.allowUnpinned: true"
-        )),
-    }
+    signature.map_err(|lacks| TrustError {
+        name: name.to_owned(),
+        powers,
+        digest: digest.to_owned(),
+        lacks,
+    })
 }
 
 /// Verifies `signature` (base64 DER) over `bytes` with one of the PEM keys
 /// at `paths`.
-fn verify_with_any(bytes: &[u8], signature: &str, paths: &[PathBuf]) -> Result<(), String> {
+fn verify_with_any(bytes: &[u8], signature: &str, paths: &[PathBuf]) -> Result<(), SignatureError> {
     let signature = base64::engine::general_purpose::STANDARD
         .decode(signature.trim())
-        .map_err(|e| format!("its signature file is not base64 ({e})"))?;
+        .map_err(SignatureError::NotBase64)?;
     for path in paths {
         let key = read_public_key(path)?;
         if verify(&key, bytes, &signature) {
             return Ok(());
         }
     }
-    Err(format!(
-        "its signature is not by any key in pluginFiles.publicKeys ({} keys)",
-        paths.len()
-    ))
+    Err(SignatureError::NoMatch(paths.len()))
 }
 
 /// True when `signature` (DER) is a valid ECDSA P-256 SHA-256 signature of
@@ -120,14 +189,19 @@ const P256_SPKI_PREFIX: [u8; 26] = [
 
 /// Reads a PEM public key (`-----BEGIN PUBLIC KEY-----`, as `cosign.pub`):
 /// its ECDSA P-256 point. Any other kind of key is refused naming the file.
-pub fn read_public_key(path: &Path) -> Result<Vec<u8>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read the public key {}: {e}", path.display()))?;
-    parse_public_key(&text).map_err(|why| format!("public key {}: {why}", path.display()))
+pub fn read_public_key(path: &Path) -> Result<Vec<u8>, KeyFileError> {
+    let text = std::fs::read_to_string(path).map_err(|reason| KeyFileError::Read {
+        path: path.to_owned(),
+        reason,
+    })?;
+    parse_public_key(&text).map_err(|reason| KeyFileError::Parse {
+        path: path.to_owned(),
+        reason,
+    })
 }
 
 /// The ECDSA P-256 point of a PEM public key.
-pub fn parse_public_key(pem: &str) -> Result<Vec<u8>, String> {
+pub fn parse_public_key(pem: &str) -> Result<Vec<u8>, PublicKeyError> {
     let body: String = pem
         .lines()
         .map(str::trim)
@@ -136,14 +210,14 @@ pub fn parse_public_key(pem: &str) -> Result<Vec<u8>, String> {
         .take_while(|line| *line != "-----END PUBLIC KEY-----")
         .collect();
     if body.is_empty() {
-        return Err("not a PEM public key (-----BEGIN PUBLIC KEY-----)".into());
+        return Err(PublicKeyError::NotPem);
     }
     let der = base64::engine::general_purpose::STANDARD
         .decode(body)
-        .map_err(|e| format!("its PEM body is not base64: {e}"))?;
+        .map_err(PublicKeyError::NotBase64)?;
     match der.strip_prefix(&P256_SPKI_PREFIX[..]) {
         Some(point) if point.len() == 65 && point[0] == 0x04 => Ok(point.to_vec()),
-        _ => Err("not an ECDSA P-256 public key (the kind cosign generate-key-pair makes)".into()),
+        _ => Err(PublicKeyError::NotP256),
     }
 }
 
@@ -173,9 +247,9 @@ mod tests {
 
     #[test]
     fn other_keys_are_refused_saying_what_they_are_not() {
-        assert!(parse_public_key("hello").unwrap_err().contains("PEM"));
+        assert_eq!(parse_public_key("hello"), Err(PublicKeyError::NotPem));
         let rsa = "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=\n-----END PUBLIC KEY-----\n";
-        assert!(parse_public_key(rsa).unwrap_err().contains("P-256"));
+        assert_eq!(parse_public_key(rsa), Err(PublicKeyError::NotP256));
     }
 
     #[test]
@@ -185,7 +259,9 @@ mod tests {
         let nothing = Evidence::default();
         assert!(check("p", "d", BLOB, &grants, &[], false, &[], &nothing).is_ok());
         grants.events = Some(Default::default());
-        let refused = check("p", "d", BLOB, &grants, &[], false, &[], &nothing).unwrap_err();
+        let refused = check("p", "d", BLOB, &grants, &[], false, &[], &nothing)
+            .unwrap_err()
+            .to_string();
         assert!(refused.contains("granted Events"), "{refused}");
         assert!(refused.contains("plugins.p.sha256: [d]"), "{refused}");
         assert!(check("p", "d", BLOB, &grants, &["d".into()], false, &[], &nothing).is_ok());
@@ -213,9 +289,13 @@ mod tests {
         };
         let keys = [key.clone()];
         assert!(check("p", "d", BLOB, &grants, &[], false, &keys, &signed).is_ok());
-        let refused = check("p", "d", b"other", &grants, &[], false, &keys, &signed).unwrap_err();
+        let refused = check("p", "d", b"other", &grants, &[], false, &keys, &signed)
+            .unwrap_err()
+            .to_string();
         assert!(refused.contains("not by any key"), "{refused}");
-        let unkeyed = check("p", "d", BLOB, &grants, &[], false, &[], &signed).unwrap_err();
+        let unkeyed = check("p", "d", BLOB, &grants, &[], false, &[], &signed)
+            .unwrap_err()
+            .to_string();
         assert!(unkeyed.contains("lists no key"), "{unkeyed}");
         let _ = std::fs::remove_dir_all(dir);
     }
