@@ -60,6 +60,31 @@ pub struct ArtifactCacheError {
     source: std::io::Error,
 }
 
+/// A compiled-artifact entry that cannot be written or used. wasmtime's
+/// own errors are kept as their one-line text (with the root cause), as
+/// they are logged.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum EntryError {
+    /// wasmtime could not serialize the component.
+    #[error("{0}")]
+    Serialize(String),
+    /// The entry could not be written or renamed into place.
+    #[error("{0}")]
+    Write(#[source] std::io::Error),
+    /// The file does not start with Herald's magic.
+    #[error("not a Herald artifact (bad magic)")]
+    BadMagic,
+    /// Shorter than its checksum.
+    #[error("truncated entry")]
+    Truncated,
+    /// The payload does not hash to its checksum.
+    #[error("checksum mismatch")]
+    Checksum,
+    /// wasmtime refused the payload (another version or configuration).
+    #[error("refused by wasmtime: {0}")]
+    Refused(String),
+}
+
 /// Compiled components on disk, for one engine configuration.
 #[derive(Debug, Clone)]
 pub struct ArtifactCache {
@@ -158,7 +183,7 @@ impl ArtifactCache {
                 Err(reason) => {
                     tracing::warn!(entry = %path.display(), "discarding a corrupt compiled-artifact cache entry and recompiling: {reason}");
                     let _ = std::fs::remove_file(&path);
-                    Some(reason)
+                    Some(reason.to_string())
                 }
             },
             Err(err) if err.kind() == ErrorKind::NotFound => None,
@@ -178,17 +203,19 @@ impl ArtifactCache {
 
 /// Writes `component` as an entry at `path`: through a unique temporary name
 /// and a rename, so `path` never holds half an entry.
-pub(crate) fn write_entry(path: &Path, component: &Component) -> Result<(), String> {
-    let payload = component.serialize().map_err(|e| one_line(&e))?;
+pub(crate) fn write_entry(path: &Path, component: &Component) -> Result<(), EntryError> {
+    let payload = component
+        .serialize()
+        .map_err(|e| EntryError::Serialize(one_line(&e)))?;
     let mut entry = Vec::with_capacity(MAGIC.len() + CHECKSUM_BYTES + payload.len());
     entry.extend_from_slice(MAGIC);
     entry.extend_from_slice(&Sha256::digest(&payload));
     entry.extend_from_slice(&payload);
     let temporary = unique_sibling(path, "tmp");
-    std::fs::write(&temporary, &entry).map_err(|e| e.to_string())?;
+    std::fs::write(&temporary, &entry).map_err(EntryError::Write)?;
     std::fs::rename(&temporary, path).map_err(|e| {
         let _ = std::fs::remove_file(&temporary);
-        e.to_string()
+        EntryError::Write(e)
     })
 }
 
@@ -204,16 +231,16 @@ pub(crate) fn unique_sibling(path: &Path, what: &str) -> PathBuf {
 }
 
 /// Checks an entry's framing and checksum, then hands the payload to wasmtime.
-pub(crate) fn open_entry(engine: &PluginEngine, entry: &[u8]) -> Result<Component, String> {
+pub(crate) fn open_entry(engine: &PluginEngine, entry: &[u8]) -> Result<Component, EntryError> {
     let Some(rest) = entry.strip_prefix(MAGIC.as_slice()) else {
-        return Err("not a Herald artifact (bad magic)".into());
+        return Err(EntryError::BadMagic);
     };
     if rest.len() < CHECKSUM_BYTES {
-        return Err("truncated entry".into());
+        return Err(EntryError::Truncated);
     }
     let (checksum, payload) = rest.split_at(CHECKSUM_BYTES);
     if Sha256::digest(payload).as_slice() != checksum {
-        return Err("checksum mismatch".into());
+        return Err(EntryError::Checksum);
     }
     #[allow(unsafe_code)]
     // SAFETY: `Component::deserialize` runs the native code it is given, so
@@ -223,7 +250,7 @@ pub(crate) fn open_entry(engine: &PluginEngine, entry: &[u8]) -> Result<Componen
     // verified shows it is unchanged since. wasmtime itself still checks the
     // header (version, target, configuration) and refuses a mismatch.
     let component = unsafe { Component::deserialize(engine.engine(), payload) };
-    component.map_err(|e| format!("refused by wasmtime: {}", one_line(&e)))
+    component.map_err(|e| EntryError::Refused(one_line(&e)))
 }
 
 /// A short stable name for the engine's configuration: 16 hex digits of the
@@ -314,7 +341,7 @@ mod tests {
     #[test]
     fn entries_with_bad_framing_are_refused_before_wasmtime_sees_them() {
         let engine = PluginEngine::new(Default::default()).unwrap();
-        let refuse = |entry: &[u8]| open_entry(&engine, entry).unwrap_err();
+        let refuse = |entry: &[u8]| open_entry(&engine, entry).unwrap_err().to_string();
         assert!(refuse(b"garbage").contains("bad magic"));
         assert!(refuse(b"HRLDART1short").contains("truncated"));
         let mut entry = MAGIC.to_vec();

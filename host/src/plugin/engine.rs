@@ -159,7 +159,7 @@ impl PluginEngine {
             .linker
             .instantiate_pre(component)
             .map_err(|e| LoadError::WrongWorld(one_line(&e)))?;
-        PluginPre::new(instance_pre).map_err(LoadError::WrongWorld)
+        PluginPre::new(instance_pre)
     }
 }
 

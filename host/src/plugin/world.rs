@@ -12,6 +12,7 @@
 //! with wasmtime's async API, so the call deadline bounds host calls that
 //! wait as well as wasm ([`deadline`](super::deadline)).
 
+use super::LoadError;
 use super::state::HostState;
 use crate::wit::abi::{EventContext, Manifest};
 use crate::wit::v0_5::exports::herald::plugin0_5_0::admission;
@@ -38,8 +39,9 @@ enum Exports {
 }
 
 impl PluginPre {
-    /// Checks which world `instance_pre`'s component exports, newest first.
-    pub(crate) fn new(instance_pre: InstancePre<HostState>) -> Result<Self, String> {
+    /// Checks which world `instance_pre`'s component exports, newest first;
+    /// [`LoadError::WrongWorld`] when it exports none.
+    pub(crate) fn new(instance_pre: InstancePre<HostState>) -> Result<Self, LoadError> {
         let interfaces = format!("{PACKAGE}/");
         let imports_0_4 = instance_pre
             .component()
@@ -49,7 +51,7 @@ impl PluginPre {
         let newest = match v0_3::PluginPre::new(instance_pre.clone()) {
             Ok(pre) if exports_admission(&instance_pre) => {
                 let indices = admission::GuestIndices::new(&instance_pre)
-                    .map_err(|e| super::engine::one_line(&e))?;
+                    .map_err(|e| LoadError::WrongWorld(super::engine::one_line(&e)))?;
                 return Ok(PluginPre {
                     exports: Exports::V0_5(pre, indices),
                     version: "0.5.0",
@@ -74,11 +76,11 @@ impl PluginPre {
                 exports: Exports::V0_1(pre),
                 version: "0.1.0",
             }),
-            Err(_) => Err(format!(
+            Err(_) => Err(LoadError::WrongWorld(format!(
                 "{} (this host runs {PACKAGE} worlds {})",
                 super::engine::one_line(&newest),
                 WORLD_VERSIONS.join(", ")
-            )),
+            ))),
         }
     }
 
