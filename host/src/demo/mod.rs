@@ -400,7 +400,9 @@ pub async fn run(options: DemoOptions) -> Result<(), String> {
     pin_builds(&mut config, &plugin_dir);
     let listener = match ops::bind(options.listen).await {
         Ok(listener) => listener,
-        Err(_) => ops::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?,
+        Err(_) => ops::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
+            .await
+            .map_err(|e| e.to_string())?,
     };
     let compiler = crate::service::daemon_compiler(&config);
     let service = Service::start(

@@ -313,9 +313,20 @@ pub async fn log_readiness(state: Arc<OpsState>) {
     }
 }
 
+/// The listen address could not be bound.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot listen on {address} (listen): {reason}")]
+pub struct BindError {
+    /// The address at fault.
+    pub address: SocketAddr,
+    /// What the system said.
+    #[source]
+    pub reason: std::io::Error,
+}
+
 /// Binds the listen address, naming it in the error.
-pub async fn bind(address: SocketAddr) -> Result<tokio::net::TcpListener, String> {
+pub async fn bind(address: SocketAddr) -> Result<tokio::net::TcpListener, BindError> {
     tokio::net::TcpListener::bind(address)
         .await
-        .map_err(|e| format!("cannot listen on {address} (listen): {e}"))
+        .map_err(|reason| BindError { address, reason })
 }
