@@ -396,7 +396,8 @@ fn build(
             metric_definitions(&manifest),
             options.max_metric_series,
         )
-        .map_err(|e| LoadError::Manifest(ManifestError::Metrics(e)))?;
+        // As text: `ManifestError` is `Eq`, and a refused bucket bound is an `f64`.
+        .map_err(|e| LoadError::Manifest(ManifestError::Metrics(e.to_string())))?;
     let logger = Arc::new(PluginLogger::new(
         manifest.name.as_str().into(),
         revision(&digest).into(),

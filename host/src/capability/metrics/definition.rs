@@ -195,40 +195,209 @@ fn is_identifier(name: &str) -> bool {
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
+/// Metric definitions a plugin cannot have; the message names the plugin
+/// and the metric at fault.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DefinitionError {
+    /// More than [`MAX_METRICS`] definitions.
+    #[error("plugin {plugin:?} defines {count} metrics, more than the {MAX_METRICS} allowed")]
+    TooMany {
+        /// The plugin.
+        plugin: String,
+        /// How many it defines.
+        count: usize,
+    },
+    /// One definition is refused.
+    #[error("plugin {plugin:?} metric {}: {problem}", shown(.metric))]
+    Metric {
+        /// The plugin.
+        plugin: String,
+        /// The metric's name as given.
+        metric: String,
+        /// What is wrong with it.
+        #[source]
+        problem: MetricProblem,
+    },
+}
+
+/// What is wrong with one metric definition; each variant holds the value
+/// at fault.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MetricProblem {
+    /// The name is longer than [`MAX_NAME_BYTES`] (its length held here).
+    #[error("the name is {0} bytes long, more than the {MAX_NAME_BYTES} allowed")]
+    NameTooLong(usize),
+    /// The name holds `:`.
+    #[error("metric names may not contain ':' (colons are reserved for recording rules)")]
+    Colon,
+    /// The name is not `[a-zA-Z_][a-zA-Z0-9_]*`.
+    #[error("is not a valid metric name: use letters, digits and '_', not starting with a digit")]
+    NotAName,
+    /// The name starts with `_` or holds `__`.
+    #[error(
+        "may not start with '_' nor hold '__' (the host writes `__` between the plugin's \
+         namespace and the metric's name)"
+    )]
+    Underscores,
+    /// The name ends in `_`.
+    #[error(
+        "may not end in '_' (a suffix the exposition adds, such as _bucket, would then make \
+         `__`, the separator between a plugin's namespace and its metrics' names)"
+    )]
+    TrailingUnderscore,
+    /// A counter's name without `_total`.
+    #[error("a counter's name must end in _total")]
+    NoTotal,
+    /// A counter named only `_total`.
+    #[error("a counter's name needs something before _total")]
+    OnlyTotal,
+    /// A gauge's or histogram's name ending in a suffix of other series.
+    #[error(
+        "a {kind}'s name may not end in {suffix} (the suffixes _total, _count, _sum and _bucket \
+         belong to counters' and histograms' series)"
+    )]
+    ReservedSuffix {
+        /// The metric's kind.
+        kind: MetricKind,
+        /// The suffix at fault.
+        suffix: &'static str,
+    },
+    /// No help text.
+    #[error("its help text is empty: say what it measures")]
+    NoHelp,
+    /// The help text is longer than [`MAX_HELP_BYTES`] (its length held here).
+    #[error("its help text is {0} bytes long, more than the {MAX_HELP_BYTES} allowed")]
+    HelpTooLong(usize),
+    /// The help text holds a character that could break the exposition.
+    #[error(
+        "its help text must be one line without control characters (line breaks, tabs), line \
+         separators, bidirectional or invisible marks"
+    )]
+    HelpUnsafe,
+    /// More than [`MAX_LABELS`] labels (their number held here).
+    #[error("it has {0} labels, more than the {MAX_LABELS} allowed")]
+    TooManyLabels(usize),
+    /// A label name is refused.
+    #[error("label {}: {problem}", shown(.label))]
+    Label {
+        /// The label name as given.
+        label: String,
+        /// What is wrong with it.
+        problem: LabelProblem,
+    },
+    /// More than [`MAX_BUCKETS`] buckets (their number held here).
+    #[error("it has {0} buckets, more than the {MAX_BUCKETS} allowed")]
+    TooManyBuckets(usize),
+    /// A bucket bound (held here) that is NaN or infinite.
+    #[error("bucket bound {0} is not a finite number (the host adds +Inf itself)")]
+    InfiniteBound(f64),
+    /// Two bounds (held here) out of order.
+    #[error("bucket bounds must be strictly increasing: {0} then {1}")]
+    Unordered(f64, f64),
+    /// Buckets given to a metric of another kind (held here).
+    #[error("a {0} has no buckets: buckets are for histograms only")]
+    Buckets(MetricKind),
+    /// Two definitions of one name.
+    #[error("is defined twice")]
+    Twice,
+    /// One of its series takes the name of another metric's of the plugin.
+    #[error(
+        "its series {series} would collide with those of metric {}: rename one of them",
+        shown(.other)
+    )]
+    Collides {
+        /// The series' exposed name.
+        series: String,
+        /// The other metric.
+        other: String,
+    },
+    /// One of its series is already exposed by the host or another plugin.
+    #[error("its series {series} is {owner}: no two families may share an exposed name")]
+    Taken {
+        /// The series' exposed name.
+        series: String,
+        /// Whose it is.
+        owner: Owner,
+    },
+}
+
+/// Whose an exposed name already is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Owner {
+    /// One of the host's own families.
+    Host,
+    /// The plugin named here.
+    Plugin(String),
+}
+
+impl std::fmt::Display for Owner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Owner::Host => f.write_str("one of the host's own"),
+            Owner::Plugin(plugin) => write!(f, "already plugin {plugin:?}'s"),
+        }
+    }
+}
+
+/// What is wrong with a label name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum LabelProblem {
+    /// Longer than [`MAX_NAME_BYTES`].
+    #[error("is longer than {MAX_NAME_BYTES} bytes")]
+    TooLong,
+    /// Not `[a-zA-Z_][a-zA-Z0-9_]*`.
+    #[error("is not a valid label name: use letters, digits and '_', not starting with a digit")]
+    NotAName,
+    /// Starts with `__`.
+    #[error("names starting with __ are reserved for Prometheus' own use")]
+    Prometheus,
+    /// `plugin`.
+    #[error("is reserved: the host adds the plugin's name as `plugin`")]
+    Plugin,
+    /// `quantile`.
+    #[error("is reserved for summaries' quantiles")]
+    Quantile,
+    /// `le` on a histogram.
+    #[error("is reserved for a histogram's bucket bounds")]
+    Le,
+    /// Given twice.
+    #[error("is given twice")]
+    Twice,
+}
+
 /// Checks `plugin`'s definitions (each on its own, and against each other:
 /// no two of its series may share a name); the error names the plugin and
 /// the metric at fault.
 pub(super) fn check_all(
     plugin: &str,
     definitions: &[MetricDefinition],
-) -> Result<Vec<Checked>, String> {
+) -> Result<Vec<Checked>, DefinitionError> {
     if definitions.len() > MAX_METRICS {
-        return Err(format!(
-            "plugin {plugin:?} defines {} metrics, more than the {MAX_METRICS} allowed",
-            definitions.len()
-        ));
+        return Err(DefinitionError::TooMany {
+            plugin: plugin.to_owned(),
+            count: definitions.len(),
+        });
     }
     let mut checked: Vec<Checked> = Vec::with_capacity(definitions.len());
     // Sample name → the metric of this plugin taking it.
     let mut taken: HashMap<String, String> = HashMap::new();
     for definition in definitions {
-        let at_fault = |problem: String| {
-            format!(
-                "plugin {plugin:?} metric {}: {problem}",
-                shown(&definition.name)
-            )
+        let at_fault = |problem| DefinitionError::Metric {
+            plugin: plugin.to_owned(),
+            metric: definition.name.clone(),
+            problem,
         };
         let one = check(definition).map_err(at_fault)?;
         if checked.iter().any(|c| c.name == one.name) {
-            return Err(at_fault("is defined twice".into()));
+            return Err(at_fault(MetricProblem::Twice));
         }
         let names = exposed_names(plugin, &one.name, one.shape.kind);
         for name in &names {
             if let Some(other) = taken.get(name) {
-                return Err(at_fault(format!(
-                    "its series {name} would collide with those of metric {}: rename one of them",
-                    shown(other)
-                )));
+                return Err(at_fault(MetricProblem::Collides {
+                    series: name.clone(),
+                    other: other.clone(),
+                }));
             }
         }
         for name in names {
@@ -240,7 +409,7 @@ pub(super) fn check_all(
 }
 
 /// Checks one definition on its own; the error says what is wrong with it.
-fn check(definition: &MetricDefinition) -> Result<Checked, String> {
+fn check(definition: &MetricDefinition) -> Result<Checked, MetricProblem> {
     let MetricDefinition {
         name,
         help,
@@ -250,128 +419,92 @@ fn check(definition: &MetricDefinition) -> Result<Checked, String> {
     } = definition;
     let kind = *kind;
     if name.len() > MAX_NAME_BYTES {
-        return Err(format!(
-            "the name is {} bytes long, more than the {MAX_NAME_BYTES} allowed",
-            name.len()
-        ));
+        return Err(MetricProblem::NameTooLong(name.len()));
     }
     if name.contains(':') {
-        return Err(
-            "metric names may not contain ':' (colons are reserved for recording rules)".into(),
-        );
+        return Err(MetricProblem::Colon);
     }
     if !is_identifier(name) {
-        return Err(
-            "is not a valid metric name: use letters, digits and '_', not starting with a digit"
-                .into(),
-        );
+        return Err(MetricProblem::NotAName);
     }
     if name.starts_with('_') || name.contains("__") {
-        return Err(
-            "may not start with '_' nor hold '__' (the host writes `__` between the plugin's \
-             namespace and the metric's name)"
-                .into(),
-        );
+        return Err(MetricProblem::Underscores);
     }
     if name.ends_with('_') {
-        return Err(
-            "may not end in '_' (a suffix the exposition adds, such as _bucket, would then \
-             make `__`, the separator between a plugin's namespace and its metrics' names)"
-                .into(),
-        );
+        return Err(MetricProblem::TrailingUnderscore);
     }
     match kind {
         MetricKind::Counter => match name.strip_suffix("_total") {
-            None => return Err("a counter's name must end in _total".into()),
-            Some("") => return Err("a counter's name needs something before _total".into()),
+            None => return Err(MetricProblem::NoTotal),
+            Some("") => return Err(MetricProblem::OnlyTotal),
             Some(_) => {}
         },
         MetricKind::Gauge | MetricKind::Histogram => {
             for suffix in ["_total", "_count", "_sum", "_bucket"] {
                 if name.ends_with(suffix) {
-                    return Err(format!(
-                        "a {kind}'s name may not end in {suffix} (the suffixes _total, _count, \
-                         _sum and _bucket belong to counters' and histograms' series)"
-                    ));
+                    return Err(MetricProblem::ReservedSuffix { kind, suffix });
                 }
             }
         }
     }
     if help.trim().is_empty() {
-        return Err("its help text is empty: say what it measures".into());
+        return Err(MetricProblem::NoHelp);
     }
     if help.len() > MAX_HELP_BYTES {
-        return Err(format!(
-            "its help text is {} bytes long, more than the {MAX_HELP_BYTES} allowed",
-            help.len()
-        ));
+        return Err(MetricProblem::HelpTooLong(help.len()));
     }
     if help.chars().any(crate::text::is_unsafe) {
-        return Err(
-            "its help text must be one line without control characters (line breaks, tabs), \
-             line separators, bidirectional or invisible marks"
-                .into(),
-        );
+        return Err(MetricProblem::HelpUnsafe);
     }
     if label_names.len() > MAX_LABELS {
-        return Err(format!(
-            "it has {} labels, more than the {MAX_LABELS} allowed",
-            label_names.len()
-        ));
+        return Err(MetricProblem::TooManyLabels(label_names.len()));
     }
     let mut seen = HashSet::new();
     for label in label_names {
-        let refuse = |problem: &str| Err(format!("label {}: {problem}", shown(label)));
+        let refuse = |problem| {
+            Err(MetricProblem::Label {
+                label: label.clone(),
+                problem,
+            })
+        };
         if label.len() > MAX_NAME_BYTES {
-            return refuse(&format!("is longer than {MAX_NAME_BYTES} bytes"));
+            return refuse(LabelProblem::TooLong);
         }
         if !is_identifier(label) {
-            return refuse(
-                "is not a valid label name: use letters, digits and '_', not starting with a digit",
-            );
+            return refuse(LabelProblem::NotAName);
         }
         if label.starts_with("__") {
-            return refuse("names starting with __ are reserved for Prometheus' own use");
+            return refuse(LabelProblem::Prometheus);
         }
         if label == "plugin" {
-            return refuse("is reserved: the host adds the plugin's name as `plugin`");
+            return refuse(LabelProblem::Plugin);
         }
         if label == "quantile" {
-            return refuse("is reserved for summaries' quantiles");
+            return refuse(LabelProblem::Quantile);
         }
         if label == "le" && kind == MetricKind::Histogram {
-            return refuse("is reserved for a histogram's bucket bounds");
+            return refuse(LabelProblem::Le);
         }
         if !seen.insert(label.as_str()) {
-            return refuse("is given twice");
+            return refuse(LabelProblem::Twice);
         }
     }
     let bounds: Box<[f64]> = match kind {
         MetricKind::Histogram if buckets.is_empty() => DEFAULT_BUCKETS.into(),
         MetricKind::Histogram => {
             if buckets.len() > MAX_BUCKETS {
-                return Err(format!(
-                    "it has {} buckets, more than the {MAX_BUCKETS} allowed",
-                    buckets.len()
-                ));
+                return Err(MetricProblem::TooManyBuckets(buckets.len()));
             }
             if let Some(bad) = buckets.iter().find(|b| !b.is_finite()) {
-                return Err(format!(
-                    "bucket bound {bad} is not a finite number (the host adds +Inf itself)"
-                ));
+                return Err(MetricProblem::InfiniteBound(*bad));
             }
             if let Some(pair) = buckets.windows(2).find(|pair| pair[0] >= pair[1]) {
-                return Err(format!(
-                    "bucket bounds must be strictly increasing: {} then {}",
-                    pair[0], pair[1]
-                ));
+                return Err(MetricProblem::Unordered(pair[0], pair[1]));
             }
             buckets.as_slice().into()
         }
         _ if !buckets.is_empty() => {
-            return Err(format!(
-                "a {kind} has no buckets: buckets are for histograms only"
-            ));
+            return Err(MetricProblem::Buckets(kind));
         }
         _ => Box::default(),
     };
@@ -400,7 +533,9 @@ mod tests {
 
     /// The refusal of `definitions` for plugin `p`.
     fn refused(definitions: &[MetricDefinition]) -> String {
-        check_all("p", definitions).expect_err("must be refused")
+        check_all("p", definitions)
+            .expect_err("must be refused")
+            .to_string()
     }
 
     /// Asserts the refusal names the plugin, the metric and each of `words`.

@@ -80,7 +80,10 @@ pub mod registry;
 mod render;
 
 pub use config::{MAX_PLUGIN_SERIES, PluginMetricsConfig, PluginMetricsLimits, check_max_series};
-pub use definition::{DEFAULT_BUCKETS, MetricDefinition, MetricKind, family_name};
+pub use definition::{
+    DEFAULT_BUCKETS, DefinitionError, LabelProblem, MetricDefinition, MetricKind, MetricProblem,
+    Owner, family_name,
+};
 pub use error::{ErrorReason, MAX_LABEL_VALUE_BYTES, MetricError, Operation};
 pub use host::{MetricsHost, MetricsView, add_to_linker};
 pub use registry::{DEFAULT_MAX_SERIES, MetricUpdate, PluginMetrics, PluginMetricsRegistry};

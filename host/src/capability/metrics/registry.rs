@@ -6,7 +6,10 @@
 //! metric (one per plugin and metric), so plugins never wait on each other
 //! and a scrape holds each metric's lock only while it copies its series.
 
-use super::definition::{self, Checked, MetricDefinition, MetricKind, Shape, shown};
+use super::definition::{
+    self, Checked, DefinitionError, MetricDefinition, MetricKind, MetricProblem, Owner, Shape,
+    shown,
+};
 use super::error::{ErrorCounts, MAX_LABEL_VALUE_BYTES, MetricError, Operation};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -296,23 +299,24 @@ impl Shared {
     /// Claims `names` for `plugin`, all or none: refused if one of them is
     /// the host's, or another plugin's (registered or running). The error
     /// says which name and whose.
-    fn claim(&self, plugin: &str, names: &[(String, String)]) -> Result<(), String> {
+    fn claim(&self, plugin: &str, names: &[(String, String)]) -> Result<(), DefinitionError> {
         let mut claims = self.claims();
         for (metric, name) in names {
-            let at_fault = |whose: String| {
-                format!(
-                    "plugin {plugin:?} metric {}: its series {name} is {whose}: no two families \
-                     may share an exposed name",
-                    shown(metric)
-                )
+            let at_fault = |owner| DefinitionError::Metric {
+                plugin: plugin.to_owned(),
+                metric: metric.clone(),
+                problem: MetricProblem::Taken {
+                    series: name.clone(),
+                    owner,
+                },
             };
             if definition::host_exposed_names().contains(name) {
-                return Err(at_fault("one of the host's own".into()));
+                return Err(at_fault(Owner::Host));
             }
             if let Some(claim) = claims.get(name)
                 && claim.plugin != plugin
             {
-                return Err(at_fault(format!("already plugin {:?}'s", claim.plugin)));
+                return Err(at_fault(Owner::Plugin(claim.plugin.clone())));
             }
         }
         for (_, name) in names {
@@ -400,7 +404,7 @@ impl PluginMetricsRegistry {
         plugin: &str,
         definitions: &[MetricDefinition],
         max_series: usize,
-    ) -> Result<PluginMetrics, String> {
+    ) -> Result<PluginMetrics, DefinitionError> {
         let checked = definition::check_all(plugin, definitions)?;
         let names: Vec<(String, String)> = checked
             .iter()
@@ -1130,7 +1134,8 @@ pub(super) mod tests {
         );
         let error = registry
             .register("a", &[histogram("x_", &[], &[])], DEFAULT_MAX_SERIES)
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(
             error.contains("plugin \"a\" metric \"x_\"") && error.contains("end in '_'"),
             "{error}"
@@ -1158,7 +1163,7 @@ pub(super) mod tests {
             .claim("a--x", &names("bucket", &["herald_plugin_a__x__bucket"]))
             .unwrap_err();
         assert_eq!(
-            error,
+            error.to_string(),
             "plugin \"a--x\" metric \"bucket\": its series herald_plugin_a__x__bucket is already \
              plugin \"a\"'s: no two families may share an exposed name"
         );
@@ -1168,7 +1173,10 @@ pub(super) mod tests {
             "herald_handler_duration_seconds_bucket",
             "herald_ready_created",
         ] {
-            let error = shared.claim("p", &names("m", &[host])).unwrap_err();
+            let error = shared
+                .claim("p", &names("m", &[host]))
+                .unwrap_err()
+                .to_string();
             assert!(error.contains("one of the host's own"), "{error}");
         }
         // A refused claim takes nothing.
