@@ -68,8 +68,20 @@ pub enum ConfigurationError {
         /// The selector.
         selector: String,
         /// Why.
-        problem: String,
+        #[source]
+        problem: WebhookSelectorError,
     },
+}
+
+/// A selector a webhook's LabelSelector cannot hold.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WebhookSelectorError {
+    /// It does not parse.
+    #[error(transparent)]
+    Syntax(#[from] crate::selector::SelectorError),
+    /// It compares with `>` or `<`.
+    #[error("uses > or <, which a webhook's LabelSelector cannot express")]
+    Comparison,
 }
 
 /// The two configurations for `manifests`' webhooks (either may have no
@@ -229,8 +241,8 @@ async fn parts(
 /// A selector in the API's string syntax as a Kubernetes LabelSelector:
 /// `=` and `!=` become `In` and `NotIn` of one value; `>` and `<` have no
 /// equivalent and are refused.
-pub fn label_selector(text: &str) -> Result<LabelSelector, String> {
-    let parsed = Selector::parse(text).map_err(|e| e.to_string())?;
+pub fn label_selector(text: &str) -> Result<LabelSelector, WebhookSelectorError> {
+    let parsed = Selector::parse(text)?;
     let mut expressions = Vec::new();
     for requirement in parsed.requirements {
         let (operator, values) = match requirement.operator {
@@ -239,9 +251,7 @@ pub fn label_selector(text: &str) -> Result<LabelSelector, String> {
             Operator::Exists => ("Exists", None),
             Operator::DoesNotExist => ("DoesNotExist", None),
             Operator::GreaterThan | Operator::LessThan => {
-                return Err(
-                    "uses > or <, which a webhook's LabelSelector cannot express".to_owned(),
-                );
+                return Err(WebhookSelectorError::Comparison);
             }
         };
         expressions.push(LabelSelectorRequirement {
@@ -282,10 +292,9 @@ mod tests {
                 ("legacy".into(), "DoesNotExist".into(), None),
             ]
         );
-        assert!(
-            label_selector("replicas>2")
-                .unwrap_err()
-                .contains("cannot express")
+        assert_eq!(
+            label_selector("replicas>2"),
+            Err(WebhookSelectorError::Comparison)
         );
     }
 }

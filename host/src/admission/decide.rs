@@ -70,6 +70,44 @@ pub async fn answer(
     }
 }
 
+/// Why a review's path has no one to decide it (answered 404); each
+/// variant names the plugin.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotHere {
+    /// No plugin of that name admits.
+    #[error("no plugin {0:?} admits here")]
+    Unknown(String),
+    /// The plugin admits, but declares no webhook of that decision.
+    #[error(
+        "plugin {plugin:?} declares no {} webhook",
+        match decision { Decision::Validate => "validating", Decision::Mutate => "mutating" }
+    )]
+    NoWebhook {
+        /// The plugin.
+        plugin: String,
+        /// The decision asked for.
+        decision: Decision,
+    },
+    /// The plugin is gone and had no webhook of that decision.
+    #[error("plugin {0:?} is gone and had no such webhook")]
+    Gone(String),
+}
+
+/// Why a plugin could not decide a review: the cause its failure policy
+/// applies to, as the answer states it.
+#[derive(Debug, thiserror::Error)]
+enum CallFailure {
+    /// Earlier reviews held the instance until the budget ran out.
+    #[error("it was still deciding earlier reviews when this one's {} ms ran out", .0.as_millis())]
+    Busy(Duration),
+    /// The call failed (trap, deadline, the plugin's own error).
+    #[error("{0}")]
+    Call(#[from] crate::plugin::CallError),
+    /// The task running the call did not finish.
+    #[error("the admission call did not finish: {0}")]
+    Unfinished(#[from] tokio::task::JoinError),
+}
+
 /// Decides `review` for `plugin`'s `decision` within `timeout` (as in
 /// [`answer`]), counted and audited. The error says why the path has no
 /// one to decide: no such plugin, or no such webhook.
@@ -79,22 +117,19 @@ pub async fn decide(
     decision: Decision,
     review: &Review,
     timeout: Option<Duration>,
-) -> Result<Decided, String> {
+) -> Result<Decided, NotHere> {
     let admitting = match plugins.find(plugin) {
         Found::Admitting(admitting) => admitting,
         Found::Gone(gone) => {
             return gone_answer(plugins, plugin, decision, review, gone.policy(decision));
         }
-        Found::Unknown => return Err(format!("no plugin {plugin:?} admits here")),
+        Found::Unknown => return Err(NotHere::Unknown(plugin.to_owned())),
     };
     let Some(webhook) = admitting.webhooks.get(decision) else {
-        return Err(format!(
-            "plugin {plugin:?} declares no {} webhook",
-            match decision {
-                Decision::Validate => "validating",
-                Decision::Mutate => "mutating",
-            }
-        ));
+        return Err(NotHere::NoWebhook {
+            plugin: plugin.to_owned(),
+            decision,
+        });
     };
     let operation = review.operation.as_str();
     let record = |response: Response, verdict: Verdict, took: Option<Duration>, detail: &str| {
@@ -126,7 +161,8 @@ pub async fn decide(
     let took = Some(started.elapsed());
     let (response, verdict, detail) = match outcome {
         Ok(answer) => decided(&admitting, review, answer),
-        Err(cause) => {
+        Err(failure) => {
+            let cause = failure.to_string();
             let (response, verdict) = by_policy(plugin, webhook.failure_policy, &cause);
             (response, verdict, cause)
         }
@@ -143,7 +179,7 @@ async fn call(
     decision: Decision,
     review: &Review,
     budget: Duration,
-) -> Result<crate::plugin::AdmissionAnswer, String> {
+) -> Result<crate::plugin::AdmissionAnswer, CallFailure> {
     let ends = Instant::now() + budget;
     let pool = admitting.plugin.engine().pool().clone();
     let admitting = admitting.clone();
@@ -152,22 +188,16 @@ async fn call(
         let Ok(mut instance) =
             tokio::time::timeout_at(ends.into(), admitting.instance.lock()).await
         else {
-            return Err(format!(
-                "it was still deciding earlier reviews when this one's {} ms ran out",
-                budget.as_millis()
-            ));
+            return Err(CallFailure::Busy(budget));
         };
         let call = match decision {
             Decision::Validate => AdmissionCall::Validate(&request),
             Decision::Mutate => AdmissionCall::Mutate(&request),
         };
         let left = ends.saturating_duration_since(Instant::now());
-        instance.admit(call, left).await.map_err(|e| e.to_string())
+        Ok(instance.admit(call, left).await?)
     });
-    match task.await {
-        Ok(outcome) => outcome,
-        Err(join) => Err(format!("the admission call did not finish: {join}")),
-    }
+    task.await?
 }
 
 /// The answer for what the plugin decided, in its mode.
@@ -293,9 +323,9 @@ fn gone_answer(
     decision: Decision,
     review: &Review,
     policy: Option<FailurePolicy>,
-) -> Result<Decided, String> {
+) -> Result<Decided, NotHere> {
     let Some(policy) = policy else {
-        return Err(format!("plugin {plugin:?} is gone and had no such webhook"));
+        return Err(NotHere::Gone(plugin.to_owned()));
     };
     let cause = "the plugin is no longer loaded (its file was removed, it was disabled, or it no longer admits)";
     let (response, verdict) = by_policy(plugin, policy, cause);

@@ -62,22 +62,32 @@ fn read_pair(cert: &Path, key: &Path) -> Result<Arc<CertifiedKey>, TlsError> {
     }
     let key_der = PrivateKeyDer::from_pem_slice(&key_pem)
         .map_err(|e| invalid(key, format!("holds no private key: {e}")))?;
-    certified(chain, key_der).map_err(|problem| invalid(key, problem))
+    certified(chain, key_der).map_err(|problem| invalid(key, problem.to_string()))
+}
+
+/// A private key rustls cannot serve with the certificate. Carried as text
+/// in [`TlsError`], which is `Eq` where rustls' errors are not.
+#[derive(Debug, thiserror::Error)]
+enum KeyError {
+    /// rustls cannot sign with it.
+    #[error("the key is not usable: {0}")]
+    Unusable(#[source] rustls::Error),
+    /// It is not the certificate's key.
+    #[error("the key does not match the certificate: {0}")]
+    Mismatch(#[source] rustls::Error),
 }
 
 fn certified(
     chain: Vec<CertificateDer<'static>>,
     key: PrivateKeyDer<'static>,
-) -> Result<Arc<CertifiedKey>, String> {
+) -> Result<Arc<CertifiedKey>, KeyError> {
     let provider = rustls::crypto::ring::default_provider();
     let signing = provider
         .key_provider
         .load_private_key(key)
-        .map_err(|e| format!("the key is not usable: {e}"))?;
+        .map_err(KeyError::Unusable)?;
     let certified = CertifiedKey::new(chain, signing);
-    certified
-        .keys_match()
-        .map_err(|e| format!("the key does not match the certificate: {e}"))?;
+    certified.keys_match().map_err(KeyError::Mismatch)?;
     Ok(Arc::new(certified))
 }
 
@@ -170,7 +180,7 @@ impl ServingCert {
         let key = PrivateKeyDer::try_from(leaf_key.serialize_der())
             .map_err(|e| TlsError::Generate(e.to_string()))?;
         let chain = vec![leaf_cert.der().clone()];
-        let key = certified(chain, key).map_err(TlsError::Generate)?;
+        let key = certified(chain, key).map_err(|e| TlsError::Generate(e.to_string()))?;
         Ok(ServingCert {
             check_every: RELOAD_CHECK,
             source: Source::Generated {
