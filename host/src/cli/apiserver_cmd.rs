@@ -86,10 +86,30 @@ async fn serve(args: ApiServerArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// Why the churn generator could not start.
+#[derive(Debug, thiserror::Error)]
+enum ChurnError {
+    /// The server's URL (held here) does not parse.
+    #[error("bad URL {url}: {reason}")]
+    Url {
+        /// The URL.
+        url: String,
+        /// Why.
+        #[source]
+        reason: http::uri::InvalidUri,
+    },
+    /// No client could be made for it.
+    #[error(transparent)]
+    Client(#[from] kube::Error),
+}
+
 /// Starts the demo's churn generator against the server at `url`.
-fn churn(url: &str, interval: Duration) -> Result<tokio::task::JoinHandle<()>, String> {
-    let url: http::Uri = url.parse().map_err(|e| format!("bad URL {url}: {e}"))?;
-    let client = kube::Client::try_from(kube::Config::new(url)).map_err(|e| e.to_string())?;
+fn churn(url: &str, interval: Duration) -> Result<tokio::task::JoinHandle<()>, ChurnError> {
+    let url: http::Uri = url.parse().map_err(|reason| ChurnError::Url {
+        url: url.to_owned(),
+        reason,
+    })?;
+    let client = kube::Client::try_from(kube::Config::new(url))?;
     println!("  churn         one change every {interval:?} in shop and payments");
     Ok(crate::demo::churn::Churn::spawn_on_example_cluster(
         client, interval,

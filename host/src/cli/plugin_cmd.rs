@@ -255,7 +255,9 @@ fn rbac(args: RbacArgs) -> ExitCode {
         Err(err) => return fail(format_args!("cannot start the async runtime: {err}")),
     };
     let role = runtime.block_on(async {
-        let resolver = kind_resolver(args.kubeconfig.as_deref(), args.context.as_deref()).await?;
+        let resolver = kind_resolver(args.kubeconfig.as_deref(), args.context.as_deref())
+            .await
+            .map_err(|e| e.to_string())?;
         let resources = crate::rbac::watched_resources(&manifests, &resolver)
             .await
             .map_err(|e| e.to_string())?;

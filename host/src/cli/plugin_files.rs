@@ -52,7 +52,7 @@ pub(super) fn manifests_of(files: &[PathBuf]) -> Result<Vec<Manifest>, ExitCode>
 pub(super) async fn kind_resolver(
     kubeconfig: Option<&Path>,
     context: Option<&str>,
-) -> Result<crate::discovery::KindResolver, String> {
+) -> Result<crate::discovery::KindResolver, crate::source::SourceError> {
     let Some(path) = kubeconfig else {
         return Ok(crate::discovery::KindResolver::Builtin);
     };
@@ -60,7 +60,7 @@ pub(super) async fn kind_resolver(
         path: Some(path.to_owned()),
         context: context.map(str::to_owned),
     };
-    let connection = source.connect().await.map_err(|e| e.to_string())?;
+    let connection = source.connect().await?;
     Ok(crate::discovery::KindResolver::Discovery(
         crate::discovery::Resolver::new(connection.client),
     ))

@@ -4,15 +4,19 @@
 //! the events come first and fill the cache the reviews' look-ups read.
 
 use super::fail;
-use super::plugin_files::{CacheArgs, engine, read};
+use super::plugin_files::CacheArgs;
 use crate::capability::ClusterAccess;
 use crate::capability::Grants;
 use crate::capability::log::MemorySink;
 use crate::capability::rate::RateLimit;
-use crate::plugin::{CompileOutcome, EngineSettings, LoadOptions, LoadedPlugin};
+use crate::plugin::{
+    CallError, CompileOutcome, EngineError, EngineSettings, LoadError, LoadOptions, LoadedPlugin,
+    PluginEngine,
+};
 use crate::replay::{
-    DeliveryResult, RecordedEvent, RecordedReview, ReplayApi, ReplayOutcome, Replayer,
-    ReviewOutcome, ReviewReplayer, parse_events, parse_responses, parse_reviews,
+    DeliveryResult, EventParseError, RecordedEvent, RecordedReview, ReplayApi, ReplayOutcome,
+    Replayer, ResponsesError, ReviewOutcome, ReviewReplayer, ReviewsError, parse_events,
+    parse_responses, parse_reviews,
 };
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -58,6 +62,104 @@ pub struct ReplayArgs {
     pub cache: CacheArgs,
 }
 
+/// Why `plugin replay` could not run; each variant names the file or flag
+/// at fault.
+#[derive(Debug, thiserror::Error)]
+enum ReplayError {
+    /// A file given on the command line cannot be read.
+    #[error("{}: cannot read: {reason}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        reason: std::io::Error,
+    },
+    /// The `--events` file does not parse.
+    #[error("{}: {reason}", path.display())]
+    Events {
+        /// The file.
+        path: PathBuf,
+        /// The line at fault and why.
+        #[source]
+        reason: EventParseError,
+    },
+    /// The `--reviews` file does not parse.
+    #[error("{}: {reason}", path.display())]
+    Reviews {
+        /// The file.
+        path: PathBuf,
+        /// The review at fault and why.
+        #[source]
+        reason: ReviewsError,
+    },
+    /// The `--responses` file does not parse.
+    #[error("{}: {reason}", path.display())]
+    Responses {
+        /// The file.
+        path: PathBuf,
+        /// The entry at fault and why.
+        #[source]
+        reason: ResponsesError,
+    },
+    /// `--config` given as text is not JSON.
+    #[error("--config is not valid JSON: {0}")]
+    ConfigText(#[source] serde_json::Error),
+    /// `--config @FILE` holds neither JSON nor YAML.
+    #[error("{}: not valid JSON or YAML: {reason}", path.display())]
+    ConfigFile {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        reason: serde_yaml::Error,
+    },
+    /// The WebAssembly engine could not be made.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// The plugin does not load.
+    #[error("{}: {reason}", path.display())]
+    Load {
+        /// The plugin's file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        reason: LoadError,
+    },
+    /// Reviews were given for a plugin that declares no webhook.
+    #[error(
+        "{}: {name} admits nothing (its manifest declares no validating or mutating webhook), so \
+         it has no reviews to answer",
+        path.display()
+    )]
+    AdmitsNothing {
+        /// The plugin's file.
+        path: PathBuf,
+        /// The plugin's name.
+        name: String,
+    },
+    /// The plugin could not be made ready for events.
+    #[error("{}: {reason}", path.display())]
+    Start {
+        /// The plugin's file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        reason: CallError,
+    },
+    /// The runtime answering reviews could not start.
+    #[error("cannot start the replay's runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+}
+
+/// The contents of the file at `path`, as text.
+fn read_text(path: &Path) -> Result<String, ReplayError> {
+    std::fs::read_to_string(path).map_err(|reason| ReplayError::Read {
+        path: path.to_owned(),
+        reason,
+    })
+}
+
 /// Runs `plugin replay`.
 pub fn run(args: ReplayArgs) -> ExitCode {
     match replay(&args) {
@@ -66,7 +168,7 @@ pub fn run(args: ReplayArgs) -> ExitCode {
     }
 }
 
-fn replay(args: &ReplayArgs) -> Result<ExitCode, String> {
+fn replay(args: &ReplayArgs) -> Result<ExitCode, ReplayError> {
     let config = args.config.as_deref().map(read_config).transpose()?;
     let events = args.events.as_deref().map(read_events).transpose()?;
     let reviews = args.reviews.as_deref().map(read_reviews).transpose()?;
@@ -84,17 +186,21 @@ fn replay(args: &ReplayArgs) -> Result<ExitCode, String> {
         println!("  [{}] {} {}", name, line.level.as_str(), line.message);
     }
     let reviewer = match &reviews {
-        Some(_) => Some(ReviewReplayer::new(&plugin).ok_or_else(|| {
-            format!(
-                "{}: {name} admits nothing (its manifest declares no validating or mutating \
-                 webhook), so it has no reviews to answer",
-                args.file.display()
+        Some(_) => {
+            Some(
+                ReviewReplayer::new(&plugin).ok_or_else(|| ReplayError::AdmitsNothing {
+                    path: args.file.clone(),
+                    name: name.clone(),
+                })?,
             )
-        })?),
+        }
         None => None,
     };
-    let mut replayer = Replayer::new(plugin, logs.clone())
-        .map_err(|err| format!("{}: {err}", args.file.display()))?;
+    let mut replayer =
+        Replayer::new(plugin, logs.clone()).map_err(|reason| ReplayError::Start {
+            path: args.file.clone(),
+            reason,
+        })?;
     replayer.record_intents(api);
     if let Some(events) = &events
         && !replay_events(&mut replayer, &name, events, args.keep_going)
@@ -117,9 +223,15 @@ fn load(
     config: Option<String>,
     api: &Arc<ReplayApi>,
     logs: &MemorySink,
-) -> Result<LoadedPlugin, String> {
-    let engine = engine(EngineSettings::default()).map_err(|_| "no engine".to_owned())?;
-    let bytes = read(&args.file).map_err(|_| format!("{}: cannot read", args.file.display()))?;
+) -> Result<LoadedPlugin, ReplayError> {
+    let engine = PluginEngine::new(EngineSettings {
+        workers: 1,
+        ..EngineSettings::default()
+    })?;
+    let bytes = std::fs::read(&args.file).map_err(|reason| ReplayError::Read {
+        path: args.file.clone(),
+        reason,
+    })?;
     let options = LoadOptions {
         config,
         sink: Arc::new(logs.clone()),
@@ -138,7 +250,10 @@ fn load(
     };
     let cache = args.cache.open(&engine);
     let (plugin, outcome) = LoadedPlugin::load_cached(&engine, cache.as_ref(), &bytes, options)
-        .map_err(|err| format!("{}: {err}", args.file.display()))?;
+        .map_err(|reason| ReplayError::Load {
+            path: args.file.clone(),
+            reason,
+        })?;
     eprintln!(
         "{}: {}",
         args.file.display(),
@@ -304,11 +419,11 @@ fn replay_reviews(
     reviews: &[RecordedReview],
     logs: &MemorySink,
     keep_going: bool,
-) -> Result<bool, String> {
+) -> Result<bool, ReplayError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start the replay's runtime: {e}"))?;
+        .map_err(ReplayError::Runtime)?;
     let mut counts = ReviewCounts::default();
     for (index, recorded) in reviews.iter().enumerate() {
         let outcome = runtime.block_on(reviewer.replay(&recorded.review));
@@ -350,34 +465,39 @@ fn replay_reviews(
     Ok(true)
 }
 
-fn read_events(path: &Path) -> Result<Vec<RecordedEvent>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    parse_events(&text).map_err(|err| format!("{}: {err}", path.display()))
+fn read_events(path: &Path) -> Result<Vec<RecordedEvent>, ReplayError> {
+    parse_events(&read_text(path)?).map_err(|reason| ReplayError::Events {
+        path: path.to_owned(),
+        reason,
+    })
 }
 
-fn read_reviews(path: &Path) -> Result<Vec<RecordedReview>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    parse_reviews(&text).map_err(|err| format!("{}: {err}", path.display()))
+fn read_reviews(path: &Path) -> Result<Vec<RecordedReview>, ReplayError> {
+    parse_reviews(&read_text(path)?).map_err(|reason| ReplayError::Reviews {
+        path: path.to_owned(),
+        reason,
+    })
 }
 
 /// Reads `--config`: JSON text, or `@FILE` holding JSON or YAML; returns JSON text.
-fn read_config(arg: &str) -> Result<String, String> {
+fn read_config(arg: &str) -> Result<String, ReplayError> {
     let Some(path) = arg.strip_prefix('@') else {
-        serde_json::from_str::<serde_json::Value>(arg)
-            .map_err(|e| format!("--config is not valid JSON: {e}"))?;
+        serde_json::from_str::<serde_json::Value>(arg).map_err(ReplayError::ConfigText)?;
         return Ok(arg.to_owned());
     };
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: cannot read: {e}"))?;
+    let path = Path::new(path);
     let value: serde_json::Value =
-        serde_yaml::from_str(&text).map_err(|e| format!("{path}: not valid JSON or YAML: {e}"))?;
+        serde_yaml::from_str(&read_text(path)?).map_err(|reason| ReplayError::ConfigFile {
+            path: path.to_owned(),
+            reason,
+        })?;
     Ok(value.to_string())
 }
 
 /// Reads and parses a `--responses` file.
-fn read_responses(path: &Path) -> Result<Vec<crate::replay::ScriptedResponse>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    parse_responses(&text).map_err(|e| format!("{}: {e}", path.display()))
+fn read_responses(path: &Path) -> Result<Vec<crate::replay::ScriptedResponse>, ReplayError> {
+    parse_responses(&read_text(path)?).map_err(|reason| ReplayError::Responses {
+        path: path.to_owned(),
+        reason,
+    })
 }

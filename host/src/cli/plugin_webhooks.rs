@@ -44,17 +44,35 @@ pub struct WebhooksArgs {
     pub context: Option<String>,
 }
 
+/// A `--service` that is not `namespace/name:port`; each variant holds the
+/// text at fault.
+#[derive(Debug, thiserror::Error)]
+enum ServiceFlagError {
+    /// Not of the form `namespace/name:port`.
+    #[error("--service {0:?}: give namespace/name:port")]
+    Shape(String),
+    /// The namespace or the name is not a DNS label.
+    #[error("--service: the {what} {value:?} is not a DNS label")]
+    NotDnsLabel {
+        /// `namespace` or `name`.
+        what: &'static str,
+        /// The value at fault.
+        value: String,
+    },
+}
+
 /// `namespace/name:port`.
-fn service(text: &str) -> Result<Endpoint, String> {
-    let refused = || format!("--service {text:?}: give namespace/name:port");
+fn service(text: &str) -> Result<Endpoint, ServiceFlagError> {
+    let refused = || ServiceFlagError::Shape(text.to_owned());
     let (namespace, rest) = text.split_once('/').ok_or_else(refused)?;
     let (name, port) = rest.split_once(':').ok_or_else(refused)?;
     let port: i32 = port.parse().map_err(|_| refused())?;
     for (what, value) in [("namespace", namespace), ("name", name)] {
         if !crate::text::is_dns_label(value) {
-            return Err(format!(
-                "--service: the {what} {value:?} is not a DNS label"
-            ));
+            return Err(ServiceFlagError::NotDnsLabel {
+                what,
+                value: value.to_owned(),
+            });
         }
     }
     Ok(Endpoint::Service {
@@ -109,7 +127,9 @@ pub fn run(args: WebhooksArgs) -> ExitCode {
         Err(err) => return fail(format_args!("cannot start the async runtime: {err}")),
     };
     let made = runtime.block_on(async {
-        let resolver = kind_resolver(args.kubeconfig.as_deref(), args.context.as_deref()).await?;
+        let resolver = kind_resolver(args.kubeconfig.as_deref(), args.context.as_deref())
+            .await
+            .map_err(|e| e.to_string())?;
         let manifests: Vec<&crate::plugin::Manifest> = manifests.iter().collect();
         configurations(&manifests, &target, &resolver)
             .await

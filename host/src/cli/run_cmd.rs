@@ -56,11 +56,16 @@ pub struct RunArgs {
     pub grace_period: Option<Duration>,
 }
 
-fn parse_log_format(text: &str) -> Result<LogFormat, String> {
+/// A `--log-format` other than `human` or `json` (held here).
+#[derive(Debug, thiserror::Error)]
+#[error("{0:?} is not a log format: use human or json")]
+struct UnknownLogFormat(String);
+
+fn parse_log_format(text: &str) -> Result<LogFormat, UnknownLogFormat> {
     match text {
         "human" => Ok(LogFormat::Human),
         "json" => Ok(LogFormat::Json),
-        other => Err(format!("{other:?} is not a log format: use human or json")),
+        other => Err(UnknownLogFormat(other.to_owned())),
     }
 }
 

@@ -84,19 +84,67 @@ impl Language {
     }
 }
 
+/// Why `plugin new` made no project; each variant names the value or path
+/// at fault.
+#[derive(Debug, thiserror::Error)]
+enum NewError {
+    /// The name (held here) is not a plugin name.
+    #[error(
+        "{0:?} is not a valid plugin name: use lowercase letters, digits and '-' (at most 63, \
+         starting and ending with a letter or digit), e.g. pod-watch"
+    )]
+    Name(String),
+    /// No template of that kind for that language.
+    #[error("there is no {template} template for {language:?} yet")]
+    NoTemplate {
+        /// The template's name.
+        template: &'static str,
+        /// The language.
+        language: Language,
+    },
+    /// The project's directory (held here) exists and holds files.
+    #[error("{} already exists and is not empty: refusing to overwrite it", .0.display())]
+    NotEmpty(PathBuf),
+    /// `--sdk` (held here) is not a directory.
+    #[error("--sdk {}: no such directory", .0.display())]
+    NoSdkDir(PathBuf),
+    /// No `--sdk`, and the checkout this binary was built from is gone.
+    #[error(
+        "cannot find the SDK (this binary was built from a checkout that is gone): pass --sdk \
+         with the path of `{0}` in a Herald checkout"
+    )]
+    NoSdk(&'static str),
+    /// A directory (held here) could not be made.
+    #[error("{}: cannot create: {reason}", path.display())]
+    Create {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        reason: std::io::Error,
+    },
+    /// A file (held here) could not be written.
+    #[error("{}: cannot write: {reason}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        reason: std::io::Error,
+    },
+}
+
 /// The project for `language` and `template`, or why there is none.
-fn project(language: Language, template: Template) -> Result<Project, String> {
+fn project(language: Language, template: Template) -> Result<Project, NewError> {
     let project = match language {
         Language::Rust => rust::project(template),
         Language::Python => python::project(template),
         Language::Js => js::project(template),
         Language::Go => go::project(template),
     };
-    project.ok_or_else(|| {
-        format!(
-            "there is no {} template for {language:?} yet",
-            template.name()
-        )
+    project.ok_or(NewError::NoTemplate {
+        template: template.name(),
+        language,
     })
 }
 
@@ -112,7 +160,7 @@ pub fn run(args: NewArgs) -> ExitCode {
 }
 
 /// The SDK directory: `--sdk`, else this checkout's, made absolute.
-fn sdk(args: &NewArgs) -> Result<PathBuf, String> {
+fn sdk(args: &NewArgs) -> Result<PathBuf, NewError> {
     let (path, given) = match &args.sdk {
         Some(path) => (path.clone(), true),
         None => (
@@ -124,33 +172,22 @@ fn sdk(args: &NewArgs) -> Result<PathBuf, String> {
     };
     match std::fs::canonicalize(&path) {
         Ok(path) if path.is_dir() => Ok(path),
-        _ if given => Err(format!("--sdk {}: no such directory", path.display())),
-        _ => Err(format!(
-            "cannot find the SDK (this binary was built from a checkout that is gone): \
-             pass --sdk with the path of `{}` in a Herald checkout",
-            args.lang.sdk_in_checkout()
-        )),
+        _ if given => Err(NewError::NoSdkDir(path)),
+        _ => Err(NewError::NoSdk(args.lang.sdk_in_checkout())),
     }
 }
 
 /// Writes the project; returns the message naming it and the next commands.
-fn create(args: &NewArgs) -> Result<String, String> {
+fn create(args: &NewArgs) -> Result<String, NewError> {
     if !is_plugin_name(&args.name) {
-        return Err(format!(
-            "{:?} is not a valid plugin name: use lowercase letters, digits and '-' \
-             (at most 63, starting and ending with a letter or digit), e.g. pod-watch",
-            args.name
-        ));
+        return Err(NewError::Name(args.name.clone()));
     }
     let template = project(args.lang, args.template)?;
     let directory = args.dir.join(&args.name);
     if let Ok(mut entries) = std::fs::read_dir(&directory)
         && entries.next().is_some()
     {
-        return Err(format!(
-            "{} already exists and is not empty: refusing to overwrite it",
-            directory.display()
-        ));
+        return Err(NewError::NotEmpty(directory));
     }
     let sdk = sdk(args)?;
     let values = Substitutions {
@@ -160,11 +197,15 @@ fn create(args: &NewArgs) -> Result<String, String> {
     for (path, text) in template.files {
         let target = directory.join(path);
         if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| format!("{}: cannot create: {e}", parent.display()))?;
+            std::fs::create_dir_all(parent).map_err(|reason| NewError::Create {
+                path: parent.to_owned(),
+                reason,
+            })?;
         }
-        std::fs::write(&target, values.apply(text))
-            .map_err(|e| format!("{}: cannot write: {e}", target.display()))?;
+        std::fs::write(&target, values.apply(text)).map_err(|reason| NewError::Write {
+            path: target.clone(),
+            reason,
+        })?;
     }
     Ok(values.apply(&format!(
         "created {} ({:?} {} plugin {{{{name}}}})\n\nnext:\n    cd {}\n{}",
