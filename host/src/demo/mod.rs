@@ -84,15 +84,98 @@ impl LogSink for DemoSink {
     }
 }
 
+/// Why the demo could not start; each variant names the step, and the
+/// file, directory or object at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum DemoError {
+    /// The example plugins' workspace (held here) is missing.
+    #[error(
+        "{} not found: run the demo from a Herald checkout, or pass --plugins DIR",
+        .0.display()
+    )]
+    NotACheckout(PathBuf),
+    /// cargo could not be run.
+    #[error("cannot run cargo: {0}")]
+    Cargo(#[source] std::io::Error),
+    /// cargo failed to build the example plugins.
+    #[error(
+        "building the example plugins failed (is the wasm32-wasip2 target installed? `rustup \
+         target add wasm32-wasip2`)"
+    )]
+    BuildFailed,
+    /// A directory (held here) could not be made.
+    #[error("{}: {reason}", path.display())]
+    Directory {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        reason: std::io::Error,
+    },
+    /// A built plugin (held here) could not be copied into the plugin directory.
+    #[error("copying {}: {reason}", from.display())]
+    Copy {
+        /// The built file.
+        from: PathBuf,
+        /// Why.
+        #[source]
+        reason: std::io::Error,
+    },
+    /// The task building the examples did not finish.
+    #[error("{0}")]
+    Builder(#[from] tokio::task::JoinError),
+    /// The embedded API server could not be started or reached.
+    #[error("{0}")]
+    Cluster(#[from] crate::source::SourceError),
+    /// The webhook receiver could not start.
+    #[error("starting the demo's webhook receiver: {0}")]
+    Receiver(#[source] std::io::Error),
+    /// `crashloop-alert`'s HTTP grant does not parse.
+    #[error("the demo's HTTP grant: {0}")]
+    HttpGrant(#[source] serde_json::Error),
+    /// No address to listen on.
+    #[error("{0}")]
+    Bind(#[from] ops::BindError),
+    /// The daemon could not start.
+    #[error("{0}")]
+    Service(#[from] crate::service::ServiceError),
+    /// The webhook configurations could not be made.
+    #[error("the demo's webhook configurations: {0}")]
+    Configurations(#[from] crate::admission::configuration::ConfigurationError),
+    /// A webhook configuration (its kind held here) could not be created.
+    #[error("creating the {kind}: {reason}")]
+    CreateWebhooks {
+        /// `ValidatingWebhookConfiguration` or `MutatingWebhookConfiguration`.
+        kind: &'static str,
+        /// What the API server said.
+        #[source]
+        reason: kube::Error,
+    },
+}
+
+/// Why an SDK example was left out of the demo (printed in a note).
+#[derive(Debug, thiserror::Error)]
+enum ExampleError {
+    /// No build command is known for the example (held here).
+    #[error("no build command for {0}")]
+    NoBuildCommand(String),
+    /// Its build command could not be run.
+    #[error("cannot run its build command ({0})")]
+    CannotRun(#[source] std::io::Error),
+    /// Its build failed; the last line it printed is held here.
+    #[error("its build failed ({0})")]
+    Failed(String),
+    /// The Go toolchain (its program held here) is missing.
+    #[error("`{0}` is not installed")]
+    NoGo(String),
+}
+
 /// Builds the example plugins with cargo and copies them into `dir`.
-pub fn build_examples(dir: &Path) -> Result<(), String> {
+pub fn build_examples(dir: &Path) -> Result<(), DemoError> {
     let root = repository_root();
     let plugins = root.join("plugins");
     if !plugins.join("Cargo.toml").exists() {
-        return Err(format!(
-            "{} not found: run the demo from a Herald checkout, or pass --plugins DIR",
-            plugins.display()
-        ));
+        return Err(DemoError::NotACheckout(plugins));
     }
     let target = root.join("target").join("wasm");
     eprintln!(
@@ -114,23 +197,26 @@ pub fn build_examples(dir: &Path) -> Result<(), String> {
     for name in EXAMPLE_PLUGINS {
         command.args(["-p", name]);
     }
-    let status = command
-        .status()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    let status = command.status().map_err(DemoError::Cargo)?;
     if !status.success() {
-        return Err("building the example plugins failed (is the wasm32-wasip2 target installed? `rustup target add wasm32-wasip2`)".into());
+        return Err(DemoError::BuildFailed);
     }
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(|reason| DemoError::Directory {
+        path: dir.to_owned(),
+        reason,
+    })?;
     for name in EXAMPLE_PLUGINS {
         let file = format!("{}.wasm", name.replace('-', "_"));
         let from = target.join("wasm32-wasip2/release").join(&file);
         let to = dir.join(format!("{name}.wasm"));
-        std::fs::copy(&from, &to).map_err(|e| format!("copying {}: {e}", from.display()))?;
+        if let Err(reason) = std::fs::copy(&from, &to) {
+            return Err(DemoError::Copy { from, reason });
+        }
     }
     for (name, language, install) in SDK_EXAMPLES {
         eprintln!("building the {language} example plugin ({name})…");
         if let Err(reason) = build_sdk_example(&root, name, &dir.join(format!("{name}.wasm"))) {
-            eprintln!("{}", without(name, language, &reason, install));
+            eprintln!("{}", without(name, language, &reason.to_string(), install));
         }
     }
     Ok(())
@@ -143,7 +229,7 @@ fn without(name: &str, language: &str, reason: &str, install: &str) -> String {
 
 /// Builds one of [`SDK_EXAMPLES`] into `out` with its SDK's build command
 /// (for Go, what `herald plugin build` runs).
-fn build_sdk_example(root: &Path, name: &str, out: &Path) -> Result<(), String> {
+fn build_sdk_example(root: &Path, name: &str, out: &Path) -> Result<(), ExampleError> {
     if name == "go-pod-phases" {
         let program = crate::build::go::program();
         return build_go_example(&program, &root.join("plugins").join(name), out);
@@ -163,14 +249,14 @@ fn build_sdk_example(root: &Path, name: &str, out: &Path) -> Result<(), String> 
             node.arg(root.join("plugins/configmap-diff/src/plugin.js"));
             node
         }
-        other => return Err(format!("no build command for {other}")),
+        other => return Err(ExampleError::NoBuildCommand(other.to_owned())),
     };
     let output = command
         .arg("-o")
         .arg(out)
         .current_dir(root)
         .output()
-        .map_err(|e| format!("cannot run its build command ({e})"))?;
+        .map_err(ExampleError::CannotRun)?;
     if output.status.success() {
         return Ok(());
     }
@@ -180,23 +266,20 @@ fn build_sdk_example(root: &Path, name: &str, out: &Path) -> Result<(), String> 
         .rev()
         .find(|l| !l.trim().is_empty())
         .unwrap_or("");
-    Err(format!("its build failed ({})", last.trim()))
+    Err(ExampleError::Failed(last.trim().to_owned()))
 }
 
 /// Builds the Go example with `herald plugin build`'s code: `go build`, then
 /// componentized here. Go missing, or its build failing, is said in one line.
-fn build_go_example(program: &str, dir: &Path, out: &Path) -> Result<(), String> {
+fn build_go_example(program: &str, dir: &Path, out: &Path) -> Result<(), ExampleError> {
     use crate::build::{BuildError, Options, build_go_with, go::GoError};
     match build_go_with(program, dir, out, Options::default()) {
         Ok(_) => Ok(()),
-        Err(BuildError::Go(GoError::Missing { program, .. })) => {
-            Err(format!("`{program}` is not installed"))
-        }
-        Err(BuildError::Go(GoError::Build { output, .. })) => Err(format!(
-            "its build failed ({})",
-            output.lines().last().unwrap_or_default().trim()
+        Err(BuildError::Go(GoError::Missing { program, .. })) => Err(ExampleError::NoGo(program)),
+        Err(BuildError::Go(GoError::Build { output, .. })) => Err(ExampleError::Failed(
+            output.lines().last().unwrap_or_default().trim().to_owned(),
         )),
-        Err(other) => Err(format!("its build failed ({other})")),
+        Err(other) => Err(ExampleError::Failed(other.to_string())),
     }
 }
 
@@ -282,10 +365,10 @@ pub fn demo_plugin_settings() -> Vec<(String, crate::reload::PluginConfig)> {
 /// (its origin granted, nothing else), Warning Events on the Pod.
 fn crashloop_alert_settings(
     webhook: &webhook::WebhookReceiver,
-) -> Result<(String, crate::reload::PluginConfig), String> {
+) -> Result<(String, crate::reload::PluginConfig), DemoError> {
     use crate::reload::{GrantConfig, PluginConfig};
     let http = serde_json::from_value(serde_json::json!({"allowedOrigins": [webhook.origin()]}))
-        .map_err(|e| format!("the demo's HTTP grant: {e}"))?;
+        .map_err(DemoError::HttpGrant)?;
     Ok((
         "crashloop-alert".into(),
         PluginConfig {
@@ -307,7 +390,7 @@ fn crashloop_alert_settings(
 /// Gives the embedded API server the webhook configurations of the plugins
 /// that admit, calling the daemon's admission server on loopback (every
 /// namespace but `kube-system`).
-async fn install_webhooks(service: &Service, client: &kube::Client) -> Result<(), String> {
+async fn install_webhooks(service: &Service, client: &kube::Client) -> Result<(), DemoError> {
     use crate::admission::configuration::{Endpoint, Target, configurations};
     use k8s_openapi::api::admissionregistration::v1::{
         MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
@@ -329,20 +412,25 @@ async fn install_webhooks(service: &Service, client: &kube::Client) -> Result<()
         &target,
         &crate::discovery::KindResolver::Builtin,
     )
-    .await
-    .map_err(|e| format!("the demo's webhook configurations: {e}"))?;
+    .await?;
     let post = PostParams::default();
     if validating.webhooks.as_ref().is_some_and(|w| !w.is_empty()) {
         Api::<ValidatingWebhookConfiguration>::all(client.clone())
             .create(&post, &validating)
             .await
-            .map_err(|e| format!("creating the ValidatingWebhookConfiguration: {e}"))?;
+            .map_err(|reason| DemoError::CreateWebhooks {
+                kind: "ValidatingWebhookConfiguration",
+                reason,
+            })?;
     }
     if mutating.webhooks.as_ref().is_some_and(|w| !w.is_empty()) {
         Api::<MutatingWebhookConfiguration>::all(client.clone())
             .create(&post, &mutating)
             .await
-            .map_err(|e| format!("creating the MutatingWebhookConfiguration: {e}"))?;
+            .map_err(|reason| DemoError::CreateWebhooks {
+                kind: "MutatingWebhookConfiguration",
+                reason,
+            })?;
     }
     Ok(())
 }
@@ -359,26 +447,27 @@ fn pin_builds(config: &mut Config, dir: &Path) {
 }
 
 /// Runs the demo until Ctrl-C or the duration ends.
-pub async fn run(options: DemoOptions) -> Result<(), String> {
+pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
     let work = std::env::temp_dir().join(format!("herald-demo-{}", std::process::id()));
     let plugin_dir = match &options.plugins {
         Some(dir) => dir.clone(),
         None => {
             let dir = work.join("plugins.d");
             let build_dir = dir.clone();
-            tokio::task::spawn_blocking(move || build_examples(&build_dir))
-                .await
-                .map_err(|e| e.to_string())??;
+            tokio::task::spawn_blocking(move || build_examples(&build_dir)).await??;
             dir
         }
     };
     let kubeconfig = work.join("kubeconfig");
-    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+    std::fs::create_dir_all(&work).map_err(|reason| DemoError::Directory {
+        path: work.clone(),
+        reason,
+    })?;
     let source = Source::Embedded {
         seed: vec![options.seed.clone()],
         kubeconfig_out: Some(kubeconfig.clone()),
     };
-    let connection = source.connect().await.map_err(|e| e.to_string())?;
+    let connection = source.connect().await?;
 
     let mut config = Config {
         plugin_dir: plugin_dir.clone(),
@@ -395,14 +484,12 @@ pub async fn run(options: DemoOptions) -> Result<(), String> {
     config.plugins.extend(demo_plugin_settings());
     let webhook = webhook::WebhookReceiver::start()
         .await
-        .map_err(|e| format!("starting the demo's webhook receiver: {e}"))?;
+        .map_err(DemoError::Receiver)?;
     config.plugins.extend([crashloop_alert_settings(&webhook)?]);
     pin_builds(&mut config, &plugin_dir);
     let listener = match ops::bind(options.listen).await {
         Ok(listener) => listener,
-        Err(_) => ops::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
-            .await
-            .map_err(|e| e.to_string())?,
+        Err(_) => ops::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?,
     };
     let compiler = crate::service::daemon_compiler(&config);
     let service = Service::start(
@@ -412,8 +499,7 @@ pub async fn run(options: DemoOptions) -> Result<(), String> {
         listener,
         compiler,
     )
-    .await
-    .map_err(|e| e.to_string())?;
+    .await?;
     let daemon = service.daemon().clone();
     let address = service.address();
     install_webhooks(&service, &connection.client).await?;
@@ -517,7 +603,8 @@ mod tests {
             &repository_root().join("plugins/go-pod-phases"),
             &out,
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert_eq!(reason, "`/nonexistent/herald-demo/go` is not installed");
         assert!(!out.exists());
         assert_eq!(
