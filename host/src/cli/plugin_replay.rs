@@ -122,9 +122,9 @@ enum ReplayError {
     Load {
         /// The plugin's file.
         path: PathBuf,
-        /// Why.
+        /// Why (boxed: a load error is large, the others small).
         #[source]
-        reason: LoadError,
+        reason: Box<LoadError>,
     },
     /// Reviews were given for a plugin that declares no webhook.
     #[error(
@@ -252,7 +252,7 @@ fn load(
     let (plugin, outcome) = LoadedPlugin::load_cached(&engine, cache.as_ref(), &bytes, options)
         .map_err(|reason| ReplayError::Load {
             path: args.file.clone(),
-            reason,
+            reason: Box::new(reason),
         })?;
     eprintln!(
         "{}: {}",
