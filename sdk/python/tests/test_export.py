@@ -11,8 +11,10 @@ import pytest
 import herald_sdk
 from herald_sdk import Handler, HandlerError, Limits, Manifest, Subscription, Verb, WriteRule, events, kube, log, testing
 from herald_sdk import handler as handler_module
-from herald_sdk._export import (Dispatcher, context_from_wit, logged_manifest, manifest_to_wit,
-                                require_exported_plugin)
+from herald_sdk._export import (Admission, Dispatcher, context_from_wit, logged_manifest, manifest_to_wit,
+                                mutation_to_wit, require_exported_plugin, review_from_wit, verdict_to_wit,
+                                webhooks_to_wit)
+from herald_sdk.admission import AdmissionRule, FailurePolicy, Mutation, Operation, UserInfo, Verdict, Webhook
 from herald_sdk.build import WIT_DIR, WORLD
 from herald_sdk.cache import Index
 from herald_sdk.kinds import Pod, ReplicaSet
@@ -35,6 +37,12 @@ def bindings(tmp_path_factory):
         sys.path.remove(str(target))
         for name in [name for name in sys.modules if name.startswith(("wit_world", "componentize_py_types"))]:
             del sys.modules[name]
+
+
+@pytest.fixture
+def wit_admission(bindings):
+    """The generated module of the ``admission`` export's types."""
+    return importlib.import_module("wit_world.exports.admission")
 
 
 @pytest.fixture
@@ -328,3 +336,116 @@ def test_wasi_http_error_codes_map_to_the_sdk_kinds(bindings):
             assert (error.kind, error.detail) == (kind, detail), code
     finally:
         del sys.modules["herald_sdk._wasi_http"]
+
+
+def test_webhooks_become_the_generated_record(bindings, wit_admission, no_export):
+    types, _, _ = bindings
+    manifest = (Manifest("pods", "1")
+                .validating(Webhook().rule(AdmissionRule.to(Pod).create().update())
+                            .rule(AdmissionRule.to("apps", "v1", "Deployment").operation("UPDATE")
+                                  .subresource("scale")))
+                .mutating(Webhook().rule(AdmissionRule.to(Pod).create()).in_namespaces("shop")
+                          .objects_labelled("app=web").failure_policy(FailurePolicy.IGNORE).timeout_seconds(5)))
+    pod_gvk = types.GroupVersionKind("", "v1", "Pod")
+    assert webhooks_to_wit(manifest, wit_admission, types) == wit_admission.Webhooks(
+        validating=wit_admission.Webhook(
+            rules=[wit_admission.Rule(pod_gvk, [wit_admission.Operation.CREATE, wit_admission.Operation.UPDATE],
+                                      None),
+                   wit_admission.Rule(types.GroupVersionKind("apps", "v1", "Deployment"),
+                                      [wit_admission.Operation.UPDATE], "scale")],
+            namespace_selector=None, object_selector=None, failure_policy=wit_admission.FailurePolicy.FAIL,
+            timeout_seconds=None),
+        mutating=wit_admission.Webhook(
+            rules=[wit_admission.Rule(pod_gvk, [wit_admission.Operation.CREATE], None)],
+            namespace_selector="kubernetes.io/metadata.name in (shop)", object_selector="app=web",
+            failure_policy=wit_admission.FailurePolicy.IGNORE, timeout_seconds=5))
+    herald_sdk.export_plugin(Counting)
+    assert Admission().declare() == wit_admission.Webhooks(validating=None, mutating=None), \
+        "a plugin that admits nothing declares no webhook"
+
+
+def test_the_review_comes_from_the_generated_record(bindings, wit_admission):
+    types, _, _ = bindings
+    record = wit_admission.Review(
+        uid="u-1", kind=types.GroupVersionKind("", "v1", "Pod"), resource="pods", subresource="",
+        name="web-0", namespace="shop", operation=wit_admission.Operation.CONNECT,
+        user_info=wit_admission.UserInfo("alice", "42", ["dev"], [("scopes", ["read"])]),
+        object='{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-0"}}', old_object=None,
+        dry_run=True, options='{"kind": "PodExecOptions"}')
+    review = review_from_wit(record)
+    assert (review.uid, review.kind, review.resource, review.name, review.namespace, review.operation) == (
+        "u-1", Pod.KIND, "pods", "web-0", "shop", Operation.CONNECT)
+    assert review.user_info == UserInfo("alice", "42", ["dev"], {"scopes": ["read"]})
+    assert (review.dry_run, review.options, review.old_object_json) == (True, {"kind": "PodExecOptions"}, None)
+    assert isinstance(review.object, Pod) and review.object.name == "web-0"
+
+
+class Deciding(Handler):
+    """Validates and mutates by the Pod's name."""
+
+    @classmethod
+    def manifest(cls):
+        return Manifest("deciding", "1").validating(Webhook().rule(AdmissionRule.to(Pod).create()))
+
+    def validate(self, review):
+        if review.name == "broken":
+            return review.object["spec"]["containers"]
+        if review.name == "wrong":
+            return True
+        return Verdict.deny("no", code=409).warn("careful") if review.name == "bad" else Verdict.allow()
+
+    def mutate(self, review):
+        if review.name == "patched":
+            return Mutation.patch([{"op": "add", "path": "/metadata/labels", "value": {"a": "b"}}])
+        if review.name == "both":
+            return Mutation(Verdict.allow(), json_patch=[], changed_object={})
+        return Mutation.object({**review.object, "spec": {}}).warn("emptied")
+
+
+def test_decisions_become_records_and_exceptions_err(bindings, wit_admission, no_export):
+    _, runtime, _ = bindings
+    dispatcher = Dispatcher(lambda message: (_ for _ in ()).throw(runtime.Err(message)))
+    herald_sdk.export_plugin(Deciding)
+
+    def review(name):
+        return testing.creating({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "a"}})
+
+    def validate(name):
+        return dispatcher.call("validate", review(name), lambda verdict: verdict_to_wit(verdict, wit_admission))
+
+    def mutate(name):
+        return dispatcher.call("mutate", review(name), lambda mutation: mutation_to_wit(mutation, wit_admission))
+
+    assert validate("good") == wit_admission.Verdict(allowed=True, code=None, message="", warnings=[])
+    assert validate("bad") == wit_admission.Verdict(allowed=False, code=409, message="no", warnings=["careful"])
+    with pytest.raises(runtime.Err) as broken:
+        validate("broken")
+    assert broken.value.value == "KeyError: 'spec'"
+    with pytest.raises(runtime.Err) as wrong:
+        validate("wrong")
+    assert wrong.value.value == "TypeError: validate() must return a herald_sdk.admission.Verdict, got True"
+
+    patched = mutate("patched")
+    assert patched.verdict == wit_admission.Verdict(True, None, "", [])
+    assert patched.change == wit_admission.Change_JsonPatch(
+        '[{"op": "add", "path": "/metadata/labels", "value": {"a": "b"}}]')
+    changed = mutate("changed")
+    assert changed.verdict.warnings == ["emptied"]
+    assert changed.change == wit_admission.Change_Object(
+        '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "changed", "namespace": "a"}, "spec": {}}')
+    assert mutation_to_wit(Mutation.none(), wit_admission).change == wit_admission.Change_None_()
+    with pytest.raises(runtime.Err) as both:
+        mutate("both")
+    assert both.value.value == ("ValueError: a mutation changes the object by a JSON Patch or by the changed "
+                                "object, not both")
+
+
+def test_a_plugin_that_does_not_admit_answers_err(bindings, wit_admission, no_export):
+    _, runtime, _ = bindings
+    dispatcher = Dispatcher(lambda message: (_ for _ in ()).throw(runtime.Err(message)))
+    herald_sdk.export_plugin(Counting)
+    pod = testing.creating({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}})
+    for decision, convert in (("validate", verdict_to_wit), ("mutate", mutation_to_wit)):
+        with pytest.raises(runtime.Err) as refused:
+            dispatcher.call(decision, pod, lambda value: convert(value, wit_admission))
+        assert refused.value.value == f"the plugin does not admit: Counting defines no {decision}()"

@@ -63,7 +63,8 @@ def test_problems_name_what_the_host_refuses():
         "name 'Label_Audit' must be lowercase letters, digits and '-'",
         "resync period of v1/Pod is 500 ms, under one second",
     ]
-    assert Manifest("ok", "1").problems() == ["no subscription: subscribe to at least one kind"]
+    assert Manifest("ok", "1").problems() == [
+        "no subscription and no webhook: subscribe to at least one kind, or declare a webhook"]
 
 
 def test_write_rules_and_capabilities():

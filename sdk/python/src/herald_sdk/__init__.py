@@ -2,11 +2,13 @@
 
 A Herald plugin is a WebAssembly component that the Herald daemon loads and
 feeds with the notifications of Kubernetes shared informers: every add,
-update and delete of the objects it subscribed to. This package turns the
-ABI (``wit/0.4.0/herald.wit``, world ``herald:plugin/plugin@0.4.0``) into one
+update and delete of the objects it subscribed to; it may also decide on
+writes at admission, before they reach the cluster. This package turns the
+ABI (``wit/0.5.0/herald.wit``, world ``herald:plugin/plugin@0.5.0``) into one
 base class, :class:`Handler`, plus objects as dicts, logging, cache and index
 look-ups, configuration, Kubernetes API calls and Events, metrics of the
-plugin's own, the work queue, the call's deadline and outbound HTTP;
+plugin's own, the work queue, the call's deadline, outbound HTTP and
+admission decisions;
 ``python -m herald_sdk build app.py -o plugin.wasm`` compiles a module into a
 component with componentize-py.
 
@@ -27,7 +29,8 @@ component with componentize-py.
 
     herald_sdk.export_plugin(PodLogger)
 
-Modules: :mod:`herald_sdk.log`, :mod:`herald_sdk.cache` (and indexes),
+Modules: :mod:`herald_sdk.admission` (validating and mutating writes),
+:mod:`herald_sdk.log`, :mod:`herald_sdk.cache` (and indexes),
 :mod:`herald_sdk.config`, :mod:`herald_sdk.kube` (reads and writes through
 the API server), :mod:`herald_sdk.events` (Kubernetes Events),
 :mod:`herald_sdk.metrics`, :mod:`herald_sdk.workqueue`,
@@ -36,7 +39,8 @@ standard ``urllib.request`` works too), :mod:`herald_sdk.kinds` (typed
 views) and :mod:`herald_sdk.testing` (the stand-in host for pytest).
 """
 
-from herald_sdk import cache, config, deadline, events, http, kinds, kube, log, metrics, workqueue
+from herald_sdk import admission, cache, config, deadline, events, http, kinds, kube, log, metrics, workqueue
+from herald_sdk.admission import AdmissionReview, AdmissionRule, FailurePolicy, Mutation, Operation, Verdict, Webhook
 from herald_sdk.cache import Index
 from herald_sdk.errors import CacheError, HandlerError, InvalidSelector, KubeError, NotSubscribed, UnknownIndex
 from herald_sdk.event import Context, Event, Update
@@ -47,13 +51,14 @@ from herald_sdk.manifest import EVENTS, HTTP, Delivery, Limits, Manifest, Subscr
 from herald_sdk.metrics import Metric
 
 #: The SDK's version.
-__version__ = "0.4.0"
+__version__ = "0.5.0"
 #: The WIT package this SDK targets.
-WIT_PACKAGE = "herald:plugin@0.4.0"
+WIT_PACKAGE = "herald:plugin@0.5.0"
 
 __all__ = [
-    "cache", "config", "deadline", "events", "http", "kinds", "kube", "log", "metrics", "workqueue",
+    "admission", "cache", "config", "deadline", "events", "http", "kinds", "kube", "log", "metrics", "workqueue",
     "CacheError", "HandlerError", "HttpError", "InvalidSelector", "KubeError", "NotSubscribed", "UnknownIndex",
     "Context", "Event", "Update", "Handler", "export_plugin", "GroupVersionKind", "KubeObject", "Delivery",
     "Index", "Limits", "Manifest", "Metric", "Subscription", "Verb", "WriteRule", "EVENTS", "HTTP",
+    "AdmissionReview", "AdmissionRule", "FailurePolicy", "Mutation", "Operation", "Verdict", "Webhook",
 ]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Optional, Type, TypeVar
 
+from herald_sdk.admission import AdmissionReview, Mutation, Verdict
+from herald_sdk.errors import HandlerError
 from herald_sdk.event import Event, Update
 from herald_sdk.manifest import Manifest
 
@@ -12,7 +14,8 @@ H = TypeVar("H", bound="Handler")
 
 
 class Handler:
-    """A Herald plugin: a manifest plus what to do with each notification.
+    """A Herald plugin: a manifest plus what to do with each notification,
+    and with each write it admits (:mod:`herald_sdk.admission`).
 
     The host creates one instance (with no arguments) before the first
     notification and keeps it for the life of the plugin instance, so
@@ -23,7 +26,9 @@ class Handler:
     Every handler defaults to doing nothing. Raising any ``Exception`` is a
     handler failure that the host records and retries with backoff a
     bounded number of times; :class:`~herald_sdk.HandlerError` controls the
-    exact message.
+    exact message. ``validate`` and ``mutate`` are called only for the
+    webhooks the manifest declares; an exception there is a fault the host
+    answers by the webhook's failure policy (no retry).
     """
 
     @classmethod
@@ -44,6 +49,21 @@ class Handler:
     def on_delete(self, event: Event) -> None:
         """An object was deleted; the event carries its last known state
         (``event.final_state_unknown`` when the deletion was inferred)."""
+
+    def validate(self, review: AdmissionReview) -> Verdict:
+        """Decides on a write the manifest's validating webhook covers
+        (:meth:`~herald_sdk.Manifest.validating`): return
+        :meth:`Verdict.allow() <herald_sdk.admission.Verdict.allow>` or
+        :meth:`Verdict.deny(message) <herald_sdk.admission.Verdict.deny>`.
+        Undefined, it raises: the plugin does not admit."""
+        raise HandlerError(f"the plugin does not admit: {type(self).__name__} defines no validate()")
+
+    def mutate(self, review: AdmissionReview) -> Mutation:
+        """Decides on, and may change, a write the manifest's mutating
+        webhook covers (:meth:`~herald_sdk.Manifest.mutating`): return a
+        :class:`~herald_sdk.admission.Mutation`. Undefined, it raises: the
+        plugin does not admit."""
+        raise HandlerError(f"the plugin does not admit: {type(self).__name__} defines no mutate()")
 
 
 _exported: Optional[type] = None

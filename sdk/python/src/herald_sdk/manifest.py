@@ -19,13 +19,18 @@
 A plugin with metrics of its own declares them (:mod:`herald_sdk.metrics`),
 one that looks cached objects up by an index declares it
 (:mod:`herald_sdk.cache`), and one that makes HTTP requests asks for the
-``http`` capability (:mod:`herald_sdk.http`)::
+``http`` capability (:mod:`herald_sdk.http`). One that decides on writes at
+admission declares its webhooks (:mod:`herald_sdk.admission`), and may
+subscribe to nothing::
 
     Manifest("crash-alert", "0.1.0")
         .subscribe(Subscription.to(Pod).coalesced())
         .capability(HTTP)
         .metric(Metric.counter("alerts_total", "Alerts sent").labels("namespace"))
         .index(Index.by_owner("owner", ReplicaSet))
+
+    Manifest("no-latest", "0.1.0")
+        .validating(Webhook().rule(AdmissionRule.to(Pod).create().update()))
 
 Write rules and capabilities are what the operator must grant: a plugin
 declaring more than its grant is not loaded, and every ``kube`` call is
@@ -39,6 +44,7 @@ import enum
 import re
 from typing import Any, List, Optional
 
+from herald_sdk.admission import Webhook
 from herald_sdk.kinds import GroupVersionKind, as_kind
 
 #: The capability :mod:`herald_sdk.events` needs.
@@ -239,6 +245,23 @@ class WriteRule:
         """Sets the subresource (``"status"``), or ``None`` for the object."""
         return self._with(subresource_name=name)
 
+    def validating(self, webhook: Webhook) -> "Manifest":
+        """Declares the plugin's validating webhook: the writes its
+        :meth:`~herald_sdk.Handler.validate` decides on (see
+        :mod:`herald_sdk.admission`)."""
+        if not isinstance(webhook, Webhook):
+            raise TypeError(f"validating takes a herald_sdk.admission.Webhook, got {webhook!r}")
+        self.validating_webhook = webhook
+        return self
+
+    def mutating(self, webhook: Webhook) -> "Manifest":
+        """Declares the plugin's mutating webhook: the writes its
+        :meth:`~herald_sdk.Handler.mutate` decides on and may change."""
+        if not isinstance(webhook, Webhook):
+            raise TypeError(f"mutating takes a herald_sdk.admission.Webhook, got {webhook!r}")
+        self.mutating_webhook = webhook
+        return self
+
     def problems(self) -> List[str]:
         """What the host would refuse in this rule."""
         what = f"write rule on {self.group or 'core'}/{self.kind}"
@@ -300,7 +323,7 @@ class Manifest:
         self.name = name
         #: The plugin's own version (free-form, semver advised).
         self.version = version
-        #: The resources watched; the host requires at least one.
+        #: The resources watched; the host requires at least one, or a webhook.
         self.subscriptions: List[Subscription] = []
         #: Limits requested.
         self.requested_limits = Limits()
@@ -314,6 +337,10 @@ class Manifest:
         self.metrics: List[Any] = []
         #: The cache indexes the plugin looks objects up by (:func:`herald_sdk.cache.by_index`).
         self.indexes: List[Any] = []
+        #: The writes :meth:`herald_sdk.Handler.validate` decides on; ``None``: none.
+        self.validating_webhook: Optional[Webhook] = None
+        #: The writes :meth:`herald_sdk.Handler.mutate` decides on and may change; ``None``: none.
+        self.mutating_webhook: Optional[Webhook] = None
 
     def subscribe(self, subscription: Subscription) -> "Manifest":
         """Adds a subscription."""
@@ -368,18 +395,40 @@ class Manifest:
         self.indexes.append(index)
         return self
 
+    def validating(self, webhook: Webhook) -> "Manifest":
+        """Declares the plugin's validating webhook: the writes its
+        :meth:`~herald_sdk.Handler.validate` decides on (see
+        :mod:`herald_sdk.admission`)."""
+        if not isinstance(webhook, Webhook):
+            raise TypeError(f"validating takes a herald_sdk.admission.Webhook, got {webhook!r}")
+        self.validating_webhook = webhook
+        return self
+
+    def mutating(self, webhook: Webhook) -> "Manifest":
+        """Declares the plugin's mutating webhook: the writes its
+        :meth:`~herald_sdk.Handler.mutate` decides on and may change."""
+        if not isinstance(webhook, Webhook):
+            raise TypeError(f"mutating takes a herald_sdk.admission.Webhook, got {webhook!r}")
+        self.mutating_webhook = webhook
+        return self
+
     def problems(self) -> List[str]:
         """What the host would refuse in this manifest (empty when it looks
         loadable): a name that is not lowercase letters, digits and ``-``,
-        no subscription, a resync period under one second, a write rule
+        neither a subscription nor a webhook, a webhook without rules or
+        operations or with a timeout outside 1 to 30 seconds, a resync
+        period under one second, a write rule
         without verbs or namespaces, a metric breaking Prometheus' naming
         rules or defined twice, an index of a kind not subscribed to or
         declared twice. The build command checks this before compiling."""
         found = []
         if not _NAME.match(self.name):
             found.append(f"name {self.name!r} must be lowercase letters, digits and '-'")
-        if not self.subscriptions:
-            found.append("no subscription: subscribe to at least one kind")
+        if not self.subscriptions and self.validating_webhook is None and self.mutating_webhook is None:
+            found.append("no subscription and no webhook: subscribe to at least one kind, or declare a webhook")
+        for role, webhook in (("validating", self.validating_webhook), ("mutating", self.mutating_webhook)):
+            if webhook is not None:
+                found.extend(webhook.problems(role))
         for subscription in self.subscriptions:
             period = subscription.resync_period_ms
             if period is not None and period < 1000:
@@ -408,4 +457,5 @@ class Manifest:
         return (f"Manifest(name={self.name!r}, version={self.version!r}, "
                 f"subscriptions={self.subscriptions!r}, limits={self.requested_limits!r}, "
                 f"capabilities={self.capabilities!r}, writes={self.write_rules!r}, "
-                f"metrics={self.metrics!r}, indexes={self.indexes!r})")
+                f"metrics={self.metrics!r}, indexes={self.indexes!r}, "
+                f"validating={self.validating_webhook!r}, mutating={self.mutating_webhook!r})")

@@ -36,6 +36,15 @@ autouse fixture in ``conftest.py`` does it for a whole suite)::
                                      "metadata": {"name": "web-0", "namespace": "shop"}}))
         assert testing.take_messages() == ["counted key=shop/web-0 total=1"]
 
+Admission decisions are tested the same way: :func:`creating`,
+:func:`updating` and :func:`deleting` build the
+:class:`~herald_sdk.admission.AdmissionReview` the API server would send,
+for ``validate`` and ``mutate``::
+
+    def test_refuses_latest():
+        verdict = NoLatest().validate(testing.creating(pod("web:latest")))
+        assert not verdict.allowed
+
 Objects are plain dicts (or :class:`~herald_sdk.kinds.KubeObject`) with
 ``apiVersion``, ``kind`` and ``metadata``; the kind is read from them unless
 given.
@@ -50,6 +59,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 from herald_sdk import _fake_host
 from herald_sdk._fake_host import KubeCall, LogLine, MetricUpdate, Script
 from herald_sdk.testing import http
+from herald_sdk.admission import AdmissionReview, Operation, UserInfo
 from herald_sdk.errors import KubeError, failure_message
 from herald_sdk.event import Context, Event, Update
 from herald_sdk.handler import Handler
@@ -60,6 +70,7 @@ __all__ = [
     "LogLine", "reset", "set_config", "set_config_json", "clear_config", "take_logs",
     "take_messages", "subscribe", "cache_insert", "cache_remove", "context_for", "added",
     "updated", "deleted", "listed", "resynced", "vanished", "read_events", "deliver",
+    "creating", "updating", "deleting",
     "KubeCall", "take_kube_calls", "script_kube", "take_events", "script_events", "enforce",
     "declare", "MetricUpdate", "metric_updates", "take_metric_updates", "metrics", "metric", "observations",
     "requeues", "take_requeues", "set_remaining_ms", "http",
@@ -328,6 +339,42 @@ def vanished(obj: Mapping[str, Any], kind: Any = None) -> Event:
     """The delete inferred from a relist, ``obj`` being the last known state
     (``final_state_unknown`` set)."""
     return Event(_with_flags(context_for(obj, kind), final_state_unknown=True), json.dumps(obj))
+
+
+def _review(operation: Operation, obj: Optional[Mapping[str, Any]], old: Optional[Mapping[str, Any]],
+            kind: Any) -> AdmissionReview:
+    present = obj if obj is not None else old
+    gvk = _kind_of(present, kind)
+    namespace, name, _ = _identity(present)
+    return AdmissionReview(
+        uid="00000000-0000-0000-0000-000000000001",
+        kind=gvk,
+        resource=resource_of(gvk),
+        name=name,
+        namespace=namespace or "",
+        operation=operation,
+        user_info=UserInfo(username="admin"),
+        object_json=None if obj is None else json.dumps(obj),
+        old_object_json=None if old is None else json.dumps(old),
+    )
+
+
+def creating(obj: Mapping[str, Any], kind: Any = None) -> AdmissionReview:
+    """The review the API server sends when ``obj`` is created, by user
+    ``admin`` (for ``validate`` and ``mutate``); the kind is read from
+    ``obj`` unless given."""
+    return _review(Operation.CREATE, obj, None, kind)
+
+
+def updating(old: Mapping[str, Any], new: Mapping[str, Any], kind: Any = None) -> AdmissionReview:
+    """The review of an update from ``old`` to ``new``."""
+    return _review(Operation.UPDATE, new, old, kind)
+
+
+def deleting(obj: Mapping[str, Any], kind: Any = None) -> AdmissionReview:
+    """The review of the deletion of ``obj`` (its ``object`` absent, its
+    ``old_object`` the object)."""
+    return _review(Operation.DELETE, None, obj, kind)
 
 
 Notification = Tuple[str, Union[Event, Update]]
