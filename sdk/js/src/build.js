@@ -1,7 +1,7 @@
 /**
  * Building a plugin module into a WebAssembly component: bundle the module
  * with the SDK (rolldown; TypeScript is accepted), then componentize the
- * bundle against the vendored `herald:plugin@0.4.0` WIT (ComponentizeJS).
+ * bundle against the vendored `herald:plugin@0.5.0` WIT (ComponentizeJS).
  * `herald-build` is the command-line face of {@link build}.
  *
  * @module
@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 const SDK_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The vendored copy of the contract (`wit/herald.wit` and `wit/deps/`): the repository's
- * `wit/0.4.0` with its `deps` resolved. */
+ * `wit/0.5.0` with its `deps` resolved. */
 export const WIT_DIR = join(SDK_ROOT, 'wit');
 
 /** The world every plugin targets. */
@@ -42,6 +42,7 @@ import plugin from ${JSON.stringify(pluginPath)};
 const bound = bindPlugin(plugin);
 export const manifest = bound.manifest;
 export const handler = bound.handler;
+export const admission = bound.admission;
 `;
 }
 

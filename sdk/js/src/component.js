@@ -1,13 +1,14 @@
 /**
  * The glue between a plugin's default export and the component's exports
- * (`manifest` and the `handler` interface). `herald-build` generates an
- * entry that calls {@link bindPlugin}; `testing.dispatch` uses the same
- * path. Not a public API.
+ * (`manifest`, the `handler` interface and 0.5.0's `admission` interface).
+ * `herald-build` generates an entry that calls {@link bindPlugin};
+ * `testing.dispatch` uses the same path. Not a public API.
  *
  * @module
  * @internal
  */
 
+import { AdmissionReview, Mutation, Verdict, doesNotAdmit } from './admission.js';
 import { messageOf } from './errors.js';
 import { Context, Event, Update } from './event.js';
 import { Handler } from './handler.js';
@@ -36,24 +37,29 @@ export function instanceOf(plugin) {
   );
 }
 
-/** The WIT `result<_, string>` for a call that returned or threw. */
-const OK = Object.freeze({ tag: 'ok', val: undefined });
-
 function failure(thrown) {
   return { tag: 'err', val: messageOf(thrown) };
 }
 
 /**
- * Calls `method` of the handler; a throw or a rejected promise becomes
- * `{tag: 'err', val: message}`, anything else `{tag: 'ok'}`.
+ * Calls `method` of the handler: the WIT `result<T, string>` of the call,
+ * `{tag: 'ok', val: answer(returned)}` (converting is part of the call, so
+ * a value that does not convert is an err too) or `{tag: 'err', val:
+ * message}` for a throw or a rejected promise. A handler without the method
+ * answers `missing()`.
+ *
+ * @param {() => any} instance
+ * @param {string} method
+ * @param {unknown} argument
+ * @param {{answer?: (returned: any) => any, missing?: () => object}} [how]
  */
-function call(instance, method, argument) {
+function call(instance, method, argument, { answer = () => undefined, missing = () => ({ tag: 'ok', val: undefined }) } = {}) {
   let returned;
   try {
     const handler = instance();
     const fn = handler[method];
     if (fn === undefined) {
-      return OK;
+      return missing();
     }
     if (typeof fn !== 'function') {
       return failure(new TypeError(`the plugin's ${method} is not a function`));
@@ -62,27 +68,63 @@ function call(instance, method, argument) {
   } catch (thrown) {
     return failure(thrown);
   }
+  const settle = (value) => {
+    try {
+      return { tag: 'ok', val: answer(value) };
+    } catch (thrown) {
+      return failure(thrown);
+    }
+  };
   if (returned !== null && typeof returned === 'object' && typeof returned.then === 'function') {
-    return Promise.resolve(returned).then(() => OK, failure);
+    return Promise.resolve(returned).then(settle, failure);
   }
-  return OK;
+  return settle(returned);
+}
+
+/** `returned` as the record of `type`, or a TypeError naming what `method` must return. */
+function recordOf(type, method) {
+  return (returned) => {
+    if (!(returned instanceof type)) {
+      throw new TypeError(`${method}() must return a ${type.name}, got ${returned === null ? 'null' : typeof returned}`);
+    }
+    return returned.toRecord();
+  };
+}
+
+/**
+ * Calls the decision `method` (`validate` or `mutate`) on the review record;
+ * a plugin without it (`name` in the message) does not admit.
+ */
+function decide(instance, name, method, record, type) {
+  const missing = () => failure(doesNotAdmit(name, method));
+  let review;
+  try {
+    review = new AdmissionReview(record);
+  } catch (thrown) {
+    return failure(thrown);
+  }
+  return call(instance, method, review, { answer: recordOf(type, method), missing });
 }
 
 /**
  * The component's exports for `plugin`.
  *
  * @param {unknown} plugin The plugin module's default export.
- * @returns {{manifest: () => object, handler: {onAdd: Function, onUpdate: Function, onDelete: Function}}}
+ * @returns {{manifest: () => object, handler: {onAdd: Function, onUpdate: Function, onDelete: Function}, admission: {declare: Function, validate: Function, mutate: Function}}}
  */
 export function bindPlugin(plugin) {
   const instance = instanceOf(plugin);
+  const name = typeof plugin === 'function' ? plugin.name : 'its default export';
+  const manifestOf = () => {
+    const manifest = instance().manifest();
+    if (!(manifest instanceof Manifest)) {
+      throw new TypeError('manifest() must return a Manifest, e.g. new Manifest("name", "0.1.0")');
+    }
+    return manifest;
+  };
   return {
     manifest() {
-      const manifest = instance().manifest();
-      if (!(manifest instanceof Manifest)) {
-        throw new TypeError('manifest() must return a Manifest, e.g. new Manifest("name", "0.1.0")');
-      }
-      return manifest.toRecord();
+      return manifestOf().toRecord();
     },
     handler: {
       onAdd(context, json) {
@@ -93,6 +135,17 @@ export function bindPlugin(plugin) {
       },
       onDelete(context, json) {
         return call(instance, 'onDelete', new Event(new Context(context), json));
+      },
+    },
+    admission: {
+      declare() {
+        return manifestOf().webhooksRecord();
+      },
+      validate(review) {
+        return decide(instance, name, 'validate', review, Verdict);
+      },
+      mutate(review) {
+        return decide(instance, name, 'mutate', review, Mutation);
       },
     },
   };

@@ -4,8 +4,12 @@
  * @module
  */
 
+import { doesNotAdmit } from './admission.js';
+
 /**
- * A Herald plugin: a manifest plus what to do with each notification.
+ * A Herald plugin: a manifest plus what to do with each notification, and
+ * with each write it admits (see `Manifest.validating` and
+ * `Manifest.mutating`).
  *
  * Extend it and default-export the class from the plugin's entry module:
  *
@@ -26,7 +30,10 @@
  * the state, when it reloads the plugin or after a trap). Calls never
  * overlap. Every handler defaults to doing nothing; throwing is a handler
  * failure the host records (the thrown error's message) and retries with
- * backoff a bounded number of times. Handlers may be `async`.
+ * backoff a bounded number of times. Handlers may be `async`. `validate` and
+ * `mutate` are called only for the webhooks the manifest declares; a throw
+ * there is a fault the host answers by the webhook's failure policy (no
+ * retry).
  */
 export class Handler {
   /**
@@ -69,4 +76,30 @@ export class Handler {
    */
   // eslint-disable-next-line no-unused-vars
   onDelete(event) {}
+
+  /**
+   * Decides on a write the manifest's validating webhook covers: return
+   * `Verdict.allow()` or `Verdict.deny(message)`. Undefined, it throws: the
+   * plugin does not admit.
+   *
+   * @param {import('./admission.js').AdmissionReview} review
+   * @returns {import('./admission.js').Verdict | Promise<import('./admission.js').Verdict>}
+   */
+  // eslint-disable-next-line no-unused-vars
+  validate(review) {
+    throw doesNotAdmit(this.constructor.name, 'validate');
+  }
+
+  /**
+   * Decides on, and may change, a write the manifest's mutating webhook
+   * covers: return a `Mutation`. Undefined, it throws: the plugin does not
+   * admit.
+   *
+   * @param {import('./admission.js').AdmissionReview} review
+   * @returns {import('./admission.js').Mutation | Promise<import('./admission.js').Mutation>}
+   */
+  // eslint-disable-next-line no-unused-vars
+  mutate(review) {
+    throw doesNotAdmit(this.constructor.name, 'mutate');
+  }
 }

@@ -2,19 +2,23 @@
  * Write Herald plugins in JavaScript or TypeScript.
  *
  * A plugin module default-exports a class extending {@link Handler} (a
- * `manifest()` plus `onAdd`, `onUpdate`, `onDelete`); `herald-build` turns it
- * into a WebAssembly component for the world `herald:plugin/plugin@0.4.0`.
+ * `manifest()` plus `onAdd`, `onUpdate`, `onDelete`, and `validate`, `mutate`
+ * for the writes it admits); `herald-build` turns it into a WebAssembly
+ * component for the world `herald:plugin/plugin@0.5.0`.
  * Logging, cache and index look-ups and configuration are the `log`, `cache`
  * and `config` namespaces; Kubernetes API calls and Events are `kube` and
  * `events`; the plugin's metrics, the work queue and the call's deadline are
  * `metrics`, `workqueue` and `deadline`; outbound HTTP is the standard
- * `fetch`, over `wasi:http`; `kinds` names common kinds;
+ * `fetch`, over `wasi:http`; admission decisions are `Verdict` and
+ * `Mutation` on an `AdmissionReview`, for the `Webhook`s and
+ * `AdmissionRule`s the manifest declares; `kinds` names common kinds;
  * `@herald/sdk/testing` is a fake host for unit tests.
  *
  * @module
  */
 
 export { HeraldError } from './errors.js';
+export { AdmissionReview, AdmissionRule, FailurePolicy, Mutation, Operation, Verdict, Webhook } from './admission.js';
 export { GroupVersionKind } from './kind.js';
 export { Delivery, EVENTS, HTTP, Limits, Manifest, Subscription, Verb, WriteRule } from './manifest.js';
 export { Metric, MetricKind } from './metrics.js';

@@ -7,11 +7,15 @@
  *
  * Write rules and capabilities are what the operator must grant: a plugin
  * declaring more than its grant is not loaded, and every `kube` call is
- * checked against the rules before it leaves the host.
+ * checked against the rules before it leaves the host. A plugin that
+ * decides on writes at admission declares its webhooks
+ * (`Manifest.validating`, `Manifest.mutating`; see `admission.js`), and may
+ * subscribe to nothing.
  *
  * @module
  */
 
+import { Webhook } from './admission.js';
 import { Index } from './cache.js';
 import { GroupVersionKind } from './kind.js';
 import { Metric } from './metrics.js';
@@ -90,6 +94,13 @@ function wholeNumber(value, what, max) {
     throw new RangeError(`${what} must not be negative, got ${String(value)}`);
   }
   return big > max ? max : big;
+}
+
+function requireWebhook(webhook, what) {
+  if (!(webhook instanceof Webhook)) {
+    throw new TypeError(`${what}() takes a Webhook, e.g. new Webhook().rule(AdmissionRule.to(kinds.Pod).create())`);
+  }
+  return webhook;
 }
 
 /**
@@ -395,10 +406,12 @@ export class Manifest {
   #writes = [];
   #metrics = [];
   #indexes = [];
+  #validating = undefined;
+  #mutating = undefined;
 
   /**
-   * A manifest with no subscriptions (the host requires at least one),
-   * default limits and no capabilities.
+   * A manifest with no subscriptions (the host requires at least one, or a
+   * webhook), default limits and no capabilities.
    *
    * @param {string} name Unique plugin name: lowercase letters, digits and `-`.
    * @param {string} version The plugin's own version (semver advised).
@@ -511,14 +524,43 @@ export class Manifest {
   }
 
   /**
-   * What the host would refuse in the metric and index definitions (empty
-   * when they look loadable): metrics breaking Prometheus' naming rules or
-   * defined twice, indexes of a kind not subscribed to or declared twice.
+   * Declares the plugin's validating webhook: the writes its
+   * `validate(review)` decides on.
+   *
+   * @param {Webhook} webhook
+   * @returns {this}
+   */
+  validating(webhook) {
+    this.#validating = requireWebhook(webhook, 'validating');
+    return this;
+  }
+
+  /**
+   * Declares the plugin's mutating webhook: the writes its `mutate(review)`
+   * decides on and may change.
+   *
+   * @param {Webhook} webhook
+   * @returns {this}
+   */
+  mutating(webhook) {
+    this.#mutating = requireWebhook(webhook, 'mutating');
+    return this;
+  }
+
+  /**
+   * What the host would refuse in the metric, index and webhook definitions
+   * (empty when they look loadable): metrics breaking Prometheus' naming
+   * rules or defined twice, indexes of a kind not subscribed to or declared
+   * twice, webhooks without rules or operations or with a timeout outside 1
+   * to 30 seconds.
    *
    * @returns {string[]}
    */
   problems() {
     const found = [];
+    for (const [role, webhook] of [['validating', this.#validating], ['mutating', this.#mutating]]) {
+      found.push(...(webhook?.problems(role) ?? []));
+    }
     const names = new Set();
     for (const metric of this.#metrics) {
       const problem = metric.problem();
@@ -552,6 +594,26 @@ export class Manifest {
   /** The declared indexes. @returns {Index[]} */
   get indexes() {
     return [...this.#indexes];
+  }
+
+  /** The validating webhook, or `undefined`. @returns {Webhook | undefined} */
+  get validatingWebhook() {
+    return this.#validating;
+  }
+
+  /** The mutating webhook, or `undefined`. @returns {Webhook | undefined} */
+  get mutatingWebhook() {
+    return this.#mutating;
+  }
+
+  /**
+   * The contract's `webhooks` record, what the component's `admission.declare`
+   * export returns: `undefined` for a decision the plugin does not make.
+   *
+   * @returns {import('../types/index.js').WebhooksRecord}
+   */
+  webhooksRecord() {
+    return { validating: this.#validating?.toRecord(), mutating: this.#mutating?.toRecord() };
   }
 
   /**

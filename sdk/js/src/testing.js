@@ -34,12 +34,24 @@
  * });
  * ```
  *
+ * Admission decisions are tested the same way: {@link creating},
+ * {@link updating} and {@link deleting} build the `AdmissionReview` the API
+ * server would send, for `validate` and `mutate`:
+ *
+ * ```js
+ * test('refuses :latest', () => {
+ *   const verdict = new Plugin().validate(testing.creating(pod('web:latest')));
+ *   assert.equal(verdict.allowed, false);
+ * });
+ * ```
+ *
  * State is per process (`node --test` runs each test file in its own
  * process); call {@link reset} at the start of each test.
  *
  * @module
  */
 
+import { AdmissionReview, Operation } from './admission.js';
 import { Index } from './cache.js';
 import { bindPlugin } from './component.js';
 import { Context, Event, Update } from './event.js';
@@ -590,6 +602,59 @@ export function resynced(object) {
  */
 export function vanished(object) {
   return new Event(contextFor(object, { finalStateUnknown: true }), JSON.stringify(object));
+}
+
+/** The review record the API server would send about `object` and `oldObject` (one may be undefined). */
+function review(operation, object, oldObject) {
+  const present = object ?? oldObject;
+  const kind = GroupVersionKind.ofObject(present);
+  return new AdmissionReview({
+    uid: '00000000-0000-0000-0000-000000000001',
+    kind,
+    resource: resourceOf(kind.kind),
+    subresource: '',
+    name: objects.name(present),
+    namespace: objects.namespace(present) ?? '',
+    operation,
+    userInfo: { username: 'admin', uid: '', groups: [], extra: [] },
+    object: object === undefined ? undefined : JSON.stringify(object),
+    oldObject: oldObject === undefined ? undefined : JSON.stringify(oldObject),
+    dryRun: false,
+    options: undefined,
+  });
+}
+
+/**
+ * The review the API server sends when `object` is created, by user
+ * `admin` (for `validate` and `mutate`).
+ *
+ * @param {object} object
+ * @returns {AdmissionReview}
+ */
+export function creating(object) {
+  return review(Operation.Create, object, undefined);
+}
+
+/**
+ * The review of an update from `old` to `updated`.
+ *
+ * @param {object} old
+ * @param {object} updated
+ * @returns {AdmissionReview}
+ */
+export function updating(old, updated) {
+  return review(Operation.Update, updated, old);
+}
+
+/**
+ * The review of the deletion of `object` (its `object` absent, its
+ * `oldObject` the object).
+ *
+ * @param {object} object
+ * @returns {AdmissionReview}
+ */
+export function deleting(object) {
+  return review(Operation.Delete, undefined, object);
 }
 
 /**

@@ -42,6 +42,7 @@ export default class Hello extends Handler {
   assert.match(code, /globalThis\.fetch = followRedirects\(/, 'fetch follows redirects');
   assert.match(code, /export \{[^}]*\bhandler\b[^}]*\}/);
   assert.match(code, /export \{[^}]*\bmanifest\b[^}]*\}/);
+  assert.match(code, /export \{[^}]*\badmission\b[^}]*\}/);
   assert.doesNotMatch(code, /: Event/, 'types are stripped');
 });
 

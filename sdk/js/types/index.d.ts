@@ -1,5 +1,5 @@
 // Hand-written declarations of the SDK surface (src/index.js). The records
-// of the contract are generated from wit/ (the repository's wit/0.4.0 with
+// of the contract are generated from wit/ (the repository's wit/0.5.0 with
 // its deps) into ./wit/ by scripts/wit-types.js, except 0.3.0's `types`,
 // which jco 1.35's generator drops (it writes one file per interface name,
 // and 0.2.0's `types` takes it): it is declared by hand in ./wit-types-0.3.0.d.ts.
@@ -10,6 +10,7 @@ import type * as Wit from 'herald:plugin/types@0.2.0';
 import type * as Wit030 from 'herald:plugin/types@0.3.0';
 import type * as WitKube from 'herald:plugin/kube@0.2.0';
 import type * as WitEvents from 'herald:plugin/events@0.2.0';
+import type * as WitAdmission from 'herald:plugin/admission@0.5.0';
 
 /** The contract's `group-version-kind` record. */
 export type GroupVersionKindRecord = Wit.GroupVersionKind;
@@ -33,6 +34,18 @@ export type EventRecord = WitEvents.Event;
 export type KubeErrorRecord = WitKube.KubeError;
 /** The contract's `event-context` record, as the host sends it. */
 export type EventContextRecord = Wit.EventContext;
+/** The contract's admission `rule` record (what `AdmissionRule.toRecord()` gives). */
+export type AdmissionRuleRecord = WitAdmission.Rule;
+/** The contract's `webhook` record (what `Webhook.toRecord()` gives). */
+export type WebhookRecord = WitAdmission.Webhook;
+/** The contract's `webhooks` record (what the component's `admission.declare` export returns). */
+export type WebhooksRecord = WitAdmission.Webhooks;
+/** The contract's admission `review` record, as the host sends it. */
+export type AdmissionReviewRecord = WitAdmission.Review;
+/** The contract's `verdict` record (what `Verdict.toRecord()` gives). */
+export type VerdictRecord = WitAdmission.Verdict;
+/** The contract's `mutation` record (what `Mutation.toRecord()` gives). */
+export type MutationRecord = WitAdmission.Mutation;
 
 /** Anything that names a kind: a `GroupVersionKind` or a `{group, version, kind}` record. */
 export type KindLike = GroupVersionKind | GroupVersionKindRecord;
@@ -196,12 +209,163 @@ export class Manifest {
   metric(metric: Metric): this;
   /** Declares a cache index looked up with `cache.byIndex`. */
   index(index: Index): this;
-  /** What the host would refuse in the metric and index definitions. */
+  /** Declares the validating webhook: the writes `validate(review)` decides on. */
+  validating(webhook: Webhook): this;
+  /** Declares the mutating webhook: the writes `mutate(review)` decides on and may change. */
+  mutating(webhook: Webhook): this;
+  /** What the host would refuse in the metric, index and webhook definitions. */
   problems(): string[];
   readonly metrics: Metric[];
   readonly indexes: Index[];
+  readonly validatingWebhook: Webhook | undefined;
+  readonly mutatingWebhook: Webhook | undefined;
   /** The contract's record. */
   toRecord(): ManifestRecord;
+  /** The contract's `webhooks` record, what `admission.declare` answers. */
+  webhooksRecord(): WebhooksRecord;
+}
+
+/** The operation a review is about, as AdmissionReview spells it. */
+export declare const Operation: {
+  readonly Create: 'CREATE';
+  readonly Update: 'UPDATE';
+  readonly Delete: 'DELETE';
+  readonly Connect: 'CONNECT';
+};
+/** `'CREATE'`, `'UPDATE'`, `'DELETE'` or `'CONNECT'`. */
+export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+
+/** What the API server does when the plugin cannot decide. */
+export declare const FailurePolicy: {
+  /** Refuse the write (the default). */
+  readonly Fail: 'fail';
+  /** Let the write through. */
+  readonly Ignore: 'ignore';
+};
+/** `'fail'` or `'ignore'`. */
+export type FailurePolicy = WitAdmission.FailurePolicy;
+
+/** One kind of write a webhook covers; start from `AdmissionRule.to(kinds.Pod)`. */
+export class AdmissionRule {
+  constructor(kind: KindLike);
+  /** A rule for a kind: `AdmissionRule.to(kinds.Pod)`. */
+  static to(kind: KindLike): AdmissionRule;
+  /** A rule for a kind named by strings: `AdmissionRule.to('apps', 'v1', 'Deployment')`. */
+  static to(group: string, version: string, kind: string): AdmissionRule;
+  /** Adds operations, by value or name in any case. */
+  operation(...operations: (Operation | Lowercase<Operation>)[]): this;
+  create(): this;
+  update(): this;
+  delete(): this;
+  connect(): this;
+  /** Covers the subresource (`'status'`) instead of the object. */
+  subresource(name: string): this;
+  readonly operations: Operation[];
+  toRecord(): AdmissionRuleRecord;
+}
+
+/** The writes the API server sends the plugin for one decision. */
+export class Webhook {
+  /** Adds a rule. */
+  rule(rule: AdmissionRule): this;
+  /** Only namespaces whose labels match the selector. */
+  namespacesLabelled(selector: string): this;
+  /** Only the namespaces named. */
+  inNamespaces(...names: string[]): this;
+  /** Only objects whose labels match the selector. */
+  objectsLabelled(selector: string): this;
+  /** What happens when the plugin cannot decide (`'fail'` unless set). */
+  failurePolicy(policy: FailurePolicy): this;
+  /** How long the API server waits, 1 to 30 seconds (10 unless set). */
+  timeoutSeconds(seconds: number): this;
+  /** What the host would refuse in this webhook, declared as `role`. */
+  problems(role: 'validating' | 'mutating'): string[];
+  toRecord(): WebhookRecord;
+}
+
+/** Who asked for a write. */
+export interface UserInfo {
+  readonly username: string;
+  readonly uid: string;
+  readonly groups: readonly string[];
+  /** Extra attributes from the authenticator: name to values. */
+  readonly extra: Readonly<Record<string, readonly string[]>>;
+}
+
+/** One write the API server asks about. `T` is the object's shape. Immutable. */
+export class AdmissionReview<T = KubeObject> {
+  constructor(record: AdmissionReviewRecord);
+  readonly uid: string;
+  /** The kind of the object, in the version the plugin declared. */
+  readonly kind: GroupVersionKind;
+  /** The resource, plural (`pods`). */
+  readonly resource: string;
+  /** The subresource written; `''` for the object itself. */
+  readonly subresource: string;
+  readonly name: string;
+  /** `''` for cluster-scoped kinds. */
+  readonly namespace: string;
+  readonly operation: Operation;
+  readonly userInfo: UserInfo;
+  /** The object as it would be stored, as JSON; `undefined` on a delete. */
+  readonly objectJson: string | undefined;
+  /** The object as it is stored, as JSON; `undefined` on a create. */
+  readonly oldObjectJson: string | undefined;
+  readonly dryRun: boolean;
+  readonly optionsJson: string | undefined;
+  /** The object as it would be stored, parsed once; throws a `HeraldError` on a delete. */
+  readonly object: T;
+  /** The object as it is stored, parsed once; throws a `HeraldError` on a create. */
+  readonly oldObject: T;
+  /** The operation's options, parsed; `undefined` when absent. */
+  readonly options: any;
+  /** `namespace/name`, or `name` when cluster-scoped. */
+  readonly key: string;
+  toRecord(): AdmissionReviewRecord;
+}
+
+/** A decision: allow, or refuse with a message and code; warnings either way. Immutable. */
+export class Verdict {
+  constructor(fields: { allowed: boolean; message?: string; code?: number; warnings?: string[] });
+  readonly allowed: boolean;
+  readonly message: string;
+  /** The HTTP status of a refusal, 400 to 599; `undefined`: 403. */
+  readonly code: number | undefined;
+  readonly warnings: readonly string[];
+  /** Let the write through. */
+  static allow(): Verdict;
+  /** Refuse it, saying why (403 unless `code` says otherwise). */
+  static deny(message: string, code?: number): Verdict;
+  /** The same decision with one more warning. */
+  warn(warning: string): Verdict;
+  toRecord(): VerdictRecord;
+}
+
+/** One operation of a JSON Patch (RFC 6902). */
+export interface JsonPatchOperation {
+  op: 'add' | 'remove' | 'replace' | 'move' | 'copy' | 'test';
+  path: string;
+  value?: unknown;
+  from?: string;
+}
+
+/** What `mutate` answers: a decision and at most one change. Immutable. */
+export class Mutation {
+  constructor(verdict: Verdict, change?: { jsonPatch?: JsonPatchOperation[]; changedObject?: object });
+  readonly verdict: Verdict;
+  readonly jsonPatch: JsonPatchOperation[] | undefined;
+  readonly changedObject: object | undefined;
+  /** Allow, unchanged. */
+  static none(): Mutation;
+  /** Allow with a JSON Patch. */
+  static patch(operations: JsonPatchOperation[]): Mutation;
+  /** Allow, changed into `changed`. */
+  static object(changed: object): Mutation;
+  /** Refuse, as `Verdict.deny`. */
+  static deny(message: string, code?: number): Mutation;
+  /** The same answer with one more warning. */
+  warn(warning: string): Mutation;
+  toRecord(): MutationRecord;
 }
 
 /** What a metric measures. */
@@ -316,12 +480,16 @@ export class Update<T = KubeObject> extends Notification {
  * A plugin: extend it, define `manifest()`, override the handlers you need
  * (each defaults to doing nothing), and default-export the class. Throwing
  * (or rejecting) is a handler failure the host records and retries.
+ * `validate` and `mutate` answer the webhooks the manifest declares; they
+ * throw unless overridden (the plugin does not admit).
  */
 export class Handler {
   manifest(): Manifest;
   onAdd(event: Event): void | Promise<void>;
   onUpdate(update: Update): void | Promise<void>;
   onDelete(event: Event): void | Promise<void>;
+  validate(review: AdmissionReview): Verdict | Promise<Verdict>;
+  mutate(review: AdmissionReview): Mutation | Promise<Mutation>;
 }
 
 /** Why a cache look-up failed. */
@@ -552,7 +720,12 @@ export declare namespace kinds {
 
 /** The fields of common kinds plugins read, for `Event<Pod>`, `cache.get<Deployment>(...)`, `new kube.Api<ConfigMap>(...)`. */
 export interface Pod extends KubeObject {
-  spec?: { nodeName?: string; containers?: { name: string; image?: string; [field: string]: any }[]; [field: string]: any };
+  spec?: {
+    nodeName?: string;
+    containers?: { name: string; image?: string; [field: string]: any }[];
+    initContainers?: { name: string; image?: string; [field: string]: any }[];
+    [field: string]: any;
+  };
   status?: {
     phase?: string;
     containerStatuses?: { name: string; ready?: boolean; restartCount?: number; [field: string]: any }[];

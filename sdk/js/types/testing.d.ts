@@ -1,5 +1,6 @@
 // Declarations of the fake host (src/testing.js).
 import type {
+  AdmissionReview,
   Context,
   Event,
   EventRecord,
@@ -104,6 +105,12 @@ export function listed<T extends KubeObject>(object: T): Event<T>;
 export function resynced<T extends KubeObject>(object: T): Update<T>;
 /** A delete inferred from a relist. */
 export function vanished<T extends KubeObject>(object: T): Event<T>;
+/** The review the API server sends when `object` is created, by user `admin`. */
+export function creating<T extends KubeObject>(object: T): AdmissionReview<T>;
+/** The review of an update from `old` to `updated`. */
+export function updating<T extends KubeObject>(old: T, updated: T): AdmissionReview<T>;
+/** The review of the deletion of `object` (only its `oldObject`). */
+export function deleting<T extends KubeObject>(object: T): AdmissionReview<T>;
 /** What the component would answer for a notification, through the same glue as the built component. */
 export function dispatch(plugin: unknown, notification: Event | Update, type?: 'add' | 'update' | 'delete'): Promise<CallResult>;
 /** The manifest record the component would return. */

@@ -2,7 +2,12 @@
 // test/types.test.js with tsc --noEmit). The lines marked @ts-expect-error
 // must fail to type-check: they prove the declarations are not `any`.
 import {
+  AdmissionRule,
   EVENTS,
+  FailurePolicy,
+  Mutation,
+  Verdict,
+  Webhook,
   HTTP,
   Handler,
   Index,
@@ -23,8 +28,10 @@ import {
   metrics,
   objects,
   workqueue,
+  type AdmissionReview,
   type Deployment,
   type Event,
+  type Pod as PodObject,
   type Update,
 } from '@herald/sdk';
 import * as testing from '@herald/sdk/testing';
@@ -135,3 +142,36 @@ metrics.counter('alerts_total').set(1);
 // @ts-expect-error: takeMessages gives strings.
 const wrong: number[] = testing.takeMessages();
 void wrong;
+
+/** An admission plugin: validates and mutates Pods. */
+export class Admitting extends Handler {
+  override manifest(): Manifest {
+    return new Manifest('admitting', '0.1.0')
+      .validating(new Webhook().rule(AdmissionRule.to(kinds.Pod).create().operation('update')).timeoutSeconds(5))
+      .mutating(new Webhook().rule(AdmissionRule.to('', 'v1', 'Pod').create()).failurePolicy(FailurePolicy.Ignore).inNamespaces('shop'));
+  }
+
+  override validate(review: AdmissionReview): Verdict {
+    const pod = review.object as PodObject;
+    const images = (pod.spec?.initContainers ?? []).concat(pod.spec?.containers ?? []).map((container) => container.image ?? '');
+    const user: string = review.userInfo.username;
+    return images.some((image) => image.endsWith(':latest')) ? Verdict.deny(`no latest (${user})`, 422) : Verdict.allow().warn(`${review.operation} checked`);
+  }
+
+  override async mutate(review: AdmissionReview): Promise<Mutation> {
+    if (review.operation === 'DELETE') {
+      return Mutation.none();
+    }
+    return review.dryRun ? Mutation.object({ ...review.object }) : Mutation.patch([{ op: 'add', path: '/metadata/labels/a', value: 'b' }]);
+  }
+}
+const reviewed: AdmissionReview<PodObject> = testing.creating({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } } as PodObject);
+const allowed: boolean = new Admitting().validate(reviewed).allowed;
+const code: number | undefined = Verdict.deny('no').code;
+void [allowed, code, testing.updating(reviewed.object, reviewed.object).oldObject, testing.deleting(reviewed.object).key];
+// @ts-expect-error: an operation is CREATE, UPDATE, DELETE or CONNECT.
+AdmissionRule.to(kinds.Pod).operation('PATCH');
+// @ts-expect-error: the failure policy is fail or ignore.
+new Webhook().failurePolicy('retry');
+// @ts-expect-error: a JSON Patch operation has an op.
+Mutation.patch([{ path: '/x' }]);

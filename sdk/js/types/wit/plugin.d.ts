@@ -1,3 +1,4 @@
+/// <reference path="./interfaces/herald-plugin-admission.d.ts" />
 /// <reference path="./interfaces/herald-plugin-cache.d.ts" />
 /// <reference path="./interfaces/herald-plugin-config.d.ts" />
 /// <reference path="./interfaces/herald-plugin-deadline.d.ts" />
@@ -15,7 +16,7 @@
 /// <reference path="./interfaces/wasi-io-error.d.ts" />
 /// <reference path="./interfaces/wasi-io-poll.d.ts" />
 /// <reference path="./interfaces/wasi-io-streams.d.ts" />
-declare module 'herald:plugin/plugin@0.4.0' {
+declare module 'herald:plugin/plugin@0.5.0' {
   export type Manifest = import('herald:plugin/types@0.3.0').Manifest;
   export type * as HeraldPluginCache020 from 'herald:plugin/cache@0.2.0'; // import herald:plugin/cache@0.2.0
   export type * as HeraldPluginConfig020 from 'herald:plugin/config@0.2.0'; // import herald:plugin/config@0.2.0
@@ -34,6 +35,7 @@ declare module 'herald:plugin/plugin@0.4.0' {
   export type * as WasiIoError0212 from 'wasi:io/error@0.2.12'; // import wasi:io/error@0.2.12
   export type * as WasiIoPoll0212 from 'wasi:io/poll@0.2.12'; // import wasi:io/poll@0.2.12
   export type * as WasiIoStreams0212 from 'wasi:io/streams@0.2.12'; // import wasi:io/streams@0.2.12
+  export * as admission from 'herald:plugin/admission@0.5.0'; // export herald:plugin/admission@0.5.0
   export * as handler from 'herald:plugin/handler@0.2.0'; // export herald:plugin/handler@0.2.0
   /**
   * What the plugin is and needs.
