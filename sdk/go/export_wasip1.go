@@ -3,7 +3,6 @@
 package herald
 
 import (
-	"fmt"
 	"time"
 
 	"herald.dev/sdk/go/internal/cabi"
@@ -36,18 +35,14 @@ func must() Handler {
 
 func result(err error) cabi.Result[struct{}, string] {
 	if err != nil {
-		msg := err.Error()
-		if msg == "" {
-			msg = fmt.Sprintf("%T", err)
-		}
-		return cabi.Err[struct{}](msg)
+		return cabi.Err[struct{}](errorText(err))
 	}
 	return cabi.OK[struct{}, string](struct{}{})
 }
 
 func fromWIT(c types2.EventContext) Context {
 	return Context{
-		Kind:              GroupVersionKind{Group: c.Kind.Group, Version: c.Kind.Version, Kind: c.Kind.Kind},
+		Kind:              gvkFromWIT(c.Kind),
 		Resource:          c.Resource,
 		Key:               c.Key,
 		ResourceVersion:   c.ResourceVersion,

@@ -39,7 +39,10 @@
 // the plugin watches and needs; Event, Update and ObjectView carry the
 // objects (typed with encoding/json into k8s.io/api types, or lazily);
 // log/slog writes to the host's log; packages cache, config, kube, events,
-// metrics, workqueue and wasihttp reach the host's capabilities.
+// metrics, workqueue and wasihttp reach the host's capabilities. A plugin
+// that decides on writes at admission declares a Webhook
+// (Manifest.Validating, Manifest.Mutating) and implements Validator or
+// Mutator, answering each AdmissionReview with a Verdict or a Mutation.
 package herald
 
 import (
@@ -56,10 +59,13 @@ import (
 //
 // A returned error is a handler failure that the host records and retries
 // with backoff a bounded number of times. A panic traps the instance: the
-// host records it and starts a fresh instance for the next call.
+// host records it and starts a fresh instance for the next call. (At
+// admission, Validator and Mutator, both are faults that the webhook's
+// failure policy answers.)
 type Handler interface {
-	// Manifest describes the plugin: called once per load, before any
-	// handler call. config.Get already works here.
+	// Manifest describes the plugin: called when it is loaded, before any
+	// handler call, for the manifest and again for its webhooks (keep it
+	// free of side effects). config.Get already works here.
 	Manifest() *Manifest
 	// OnAdd: an object was first seen, or replayed to a plugin joining an
 	// informer that had synced (IsInitialList).

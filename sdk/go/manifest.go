@@ -19,7 +19,8 @@ type Manifest struct {
 	Name string
 	// Version is the plugin's own version (free-form, semver advised).
 	Version string
-	// Subscriptions are the resources watched; the host requires one.
+	// Subscriptions are the resources watched; the host requires one, or a
+	// webhook.
 	Subscriptions []*Subscription
 	// Limits are the limits requested; zero fields take the operator's.
 	Limits Limits
@@ -34,6 +35,12 @@ type Manifest struct {
 	Metrics []*Metric
 	// Indexes are the cache indexes looked up through cache.ByIndex.
 	Indexes []*Index
+	// ValidatingWebhook is the writes Validate decides on (see Validating);
+	// nil for none.
+	ValidatingWebhook *Webhook
+	// MutatingWebhook is the writes Mutate decides on and may change (see
+	// Mutating); nil for none.
+	MutatingWebhook *Webhook
 }
 
 // NewManifest is a manifest with no subscriptions, default limits, no
@@ -81,6 +88,24 @@ func (m *Manifest) Metric(metric *Metric) *Manifest {
 // Index declares a cache index looked up with cache.ByIndex.
 func (m *Manifest) Index(index *Index) *Manifest {
 	m.Indexes = append(m.Indexes, index)
+	return m
+}
+
+// Validating declares the plugin's validating webhook: the writes its
+// Validate method (Validator) decides on. A plugin that admits may
+// subscribe to nothing:
+//
+//	herald.NewManifest("no-latest", "0.1.0").
+//		Validating(herald.NewWebhook().Rule(herald.AdmissionRuleFor[corev1.Pod]().Create().Update()))
+func (m *Manifest) Validating(webhook *Webhook) *Manifest {
+	m.ValidatingWebhook = webhook
+	return m
+}
+
+// Mutating declares the plugin's mutating webhook: the writes its Mutate
+// method (Mutator) decides on and may change.
+func (m *Manifest) Mutating(webhook *Webhook) *Manifest {
+	m.MutatingWebhook = webhook
 	return m
 }
 

@@ -1,18 +1,20 @@
 //! A core module made a plugin component: the type of the world
-//! `herald:plugin/plugin@0.4.0` embedded as the `component-type` custom
+//! `herald:plugin/plugin@0.5.0` embedded as the `component-type` custom
 //! section (what `wasm-tools component embed` writes), then wrapped with
 //! wit-component and the WASI preview1 *reactor* adapter (what `wasm-tools
 //! component new --adapt` does).
 //!
-//! The WIT is the repository's `wit/0.4.0`, compiled into the binary, so a
+//! The WIT is the repository's `wit/0.5.0`, compiled into the binary, so a
 //! build needs no checkout and no other tool. The reactor adapter, not the
 //! command one: a plugin is a library whose exports the host calls, and the
 //! reactor's component runs the module's `_initialize` (the Go runtime and
 //! every package's `init`) when it is instantiated.
 
-/// The world Go plugins are built against: 0.4.0 until the Go SDK exports
-/// 0.5.0's `admission` (the host runs both).
-pub const WORLD: &str = "herald:plugin/plugin@0.4.0";
+/// The world Go plugins are built against: 0.5.0, whose `admission` export
+/// the Go SDK answers for every plugin (declaring no webhooks unless the
+/// manifest does). Plugins built against 0.4.0 still load: the host runs
+/// every released world.
+pub const WORLD: &str = "herald:plugin/plugin@0.5.0";
 use thiserror::Error;
 use wasi_preview1_component_adapter_provider::{
     WASI_SNAPSHOT_PREVIEW1_ADAPTER_NAME, WASI_SNAPSHOT_PREVIEW1_REACTOR_ADAPTER,
@@ -21,54 +23,59 @@ use wit_component::{ComponentEncoder, StringEncoding};
 use wit_parser::Resolve;
 
 /// The WIT packages of [`WORLD`], each after the packages it uses: the
-/// files of `wit/0.4.0` and its `deps/` (links to the released 0.3.0 and
-/// 0.2.0 packages and their WASI dependencies), as (path, text).
+/// files of `wit/0.5.0` and its `deps/` (links to the released 0.4.0, 0.3.0
+/// and 0.2.0 packages and their WASI dependencies), as (path, text).
 const PACKAGES: &[(&str, &str)] = &[
     (
-        "wit/0.4.0/deps/wasi-io/io.wit",
-        include_str!("../../../wit/0.4.0/deps/wasi-io/io.wit"),
+        "wit/0.5.0/deps/wasi-io/io.wit",
+        include_str!("../../../wit/0.5.0/deps/wasi-io/io.wit"),
     ),
     (
-        "wit/0.4.0/deps/wasi-clocks/clocks.wit",
-        include_str!("../../../wit/0.4.0/deps/wasi-clocks/clocks.wit"),
+        "wit/0.5.0/deps/wasi-clocks/clocks.wit",
+        include_str!("../../../wit/0.5.0/deps/wasi-clocks/clocks.wit"),
     ),
     (
-        "wit/0.4.0/deps/wasi-random/random.wit",
-        include_str!("../../../wit/0.4.0/deps/wasi-random/random.wit"),
+        "wit/0.5.0/deps/wasi-random/random.wit",
+        include_str!("../../../wit/0.5.0/deps/wasi-random/random.wit"),
     ),
     (
-        "wit/0.4.0/deps/wasi-filesystem/filesystem.wit",
-        include_str!("../../../wit/0.4.0/deps/wasi-filesystem/filesystem.wit"),
+        "wit/0.5.0/deps/wasi-filesystem/filesystem.wit",
+        include_str!("../../../wit/0.5.0/deps/wasi-filesystem/filesystem.wit"),
     ),
     (
-        "wit/0.4.0/deps/wasi-sockets/sockets.wit",
-        include_str!("../../../wit/0.4.0/deps/wasi-sockets/sockets.wit"),
+        "wit/0.5.0/deps/wasi-sockets/sockets.wit",
+        include_str!("../../../wit/0.5.0/deps/wasi-sockets/sockets.wit"),
     ),
     (
-        "wit/0.4.0/deps/wasi-cli/cli.wit",
-        include_str!("../../../wit/0.4.0/deps/wasi-cli/cli.wit"),
+        "wit/0.5.0/deps/wasi-cli/cli.wit",
+        include_str!("../../../wit/0.5.0/deps/wasi-cli/cli.wit"),
     ),
     (
-        "wit/0.4.0/deps/wasi-http/http.wit",
-        include_str!("../../../wit/0.4.0/deps/wasi-http/http.wit"),
+        "wit/0.5.0/deps/wasi-http/http.wit",
+        include_str!("../../../wit/0.5.0/deps/wasi-http/http.wit"),
     ),
     (
-        "wit/0.4.0/deps/herald-plugin-0.2.0/herald.wit",
-        include_str!("../../../wit/0.4.0/deps/herald-plugin-0.2.0/herald.wit"),
+        "wit/0.5.0/deps/herald-plugin-0.2.0/herald.wit",
+        include_str!("../../../wit/0.5.0/deps/herald-plugin-0.2.0/herald.wit"),
     ),
     (
-        "wit/0.4.0/deps/herald-plugin-0.3.0/herald.wit",
-        include_str!("../../../wit/0.4.0/deps/herald-plugin-0.3.0/herald.wit"),
+        "wit/0.5.0/deps/herald-plugin-0.3.0/herald.wit",
+        include_str!("../../../wit/0.5.0/deps/herald-plugin-0.3.0/herald.wit"),
     ),
     (
-        "wit/0.4.0/herald.wit",
-        include_str!("../../../wit/0.4.0/herald.wit"),
+        "wit/0.5.0/deps/herald-plugin-0.4.0/herald.wit",
+        include_str!("../../../wit/0.5.0/deps/herald-plugin-0.4.0/herald.wit"),
+    ),
+    (
+        "wit/0.5.0/herald.wit",
+        include_str!("../../../wit/0.5.0/herald.wit"),
     ),
 ];
 
 /// The exports a core module needs before it is worth componentizing: the
-/// reactor's initializer and the world's own (the manifest; the handler's
-/// functions are checked by wit-component).
+/// reactor's initializer, the world's own (the manifest) and the first of
+/// 0.5.0's (one without it was built with an older SDK); the other
+/// functions are checked by wit-component.
 const REQUIRED_EXPORTS: &[(&str, &str)] = &[
     (
         "_initialize",
@@ -77,6 +84,10 @@ const REQUIRED_EXPORTS: &[(&str, &str)] = &[
     (
         "manifest",
         "its main package must import herald.dev/sdk/go and call herald.Register from an init function",
+    ),
+    (
+        "herald:plugin/admission@0.5.0#declare",
+        "its herald.dev/sdk/go predates world 0.5.0 (admission): build it with the SDK of this Herald's checkout (the `replace` directive in go.mod)",
     ),
 ];
 
@@ -182,7 +193,7 @@ mod tests {
     }
 
     #[test]
-    fn the_embedded_wit_resolves_to_the_world_with_deadline() {
+    fn the_embedded_wit_resolves_to_the_world_with_deadline_and_admission() {
         let (resolve, world) = world().unwrap();
         let world = &resolve.worlds[world];
         let imports: Vec<String> = world
@@ -201,12 +212,20 @@ mod tests {
                 "{interface} in {imports:?}"
             );
         }
-        let exports: Vec<String> = world
+        let mut exports: Vec<String> = world
             .exports
             .keys()
             .map(|key| resolve.name_world_key(key))
             .collect();
-        assert_eq!(exports, ["manifest", "herald:plugin/handler@0.2.0"]);
+        exports.sort();
+        assert_eq!(
+            exports,
+            [
+                "herald:plugin/admission@0.5.0",
+                "herald:plugin/handler@0.2.0",
+                "manifest"
+            ]
+        );
     }
 
     #[test]
@@ -221,17 +240,32 @@ mod tests {
         let err = componentize(&no_manifest).unwrap_err().to_string();
         assert!(err.contains("exports no `manifest`"), "{err}");
         assert!(err.contains("herald.Register"), "{err}");
+
+        let before_admission = module(
+            r#"(module (memory (export "memory") 1) (func (export "_initialize"))
+                (func (export "manifest") (result i32) i32.const 0))"#,
+        );
+        let err = componentize(&before_admission).unwrap_err().to_string();
+        assert!(
+            err.contains("exports no `herald:plugin/admission@0.5.0#declare`"),
+            "{err}"
+        );
+        assert!(err.contains("predates world 0.5.0"), "{err}");
     }
 
     #[test]
     fn a_module_missing_a_handler_function_is_refused_by_the_encoder() {
-        // Exports the manifest but none of the handler's functions.
+        // Exports the manifest and admission but none of the handler's
+        // functions.
         let partial = module(
             r#"(module
                 (memory (export "memory") 1)
                 (func (export "_initialize"))
                 (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32) i32.const 0)
-                (func (export "manifest") (result i32) i32.const 0))"#,
+                (func (export "manifest") (result i32) i32.const 0)
+                (func (export "herald:plugin/admission@0.5.0#declare") (result i32) i32.const 0)
+                (func (export "herald:plugin/admission@0.5.0#validate") (param i32) (result i32) i32.const 0)
+                (func (export "herald:plugin/admission@0.5.0#mutate") (param i32) (result i32) i32.const 0))"#,
         );
         let err = componentize(&partial).unwrap_err().to_string();
         assert!(

@@ -1,8 +1,10 @@
 //! The Go SDK (`sdk/go`) end to end: its `go test` suite and vet, bindings
-//! regenerated from `wit/0.4.0` equal to the committed ones, the example
+//! regenerated from `wit/0.5.0` equal to the committed ones, the example
 //! plugin's tests, the example built by `herald plugin build` (Go only:
 //! `go build`, then Herald embeds the world's type and componentizes), and
-//! that component checked and replayed by the real binary; a Go plugin
+//! that component checked and replayed by the real binary; the SDK's
+//! admission fixture built, its webhooks declared and reviews replayed
+//! through it (every field of a review in, every kind of answer out); a Go plugin
 //! taking hundreds of Pods whose copies into its memory grow its heap (the
 //! SDK's `cabi_realloc` and the adapter's clock); and what `herald plugin
 //! build` says when Go is missing or the build fails.
@@ -84,7 +86,7 @@ fn build_example() -> PathBuf {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         stdout.starts_with(&format!("built {} (", wasm.display()))
-            && stdout.contains("herald:plugin/plugin@0.4.0"),
+            && stdout.contains("herald:plugin/plugin@0.5.0"),
         "{stdout}"
     );
     wasm
@@ -125,9 +127,14 @@ fn go_pod_phases_builds_with_herald_and_the_host_checks_and_replays_it() {
     let check = run(&["plugin", "check", wasm_arg, "--output", "json"]);
     assert!(check.status.success(), "{check:?}");
     let report: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
-    // It imports `deadline`, which only world 0.4.0 has.
-    assert_eq!(report["world"], "herald:plugin/plugin@0.4.0");
+    // Every Go plugin exports 0.5.0's `admission`; this one admits nothing.
+    assert_eq!(report["world"], "herald:plugin/plugin@0.5.0");
     assert_eq!(report["manifest"]["name"], "go-pod-phases");
+    assert!(
+        report["manifest"].get("admission").is_none(),
+        "{}",
+        report["manifest"]
+    );
     assert_eq!(
         report["manifest"]["capabilities"],
         serde_json::json!(["events"])
@@ -192,6 +199,211 @@ fn go_pod_phases_builds_with_herald_and_the_host_checks_and_replays_it() {
     );
     eprintln!(
         "go-pod-phases end to end: {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// An AdmissionReview v1 of `operation` on the Pod `shop/name` labelled
+/// `labels` (`app: web` besides), with its `subresource` (or none), as one
+/// JSON line.
+fn pod_review(
+    n: u32,
+    operation: &str,
+    name: &str,
+    labels: serde_json::Value,
+    subresource: &str,
+) -> String {
+    let mut metadata =
+        serde_json::json!({"name": name, "namespace": "shop", "resourceVersion": "7"});
+    metadata["labels"] = labels;
+    metadata["labels"]["app"] = "web".into();
+    let pod = serde_json::json!({
+        "apiVersion": "v1", "kind": "Pod", "metadata": metadata,
+        "spec": {"containers": [{"name": "app", "image": "nginx"}]},
+    });
+    let (object, old_object) = match operation {
+        "CREATE" => (pod, serde_json::Value::Null),
+        "DELETE" => (serde_json::Value::Null, pod),
+        _ => (pod.clone(), pod),
+    };
+    let options = format!(
+        "{}{}Options",
+        &operation[..1],
+        operation[1..].to_lowercase()
+    );
+    let dry_run = n == 1;
+    let mut request = serde_json::json!({
+        "uid": format!("0000000{n}-gate"),
+        "kind": {"group": "", "version": "v1", "kind": "Pod"},
+        "resource": {"group": "", "version": "v1", "resource": "pods"},
+        "name": name, "namespace": "shop", "operation": operation,
+        "userInfo": {"username": "alice@example.com", "uid": "u-1",
+            "groups": ["dev", "system:authenticated"], "extra": {"scopes": ["a", "b"]}},
+        "object": object, "oldObject": old_object, "dryRun": dry_run,
+        "options": {"apiVersion": "meta.k8s.io/v1", "kind": options},
+    });
+    if !subresource.is_empty() {
+        request["subResource"] = subresource.into();
+    }
+    let review = serde_json::json!({
+        "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request,
+    });
+    format!("{review}\n")
+}
+
+/// The SDK's admission fixture (`sdk/go/testdata/admission-gate`) built by
+/// `herald plugin build`: `declare` answers the manifest's two webhooks
+/// (every field set on one), and reviews replayed through it cross the
+/// ABI whole (each field logged as the plugin received it) and come back
+/// as every kind of answer: a JSON Patch, a changed object, a refusal with
+/// its code and warnings, an error and a panic answered by the failure
+/// policy, and a write no webhook covers.
+#[test]
+fn a_go_admission_plugin_declares_its_webhooks_and_answers_replayed_reviews() {
+    let started = Instant::now();
+    let dir = temp_dir("go-admission");
+    let wasm = dir.join("go-admission-gate.wasm");
+    succeed(
+        "herald plugin build sdk/go/testdata/admission-gate",
+        herald()
+            .args(["plugin", "build"])
+            .arg(repo().join("sdk/go/testdata/admission-gate"))
+            .arg("-o")
+            .arg(&wasm),
+        INSTALL,
+    );
+    let wasm_arg = wasm.to_str().unwrap();
+    let check = run(&["plugin", "check", wasm_arg, "--output", "json"]);
+    assert!(check.status.success(), "{check:?}");
+    let report: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
+    assert_eq!(report["world"], "herald:plugin/plugin@0.5.0");
+    let pod = serde_json::json!({"group": "", "version": "v1", "kind": "Pod"});
+    assert_eq!(
+        report["manifest"]["admission"],
+        serde_json::json!({
+            "validating": {
+                "rules": [
+                    {"kind": pod, "operations": ["CREATE", "UPDATE"]},
+                    {"kind": pod, "operations": ["UPDATE"], "subresource": "status"},
+                ],
+                "failurePolicy": "Fail",
+                "timeoutSeconds": 10,
+            },
+            "mutating": {
+                "rules": [{"kind": pod, "operations": ["CREATE"]}],
+                "objectSelector": "app",
+                "failurePolicy": "Ignore",
+                "timeoutSeconds": 5,
+            },
+        }),
+        "{}",
+        report["manifest"]
+    );
+
+    let reviews = dir.join("reviews.jsonl");
+    let no_labels = serde_json::json!({});
+    std::fs::write(
+        &reviews,
+        [
+            pod_review(1, "CREATE", "web-1", no_labels.clone(), ""),
+            pod_review(
+                2,
+                "CREATE",
+                "web-2",
+                serde_json::json!({"team": "a", "gate": "rewrite"}),
+                "",
+            ),
+            pod_review(
+                3,
+                "CREATE",
+                "web-3",
+                serde_json::json!({"team": "a", "gate": "deny"}),
+                "",
+            ),
+            pod_review(
+                4,
+                "UPDATE",
+                "web-4",
+                serde_json::json!({"gate": "error"}),
+                "",
+            ),
+            pod_review(
+                5,
+                "UPDATE",
+                "web-5",
+                serde_json::json!({"gate": "panic"}),
+                "status",
+            ),
+            pod_review(6, "DELETE", "web-6", no_labels, ""),
+        ]
+        .concat(),
+    )
+    .unwrap();
+    let replay = run(&[
+        "plugin",
+        "replay",
+        wasm_arg,
+        "--reviews",
+        reviews.to_str().unwrap(),
+        "--keep-going",
+    ]);
+    let stdout = String::from_utf8_lossy(&replay.stdout);
+    let verdicts: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("review "))
+        .collect();
+    let expected = [
+        "review 1 00000001-gate CREATE Pod shop/web-1: patched",
+        "review 2 00000002-gate CREATE Pod shop/web-2: patched",
+        "review 3 00000003-gate CREATE Pod shop/web-3: denied (422): gate=deny refuses shop/web-3",
+        "review 4 00000004-gate UPDATE Pod shop/web-4: FAILED: ",
+        "review 5 00000005-gate UPDATE Pod shop/web-5: FAILED: ",
+        "review 6 00000006-gate DELETE Pod shop/web-6: not covered by the plugin's webhooks",
+    ];
+    assert_eq!(verdicts.len(), expected.len(), "{stdout}");
+    for (verdict, expected) in verdicts.iter().zip(expected) {
+        assert!(
+            verdict.starts_with(expected),
+            "{verdict:?} is not {expected:?}:\n{stdout}"
+        );
+    }
+    assert!(verdicts[3].contains("gate=error fails"), "{stdout}");
+    assert!(
+        verdicts[4].contains("Validate panicked: gate=panic panics"),
+        "{stdout}"
+    );
+    // Every field of the first review, as the plugin received it.
+    let fields = "uid=00000001-gate operation=CREATE kind=v1/Pod resource=pods subresource=\"\" \
+                  key=shop/web-1 user=alice@example.com userUID=u-1 groups=dev,system:authenticated \
+                  extra=\"scopes=a+b\" dryRun=true options=CreateOptions oldResourceVersion=none";
+    for line in [
+        format!("  [go-admission-gate] info mutate {fields}"),
+        format!("  [go-admission-gate] info validate {fields}"),
+        "  warning: checked for alice@example.com".to_owned(),
+        r#"  patch: [{"op":"add","path":"/metadata/labels/team","value":"shop"}]"#.to_owned(),
+        "  warning: refused by label".to_owned(),
+    ] {
+        assert!(stdout.lines().any(|l| l == line), "{line:?} in:\n{stdout}");
+    }
+    assert!(
+        stdout.contains("subresource=status key=shop/web-5")
+            && stdout.contains("oldResourceVersion=7"),
+        "{stdout}"
+    );
+    let rewritten = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("review 2 "))
+        .find(|l| l.starts_with("  patch: "))
+        .unwrap_or_default();
+    assert!(rewritten.contains(r#""value":"nginx:1.27""#), "{stdout}");
+    assert!(
+        stdout.ends_with(
+            "summary: 6 reviews, 0 allowed, 1 denied, 2 patched, 1 not covered, 2 failed\n"
+        ),
+        "{stdout}"
+    );
+    eprintln!(
+        "go admission fixture end to end: {:.1} s",
         started.elapsed().as_secs_f64()
     );
 }

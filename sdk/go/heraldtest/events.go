@@ -20,11 +20,14 @@ func context(t testing.TB, obj any) (herald.Context, string) {
 	}
 	return herald.Context{
 		Kind:            key.kind,
-		Resource:        strings.ToLower(key.kind.Kind) + "s",
+		Resource:        resourceOf(key.kind),
 		Key:             k,
 		ResourceVersion: rv,
 	}, text
 }
+
+// resourceOf is a naive plural of kind's name: `pods` for Pod.
+func resourceOf(kind herald.GroupVersionKind) string { return strings.ToLower(kind.Kind) + "s" }
 
 // Added is the notification of obj being added (a k8s.io/api value, or
 // JSON text), as the host would send it. The resource is a naive plural of

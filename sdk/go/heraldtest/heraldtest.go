@@ -16,6 +16,10 @@
 //		}
 //	}
 //
+// Added, Updated, Deleted and friends build the notifications a handler is
+// tested with; Creating, Updating and Deleting the AdmissionReviews of an
+// admission plugin's Validate and Mutate.
+//
 // The stand-in is process-wide: tests using it must not run in parallel.
 // It is not an API server: nothing written is stored or merged.
 package heraldtest

@@ -90,8 +90,10 @@ async fn the_go_example_plugin_follows_a_pod_and_acts_on_the_api_server() {
         "go-pod-phases compiled and loaded in {:.1} s",
         started.elapsed().as_secs_f64()
     );
-    assert_eq!(plugin.world(), "herald:plugin/plugin@0.4.0");
+    // Every Go plugin exports 0.5.0's `admission`; this one admits nothing.
+    assert_eq!(plugin.world(), "herald:plugin/plugin@0.5.0");
     assert_eq!(plugin.manifest().name, "go-pod-phases");
+    assert_eq!(plugin.manifest().admission, None);
     daemon.start(plugin).await.expect("go-pod-phases starts");
 
     let ns = cluster.namespace.clone();
