@@ -5,9 +5,9 @@
 
 use crate::admission::AdmissionConfig;
 use crate::admission::tls::ServingCert;
+use crate::capability::ClusterAccess;
 use crate::capability::kube::ClusterApi;
 use crate::capability::log::{LogSink, RecentLogs};
-use crate::capability::ClusterAccess;
 use crate::config::Config;
 use crate::daemon::Daemon;
 use crate::dispatch::Feed;

@@ -47,6 +47,20 @@ pub struct Sources {
     pub sharding: Option<Arc<ShardView>>,
 }
 
+impl Sources {
+    /// The sources of `daemon` alone: fresh loader and action counters, no
+    /// sharding (what a test or a tool reading only the daemon's families
+    /// needs).
+    pub fn of(daemon: Arc<Daemon>) -> Self {
+        Sources {
+            daemon,
+            loader: Arc::default(),
+            actions: Arc::default(),
+            sharding: None,
+        }
+    }
+}
+
 /// A registry holding the collector of each part of `sources`, in the
 /// order of the module docs.
 pub fn registry(sources: Sources) -> Registry {

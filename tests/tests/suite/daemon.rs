@@ -166,10 +166,8 @@ async fn a_requeue_after_from_a_plugin_delivers_its_key_again_after_the_delay() 
     assert_eq!(adds_of("again").len(), 3, "requeued twice, as asked");
     assert_eq!(adds_of("once").len(), 1, "never requeued");
     assert_eq!(listener.stats.requeued.load(Ordering::SeqCst), 2);
-    let registry = herald::ops::metrics::registry(
-        daemon.clone(),
-        Arc::new(herald::reload::LoaderStats::default()),
-    );
+    let registry =
+        herald::ops::metrics::registry(herald::ops::metrics::Sources::of(daemon.clone()));
     let metrics = herald::telemetry::encode(&registry);
     let line = "herald_listener_requeues_total{plugin=\"requeuer\",resource=\"pods\",outcome=\"scheduled\"} 2";
     assert!(
@@ -254,10 +252,8 @@ async fn a_failing_coalesced_object_waits_in_backoff_while_others_flow_and_a_cha
         (1, 1, 0, 1, 1),
         "the broken pod still waits its backoff, nothing else does"
     );
-    let registry = herald::ops::metrics::registry(
-        daemon.clone(),
-        Arc::new(herald::reload::LoaderStats::default()),
-    );
+    let registry =
+        herald::ops::metrics::registry(herald::ops::metrics::Sources::of(daemon.clone()));
     let metrics = herald::telemetry::encode(&registry);
     for line in [
         "herald_listener_queue_delayed{plugin=\"flaky\",resource=\"pods\"} 1",

@@ -18,7 +18,6 @@ use herald::capability::log::OwnedLogLine;
 use herald::daemon::Daemon;
 use herald::dispatch::RetryPolicy;
 use herald::plugin::{FaultKind, LoadOptions, RequestedLimits};
-use herald::reload::LoaderStats;
 use herald_tests::{PATIENCE, artifacts, eventually, host_log, load_with, skip};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use std::collections::BTreeMap;
@@ -171,7 +170,8 @@ async fn run(row: Row) -> Option<Ran> {
             .find(|s| s.name == row.plugin)
             .expect("its status")
     };
-    let registry = herald::ops::metrics::registry(daemon.clone(), Arc::new(LoaderStats::default()));
+    let registry =
+        herald::ops::metrics::registry(herald::ops::metrics::Sources::of(daemon.clone()));
     match row.outcome {
         Outcome::Fault(_) | Outcome::Refused => {
             // Each attempt of a faulting plugin rebuilds its instance; on a

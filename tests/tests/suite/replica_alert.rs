@@ -147,7 +147,7 @@ async fn one_controller(name: &str, wasm: &Path) {
     };
     let (plugin, logs) = load_with(wasm.to_str().unwrap(), options);
     assert_eq!(plugin.manifest().name, name);
-    assert_eq!(plugin.world(), "herald:plugin/plugin@0.4.0");
+    assert_eq!(plugin.world(), "herald:plugin/plugin@0.5.0");
     daemon.start(plugin).await.unwrap();
 
     let deployments: Api<Deployment> = Api::namespaced(cluster.client.clone(), &ns);

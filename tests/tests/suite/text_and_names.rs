@@ -250,8 +250,8 @@ async fn a_metric_name_cannot_share_an_exposed_name_and_a_label_value_cannot_wri
     }
     cluster.create_config_map("trigger", "a", "1").await;
     let scrape = || {
-        let mut registry = herald::ops::metrics::registry(daemon.clone(), Arc::default());
-        registry.register_collector(Box::new(daemon.plugin_metrics().clone()));
+        let registry =
+            herald::ops::metrics::registry(herald::ops::metrics::Sources::of(daemon.clone()));
         herald::telemetry::encode(&registry)
     };
     eventually("every plugin handled its ConfigMaps", PATIENCE, async || {
