@@ -353,7 +353,7 @@ impl Drop for Contenders {
 }
 
 /// A loopback address nothing listens on now.
-fn free_address() -> String {
+pub(crate) fn free_address() -> String {
     let listener = TcpListener::bind("127.0.0.1:0").expect("binding a loopback port");
     listener.local_addr().expect("its address").to_string()
 }
@@ -374,7 +374,7 @@ fn get(address: &str, path: &str) -> Option<String> {
 }
 
 /// Whether `GET /readyz` on `address` answers 200.
-fn ready(address: &str) -> bool {
+pub(crate) fn ready(address: &str) -> bool {
     get(address, "/readyz").is_some_and(|r| r.starts_with("HTTP/1.1 200 "))
 }
 

@@ -10,7 +10,7 @@
 //!
 //! One module per measurement ([`b1_throughput`] … [`b7_startup`], and
 //! [`b8_pool`], [`b9_deadline`], [`b10_patch`], [`b11_sdks`], [`b12_capabilities`],
-//! [`b13_index`], [`b14_sharding`]); the rest is what they share: [`data`] (Pod variations), [`fixtures`] (plugin
+//! [`b13_index`], [`b14_sharding`], [`b15_admission`]); the rest is what they share: [`data`] (Pod variations), [`fixtures`] (plugin
 //! components), [`native`] (the same handlers compiled natively),
 //! [`cluster`] (the embedded API server), [`latency`] (write-to-entry
 //! latencies), [`measure`] (repetitions, medians, memory) and [`table`]
@@ -22,6 +22,7 @@ pub mod b11_sdks;
 pub mod b12_capabilities;
 pub mod b13_index;
 pub mod b14_sharding;
+pub mod b15_admission;
 pub mod b1_throughput;
 pub mod b2_fanout;
 pub mod b3_cache_memory;
@@ -95,6 +96,9 @@ pub fn run(settings: &Settings) -> Vec<Row> {
     }
     if settings.selected("B14") {
         rows.extend(b14_sharding::run(settings, &runtime));
+    }
+    if settings.selected("B15") {
+        rows.extend(b15_admission::run(settings, &runtime));
     }
     rows
 }

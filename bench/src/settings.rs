@@ -65,6 +65,10 @@ pub struct Settings {
     /// B14: ConfigMaps of about 4 KiB in each plugin's namespace, for the
     /// memory comparison.
     pub b14_objects: usize,
+    /// B15: the rates of reviews, per second.
+    pub b15_rates: Vec<u32>,
+    /// B15: seconds of reviews per phase.
+    pub b15_seconds: f64,
     /// B11: the `herald` command line to compile in a child process with
     /// (`herald-child`, a binary of this crate: the bench and the quick test
     /// set it from `CARGO_BIN_EXE_herald-child`).
@@ -104,6 +108,8 @@ impl Settings {
             b14_events: 2_000,
             b14_rate: 500,
             b14_objects: 2_000,
+            b15_rates: vec![100, 1_000],
+            b15_seconds: 5.0,
             compiler_program: None,
         }
     }
@@ -140,6 +146,8 @@ impl Settings {
             b14_events: 200,
             b14_rate: 400,
             b14_objects: 20,
+            b15_rates: vec![100],
+            b15_seconds: 0.2,
             compiler_program: None,
         }
     }
