@@ -97,7 +97,7 @@ pub enum NotHere {
 /// applies to, as the answer states it.
 #[derive(Debug, thiserror::Error)]
 enum CallFailure {
-    /// Earlier reviews held the instance until the budget ran out.
+    /// Earlier reviews held every instance until the budget ran out.
     #[error("it was still deciding earlier reviews when this one's {} ms ran out", .0.as_millis())]
     Busy(Duration),
     /// The call failed (trap, deadline, the plugin's own error).
@@ -170,10 +170,10 @@ pub async fn decide(
     record(response, verdict, took, &detail)
 }
 
-/// Runs the admission call on the plugins' worker pool, in the version's
-/// instance (one call at a time). `budget` counts from now, the wait for
-/// the instance included: a review queued behind slow ones is answered in
-/// time all the same. The error is the cause, as the answer states it.
+/// Runs the admission call on the plugins' worker pool, in one of the
+/// version's instances. `budget` counts from now, the wait for a free
+/// instance included: a review queued behind slow ones is answered in time
+/// all the same. The error is the cause, as the answer states it.
 async fn call(
     admitting: &Arc<Admitting>,
     decision: Decision,
@@ -185,8 +185,7 @@ async fn call(
     let admitting = admitting.clone();
     let request = review.call.clone();
     let task = pool.spawn(async move {
-        let Ok(mut instance) =
-            tokio::time::timeout_at(ends.into(), admitting.instance.lock()).await
+        let Ok(mut lease) = tokio::time::timeout_at(ends.into(), admitting.instances.lease()).await
         else {
             return Err(CallFailure::Busy(budget));
         };
@@ -195,7 +194,7 @@ async fn call(
             Decision::Mutate => AdmissionCall::Mutate(&request),
         };
         let left = ends.saturating_duration_since(Instant::now());
-        Ok(instance.admit(call, left).await?)
+        Ok(lease.instance().admit(call, left).await?)
     });
     task.await?
 }

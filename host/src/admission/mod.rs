@@ -15,6 +15,7 @@ pub mod change;
 pub mod configuration;
 pub mod decide;
 pub mod findings;
+pub mod instances;
 pub mod metrics;
 pub mod plugins;
 pub mod review;

@@ -4,15 +4,16 @@
 //! is answered, so a swap never answers one twice or drops one: reviews
 //! already in flight finish on the old version, later ones go to the new.
 
+use super::instances::Instances;
 use super::metrics::AdmissionStats;
-use crate::plugin::{LoadedPlugin, PluginInstance};
+use crate::plugin::LoadedPlugin;
 use crate::webhook::{FailurePolicy, Webhooks};
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
 /// One version of a plugin that admits: its webhooks, its mode and the
-/// instance its admission calls run in (one call at a time, beside its
-/// handlers' instance; its writes, Events and HTTP refused).
+/// instances its admission calls run in (a few, each one call at a time,
+/// beside its handlers' instance; their writes, Events and HTTP refused).
 pub struct Admitting {
     /// The plugin.
     pub plugin: LoadedPlugin,
@@ -22,8 +23,8 @@ pub struct Admitting {
     /// `mode: dry-run`) a refusal becomes a warning and a change is not
     /// made.
     pub audit: bool,
-    /// The instance admission calls run in.
-    pub(super) instance: tokio::sync::Mutex<PluginInstance>,
+    /// The instances admission calls run in.
+    pub(super) instances: Instances,
 }
 
 impl std::fmt::Debug for Admitting {
@@ -87,9 +88,9 @@ impl AdmissionPlugins {
     /// then answers by the last failure policies).
     pub fn install(&self, plugin: &LoadedPlugin) {
         let name = plugin.name().to_owned();
-        let (Some(webhooks), Some(instance)) = (
+        let (Some(webhooks), Some(instances)) = (
             plugin.manifest().admission.clone(),
-            PluginInstance::for_admission(plugin.clone()),
+            Instances::new(plugin, super::instances::bound()),
         ) else {
             self.remove(&name);
             return;
@@ -98,7 +99,7 @@ impl AdmissionPlugins {
             plugin: plugin.clone(),
             audit: plugin.admission_mode() == crate::capability::AdmissionMode::Audit,
             webhooks,
-            instance: tokio::sync::Mutex::new(instance),
+            instances,
         });
         lock_write(&self.gone).remove(&name);
         lock_write(&self.admitting).insert(name, admitting);

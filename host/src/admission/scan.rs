@@ -4,8 +4,9 @@
 //! new version is swapped in: it joins the informers with a snapshot), and
 //! each object again when it changes. A scan listens to the informers as
 //! the plugin's own listeners do (no watch of its own) and calls the
-//! plugin's admission instance, one object at a time, so a review from
-//! the API server waits behind at most one scan call.
+//! plugin's admission instances, one object at a time, so it holds at most
+//! one of them and a review from the API server waits behind at most one
+//! scan call.
 //!
 //! The objects that fail are the plugin's [`Findings`].
 
@@ -252,8 +253,9 @@ impl Judge {
             dry_run: true,
             options: None,
         };
-        let mut instance = self.admitting.instance.lock().await;
-        match instance
+        let mut lease = self.admitting.instances.lease().await;
+        match lease
+            .instance()
             .admit(AdmissionCall::Validate(&review), self.timeout)
             .await
         {
