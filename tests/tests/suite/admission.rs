@@ -179,6 +179,23 @@ plugins:
             })
     }
 
+    /// Creates ConfigMaps `<prefix>-0`, `-1`, … one after another until
+    /// twenty have gone through after `changed` was set; each must be
+    /// allowed. Returns how many were written.
+    async fn write_through(&self, prefix: &str, changed: &std::sync::atomic::AtomicBool) -> u64 {
+        let (mut written, mut after) = (0, 0);
+        while after < 20 {
+            self.create(&format!("{prefix}-{written}"), "")
+                .await
+                .unwrap_or_else(|refused| panic!("write {written} was refused: {refused:?}"));
+            written += 1;
+            if changed.load(std::sync::atomic::Ordering::Acquire) {
+                after += 1;
+            }
+        }
+        written
+    }
+
     fn metrics(&self) -> String {
         let address = self.service.address().to_string();
         herald_tests::http_get(&address, "/metrics")
@@ -476,20 +493,7 @@ async fn a_hot_swap_under_writes_loses_no_review_and_answers_none_twice() {
     // Writes go through the door one after another, through the swap and
     // twenty more after it; every one must be answered by a version of the
     // plugin (none by a failure policy), and each once.
-    let writes = async {
-        let mut written = 0;
-        let mut after_swap = 0;
-        while after_swap < 20 {
-            door.create(&format!("load-{written}"), "")
-                .await
-                .unwrap_or_else(|refused| panic!("write {written} was refused: {refused:?}"));
-            written += 1;
-            if swapped.load(std::sync::atomic::Ordering::Acquire) {
-                after_swap += 1;
-            }
-        }
-        written
-    };
+    let writes = door.write_through("load", &swapped);
     let swap = async {
         // The new version: the same behaviour, another build (digest).
         let bytes = artifacts::variant(&artifacts::bytes(artifacts::ADMISSION_PROBE), "swap");
@@ -601,20 +605,7 @@ async fn a_rotated_serving_certificate_is_served_with_no_review_dropped() {
     let address = door.service.admission_address().unwrap();
     assert_eq!(served_certificate(address, &ca.pem).await, first);
     let rotated = std::sync::atomic::AtomicBool::new(false);
-    let writes = async {
-        let mut written = 0;
-        let mut after = 0;
-        while after < 20 {
-            door.create(&format!("rotation-{written}"), "")
-                .await
-                .unwrap_or_else(|refused| panic!("write {written} was refused: {refused:?}"));
-            written += 1;
-            if rotated.load(std::sync::atomic::Ordering::Acquire) {
-                after += 1;
-            }
-        }
-        written
-    };
+    let writes = door.write_through("rotation", &rotated);
     let rotate = async {
         let second = ca.issue(&served.cert, &served.key);
         eventually("the new certificate is served", PATIENCE, async || {
