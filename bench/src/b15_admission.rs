@@ -13,7 +13,7 @@
 //! The rows give Herald's p50 and p99 against controller-runtime's, the two
 //! alternating phase by phase in each repetition.
 
-use crate::contenders::{free_address, ready};
+use crate::contenders::{free_address, go_build, ready, write_kubeconfig};
 use crate::measure::{Samples, percentile};
 use crate::settings::Settings;
 use crate::table::{Goal, Row, Unit};
@@ -175,31 +175,13 @@ impl Doors {
         )
         .expect("writing the plugin");
         let kubeconfig = dir.join("kubeconfig");
-        std::fs::write(
-            &kubeconfig,
-            format!(
-                "apiVersion: v1\nkind: Config\nclusters:\n- name: bench\n  cluster:\n    server: {url}\n\
-                 users:\n- name: bench\n  user: {{}}\ncontexts:\n- name: bench\n  context:\n    cluster: bench\n    user: bench\n\
-                 current-context: bench\n"
-            ),
-        )
-        .expect("writing the kubeconfig");
+        write_kubeconfig(&kubeconfig, url);
         let go_program = dir.join("webhookgo");
-        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("webhookgo");
-        let built = Command::new(herald::build::go::program())
-            .args(["build", "-o"])
-            .arg(&go_program)
-            .arg(".")
-            .current_dir(&source)
-            .status()
-            .unwrap_or_else(|e| {
-                panic!(
-                    "B15 compares with controller-runtime and builds {}: cannot run `go` ({e}); \
-                     install Go 1.26 or later with the Go module proxy reachable",
-                    source.display()
-                )
-            });
-        assert!(built.success(), "`go build` of {} failed", source.display());
+        go_build(
+            "webhookgo",
+            &go_program,
+            "B15 compares with controller-runtime",
+        );
 
         let (endpoints, admission) = (free_address(), free_address());
         let config = dir.join("herald.yaml");
@@ -246,10 +228,7 @@ impl Doors {
             .expect("starting bench/webhookgo");
         let stdout = go_child.stdout.take().expect("piped stdout");
         children.0.push(go_child);
-        let said = BufReader::new(stdout)
-            .lines()
-            .next()
-            .and_then(Result::ok);
+        let said = BufReader::new(stdout).lines().next().and_then(Result::ok);
         assert_eq!(
             said.as_deref(),
             Some("ready"),

@@ -148,30 +148,9 @@ impl Contenders {
         )
         .expect("writing the no-op plugin");
         let kubeconfig = dir.join("kubeconfig");
-        std::fs::write(
-            &kubeconfig,
-            format!(
-                "apiVersion: v1\nkind: Config\nclusters:\n- name: bench\n  cluster:\n    server: {url}\n\
-                 users:\n- name: bench\n  user: {{}}\ncontexts:\n- name: bench\n  context:\n    cluster: bench\n    user: bench\n\
-                 current-context: bench\n"
-            ),
-        )
-        .expect("writing the kubeconfig");
+        write_kubeconfig(&kubeconfig, url);
         let clientgo = dir.join("clientgo");
-        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("clientgo");
-        let built = Command::new(herald::build::go::program())
-            .args(["build", "-o"])
-            .arg(&clientgo)
-            .arg(".")
-            .current_dir(&source)
-            .status()
-            .unwrap_or_else(|e| {
-                panic!(
-                    "B7 compares with client-go and builds {}: cannot run `go` ({e}); install Go 1.24 or later with the Go module proxy reachable",
-                    source.display()
-                )
-            });
-        assert!(built.success(), "`go build` of {} failed", source.display());
+        go_build("clientgo", &clientgo, "B7 compares with client-go");
         Contenders {
             dir,
             kubeconfig,
@@ -353,6 +332,39 @@ impl Drop for Contenders {
 }
 
 /// A loopback address nothing listens on now.
+/// Writes a kubeconfig for the API server at `url` (no credentials: the
+/// embedded one needs none) to `path`.
+pub(crate) fn write_kubeconfig(path: &Path, url: &str) {
+    std::fs::write(
+        path,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: bench\n  cluster:\n    server: {url}\n\
+             users:\n- name: bench\n  user: {{}}\ncontexts:\n- name: bench\n  context:\n    cluster: bench\n    user: bench\n\
+             current-context: bench\n"
+        ),
+    )
+    .expect("writing the kubeconfig");
+}
+
+/// Builds the Go program in `bench/<module>` into `out`; `why` says which
+/// benchmark needs it, for the message when Go is missing.
+pub(crate) fn go_build(module: &str, out: &Path, why: &str) {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(module);
+    let built = Command::new(herald::build::go::program())
+        .args(["build", "-o"])
+        .arg(out)
+        .arg(".")
+        .current_dir(&source)
+        .status()
+        .unwrap_or_else(|e| {
+            panic!(
+                "{why} and builds {}: cannot run `go` ({e}); install Go 1.26 or later with the Go module proxy reachable",
+                source.display()
+            )
+        });
+    assert!(built.success(), "`go build` of {} failed", source.display());
+}
+
 pub(crate) fn free_address() -> String {
     let listener = TcpListener::bind("127.0.0.1:0").expect("binding a loopback port");
     listener.local_addr().expect("its address").to_string()
