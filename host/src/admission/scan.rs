@@ -43,7 +43,7 @@ pub struct ScanTarget {
 /// and the task judging what they report.
 pub struct Scan {
     listeners: Vec<(Arc<SharedInformer>, Arc<ScanListener>)>,
-    task: tokio::task::AbortHandle,
+    queue: Arc<Queue>,
     plugin: String,
     findings: Arc<Findings>,
     stats: Arc<AdmissionStats>,
@@ -104,32 +104,35 @@ impl Scan {
             timeout,
             findings: findings.clone(),
         };
-        let task = admitting
-            .plugin
-            .engine()
-            .pool()
-            .spawn(judge.run(queue))
-            .abort_handle();
+        // Detached: it ends on its own once stopped (after the call in
+        // flight, never by dropping one mid-call).
+        drop(
+            admitting
+                .plugin
+                .engine()
+                .pool()
+                .spawn(judge.run(queue.clone())),
+        );
         for (informer, listener) in &listeners {
             informer.add_listener(listener.clone());
         }
         Some(Scan {
             listeners,
-            task,
+            queue,
             plugin,
             findings,
             stats: stats.clone(),
         })
     }
 
-    /// Stops: leaves the informers, ends the task (a call in flight is
-    /// dropped with it) and drops the findings unless a newer version's
-    /// replaced them.
+    /// Stops: leaves the informers, tells the task to end once its call in
+    /// flight (if any) returns, and drops the findings unless a newer
+    /// version's replaced them.
     pub fn stop(&self) {
         for (informer, listener) in &self.listeners {
             informer.remove_listener(listener);
         }
-        self.task.abort();
+        self.queue.stop();
         self.stats.forget_findings(&self.plugin, &self.findings);
     }
 }
@@ -142,6 +145,7 @@ type Pending = (usize, String);
 struct Queue {
     pending: Mutex<Waiting>,
     wake: tokio::sync::Notify,
+    stopped: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Default)]
@@ -158,6 +162,17 @@ impl Queue {
         }
         drop(waiting);
         self.wake.notify_one();
+    }
+
+    /// Ends the task at its next look.
+    fn stop(&self) {
+        self.stopped
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.wake.notify_one();
+    }
+
+    fn is_stopped(&self) -> bool {
+        self.stopped.load(std::sync::atomic::Ordering::Acquire)
     }
 
     fn take(&self) -> Option<Pending> {
@@ -203,7 +218,7 @@ struct Judge {
 
 impl Judge {
     async fn run(self, queue: Arc<Queue>) {
-        loop {
+        while !queue.is_stopped() {
             let Some((target, key)) = queue.take() else {
                 queue.wake.notified().await;
                 continue;
