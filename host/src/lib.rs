@@ -18,6 +18,7 @@
 //!
 //! See `ARCHITECTURE.md` at the repository root for how the parts fit.
 
+pub mod accept;
 pub mod admission;
 pub mod api_path;
 pub mod build;

@@ -40,9 +40,7 @@ pub async fn serve(listener: TcpListener, cert: Arc<ServingCert>, plugins: Arc<A
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     let handshakes = Arc::new(Handshakes::default());
     loop {
-        let Ok((stream, _)) = listener.accept().await else {
-            continue;
-        };
+        let stream = crate::accept::next(&listener, "admission").await;
         let (handshake, evicted) = handshakes.begin();
         let (acceptor, plugins, slots, handshakes) = (
             acceptor.clone(),

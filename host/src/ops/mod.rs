@@ -240,9 +240,7 @@ impl OpsState {
 /// Serves the endpoints on `listener` until the task is dropped.
 pub async fn serve(listener: tokio::net::TcpListener, state: Arc<OpsState>) {
     loop {
-        let Ok((stream, _)) = listener.accept().await else {
-            continue;
-        };
+        let stream = crate::accept::next(&listener, "ops").await;
         let state = state.clone();
         tokio::spawn(async move {
             let service =

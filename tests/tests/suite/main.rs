@@ -41,3 +41,4 @@ mod scopes;
 mod sharding;
 mod stuck;
 mod text_and_names;
+mod watchdog;
