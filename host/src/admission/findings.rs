@@ -2,7 +2,9 @@
 //! objects that fail its validation now, kept per plugin in
 //! [`super::metrics::AdmissionStats`], counted
 //! (`herald_admission_violations`), audited when an object starts or stops
-//! failing (`action=scan`), listed in `/plugins` and on the dashboard.
+//! failing (`action=scan`), listed in `/plugins` and on the dashboard; the
+//! scan also records an Event on an object that starts failing, when the
+//! plugin is granted Events.
 
 use crate::capability::audit::AUDIT_TARGET;
 use crate::gvk::Gvk;
@@ -93,8 +95,16 @@ impl Findings {
         )
     }
 
-    /// Records how `object` of `kind` was judged; audits a change.
-    pub(super) fn record(&self, plugin: &str, kind: &Gvk, object: &CachedObject, judged: Judged) {
+    /// Records how `object` of `kind` was judged and audits a change; the
+    /// violation when the object starts failing (or fails with another
+    /// message than before).
+    pub(super) fn record(
+        &self,
+        plugin: &str,
+        kind: &Gvk,
+        object: &CachedObject,
+        judged: Judged,
+    ) -> Option<Violation> {
         let id = (kind.to_string(), object.key());
         match judged {
             Judged::Passes => {
@@ -102,6 +112,7 @@ impl Findings {
                 if lock(&self.failing).remove(&id).is_some() {
                     audit(plugin, kind, object, "passes", "");
                 }
+                None
             }
             Judged::Fails(message) => {
                 self.failed.fetch_add(1, Ordering::Relaxed);
@@ -113,10 +124,12 @@ impl Findings {
                     message,
                 };
                 let mut failing = lock(&self.failing);
-                if failing.get(&id) != Some(&violation) {
-                    audit(plugin, kind, object, "fails", &violation.message);
-                    failing.insert(id, violation);
+                if failing.get(&id) == Some(&violation) {
+                    return None;
                 }
+                audit(plugin, kind, object, "fails", &violation.message);
+                failing.insert(id, violation.clone());
+                Some(violation)
             }
             Judged::Undecided(cause) => {
                 // A plugin that cannot decide may do so for every object:
@@ -126,6 +139,7 @@ impl Findings {
                     let detail = format!("{cause} ({so_far} undecided so far)");
                     audit(plugin, kind, object, "undecided", &detail);
                 }
+                None
             }
         }
     }

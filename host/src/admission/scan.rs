@@ -8,12 +8,16 @@
 //! one of them and a review from the API server waits behind at most one
 //! scan call.
 //!
-//! The objects that fail are the plugin's [`Findings`].
+//! The objects that fail are the plugin's [`Findings`]. A plugin granted
+//! Events also gets a `Warning` Event, reason [`VIOLATION_REASON`], on each
+//! object when it starts failing (or fails for another reason), through
+//! its own Events access: its grant, flood limit, mode and audit apply.
 
 use super::decide::passed_on;
 use super::findings::{Findings, Judged};
 use super::metrics::AdmissionStats;
 use super::plugins::Admitting;
+use crate::capability::events::{EventRecord, ObjectRef};
 use crate::gvk::Gvk;
 use crate::informer::{Listen, Notification, SharedInformer};
 use crate::plugin::AdmissionCall;
@@ -28,6 +32,10 @@ use std::time::Duration;
 
 /// Who a scan's reviews say asked: no user did.
 pub const SCAN_USER: &str = "system:herald:scan";
+
+/// The reason of the Event on an existing object that fails validation
+/// (the one Kyverno's background scan uses, so existing alerts match).
+pub const VIOLATION_REASON: &str = "PolicyViolation";
 
 /// One kind of object a scan judges: a subscription's informer.
 pub struct ScanTarget {
@@ -237,9 +245,44 @@ impl Judge {
                 continue;
             }
             let judged = self.judge(target, &object).await;
-            self.findings
-                .record(self.admitting.plugin.name(), &target.kind, &object, judged);
+            let started_failing =
+                self.findings
+                    .record(self.admitting.plugin.name(), &target.kind, &object, judged);
+            if let Some(violation) = started_failing {
+                self.report(target, &object, &violation.message).await;
+            }
         }
+    }
+
+    /// Records a `Warning` Event on `object`, failing with `message`, if
+    /// the plugin may record Events. An Event refused (its grant does not
+    /// reach the namespace) or dropped (the flood limit) is counted by the
+    /// Events access as any of the plugin's own; the violation is reported
+    /// all the same.
+    async fn report(&self, target: &ScanTarget, object: &CachedObject, message: &str) {
+        let events = &self.admitting.plugin.context().events;
+        if !events.is_granted() {
+            return;
+        }
+        let event = EventRecord {
+            regarding: ObjectRef {
+                gvk: target.kind.clone(),
+                namespace: object.namespace().map(str::to_owned),
+                name: object.name().to_owned(),
+                uid: Some(object.uid().to_owned()),
+                resource_version: Some(object.resource_version().to_owned()),
+            },
+            related: None,
+            event_type: "Warning",
+            reason: VIOLATION_REASON.to_owned(),
+            action: "Scan".to_owned(),
+            note: format!(
+                "fails the validation of plugin {}: {message}",
+                self.admitting.plugin.name()
+            ),
+        };
+        let deadline = std::time::Instant::now() + self.timeout;
+        let _ = events.publish(event, Some(deadline)).await;
     }
 
     /// Asks the plugin's validate about `object`, as if it were created

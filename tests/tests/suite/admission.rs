@@ -228,6 +228,28 @@ plugins:
             .collect())
     }
 
+    /// The scan's Events in this test's namespace, by the name of the
+    /// object each is about.
+    async fn violation_events(
+        &self,
+    ) -> std::collections::BTreeMap<String, Vec<k8s_openapi::api::events::v1::Event>> {
+        let events: Api<k8s_openapi::api::events::v1::Event> =
+            Api::namespaced(self.cluster.client.clone(), &self.cluster.namespace);
+        let mut by_object = std::collections::BTreeMap::<String, Vec<_>>::new();
+        for event in events.list(&Default::default()).await.unwrap().items {
+            if event.reason.as_deref() != Some(herald::admission::scan::VIOLATION_REASON) {
+                continue;
+            }
+            let name = event
+                .regarding
+                .as_ref()
+                .and_then(|r| r.name.clone())
+                .unwrap_or_default();
+            by_object.entry(name).or_default().push(event);
+        }
+        by_object
+    }
+
     async fn close(self) {
         let client = self.cluster.client.clone();
         let _ = Api::<ValidatingWebhookConfiguration>::all(client.clone())
@@ -436,6 +458,26 @@ async fn objects_that_exist_are_judged_by_the_same_validate_as_they_change() {
     })
     .await;
     assert_eq!(found[0].1, "probe denies old-bad", "the plugin's message");
+    // The probe is granted Events: the violator gets a Warning about it.
+    let warnings = eventually("a Warning on the violator", PATIENCE, async || {
+        let warnings = door.violation_events().await;
+        warnings.contains_key("old-bad").then_some(warnings)
+    })
+    .await;
+    let event = &warnings["old-bad"][0];
+    assert_eq!(event.type_.as_deref(), Some("Warning"));
+    assert_eq!(
+        event.note.as_deref(),
+        Some("fails the validation of plugin admission-probe: probe denies old-bad")
+    );
+    assert_eq!(
+        event.reporting_controller.as_deref(),
+        Some("herald.dev/admission-probe")
+    );
+    assert_eq!(
+        event.regarding.as_ref().unwrap().kind.as_deref(),
+        Some("ConfigMap")
+    );
     let metrics = door.metrics();
     assert!(
         sample(
@@ -461,6 +503,18 @@ async fn objects_that_exist_are_judged_by_the_same_validate_as_they_change() {
         async || failing(&["new-bad"]).await,
     )
     .await;
+    let warnings = eventually("a Warning on the new violator", PATIENCE, async || {
+        let warnings = door.violation_events().await;
+        warnings.contains_key("new-bad").then_some(warnings)
+    })
+    .await;
+    // One Event per violation: the old violator's, judged again and fixed,
+    // got no second one.
+    let counts: Vec<(&str, usize)> = warnings
+        .iter()
+        .map(|(name, events)| (name.as_str(), events.len()))
+        .collect();
+    assert_eq!(counts, [("new-bad", 1), ("old-bad", 1)]);
     // Deleted, it is gone from the report.
     door.maps()
         .delete("new-bad", &DeleteParams::default())

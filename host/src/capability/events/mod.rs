@@ -285,6 +285,12 @@ impl EventsAccess {
         }
     }
 
+    /// True when the plugin may record Events at all (it declared
+    /// `events` and the operator granted it).
+    pub fn is_granted(&self) -> bool {
+        self.grant.is_some()
+    }
+
     fn plugin(&self) -> &str {
         self.kube.plugin()
     }
