@@ -168,6 +168,28 @@ impl Webhook {
     }
 }
 
+impl Webhook {
+    /// True when its object selector lets the API server send it a write
+    /// of `object` over `old` (each the object's JSON, absent on a create
+    /// or a delete): with no selector, always; otherwise when either
+    /// object's labels match, as Kubernetes evaluates `objectSelector` (an
+    /// absent object, or one that is not JSON, matches nothing).
+    pub fn selects(&self, object: Option<&str>, old: Option<&str>) -> bool {
+        let Some(selector) = &self.object_selector else {
+            return true;
+        };
+        let Ok(selector) = LabelSelector::parse(selector) else {
+            return false;
+        };
+        [object, old].into_iter().flatten().any(|text| {
+            serde_json::from_str::<serde_json::Value>(text).is_ok_and(|object| {
+                object.is_object()
+                    && selector.matches_json(object["metadata"]["labels"].as_object())
+            })
+        })
+    }
+}
+
 /// What a plugin admits; at least one of the two.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct Webhooks {
@@ -372,6 +394,32 @@ mod tests {
         assert!(!hook.covers(&Gvk::new("apps", "v1", "Pod"), None, Operation::Create));
         assert_eq!(hook.timeout, DEFAULT_TIMEOUT);
         assert!(declared.get(Decision::Mutate).is_none());
+    }
+
+    #[test]
+    fn an_object_selector_matches_the_new_or_the_old_object_and_never_a_missing_one() {
+        let mut selecting = raw(vec![pods(vec![abi::Operation::Update])]);
+        selecting.object_selector = Some("tier=web,!legacy".into());
+        let declared = Webhooks::from_guest(abi::Webhooks {
+            validating: Some(selecting),
+            mutating: Some(raw(vec![pods(vec![abi::Operation::Create])])),
+        })
+        .unwrap()
+        .unwrap();
+        let hook = declared.get(Decision::Validate).unwrap();
+        let web = r#"{"metadata":{"labels":{"tier":"web"}}}"#;
+        let db = r#"{"metadata":{"labels":{"tier":"db"}}}"#;
+        let legacy = r#"{"metadata":{"labels":{"tier":"web","legacy":"yes"}}}"#;
+        let bare = r#"{"metadata":{}}"#;
+        assert!(hook.selects(Some(web), None));
+        assert!(hook.selects(Some(db), Some(web)), "either object");
+        assert!(hook.selects(None, Some(web)), "a delete's old object");
+        assert!(!hook.selects(Some(db), Some(legacy)));
+        assert!(!hook.selects(Some(bare), None));
+        assert!(!hook.selects(None, None));
+        assert!(!hook.selects(Some("[1]"), Some("not json")));
+        let unselecting = declared.get(Decision::Mutate).unwrap();
+        assert!(unselecting.selects(None, None), "no selector: every write");
     }
 
     #[test]

@@ -174,6 +174,10 @@ impl ReviewReplayer {
             crate::admission::plugins::Found::Admitting(admitting) => {
                 admitting.webhooks.get(decision).is_some_and(|webhook| {
                     webhook.covers(&review.kind, review.subresource(), review.operation)
+                        && webhook.selects(
+                            review.call.object.as_deref(),
+                            review.call.old_object.as_deref(),
+                        )
                 })
             }
             _ => false,
