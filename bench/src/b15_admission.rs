@@ -11,7 +11,8 @@
 //! reviews/s), each timed from the request sent to the whole answer read.
 //! Every answer must allow the Pod (a refusal or an error fails the run).
 //! The rows give Herald's p50 and p99 against controller-runtime's, the two
-//! alternating phase by phase in each repetition.
+//! alternating phase by phase in each repetition; [`crate::b15_memory`]
+//! adds the memory an admitting plugin costs.
 
 use crate::contenders::{free_address, go_build, ready, write_kubeconfig};
 use crate::measure::{Samples, percentile};
@@ -52,7 +53,8 @@ pub fn run(settings: &Settings, runtime: &Runtime) -> Vec<Row> {
             .await
             .expect("creating B15's namespace");
         let url = cluster.url();
-        let doors = tokio::task::spawn_blocking(move || Doors::open(&url, &herald_program))
+        let program = herald_program.clone();
+        let doors = tokio::task::spawn_blocking(move || Doors::open(&url, &program))
             .await
             .expect("starting the two webhooks");
         let mut rows = Vec::new();
@@ -100,6 +102,7 @@ pub fn run(settings: &Settings, runtime: &Runtime) -> Vec<Row> {
             ));
         }
         drop(doors);
+        rows.push(crate::b15_memory::run(settings, &cluster.url(), &herald_program).await);
         cluster.shutdown().await;
         rows
     })
@@ -253,7 +256,7 @@ impl Doors {
 /// Writes a CA's leaf for `localhost` and `127.0.0.1` as `tls.crt` and
 /// `tls.key` in `dir` (controller-runtime's names, and Herald's by
 /// configuration); returns the CA's PEM.
-fn write_certificate(dir: &Path) -> String {
+pub(crate) fn write_certificate(dir: &Path) -> String {
     let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("CA parameters");
     params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
     let ca_key = rcgen::KeyPair::generate().expect("a CA key");
@@ -270,7 +273,7 @@ fn write_certificate(dir: &Path) -> String {
 }
 
 /// The review the load sends, numbered `n`: a Pod with one allowed image.
-fn review(n: u64) -> Bytes {
+pub(crate) fn review(n: u64) -> Bytes {
     let pod = serde_json::json!({
         "apiVersion": "v1",
         "kind": "Pod",
@@ -347,7 +350,10 @@ async fn load(door: &Door, ca: &str, rate: u32, seconds: f64) -> Vec<f64> {
 }
 
 /// One HTTP/2 connection over TLS to `address`, trusting `ca`.
-async fn connect(address: &str, ca: &str) -> hyper::client::conn::http2::SendRequest<Full<Bytes>> {
+pub(crate) async fn connect(
+    address: &str,
+    ca: &str,
+) -> hyper::client::conn::http2::SendRequest<Full<Bytes>> {
     use rustls::pki_types::pem::PemObject;
     let mut roots = rustls::RootCertStore::empty();
     roots

@@ -372,7 +372,7 @@ pub(crate) fn free_address() -> String {
 
 /// `GET path` on `address`: the whole response, or `None` if nothing
 /// listens yet.
-fn get(address: &str, path: &str) -> Option<String> {
+pub(crate) fn get(address: &str, path: &str) -> Option<String> {
     let mut stream = TcpStream::connect(address).ok()?;
     stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
     write!(

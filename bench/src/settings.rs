@@ -69,6 +69,8 @@ pub struct Settings {
     pub b15_rates: Vec<u32>,
     /// B15: seconds of reviews per phase.
     pub b15_seconds: f64,
+    /// B15: the plugin counts the memory row's slope is taken between.
+    pub b15_memory_plugins: (usize, usize),
     /// B11: the `herald` command line to compile in a child process with
     /// (`herald-child`, a binary of this crate: the bench and the quick test
     /// set it from `CARGO_BIN_EXE_herald-child`).
@@ -110,6 +112,7 @@ impl Settings {
             b14_objects: 2_000,
             b15_rates: vec![100, 1_000],
             b15_seconds: 5.0,
+            b15_memory_plugins: (4, 24),
             compiler_program: None,
         }
     }
@@ -148,6 +151,7 @@ impl Settings {
             b14_objects: 20,
             b15_rates: vec![100],
             b15_seconds: 0.2,
+            b15_memory_plugins: (1, 3),
             compiler_program: None,
         }
     }

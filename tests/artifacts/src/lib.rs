@@ -25,25 +25,34 @@ pub fn variant(component: &[u8], tag: &str) -> Vec<u8> {
     bytes
 }
 
-/// The `recorder` fixture under another name: its default manifest name
-/// (the 8 bytes `recorder` just before its version string, `0.1.0`, in the
-/// data segment) replaced by `name`, which must be 8 bytes long too. The
-/// file then loads as a plugin of its own with the recorder's behaviour, so
-/// tests and benchmarks can drop several into one plugin directory (where
-/// a plugin's name comes from its manifest read without configuration).
+/// The `recorder` fixture under another name, as [`renamed`] makes it.
 ///
 /// # Panics
 ///
-/// If `name` is not 8 bytes, or the recorder's default name is not found
-/// exactly once before a version number (the fixture changed).
+/// As [`renamed`].
 pub fn renamed_recorder(name: &str) -> Vec<u8> {
-    let needle = b"recorder";
+    renamed(RECORDER, "recorder", name)
+}
+
+/// The fixture at `path` under another name: its default manifest name
+/// `default` (found just before its version string, `0.1.0`, in the data
+/// segment) replaced by `name`, which must be as long. The file then loads
+/// as a plugin of its own with the fixture's behaviour, so tests and
+/// benchmarks can drop several into one plugin directory (where a plugin's
+/// name comes from its manifest read without configuration).
+///
+/// # Panics
+///
+/// If `name` is not as long as `default`, or `default` is not found
+/// exactly once before a version number (the fixture changed).
+pub fn renamed(path: &str, default: &str, name: &str) -> Vec<u8> {
+    let needle = default.as_bytes();
     assert_eq!(
         name.len(),
         needle.len(),
-        "{name:?}: the name must be 8 bytes"
+        "{name:?}: the name must be as long as {default:?}"
     );
-    let mut bytes = self::bytes(RECORDER);
+    let mut bytes = self::bytes(path);
     let at: Vec<usize> = bytes
         .windows(needle.len() + 2)
         .enumerate()
@@ -57,7 +66,7 @@ pub fn renamed_recorder(name: &str) -> Vec<u8> {
     assert_eq!(
         at.len(),
         1,
-        "the recorder's default name is not found exactly once before its version: the fixture changed"
+        "{default:?} is not found exactly once before its version in {path}: the fixture changed"
     );
     bytes[at[0]..at[0] + needle.len()].copy_from_slice(name.as_bytes());
     bytes
