@@ -18,22 +18,23 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 /// The chart's directory.
-fn chart() -> PathBuf {
+pub(super) fn chart() -> PathBuf {
     repo().join("deploy/helm/herald")
 }
 
 /// The value sets the chart is tested with: the defaults (no file) and each
 /// file of `ci/`.
-const VALUE_SETS: [Option<&str>; 4] = [
+const VALUE_SETS: [Option<&str>; 5] = [
     None,
     Some("ci/single-values.yaml"),
     Some("ci/ha-values.yaml"),
     Some("ci/sharded-values.yaml"),
+    Some("ci/admission-values.yaml"),
 ];
 
 /// The `helm` built from `tools/helm`, once per test run; `None` (a skip)
 /// where Go is missing, a failure under `CI`.
-fn helm() -> Option<&'static Path> {
+pub(super) fn helm() -> Option<&'static Path> {
     static HELM: OnceLock<Option<PathBuf>> = OnceLock::new();
     HELM.get_or_init(|| {
         let go = Command::new("go")
@@ -70,7 +71,7 @@ fn helm() -> Option<&'static Path> {
 
 /// Runs `helm args…` with a home of its own (no user's repositories or
 /// registry logins).
-fn run_helm(helm: &Path, args: &[&str]) -> Output {
+pub(super) fn run_helm(helm: &Path, args: &[&str]) -> Output {
     let home = temp_dir("helm-home");
     let output = Command::new(helm)
         .args(args)
@@ -93,7 +94,7 @@ fn values_args(values: Option<&str>) -> Vec<String> {
 
 /// `helm template herald <chart> --namespace herald` with `values` and `extra`
 /// arguments; its output, success or not.
-fn template(helm: &Path, values: Option<&str>, extra: &[&str]) -> Output {
+pub(super) fn template(helm: &Path, values: Option<&str>, extra: &[&str]) -> Output {
     let chart = chart().display().to_string();
     let mut args = vec![
         "template",
@@ -109,7 +110,7 @@ fn template(helm: &Path, values: Option<&str>, extra: &[&str]) -> Output {
 }
 
 /// The objects `helm template` renders for `values`.
-fn render(helm: &Path, values: Option<&str>, extra: &[&str]) -> Vec<Value> {
+pub(super) fn render(helm: &Path, values: Option<&str>, extra: &[&str]) -> Vec<Value> {
     let output = template(helm, values, extra);
     assert!(
         output.status.success(),
@@ -120,7 +121,7 @@ fn render(helm: &Path, values: Option<&str>, extra: &[&str]) -> Vec<Value> {
 }
 
 /// The non-empty documents of a YAML stream.
-fn documents(text: &str) -> Vec<Value> {
+pub(super) fn documents(text: &str) -> Vec<Value> {
     use serde::Deserialize;
     serde_yaml::Deserializer::from_str(text)
         .map(|document| Value::deserialize(document).unwrap())
@@ -129,14 +130,14 @@ fn documents(text: &str) -> Vec<Value> {
 }
 
 /// The one object of `kind` among `objects`.
-fn one<'a>(objects: &'a [Value], kind: &str) -> &'a Value {
+pub(super) fn one<'a>(objects: &'a [Value], kind: &str) -> &'a Value {
     let found: Vec<&Value> = objects.iter().filter(|o| o["kind"] == kind).collect();
     assert_eq!(found.len(), 1, "one {kind} expected, found {}", found.len());
     found[0]
 }
 
 /// The herald.yaml of the rendered ConfigMap.
-fn herald_yaml(objects: &[Value]) -> String {
+pub(super) fn herald_yaml(objects: &[Value]) -> String {
     one(objects, "ConfigMap")["data"]["herald.yaml"]
         .as_str()
         .expect("the ConfigMap holds herald.yaml")
@@ -160,7 +161,7 @@ fn load_config(objects: &[Value], what: &str) -> Result<herald::config::Config, 
     loaded
 }
 
-fn stderr(output: &Output) -> String {
+pub(super) fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
@@ -747,6 +748,6 @@ fn helm_installs_upgrades_and_uninstalls_herald_on_the_embedded_api_server() {
 }
 
 /// The path of a file of the chart.
-fn chart_file(file: &str) -> String {
+pub(super) fn chart_file(file: &str) -> String {
     chart().join(file).display().to_string()
 }

@@ -9,6 +9,7 @@ mod compiler;
 mod dashboard;
 mod demo;
 mod helm;
+mod helm_admission;
 mod hostile;
 mod pipe;
 mod plugin_new;

@@ -60,6 +60,13 @@ message naming the key.
 {{- if and (gt (int .Values.replicas) 1) (eq .Values.replication.mode "single") }}
 {{- fail (printf "replicas: %d replicas need replication.mode leaderElection or sharding: with single, every replica would dispatch every plugin" (int .Values.replicas)) }}
 {{- end }}
+{{- $admission := .Values.admission }}
+{{- if and $admission.enabled (eq $admission.certificate.source "secret") (not (and $admission.certificate.secretName $admission.certificate.caBundle)) }}
+{{- fail "admission.certificate: source secret needs secretName (a kubernetes.io/tls Secret) and caBundle (the PEM of the CA that signed it)" }}
+{{- end }}
+{{- if and (not $admission.enabled) (or $admission.validatingWebhooks $admission.mutatingWebhooks) }}
+{{- fail "admission.validatingWebhooks, admission.mutatingWebhooks: webhooks need admission.enabled: true, or the API server would call a port nothing serves" }}
+{{- end }}
 {{- range $name, $plugin := .Values.plugins }}
 {{- $grants := default (dict) $plugin.grants }}
 {{- if and $grants.writes (not $plugin.allowUnpinned) (not $plugin.sha256) }}
@@ -117,5 +124,43 @@ values around it. One document, so its checksum rolls the Pods.
 {{- if $plugins }}
 {{- $_ := set $c "plugins" $plugins }}
 {{- end }}
+{{- if .Values.admission.enabled }}
+{{- $_ := set $c "admission" (dict "enabled" true "listen" (printf "0.0.0.0:%d" (int .Values.admission.port)) "certFile" "/var/run/herald/tls/tls.crt" "keyFile" "/var/run/herald/tls/tls.key") }}
+{{- end }}
 {{- toYaml $c }}
+{{- end }}
+
+{{/* The Secret holding the admission serving certificate (tls.crt, tls.key). */}}
+{{- define "herald.admission.secretName" -}}
+{{- if eq .Values.admission.certificate.source "secret" }}
+{{- .Values.admission.certificate.secretName }}
+{{- else }}
+{{- printf "%s-admission-tls" (include "herald.fullname" .) }}
+{{- end }}
+{{- end }}
+
+{{/* The DNS names the API server reaches the Service by. */}}
+{{- define "herald.admission.dnsNames" -}}
+{{- $service := include "herald.fullname" . }}
+- {{ $service }}.{{ .Release.Namespace }}.svc
+- {{ $service }}.{{ .Release.Namespace }}.svc.cluster.local
+{{- end }}
+
+{{/*
+The webhooks of one configuration (the argument is (list root webhooks
+caBundle)): each pointed at this release's Service on the admission port,
+its path kept, its caBundle set when the chart knows it.
+*/}}
+{{- define "herald.admission.webhooks" -}}
+{{- $root := index . 0 }}
+{{- $webhooks := list }}
+{{- range (index . 1) }}
+{{- $service := dict "namespace" $root.Release.Namespace "name" (include "herald.fullname" $root) "port" (int $root.Values.admission.port) "path" .clientConfig.service.path }}
+{{- $client := dict "service" $service }}
+{{- if index $ 2 }}
+{{- $_ := set $client "caBundle" (index $ 2) }}
+{{- end }}
+{{- $webhooks = append $webhooks (merge (dict "clientConfig" $client) (omit . "clientConfig")) }}
+{{- end }}
+{{- toYaml $webhooks }}
 {{- end }}
