@@ -43,6 +43,11 @@ pub struct RbacArgs {
     /// The plugins' `.wasm` component files.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
+    /// The daemon's configuration file: each plugin is read with the
+    /// configuration its entry gives it (`plugins.<name>.config`), as the
+    /// daemon will load it.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
     /// Name of the ClusterRole.
     #[arg(long, default_value = "herald")]
     pub name: String,
@@ -246,7 +251,7 @@ fn print_text(report: &CheckReport<'_>) {
 }
 
 fn rbac(args: RbacArgs) -> ExitCode {
-    let manifests = match manifests_of(&args.files) {
+    let manifests = match manifests_of(&args.files, args.config.as_deref()) {
         Ok(manifests) => manifests,
         Err(code) => return code,
     };

@@ -29,20 +29,52 @@ pub(super) fn read(path: &Path) -> Result<Vec<u8>, ExitCode> {
 }
 
 /// The manifests of the plugin `files`, loaded with everything they
-/// declare granted (what they ask for, not what an operator gives them).
-pub(super) fn manifests_of(files: &[PathBuf]) -> Result<Vec<Manifest>, ExitCode> {
+/// declare granted (what they ask for, not what an operator gives them)
+/// and, when `config` names the daemon's configuration file, each with the
+/// configuration its entry there gives it (`plugins.<name>.config`), as the
+/// daemon loads it: a plugin may subscribe, write or admit according to
+/// its configuration.
+pub(super) fn manifests_of(
+    files: &[PathBuf],
+    config: Option<&Path>,
+) -> Result<Vec<Manifest>, ExitCode> {
+    let config = config
+        .map(crate::config::Config::load)
+        .transpose()
+        .map_err(fail)?;
     let engine = engine(EngineSettings::default())?;
+    let load = |file: &Path, bytes: &[u8], plugin_config: Option<String>| {
+        let options = LoadOptions {
+            grants: Grants::all_declared(),
+            config: plugin_config,
+            ..LoadOptions::default()
+        };
+        LoadedPlugin::load(&engine, bytes, options)
+            .map(|plugin| plugin.manifest().clone())
+            .map_err(|err| fail(format_args!("{}: {err}", file.display())))
+    };
     let mut manifests = Vec::new();
     for file in files {
         let bytes = read(file)?;
-        let options = LoadOptions {
-            grants: Grants::all_declared(),
-            ..LoadOptions::default()
-        };
-        match LoadedPlugin::load(&engine, &bytes, options) {
-            Ok(plugin) => manifests.push(plugin.manifest().clone()),
-            Err(err) => return Err(fail(format_args!("{}: {err}", file.display()))),
+        // Its name, read without configuration, as the daemon reads it.
+        let mut manifest = load(file, &bytes, None)?;
+        let given = config
+            .as_ref()
+            .and_then(|c| c.plugins.get(&manifest.name))
+            .and_then(|entry| entry.config.as_ref());
+        if let Some(given) = given {
+            let configured = load(file, &bytes, Some(given.to_string()))?;
+            if configured.name != manifest.name {
+                return Err(fail(format_args!(
+                    "{}: plugin {:?} calls itself {:?} with its configuration: a plugin's name may not depend on it",
+                    file.display(),
+                    manifest.name,
+                    configured.name
+                )));
+            }
+            manifest = configured;
         }
+        manifests.push(manifest);
     }
     Ok(manifests)
 }

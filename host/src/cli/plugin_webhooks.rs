@@ -15,6 +15,11 @@ pub struct WebhooksArgs {
     /// The plugins' `.wasm` component files.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
+    /// The daemon's configuration file: each plugin is read with the
+    /// configuration its entry gives it (`plugins.<name>.config`), as the
+    /// daemon will load it.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
     /// Name of both configurations.
     #[arg(long, default_value = "herald")]
     pub name: String,
@@ -84,7 +89,7 @@ fn service(text: &str) -> Result<Endpoint, ServiceFlagError> {
 
 /// Prints both configurations as one YAML stream.
 pub fn run(args: WebhooksArgs) -> ExitCode {
-    let manifests = match manifests_of(&args.files) {
+    let manifests = match manifests_of(&args.files, args.config.as_deref()) {
         Ok(manifests) => manifests,
         Err(code) => return code,
     };

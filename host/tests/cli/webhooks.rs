@@ -97,3 +97,65 @@ fn plugins_that_admit_nothing_get_a_clear_refusal() {
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert!(stderr.contains("over https://"), "{stderr}");
 }
+
+#[test]
+fn with_the_daemons_configuration_each_plugin_admits_what_its_configuration_makes_it() {
+    // namespace-defaults mutates Namespaces only when configured with
+    // labels to fill in: unconfigured it admits nothing; read with the
+    // configuration the daemon will give it, it mutates.
+    let webhooks = |extra: &[&str]| {
+        let mut args = vec!["plugin", "webhooks", artifacts::NAMESPACE_DEFAULTS];
+        args.extend(extra);
+        run(&args)
+    };
+    let unconfigured = webhooks(&[]);
+    assert!(!unconfigured.status.success());
+    assert!(
+        String::from_utf8_lossy(&unconfigured.stderr)
+            .contains("none of these plugins declares a webhook"),
+        "{}",
+        String::from_utf8_lossy(&unconfigured.stderr)
+    );
+    let mutating_webhooks = |extra: &[&str]| {
+        let output = webhooks(extra);
+        let stdout = String::from_utf8(output.stdout).unwrap();
+        assert!(
+            output.status.success(),
+            "{stdout}{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let mutating: serde_json::Value = stdout
+            .split("---\n")
+            .filter(|doc| doc.contains("kind: MutatingWebhookConfiguration"))
+            .map(|doc| serde_yaml::from_str(doc).unwrap())
+            .next()
+            .expect("a MutatingWebhookConfiguration");
+        mutating["webhooks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["name"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    let dir = super::process::temp_dir("webhooks-config");
+    let config = dir.join("herald.yaml");
+    std::fs::write(
+        &config,
+        "plugins:\n  namespace-defaults:\n    config: {defaultLabels: {cost-center: unassigned}}\n",
+    )
+    .unwrap();
+    assert_eq!(
+        mutating_webhooks(&["--config", config.to_str().unwrap()]),
+        ["namespace-defaults.mutate.herald.dev"]
+    );
+    // A configuration the daemon would refuse is refused here, naming it.
+    std::fs::write(&config, "plugins: [not, a, map]\n").unwrap();
+    let output = webhooks(&["--config", config.to_str().unwrap()]);
+    assert!(!output.status.success());
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("herald.yaml"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
