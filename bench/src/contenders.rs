@@ -350,8 +350,12 @@ pub(crate) fn write_kubeconfig(path: &Path, url: &str) {
 /// benchmark needs it, for the message when Go is missing.
 pub(crate) fn go_build(module: &str, out: &Path, why: &str) {
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(module);
+    // The flags tools/helm/build.sh builds helm with: with the same
+    // versions of the Kubernetes modules (each go.mod aligned to
+    // tools/helm's), Go's build cache then compiles them once for all.
     let built = Command::new(herald::build::go::program())
-        .args(["build", "-o"])
+        .env("GOFLAGS", "-mod=readonly -buildvcs=false")
+        .args(["build", "-trimpath", "-o"])
         .arg(out)
         .arg(".")
         .current_dir(&source)
