@@ -341,7 +341,9 @@ fn printed_steps_build_and_replay(name: &str, lang: &str, template: &str, instal
     };
     let sdk = read_only_sdk(sdk_in_checkout);
     let before = listing(&sdk);
+    let building = (lang == "go").then(super::process::one_go_build_at_a_time);
     let replay = run_printed_steps(name, lang, template, &sdk, install);
+    drop(building);
     replayed_the_samples(name, template, &replay);
     assert_eq!(listing(&sdk), before, "nothing was written into the SDK");
     eprintln!(

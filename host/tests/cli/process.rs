@@ -37,6 +37,15 @@ pub fn run(args: &[&str]) -> Output {
     herald().args(args).output().expect("running herald")
 }
 
+/// Held while a test builds a Go plugin: the first build compiles the Go
+/// SDK's Kubernetes modules for wasm into Go's build cache and every later
+/// one reuses them, where two at once would each compile them, sharing
+/// the machine's cores.
+pub fn one_go_build_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static BUILDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    BUILDING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// A fresh, empty directory.
 pub fn temp_dir(what: &str) -> PathBuf {
     use std::sync::atomic::{AtomicU64, Ordering};

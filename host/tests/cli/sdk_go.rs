@@ -13,7 +13,7 @@
 //! cache holding `k8s.io/api`). Without them these tests fail saying so:
 //! they are never skipped.
 
-use super::process::{herald, repo, run, succeed, temp_dir};
+use super::process::{herald, one_go_build_at_a_time, repo, run, succeed, temp_dir};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Instant;
@@ -74,6 +74,7 @@ fn logged(stdout: &str) -> Vec<&str> {
 /// directory; returns the component's path.
 fn build_example() -> PathBuf {
     let wasm = temp_dir("sdk-go").join("go-pod-phases.wasm");
+    let building = one_go_build_at_a_time();
     let output = succeed(
         "herald plugin build plugins/go-pod-phases",
         herald()
@@ -83,6 +84,7 @@ fn build_example() -> PathBuf {
             .arg(&wasm),
         INSTALL,
     );
+    drop(building);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         stdout.starts_with(&format!("built {} (", wasm.display()))
@@ -263,6 +265,7 @@ fn a_go_admission_plugin_declares_its_webhooks_and_answers_replayed_reviews() {
     let started = Instant::now();
     let dir = temp_dir("go-admission");
     let wasm = dir.join("go-admission-gate.wasm");
+    let building = one_go_build_at_a_time();
     succeed(
         "herald plugin build sdk/go/testdata/admission-gate",
         herald()
@@ -272,6 +275,7 @@ fn a_go_admission_plugin_declares_its_webhooks_and_answers_replayed_reviews() {
             .arg(&wasm),
         INSTALL,
     );
+    drop(building);
     let wasm_arg = wasm.to_str().unwrap();
     let check = run(&["plugin", "check", wasm_arg, "--output", "json"]);
     assert!(check.status.success(), "{check:?}");
@@ -437,6 +441,7 @@ fn pods_of_4kb(count: usize) -> String {
 fn a_go_plugin_takes_hundreds_of_pods_whose_copies_grow_its_heap() {
     let dir = temp_dir("go-heap");
     let wasm = dir.join("sdk-bench-go.wasm");
+    let building = one_go_build_at_a_time();
     succeed(
         "herald plugin build bench/plugins/go",
         herald()
@@ -446,6 +451,7 @@ fn a_go_plugin_takes_hundreds_of_pods_whose_copies_grow_its_heap() {
             .arg(&wasm),
         INSTALL,
     );
+    drop(building);
     let events = dir.join("pods.jsonl");
     std::fs::write(&events, pods_of_4kb(300)).unwrap();
     let replay = run(&[
