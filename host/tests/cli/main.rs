@@ -21,4 +21,7 @@ mod sdk_go;
 mod sdk_js;
 mod sdk_python;
 mod stuck;
+// The suite's: a test that never returns ends this binary too, naming itself.
+#[path = "../../../tests/tests/suite/watchdog.rs"]
+mod watchdog;
 mod webhooks;
