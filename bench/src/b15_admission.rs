@@ -14,7 +14,7 @@
 //! alternating phase by phase in each repetition; [`crate::b15_memory`]
 //! adds the memory an admitting plugin costs.
 
-use crate::contenders::{free_address, go_build, ready, write_kubeconfig};
+use crate::contenders::{free_address, go_build, herald_run, ready, write_kubeconfig};
 use crate::measure::{Samples, percentile};
 use crate::settings::Settings;
 use crate::table::{Goal, Row, Unit};
@@ -198,15 +198,8 @@ impl Doors {
             ),
         )
         .expect("writing herald run's configuration");
-        let herald_child = Command::new(herald)
-            .arg("run")
-            .arg("--config")
-            .arg(&config)
-            .arg("--kubeconfig")
-            .arg(&kubeconfig)
-            .env("XDG_CACHE_HOME", dir.join("cache"))
+        let herald_child = herald_run(herald, &config, &kubeconfig, &dir.join("cache"))
             .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()
             .expect("starting herald run");

@@ -8,7 +8,7 @@
 //! the daemon holds whatever its plugins count cancels out.
 
 use crate::b15_admission::{connect, write_certificate};
-use crate::contenders::{free_address, get, ready, write_kubeconfig};
+use crate::contenders::{free_address, get, herald_run, ready, write_kubeconfig};
 use crate::measure::Samples;
 use crate::settings::Settings;
 use crate::table::{Goal, Row, Unit};
@@ -16,7 +16,7 @@ use bytes::Bytes;
 use herald_test_artifacts as artifacts;
 use http_body_util::{BodyExt, Full};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 /// How long a daemon has to get ready, and more per plugin: the first
@@ -142,20 +142,18 @@ impl Side {
             ),
         )
         .expect("writing herald run's configuration");
+        // One artifact cache for every daemon: each copy compiles once.
         let daemon = Daemon(
-            Command::new(&self.herald)
-                .arg("run")
-                .arg("--config")
-                .arg(&config)
-                .arg("--kubeconfig")
-                .arg(&self.kubeconfig)
-                // One artifact cache for every daemon: each copy compiles once.
-                .env("XDG_CACHE_HOME", self.dir.join("cache"))
-                .env("RUST_LOG", "warn")
-                .stdout(Stdio::null())
-                .stderr(Stdio::inherit())
-                .spawn()
-                .expect("starting herald run"),
+            herald_run(
+                &self.herald,
+                &config,
+                &self.kubeconfig,
+                &self.dir.join("cache"),
+            )
+            .env("RUST_LOG", "warn")
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("starting herald run"),
         );
         let started = Instant::now();
         let patience = PATIENCE + PATIENCE_PER_PLUGIN * count as u32;

@@ -235,18 +235,16 @@ impl Contenders {
             ),
         )
         .expect("writing herald run's configuration");
-        let mut child = Command::new(&self.herald)
-            .arg("run")
-            .arg("--config")
-            .arg(&config)
-            .arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .env("XDG_CACHE_HOME", self.dir.join("cache"))
-            .env_remove("RUST_LOG")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("starting herald run");
+        let mut child = herald_run(
+            &self.herald,
+            &config,
+            &self.kubeconfig,
+            &self.dir.join("cache"),
+        )
+        .env_remove("RUST_LOG")
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting herald run");
         let stderr = child.stderr.take().expect("piped stderr");
         let (send, lines) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -367,6 +365,26 @@ pub(crate) fn go_build(module: &str, out: &Path, why: &str) {
             )
         });
     assert!(built.success(), "`go build` of {} failed", source.display());
+}
+
+/// `herald run --config <config> --kubeconfig <kubeconfig>` with its
+/// artifact cache under `cache_home`, its stdout dropped.
+pub(crate) fn herald_run(
+    program: &Path,
+    config: &Path,
+    kubeconfig: &Path,
+    cache_home: &Path,
+) -> Command {
+    let mut command = Command::new(program);
+    command
+        .arg("run")
+        .arg("--config")
+        .arg(config)
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .env("XDG_CACHE_HOME", cache_home)
+        .stdout(Stdio::null());
+    command
 }
 
 pub(crate) fn free_address() -> String {

@@ -631,43 +631,14 @@ fn helm_installs_upgrades_and_uninstalls_herald_on_the_embedded_api_server() {
     let work = temp_dir("helm-install");
     let kubeconfig = work.join("kubeconfig");
     let mut server = Running::apiserver(&kubeconfig);
-    let chart = chart().display().to_string();
-    let kubeconfig_arg = kubeconfig.display().to_string();
     let helm_on = |verb: &str, values: &str, extra: &[&str]| {
-        let values = chart_file(values);
-        let mut args = vec![
-            verb,
-            "herald",
-            chart.as_str(),
-            "--namespace",
-            "herald",
-            "--kubeconfig",
-            kubeconfig_arg.as_str(),
-            "-f",
-            values.as_str(),
-        ];
-        args.extend(extra);
-        let output = run_helm(helm, &args);
-        assert!(
-            output.status.success(),
-            "helm {args:?}: {}",
-            stderr(&output)
-        );
-        String::from_utf8(output.stdout).unwrap()
+        helm_on_cluster(helm, &kubeconfig, verb, values, extra)
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let client = runtime.block_on(async {
-        let config = kube::Config::from_custom_kubeconfig(
-            kube::config::Kubeconfig::read_from(&kubeconfig).unwrap(),
-            &Default::default(),
-        )
-        .await
-        .unwrap();
-        kube::Client::try_from(config).unwrap()
-    });
+    let client = client_of(&runtime, &kubeconfig);
     let deployment = |client: &kube::Client| {
         let api: kube::Api<k8s_openapi::api::apps::v1::Deployment> =
             kube::Api::namespaced(client.clone(), "herald");
@@ -718,7 +689,7 @@ fn helm_installs_upgrades_and_uninstalls_herald_on_the_embedded_api_server() {
             "--namespace",
             "herald",
             "--kubeconfig",
-            kubeconfig_arg.as_str(),
+            kubeconfig.to_str().unwrap(),
         ],
     );
     assert!(uninstalled.status.success(), "{}", stderr(&uninstalled));
@@ -745,6 +716,52 @@ fn helm_installs_upgrades_and_uninstalls_herald_on_the_embedded_api_server() {
     let (code, _) = server.wait();
     assert_eq!(code, Some(0));
     std::fs::remove_dir_all(work).unwrap();
+}
+
+/// `helm <verb> herald <chart> --namespace herald` on the cluster of
+/// `kubeconfig` with the value file `values` and `extra` arguments; its
+/// stdout. Panics if helm fails.
+pub(super) fn helm_on_cluster(
+    helm: &Path,
+    kubeconfig: &Path,
+    verb: &str,
+    values: &str,
+    extra: &[&str],
+) -> String {
+    let (chart, values) = (chart().display().to_string(), chart_file(values));
+    let kubeconfig = kubeconfig.display().to_string();
+    let mut args = vec![
+        verb,
+        "herald",
+        chart.as_str(),
+        "--namespace",
+        "herald",
+        "--kubeconfig",
+        kubeconfig.as_str(),
+        "-f",
+        values.as_str(),
+    ];
+    args.extend(extra);
+    let output = run_helm(helm, &args);
+    assert!(
+        output.status.success(),
+        "helm {args:?}: {}",
+        stderr(&output)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// A kube client for the cluster of `kubeconfig`.
+pub(super) fn client_of(runtime: &tokio::runtime::Runtime, kubeconfig: &Path) -> kube::Client {
+    runtime.block_on(async {
+        let config = kube::Config::from_custom_kubeconfig(
+            kube::config::Kubeconfig::read_from(kubeconfig).unwrap(),
+            &Default::default(),
+        )
+        .await
+        .unwrap();
+        kube::Client::try_from(config).unwrap()
+    })
 }
 
 /// The path of a file of the chart.

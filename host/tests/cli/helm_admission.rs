@@ -6,7 +6,7 @@
 //! refused naming the key. (Lint, the loader and the dry run of
 //! `ci/admission-values.yaml` are in `helm.rs`, with every value set.)
 
-use super::helm::{chart, chart_file, helm, herald_yaml, one, render, run_helm, stderr, template};
+use super::helm::{client_of, helm, helm_on_cluster, herald_yaml, one, render, stderr, template};
 use super::process::{Running, run, temp_dir};
 use herald_test_artifacts as artifacts;
 use serde_json::Value;
@@ -287,44 +287,15 @@ fn an_upgrade_keeps_the_certificate_helm_generated_at_install() {
     let work = temp_dir("helm-admission-install");
     let kubeconfig = work.join("kubeconfig");
     let mut server = Running::apiserver(&kubeconfig);
-    let (chart, values) = (
-        chart().display().to_string(),
-        chart_file("ci/admission-values.yaml"),
-    );
-    let kubeconfig_arg = kubeconfig.display().to_string();
     let helm_on = |verb: &str, extra: &[&str]| {
-        let mut args = vec![
-            verb,
-            "herald",
-            chart.as_str(),
-            "--namespace",
-            "herald",
-            "--kubeconfig",
-            kubeconfig_arg.as_str(),
-            "-f",
-            values.as_str(),
-        ];
-        args.extend(extra);
-        let output = run_helm(helm, &args);
-        assert!(
-            output.status.success(),
-            "helm {args:?}: {}",
-            stderr(&output)
-        );
+        helm_on_cluster(helm, &kubeconfig, verb, "ci/admission-values.yaml", extra);
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let secrets: kube::Api<k8s_openapi::api::core::v1::Secret> = runtime.block_on(async {
-        let config = kube::Config::from_custom_kubeconfig(
-            kube::config::Kubeconfig::read_from(&kubeconfig).unwrap(),
-            &Default::default(),
-        )
-        .await
-        .unwrap();
-        kube::Api::namespaced(kube::Client::try_from(config).unwrap(), "herald")
-    });
+    let secrets: kube::Api<k8s_openapi::api::core::v1::Secret> =
+        kube::Api::namespaced(client_of(&runtime, &kubeconfig), "herald");
     let certificate = || {
         runtime
             .block_on(secrets.get("herald-admission-tls"))
