@@ -1,5 +1,5 @@
 //! B10: the cost of one granted Kubernetes write from a plugin. The
-//! `kube-actor` fixture merge-patches a ConfigMap [`PATCHES`] times in one
+//! `kube-actor` fixture merge-patches a ConfigMap `PATCHES` times in one
 //! handler call (through the SDK, the WIT import, the grant check, the rate
 //! limit, the audit record and the host's kube client); the baseline makes
 //! the same patches from a native kube-rs client over its own connection,

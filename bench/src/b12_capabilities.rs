@@ -3,7 +3,7 @@
 //! repetition.
 //!
 //! - **A metric update.** The `metrics-probe` fixture increments a counter
-//!   with one label [`UPDATES`] times in one handler call (the SDK, the
+//!   with one label `UPDATES` times in one handler call (the SDK, the
 //!   `metrics` import, the host's checks and its series map); the baseline
 //!   is what a native Rust controller does for the same update with
 //!   prometheus-client: the family looked up by its label set, then `inc`.

@@ -3,7 +3,7 @@
 //! host call (`std::thread::sleep`, a WASI clock and `poll`: the call's
 //! future is dropped at the deadline).
 //!
-//! Each repetition makes [`CALLS`] calls with a [`DEADLINE`] call deadline,
+//! Each repetition makes `CALLS` calls with a `DEADLINE` call deadline,
 //! each on a fresh instance (a deadline fault discards it; the rebuild is
 //! outside the timed span), and reports the median time from the deadline
 //! to the call's return with its fault. The goal is one epoch tick plus
