@@ -43,38 +43,29 @@ pub(super) fn manifests_of(
         .transpose()
         .map_err(fail)?;
     let engine = engine(EngineSettings::default())?;
-    let load = |file: &Path, bytes: &[u8], plugin_config: Option<String>| {
-        let options = LoadOptions {
-            grants: Grants::all_declared(),
-            config: plugin_config,
-            ..LoadOptions::default()
-        };
-        LoadedPlugin::load(&engine, bytes, options)
-            .map(|plugin| plugin.manifest().clone())
-            .map_err(|err| fail(format_args!("{}: {err}", file.display())))
-    };
     let mut manifests = Vec::new();
     for file in files {
         let bytes = read(file)?;
-        // Its name, read without configuration, as the daemon reads it.
-        let mut manifest = load(file, &bytes, None)?;
-        let given = config
+        let at_fault =
+            |err: crate::plugin::LoadError| fail(format_args!("{}: {err}", file.display()));
+        // Its name, read without configuration, then the rest with the
+        // configuration keyed to it, as the daemon loads it (a name that
+        // changes with it is refused the same way).
+        let (identified, _) =
+            LoadedPlugin::identify(&engine, None, &bytes, &LoadOptions::default())
+                .map_err(at_fault)?;
+        let config = config
             .as_ref()
-            .and_then(|c| c.plugins.get(&manifest.name))
-            .and_then(|entry| entry.config.as_ref());
-        if let Some(given) = given {
-            let configured = load(file, &bytes, Some(given.to_string()))?;
-            if configured.name != manifest.name {
-                return Err(fail(format_args!(
-                    "{}: plugin {:?} calls itself {:?} with its configuration: a plugin's name may not depend on it",
-                    file.display(),
-                    manifest.name,
-                    configured.name
-                )));
-            }
-            manifest = configured;
-        }
-        manifests.push(manifest);
+            .and_then(|c| c.plugins.get(identified.name()))
+            .and_then(|entry| entry.config.as_ref())
+            .map(ToString::to_string);
+        let options = LoadOptions {
+            grants: Grants::all_declared(),
+            config,
+            ..LoadOptions::default()
+        };
+        let plugin = identified.configure(options).map_err(at_fault)?;
+        manifests.push(plugin.manifest().clone());
     }
     Ok(manifests)
 }
