@@ -166,9 +166,7 @@ impl Webhook {
                 && rule.operations.contains(&operation)
         })
     }
-}
 
-impl Webhook {
     /// True when its object selector lets the API server send it a write
     /// of `object` over `old` (each the object's JSON, absent on a create
     /// or a delete): with no selector, always; otherwise when either
