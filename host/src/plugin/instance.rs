@@ -200,7 +200,7 @@ impl PluginInstance {
         // What the call leaves behind in the host must fit in the cap too:
         // a plugin keeping host resources across calls ends here.
         let held = match &outcome {
-            Ok(Ok(_)) => live.store.data_mut().charge_host_resources(),
+            Ok(Ok(_)) => live.store.data_mut().charge_host_resources_after_call(),
             _ => Ok(()),
         };
         let limiter = &live.store.data().limiter;

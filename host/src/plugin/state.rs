@@ -89,6 +89,10 @@ pub(crate) struct HostState {
     /// `wasi:http` calls left before the next count of what the instance
     /// holds ([`HostState::charge_host_resources`]).
     uncounted_http_calls: usize,
+    /// Whether host code reached the resource table (through WASI or
+    /// `wasi:http`, the only ways to it) since the last count: a call
+    /// that did not cannot have changed what the instance holds.
+    table_reached: bool,
     /// The requeue request of the call under way (`workqueue`).
     requeue: Requeue,
 }
@@ -123,6 +127,7 @@ impl HostState {
             deadline: None,
             http,
             uncounted_http_calls: 0,
+            table_reached: false,
             requeue: Requeue::default(),
         }
     }
@@ -135,9 +140,21 @@ impl HostState {
 
     /// Charges the host resources the instance holds now to its memory cap
     /// ([`InstanceLimiter::charge_host`]): at the end of every handler
-    /// call, so no call leaves more behind than the cap allows, and before
-    /// `wasi:http` calls ([`Self::count_before_http_call`]).
-    pub(crate) fn charge_host_resources(&mut self) -> wasmtime::Result<()> {
+    /// call that reached the resource table, so no call leaves more behind
+    /// than the cap allows, and before `wasi:http` calls
+    /// ([`Self::count_before_http_call`]). A call that never reached the
+    /// table (most: a handler that only reads its event and the cache)
+    /// pays nothing.
+    pub(crate) fn charge_host_resources_after_call(&mut self) -> wasmtime::Result<()> {
+        if !self.table_reached {
+            return Ok(());
+        }
+        self.charge_host_resources()
+    }
+
+    /// Counts what the instance holds and charges it to its memory cap.
+    fn charge_host_resources(&mut self) -> wasmtime::Result<()> {
+        self.table_reached = false;
         let held = crate::capability::http::held_bytes(&mut self.table);
         self.uncounted_http_calls = held.handles / HANDLES_COUNTED_PER_HTTP_CALL;
         self.limiter.charge_host(held.bytes)
@@ -173,6 +190,7 @@ impl AnswerBudget for InstanceLimiter {
 
 impl WasiView for HostState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
+        self.table_reached = true;
         WasiCtxView {
             ctx: &mut self.wasi,
             table: &mut self.table,
@@ -190,6 +208,8 @@ impl WasiHttpView for HostState {
             Ok(()) => &mut self.table,
             Err(_) => &mut self.spent,
         };
+        // After the count: what this call adds is counted at the next.
+        self.table_reached = true;
         self.http.view(table, self.deadline)
     }
 }
@@ -354,5 +374,36 @@ mod tests {
         }
         assert!(state.http().table.push(()).is_err());
         assert!(state.limiter.exceeded_limit().is_some());
+    }
+
+    #[test]
+    fn the_end_of_a_call_counts_only_if_host_code_reached_the_table() {
+        let mut state = state(1 << 20);
+        let mut fields = FieldMap::new_mutable(4 << 20);
+        let value = http::HeaderValue::from_bytes(&[b'v'; 100 * 1024]).unwrap();
+        for i in 0..20 {
+            let name = http::HeaderName::from_bytes(format!("x-{i}").as_bytes()).unwrap();
+            fields.append_raw(name, value.clone()).unwrap();
+        }
+        // Put there behind the views' backs: no call reached the table.
+        state.table.push(fields).unwrap();
+        assert!(state.charge_host_resources_after_call().is_ok());
+        // A WASI call reaches it: the end of that call counts.
+        let _ = state.ctx();
+        assert!(state.charge_host_resources_after_call().is_err());
+    }
+
+    #[test]
+    fn what_a_wasi_http_call_adds_after_its_count_is_counted_at_the_end_of_the_call() {
+        let mut state = state(1 << 20);
+        let mut fields = FieldMap::new_mutable(4 << 20);
+        let value = http::HeaderValue::from_bytes(&[b'v'; 100 * 1024]).unwrap();
+        for i in 0..20 {
+            let name = http::HeaderName::from_bytes(format!("x-{i}").as_bytes()).unwrap();
+            fields.append_raw(name, value.clone()).unwrap();
+        }
+        // Counted empty before it runs, the call adds 2 MB.
+        assert!(state.http().table.push(fields).is_ok());
+        assert!(state.charge_host_resources_after_call().is_err());
     }
 }
