@@ -1,4 +1,5 @@
-//! `cargo bench -p herald-bench [-- --quick] [--only B1,B3] [--b1-noop-only]`:
+//! `cargo bench -p herald-bench [-- --quick] [--only B1,B3] [--b1-noop-only]
+//! [--b15-latency-only]`:
 //! runs Herald's benchmark suite and prints its table (Markdown) on stdout.
 
 use herald_bench::alloc::CountingAllocator;
@@ -26,6 +27,7 @@ fn main() {
                 settings.only = ids.split(',').map(str::to_owned).collect();
             }
             "--b1-noop-only" => settings.b1_noop_only = true,
+            "--b15-latency-only" => settings.b15_latency_only = true,
             // Cargo passes `--bench`; filters are not supported.
             "--bench" => {}
             other => eprintln!("herald-bench: ignoring argument {other:?}"),

@@ -102,7 +102,9 @@ pub fn run(settings: &Settings, runtime: &Runtime) -> Vec<Row> {
             ));
         }
         drop(doors);
-        rows.push(crate::b15_memory::run(settings, &cluster.url(), &herald_program).await);
+        if !settings.b15_latency_only {
+            rows.push(crate::b15_memory::run(settings, &cluster.url(), &herald_program).await);
+        }
         cluster.shutdown().await;
         rows
     })

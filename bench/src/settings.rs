@@ -16,6 +16,9 @@ pub struct Settings {
     /// B1: only the no-op plugin on 4 KB Pods (for profiling the host's
     /// path under callgrind without compiling the parsing plugins).
     pub b1_noop_only: bool,
+    /// B15: only the latency rows, not the memory row (which starts two
+    /// daemons per repetition with many plugins each).
+    pub b15_latency_only: bool,
     /// B2: plugin counts, ascending.
     pub b2_plugins: Vec<usize>,
     /// B2: events per step.
@@ -87,6 +90,7 @@ impl Settings {
             b1_noop_notifications: 20_000,
             b1_parse_notifications: 3_000,
             b1_noop_only: false,
+            b15_latency_only: false,
             b2_plugins: vec![1, 10, 100],
             b2_events: 2_000,
             b8_plugins: vec![1, 100, 1_000],
@@ -126,6 +130,7 @@ impl Settings {
             b1_noop_notifications: 200,
             b1_parse_notifications: 40,
             b1_noop_only: false,
+            b15_latency_only: false,
             b2_plugins: vec![1, 2, 4],
             b2_events: 50,
             b8_plugins: vec![1, 3, 6],
