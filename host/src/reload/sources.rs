@@ -403,6 +403,9 @@ impl Follower {
             }
             Err(error) => {
                 let transient = error.is_transient();
+                // The next attempt builds its client again, reading the
+                // credentials again: a rotated pull secret takes effect.
+                self.registry = None;
                 match &self.current {
                     Some(record) => {
                         tracing::error!(source = %self.reference, running = %record.manifest_digest,
@@ -424,8 +427,8 @@ impl Follower {
             return Ok(Outcome::Unchanged);
         }
         if self.registry.is_none() {
-            // Built on first use and again after a failure to build (a
-            // pull secret mounted late).
+            // Built on first use and again after a failed attempt (a pull
+            // secret mounted late, or rotated).
             self.registry = Some(Registry::new(
                 &self.reference,
                 &self.config.registry_options(),

@@ -636,3 +636,26 @@ async fn a_private_registry_is_reached_with_its_credentials_only() {
     assert_eq!(rig.stats.source_pulls.load(Ordering::Relaxed), 1);
     rig.finish().await;
 }
+
+#[tokio::test]
+async fn a_rotated_pull_secret_is_read_again_without_a_restart() {
+    let Some(registry) = TestRegistry::start_with(Some(("herald", "s3cret"))).await else {
+        return;
+    };
+    let v1 = version(artifacts::NOOP, "1");
+    let tag = registry.reference("rotated/noop", "1.0");
+    let good = registry.docker_config("herald", "s3cret");
+    push_as(&tag, v1.clone(), Some(good.clone()))
+        .await
+        .expect("a push with the credentials");
+    // The mounted Secret holds stale credentials when the daemon starts.
+    let mounted = registry.docker_config("herald", "revoked");
+    let rig = Rig::start_as(std::slice::from_ref(&tag), Some(mounted.clone())).await;
+    let pending = rig.status(&tag, |s| source_error(s).is_some()).await;
+    assert_eq!(pending.state, FileState::Pending);
+    // The kubelet writes the rotated Secret into the same file.
+    std::fs::copy(&good, &mounted).unwrap();
+    rig.running(&tag, &v1).await;
+    assert_eq!(rig.daemon.names(), ["noop"]);
+    rig.finish().await;
+}
