@@ -245,6 +245,44 @@ fn the_sharded_value_set_renders_its_oci_plugins_with_their_grants_and_modes() {
 }
 
 #[test]
+fn a_sources_pull_secret_is_mounted_once_and_named_as_its_docker_config() {
+    let Some(helm) = helm() else { return };
+    let objects = render(helm, Some("ci/sharded-values.yaml"), &[]);
+    let config = load_config(&objects, "sharded").unwrap();
+    let pod = &one(&objects, "Deployment")["spec"]["template"]["spec"];
+    let volumes: Vec<&Value> = pod["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["secret"]["secretName"] == "registry-credentials")
+        .collect();
+    assert_eq!(
+        volumes.len(),
+        1,
+        "one volume for the two sources: {volumes:?}"
+    );
+    assert_eq!(
+        volumes[0]["secret"]["items"],
+        serde_json::json!([{"key": ".dockerconfigjson", "path": "config.json"}])
+    );
+    let mount = pod["containers"][0]["volumeMounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == volumes[0]["name"])
+        .expect("the Secret's volume is mounted");
+    assert_eq!(mount["readOnly"], true);
+    let file = PathBuf::from(mount["mountPath"].as_str().unwrap()).join("config.json");
+    for source in &config.plugin_sources {
+        let expected = ["rollout-watch", "namespace-defaults"]
+            .iter()
+            .any(|name| source.oci.contains(name))
+            .then_some(&file);
+        assert_eq!(source.docker_config.as_ref(), expected, "{}", source.oci);
+    }
+}
+
+#[test]
 fn an_unknown_key_is_refused_by_the_schema_naming_it() {
     let Some(helm) = helm() else { return };
     let output = template(helm, None, &["--set", "replicaCount=3"]);

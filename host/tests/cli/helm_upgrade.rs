@@ -14,7 +14,13 @@ use std::path::Path;
 const RELEASED: [&str; 1] = ["deploy/helm/released/herald-0.1.0.tgz"];
 
 /// `helm <verb> herald <chart> -f <values> …` in the namespace `herald`.
-fn helm_chart_on(helm: &Path, kubeconfig: &Path, verb: &str, chart: &str, extra: &[&str]) -> String {
+fn helm_chart_on(
+    helm: &Path,
+    kubeconfig: &Path,
+    verb: &str,
+    chart: &str,
+    extra: &[&str],
+) -> String {
     let values = chart_file("ci/ha-values.yaml");
     let mut args = vec![
         verb,
@@ -32,7 +38,11 @@ fn helm_chart_on(helm: &Path, kubeconfig: &Path, verb: &str, chart: &str, extra:
     ];
     args.extend(extra);
     let output = run_helm(helm, &args);
-    assert!(output.status.success(), "helm {args:?}: {}", stderr(&output));
+    assert!(
+        output.status.success(),
+        "helm {args:?}: {}",
+        stderr(&output)
+    );
     String::from_utf8(output.stdout).unwrap()
 }
 
@@ -73,8 +83,17 @@ fn an_upgrade_from_each_released_version_keeps_the_plugins_running() {
             };
             value.unwrap_or_else(|e| panic!("{released}: the {kind} is not stored: {e}"))
         };
-        let installed = helm_chart_on(helm, &kubeconfig, "install", &previous, &["--create-namespace"]);
-        assert!(installed.contains("STATUS: deployed"), "{released}: {installed}");
+        let installed = helm_chart_on(
+            helm,
+            &kubeconfig,
+            "install",
+            &previous,
+            &["--create-namespace"],
+        );
+        assert!(
+            installed.contains("STATUS: deployed"),
+            "{released}: {installed}"
+        );
         let (config, pods) = (stored("ConfigMap"), stored("Deployment"));
 
         let upgraded = helm_chart_on(helm, &kubeconfig, "upgrade", &chart, &[]);
@@ -94,7 +113,10 @@ fn an_upgrade_from_each_released_version_keeps_the_plugins_running() {
             pods["spec"]["template"], pods_now["spec"]["template"],
             "{released}: the upgrade changed the Pod template, which rolls the Pods"
         );
-        assert_eq!(pods["metadata"]["generation"], pods_now["metadata"]["generation"]);
+        assert_eq!(
+            pods["metadata"]["generation"],
+            pods_now["metadata"]["generation"]
+        );
         server.terminate();
         let (code, _) = server.wait();
         assert_eq!(code, Some(0));

@@ -10,6 +10,7 @@ mod dashboard;
 mod demo;
 mod helm;
 mod helm_admission;
+mod helm_upgrade;
 mod hostile;
 mod pipe;
 mod plugin_new;

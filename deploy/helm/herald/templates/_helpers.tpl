@@ -52,6 +52,22 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- range $name, $plugin := .Values.plugins }}{{ if $plugin.source }}yes{{ end }}{{ end }}
 {{- end }}
 
+{{/* The pull secrets the plugins' sources name, each once, sorted: a JSON list. */}}
+{{- define "herald.pullSecrets" -}}
+{{- $secrets := list }}
+{{- range $name, $plugin := .Values.plugins }}
+{{- if and $plugin.source $plugin.source.pullSecret }}
+{{- $secrets = append $secrets $plugin.source.pullSecret }}
+{{- end }}
+{{- end }}
+{{- $secrets | uniq | sortAlpha | toJson }}
+{{- end }}
+
+{{/* Where the pull secret named by the argument is mounted: its `.dockerconfigjson`, the source's dockerConfig. */}}
+{{- define "herald.pullSecretFile" -}}
+{{- printf "/var/run/herald/registries/%s/config.json" . }}
+{{- end }}
+
 {{/*
 The values that cannot be checked by the schema alone, refused with a
 message naming the key.
@@ -110,7 +126,11 @@ values around it. One document, so its checksum rolls the Pods.
 {{- $plugins := dict }}
 {{- range $name, $plugin := .Values.plugins }}
 {{- if $plugin.source }}
-{{- $sources = append $sources $plugin.source }}
+{{- $source := omit $plugin.source "pullSecret" }}
+{{- if $plugin.source.pullSecret }}
+{{- $_ := set $source "dockerConfig" (include "herald.pullSecretFile" $plugin.source.pullSecret) }}
+{{- end }}
+{{- $sources = append $sources $source }}
 {{- end }}
 {{- $settings := omit $plugin "source" }}
 {{- if $settings }}
