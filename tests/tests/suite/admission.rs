@@ -392,19 +392,6 @@ async fn an_admission_call_reads_the_cache_and_has_no_side_effects() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn image_policy_refuses_a_pod_with_a_disallowed_image_before_it_exists() {
     let door = Door::open(&[Decision::Validate]).await;
-    // A real API server's ServiceAccount admission refuses a Pod before any
-    // webhook when its namespace has no `default` account, and no
-    // controller-manager made one for the test's namespace.
-    let account: k8s_openapi::api::core::v1::ServiceAccount =
-        serde_json::from_value(json!({"metadata": {"name": "default"}})).unwrap();
-    match Api::namespaced(door.cluster.client.clone(), &door.cluster.namespace)
-        .create(&PostParams::default(), &account)
-        .await
-    {
-        Ok(_) => {}
-        Err(kube::Error::Api(status)) if status.code == 409 => {}
-        Err(other) => panic!("creating the default ServiceAccount: {other}"),
-    }
     let pod: Pod = serde_json::from_value(json!({
         "apiVersion": "v1",
         "kind": "Pod",

@@ -56,6 +56,9 @@ impl TestCluster {
             .create(&PostParams::default(), &ns)
             .await
             .expect("creating the test namespace");
+        if server.is_none() {
+            default_service_account(&client, &namespace).await;
+        }
         TestCluster {
             client,
             writer,
@@ -185,5 +188,22 @@ impl TestCluster {
                 .delete(&self.namespace, &DeleteParams::default())
                 .await;
         }
+    }
+}
+
+/// Makes `namespace`'s `default` ServiceAccount, as a real cluster's
+/// controller-manager would: without it a real API server's ServiceAccount
+/// admission refuses every Pod, and a bare kube-apiserver (as
+/// `bench/kube-apiserver` starts one) runs no controller-manager.
+async fn default_service_account(client: &kube::Client, namespace: &str) {
+    let account: k8s_openapi::api::core::v1::ServiceAccount =
+        serde_json::from_value(json!({"metadata": {"name": "default"}})).unwrap();
+    match Api::namespaced(client.clone(), namespace)
+        .create(&PostParams::default(), &account)
+        .await
+    {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.code == 409 => {}
+        Err(other) => panic!("creating {namespace}'s default ServiceAccount: {other}"),
     }
 }
