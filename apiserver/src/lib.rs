@@ -48,7 +48,8 @@
 //! Approximated, knowingly: there is no schema, so apply knows list types by field name
 //! (keyed lists by their well-known merge key alone, e.g. ports by port without protocol;
 //! `metadata.finalizers` as a set; every other list atomic) and marks `.` only on keyed list
-//! elements and well-known string maps; no defaults are applied (so no `protocol: TCP`);
+//! elements and well-known string maps; no defaults are applied (so no `protocol: TCP`) beyond a
+//! StatefulSet's claim templates' `kind` and `apiVersion`, which protobuf readers rely on;
 //! create keeps a given `.status` (so fixtures can be created in any state) where a real
 //! server resets it; Foreground and Background deletes remove dependents at once;
 //! `managedFields` sent by clients are ignored; an `events.k8s.io` write records field paths

@@ -1105,6 +1105,21 @@ impl State {
                     obj["status"] = json!({"phase": "Active"});
                 }
             }
+            // kube-apiserver's defaulting gives each claim template its
+            // type, whatever was written (and protobuf, which does not
+            // carry an embedded object's type, relies on it).
+            ("apps", "statefulsets") => {
+                let templates = obj
+                    .get_mut("spec")
+                    .and_then(|spec| spec.get_mut("volumeClaimTemplates"))
+                    .and_then(Value::as_array_mut);
+                for template in templates.into_iter().flatten() {
+                    if let Some(template) = template.as_object_mut() {
+                        template.insert("apiVersion".into(), json!("v1"));
+                        template.insert("kind".into(), json!("PersistentVolumeClaim"));
+                    }
+                }
+            }
             ("", "pods") if obj["status"]["phase"].is_null() => {
                 if !obj["status"].is_object() {
                     obj["status"] = json!({});

@@ -464,6 +464,13 @@ const RECORDED: &[Recorded] = &[
         namespaced: true,
     },
     Recorded {
+        file: "statefulsets",
+        create: true,
+        prefix: "/apis/apps/v1",
+        plural: "statefulsets",
+        namespaced: true,
+    },
+    Recorded {
         file: "cronjobs",
         create: true,
         prefix: "/apis/batch/v1",
@@ -601,6 +608,45 @@ async fn recorded_objects_read_the_same_over_protobuf_as_over_json() {
         }
     }
     assert!(compared > 80, "only {compared} objects compared");
+}
+
+/// A StatefulSet's claim templates written without `kind` and `apiVersion` come back with
+/// both, as kube-apiserver's defaulting gives them, in JSON and through Herald's reading
+/// of protobuf (which carries neither).
+#[tokio::test]
+async fn claim_templates_come_back_typed_in_json_and_in_protobuf() {
+    let server = server().await;
+    let c = client(&server);
+    namespace(&c, "claims").await;
+    let collection = "/apis/apps/v1/namespaces/claims/statefulsets";
+    let statefulset = json!({"apiVersion": "apps/v1", "kind": "StatefulSet",
+        "metadata": {"name": "db"},
+        "spec": {"serviceName": "db", "selector": {"matchLabels": {"app": "db"}},
+                 "template": {"metadata": {"labels": {"app": "db"}},
+                              "spec": {"containers": [{"name": "c", "image": "pause"}]}},
+                 "volumeClaimTemplates": [
+                     {"metadata": {"name": "data"},
+                      "spec": {"accessModes": ["ReadWriteOnce"],
+                               "resources": {"requests": {"storage": "1Gi"}}}}]}});
+    let created = send(&c, "POST", collection, None, Some(&statefulset)).await;
+    assert_eq!(created.code, 201);
+    let path = format!("{collection}/db");
+    let as_json = get(&c, &path, None).await.json();
+    let template = &as_json["spec"]["volumeClaimTemplates"][0];
+    assert_eq!(template["kind"], "PersistentVolumeClaim", "{as_json}");
+    assert_eq!(template["apiVersion"], "v1", "{as_json}");
+    // The template only: this server keeps objects as written, where Go
+    // writes its zero fields (`resources: {}`, `status: {}`) in both.
+    let in_protobuf = get(&c, &path, Some(ACCEPT_PROTOBUF)).await.json();
+    let read = &in_protobuf["spec"]["volumeClaimTemplates"][0];
+    assert_eq!(
+        (&read["kind"], &read["apiVersion"], &read["metadata"]),
+        (
+            &template["kind"],
+            &template["apiVersion"],
+            &template["metadata"]
+        )
+    );
 }
 
 /// The same changes watched in JSON and in protobuf are the same events: a streamed list's

@@ -20,6 +20,34 @@ mod wire;
 use schema::{Container, Field, MessageIndex, Schema, ValueType};
 use wire::{Fields, WireValue};
 
+/// The embedded objects whose `kind` and `apiVersion` the server writes in
+/// its JSON although protobuf does not carry an embedded object's TypeMeta
+/// (no field number): (message, field, apiVersion, kind). A StatefulSet's
+/// `volumeClaimTemplates` come out of kube-apiserver as
+/// `{"kind":"PersistentVolumeClaim","apiVersion":"v1",…}` however they were
+/// written (its defaulting sets them), so a reader of its protobuf writes
+/// them too.
+const FILLED_TYPE_META: [(&str, &str, &str, &str); 3] = [
+    (
+        "k8s.io/api/apps/v1.StatefulSetSpec",
+        "volumeClaimTemplates",
+        "v1",
+        "PersistentVolumeClaim",
+    ),
+    (
+        "k8s.io/api/apps/v1beta1.StatefulSetSpec",
+        "volumeClaimTemplates",
+        "v1",
+        "PersistentVolumeClaim",
+    ),
+    (
+        "k8s.io/api/apps/v1beta2.StatefulSetSpec",
+        "volumeClaimTemplates",
+        "v1",
+        "PersistentVolumeClaim",
+    ),
+];
+
 /// Why protobuf could not be transcoded.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum TranscodeError {
@@ -135,6 +163,9 @@ pub struct Transcoder {
     type_meta: MessageIndex,
     /// `metav1.ObjectMeta` when its `managedFields` are left out.
     skip_managed_fields_of: Option<MessageIndex>,
+    /// The messages of [`FILLED_TYPE_META`], in its order (`None`: not in
+    /// the schema).
+    filled: [Option<MessageIndex>; FILLED_TYPE_META.len()],
 }
 
 impl Transcoder {
@@ -151,7 +182,16 @@ impl Transcoder {
             schema,
             type_meta: id(schema::TYPE_META),
             skip_managed_fields_of: skip_managed_fields.then(|| id(schema::OBJECT_META)),
+            filled: FILLED_TYPE_META.map(|(message, ..)| schema.message_id(message)),
         }
+    }
+
+    /// The (apiVersion, kind) the server writes into each item of message
+    /// `index`'s list `field`, if it is one of [`FILLED_TYPE_META`].
+    fn filled_type_meta(&self, index: MessageIndex, field: &str) -> Option<(&str, &str)> {
+        let at = self.filled.iter().position(|m| *m == Some(index))?;
+        let (_, filled_field, api_version, kind) = FILLED_TYPE_META[at];
+        (filled_field == field).then_some((api_version, kind))
     }
 
     /// Whether the schema has `kind` of `api_version` (and so the server can
@@ -316,8 +356,19 @@ impl Transcoder {
                     key(out, first, field);
                     out.push('[');
                     let mut first_item = true;
-                    for (_, value) in values {
-                        self.items(context, *value, out, &mut first_item, depth)?;
+                    match (field.value, self.filled_type_meta(index, &field.name)) {
+                        (ValueType::Message(inner), Some(type_meta)) => {
+                            for (_, value) in values {
+                                separate(out, &mut first_item);
+                                let bytes = context.bytes(*value)?;
+                                self.message(inner, bytes, Some(type_meta), out, depth + 1)?;
+                            }
+                        }
+                        _ => {
+                            for (_, value) in values {
+                                self.items(context, *value, out, &mut first_item, depth)?;
+                            }
+                        }
                     }
                     out.push(']');
                 }
