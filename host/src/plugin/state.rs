@@ -376,15 +376,21 @@ mod tests {
         assert!(state.limiter.exceeded_limit().is_some());
     }
 
-    #[test]
-    fn the_end_of_a_call_counts_only_if_host_code_reached_the_table() {
-        let mut state = state(1 << 20);
+    /// `wasi:http` fields holding 20 values of 100 KiB.
+    fn fields_of_two_megabytes() -> FieldMap {
         let mut fields = FieldMap::new_mutable(4 << 20);
         let value = http::HeaderValue::from_bytes(&[b'v'; 100 * 1024]).unwrap();
         for i in 0..20 {
             let name = http::HeaderName::from_bytes(format!("x-{i}").as_bytes()).unwrap();
             fields.append_raw(name, value.clone()).unwrap();
         }
+        fields
+    }
+
+    #[test]
+    fn the_end_of_a_call_counts_only_if_host_code_reached_the_table() {
+        let mut state = state(1 << 20);
+        let fields = fields_of_two_megabytes();
         // Put there behind the views' backs: no call reached the table.
         state.table.push(fields).unwrap();
         assert!(state.charge_host_resources_after_call().is_ok());
@@ -396,12 +402,7 @@ mod tests {
     #[test]
     fn what_a_wasi_http_call_adds_after_its_count_is_counted_at_the_end_of_the_call() {
         let mut state = state(1 << 20);
-        let mut fields = FieldMap::new_mutable(4 << 20);
-        let value = http::HeaderValue::from_bytes(&[b'v'; 100 * 1024]).unwrap();
-        for i in 0..20 {
-            let name = http::HeaderName::from_bytes(format!("x-{i}").as_bytes()).unwrap();
-            fields.append_raw(name, value.clone()).unwrap();
-        }
+        let fields = fields_of_two_megabytes();
         // Counted empty before it runs, the call adds 2 MB.
         assert!(state.http().table.push(fields).is_ok());
         assert!(state.charge_host_resources_after_call().is_err());

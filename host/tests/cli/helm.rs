@@ -756,22 +756,22 @@ fn helm_installs_upgrades_and_uninstalls_herald_on_the_embedded_api_server() {
     std::fs::remove_dir_all(work).unwrap();
 }
 
-/// `helm <verb> herald <chart> --namespace herald` on the cluster of
-/// `kubeconfig` with the value file `values` and `extra` arguments; its
-/// stdout. Panics if helm fails.
-pub(super) fn helm_on_cluster(
+/// `helm <verb> herald <chart> -f <values> …` (values: a file of the
+/// chart's folder) in the namespace `herald` of the cluster of `kubeconfig`;
+/// its output, or a failure naming the arguments.
+pub(super) fn helm_chart_on_cluster(
     helm: &Path,
     kubeconfig: &Path,
     verb: &str,
+    chart: &str,
     values: &str,
     extra: &[&str],
 ) -> String {
-    let (chart, values) = (chart().display().to_string(), chart_file(values));
-    let kubeconfig = kubeconfig.display().to_string();
+    let (values, kubeconfig) = (chart_file(values), kubeconfig.display().to_string());
     let mut args = vec![
         verb,
         "herald",
-        chart.as_str(),
+        chart,
         "--namespace",
         "herald",
         "--kubeconfig",
@@ -787,6 +787,18 @@ pub(super) fn helm_on_cluster(
         stderr(&output)
     );
     String::from_utf8(output.stdout).unwrap()
+}
+
+/// [`helm_chart_on_cluster`] with this chart.
+pub(super) fn helm_on_cluster(
+    helm: &Path,
+    kubeconfig: &Path,
+    verb: &str,
+    values: &str,
+    extra: &[&str],
+) -> String {
+    let chart = chart().display().to_string();
+    helm_chart_on_cluster(helm, kubeconfig, verb, &chart, values, extra)
 }
 
 /// A kube client for the cluster of `kubeconfig`.

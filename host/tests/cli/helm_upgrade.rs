@@ -5,45 +5,35 @@
 //! configuration and Pod template are unchanged, so the Pods are not rolled
 //! and the plugins keep running.
 
-use super::helm::{chart_file, client_of, helm, run_helm, stderr};
+use super::helm::{client_of, helm, helm_chart_on_cluster};
 use super::process::{Running, repo, temp_dir};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::ConfigMap;
 use serde_json::Value;
-use std::path::Path;
 
 /// The chart versions released before this one, oldest first.
 const RELEASED: [&str; 1] = ["deploy/helm/released/herald-0.1.0.tgz"];
 
-/// `helm <verb> herald <chart> -f <values> …` in the namespace `herald`.
-fn helm_chart_on(
-    helm: &Path,
-    kubeconfig: &Path,
-    verb: &str,
-    chart: &str,
-    extra: &[&str],
-) -> String {
-    let values = chart_file("ci/ha-values.yaml");
-    let mut args = vec![
-        verb,
-        "herald",
-        chart,
-        "--namespace",
-        "herald",
-        "--kubeconfig",
-        kubeconfig.to_str().unwrap(),
-        "-f",
-        values.as_str(),
-        // The embedded API server serves no policy/v1.
-        "--set",
-        "podDisruptionBudget.enabled=false",
-    ];
-    args.extend(extra);
-    let output = run_helm(helm, &args);
-    assert!(
-        output.status.success(),
-        "helm {args:?}: {}",
-        stderr(&output)
-    );
-    String::from_utf8(output.stdout).unwrap()
+/// The values both versions are installed with: the embedded API server
+/// serves no policy/v1, hence no budget.
+const VALUES: &str = "ci/ha-values.yaml";
+const NO_BUDGET: [&str; 2] = ["--set", "podDisruptionBudget.enabled=false"];
+
+/// The stored object `name` of kind `K` in the namespace `herald`, as JSON.
+fn stored<K>(runtime: &tokio::runtime::Runtime, client: &kube::Client, name: &str) -> Value
+where
+    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + serde::Serialize
+        + std::fmt::Debug,
+    K::DynamicType: Default,
+{
+    let api = kube::Api::<K>::namespaced(client.clone(), "herald");
+    let object = runtime
+        .block_on(api.get(name))
+        .unwrap_or_else(|e| panic!("{name} is not stored: {e}"));
+    serde_json::to_value(object).unwrap()
 }
 
 #[test]
@@ -60,45 +50,26 @@ fn an_upgrade_from_each_released_version_keeps_the_plugins_running() {
             .build()
             .unwrap();
         let client = client_of(&runtime, &kubeconfig);
-        let stored = |kind: &str| -> Value {
-            let value = match kind {
-                "Deployment" => runtime
-                    .block_on(
-                        kube::Api::<k8s_openapi::api::apps::v1::Deployment>::namespaced(
-                            client.clone(),
-                            "herald",
-                        )
-                        .get("herald"),
-                    )
-                    .map(|d| serde_json::to_value(d).unwrap()),
-                _ => runtime
-                    .block_on(
-                        kube::Api::<k8s_openapi::api::core::v1::ConfigMap>::namespaced(
-                            client.clone(),
-                            "herald",
-                        )
-                        .get("herald-config"),
-                    )
-                    .map(|c| serde_json::to_value(c).unwrap()),
-            };
-            value.unwrap_or_else(|e| panic!("{released}: the {kind} is not stored: {e}"))
+        let now = || {
+            (
+                stored::<ConfigMap>(&runtime, &client, "herald-config"),
+                stored::<Deployment>(&runtime, &client, "herald"),
+            )
         };
-        let installed = helm_chart_on(
-            helm,
-            &kubeconfig,
-            "install",
-            &previous,
-            &["--create-namespace"],
-        );
+        let mut install = NO_BUDGET.to_vec();
+        install.push("--create-namespace");
+        let installed =
+            helm_chart_on_cluster(helm, &kubeconfig, "install", &previous, VALUES, &install);
         assert!(
             installed.contains("STATUS: deployed"),
             "{released}: {installed}"
         );
-        let (config, pods) = (stored("ConfigMap"), stored("Deployment"));
+        let (config, pods) = now();
 
-        let upgraded = helm_chart_on(helm, &kubeconfig, "upgrade", &chart, &[]);
+        let upgraded =
+            helm_chart_on_cluster(helm, &kubeconfig, "upgrade", &chart, VALUES, &NO_BUDGET);
         assert!(upgraded.contains("REVISION: 2"), "{released}: {upgraded}");
-        let (config_now, pods_now) = (stored("ConfigMap"), stored("Deployment"));
+        let (config_now, pods_now) = now();
         // The same herald.yaml, which the daemon's loader accepts: the same
         // plugins with the same grants.
         let text = config_now["data"]["herald.yaml"].as_str().unwrap();
