@@ -52,13 +52,17 @@ pub enum Command {
 }
 
 impl Command {
-    /// True for the commands whose standard output is for a reader (a
-    /// person, or a pipe into `head`), not a log of the daemon.
+    /// True for the commands that print for a reader (a person, or a pipe
+    /// into `head`) and then end. The servers (`run`, `demo`, `apiserver`)
+    /// keep ignoring `SIGPIPE`: a peer that hangs up while a socket is
+    /// written with `writev` (as hyper writes) must fail that write, not
+    /// end the process; the demo ends quietly on its own when its reader
+    /// goes (`demo::say`).
     fn prints_for_a_reader(&self) -> bool {
         match self {
             Command::Plugin(_) | Command::Version => true,
             #[cfg(feature = "embedded")]
-            Command::Demo(_) | Command::Apiserver(_) => true,
+            Command::Demo(_) | Command::Apiserver(_) => false,
             Command::Run(_) | Command::CompileArtifact(_) => false,
         }
     }

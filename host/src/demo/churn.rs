@@ -142,10 +142,10 @@ impl Churn {
             // A policy at the door (image-policy's webhook) refused it:
             // worth seeing beside the plugins' output.
             Err(kube::Error::Api(status)) if status.code == 403 => {
-                println!(
+                super::say(&format!(
                     "{:>20} │ Pod {namespace}/task-{} ({image}) refused: {}",
                     "kubectl create", self.created, status.message
-                );
+                ));
                 Ok(())
             }
             result => result.map(drop),

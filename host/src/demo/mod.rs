@@ -79,8 +79,20 @@ impl LogSink for DemoSink {
             LogLevel::Error => "ERROR ",
             _ => "",
         };
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{:>14} │ {marker}{}", line.plugin, line.message);
+        say(&format!("{:>14} │ {marker}{}", line.plugin, line.message));
+    }
+}
+
+/// Prints `text` for the person watching. When they have gone (`herald demo
+/// | head` ended), the demo ends quietly, as `cat` does: it is a server
+/// too, so it ignores `SIGPIPE` (a peer hanging up on a socket must fail
+/// that write, not end the process) and ends here instead.
+pub(crate) fn say(text: &str) {
+    let mut out = std::io::stdout().lock();
+    if let Err(error) = writeln!(out, "{text}").and_then(|()| out.flush())
+        && error.kind() == std::io::ErrorKind::BrokenPipe
+    {
+        std::process::exit(0);
     }
 }
 
@@ -509,52 +521,52 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
         }
     }
 
-    println!();
-    println!(
-        "Herald demo: {} plugin(s) running against the embedded API server ({}).",
-        daemon.names().len(),
-        connection.description
-    );
-    println!("  plugins       {}", daemon.names().join(", "));
-    println!("  plugin dir    {}", plugin_dir.display());
-    println!(
-        "  kubectl       kubectl --kubeconfig {} get pods -A",
-        kubeconfig.display()
-    );
-    println!(
-        "  try           kubectl --kubeconfig {} delete pod -n shop <name>",
-        kubeconfig.display()
-    );
-    println!(
-        "  acting        kubectl --kubeconfig {} create namespace team-a; then get netpol,quota -A \
+    let banner = [
+        format!(
+            "Herald demo: {} plugin(s) running against the embedded API server ({}).",
+            daemon.names().len(),
+            connection.description
+        ),
+        format!("  plugins       {}", daemon.names().join(", ")),
+        format!("  plugin dir    {}", plugin_dir.display()),
+        format!(
+            "  kubectl       kubectl --kubeconfig {} get pods -A",
+            kubeconfig.display()
+        ),
+        format!(
+            "  try           kubectl --kubeconfig {} delete pod -n shop <name>",
+            kubeconfig.display()
+        ),
+        format!(
+            "  acting        kubectl --kubeconfig {} create namespace team-a; then get netpol,quota -A \
          (namespace-defaults applies them; delete one and it comes back)",
-        kubeconfig.display()
-    );
-    println!(
+            kubeconfig.display()
+        ),
         "  dry-run       image-policy labels and warns about bad images in dry-run: see the \
          herald::audit \"would change\" lines; `kubectl get events -A` after setting \
          plugins.image-policy.mode: enforce"
-    );
-    println!(
-        "  admission     kubectl --kubeconfig {} run bad --image=evil.example.com/x:1 -n shop \
+            .to_owned(),
+        format!(
+            "  admission     kubectl --kubeconfig {} run bad --image=evil.example.com/x:1 -n shop \
          is refused with image-policy's message; kubectl create namespace team-b, then get \
          namespace team-b --show-labels: namespace-defaults filled in cost-center=unassigned",
-        kubeconfig.display()
-    );
-    println!(
-        "  existing      image-policy judges the Pods already there with the same policy: \
+            kubeconfig.display()
+        ),
+        format!(
+            "  existing      image-policy judges the Pods already there with the same policy: \
          their violations under \"scan\" in http://{address}/plugins and on the dashboard"
-    );
-    println!(
-        "  outbound      crashloop-alert posts to the webhook receiver at {} (granted that \
+        ),
+        format!(
+            "  outbound      crashloop-alert posts to the webhook receiver at {} (granted that \
          origin alone) when shop/worker-crashy restarts 3 times: `webhook │` lines; the \
          receiver refuses the first alert and the workqueue retries that Pod alone",
-        webhook.url()
-    );
-    println!("  dashboard     http://{address}/");
-    println!("  endpoints     http://{address}/metrics  /readyz  /plugins");
-    println!("  stop          Ctrl-C");
-    println!();
+            webhook.url()
+        ),
+        format!("  dashboard     http://{address}/"),
+        format!("  endpoints     http://{address}/metrics  /readyz  /plugins"),
+        "  stop          Ctrl-C".to_owned(),
+    ];
+    say(&format!("\n{}\n", banner.join("\n")));
 
     let churn =
         churn::Churn::spawn_on_example_cluster(connection.client.clone(), options.churn_interval);

@@ -33,7 +33,8 @@ fn the_demo_shows_every_example_plugin_reacting_and_exits_cleanly() {
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert!(
         output.status.success(),
-        "{stdout}\n{}",
+        "{:?}\n{stdout}\n{}",
+        output.status,
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(
@@ -72,6 +73,18 @@ fn the_demo_shows_every_example_plugin_reacting_and_exits_cleanly() {
         "image-policy's labels are sent in dry-run and reported:\n{stderr}"
     );
     std::fs::remove_dir_all(plugins).unwrap();
+}
+
+/// Whether process `pid` ignores SIGPIPE (signal 13): the `SigIgn` mask of
+/// its `/proc/<pid>/status`.
+fn ignores_sigpipe(pid: u32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let mask = status
+        .lines()
+        .find_map(|line| line.strip_prefix("SigIgn:"))
+        .map(|hex| u64::from_str_radix(hex.trim(), 16).unwrap())
+        .expect("a SigIgn line");
+    mask & (1 << (13 - 1)) != 0
 }
 
 /// Runs kubectl with `kubeconfig` and `args`: (succeeded, stdout, stderr).
@@ -150,6 +163,12 @@ fn the_demo_refuses_a_bad_pod_at_the_door_fills_in_a_default_and_judges_existing
     }
     let kubeconfig = kubeconfig.expect("the banner names the kubeconfig");
     let address = address.expect("the banner names the endpoints");
+    // A server ignores SIGPIPE: a peer hanging up on a socket write
+    // (hyper's writev) must fail that write, not end the demo.
+    assert!(
+        ignores_sigpipe(demo.id()),
+        "the demo would be ended by SIGPIPE"
+    );
     // Keep reading the plugins' output so the demo never blocks on it.
     let reader = std::thread::spawn(move || lines.map_while(Result::ok).collect::<Vec<_>>());
 

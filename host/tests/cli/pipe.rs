@@ -44,4 +44,17 @@ fn printing_commands_end_quietly_when_their_reader_goes_away() {
         events,
     ]);
     with_closed_stdout(&["plugin", "rbac", artifacts::POD_LIFECYCLE]);
+    // A server that prints for people too: it ends itself, cleanly.
+    let plugins = super::process::temp_dir("pipe-demo");
+    std::fs::copy(artifacts::POD_LIFECYCLE, plugins.join("pod-lifecycle.wasm")).unwrap();
+    with_closed_stdout(&[
+        "demo",
+        "--duration",
+        "60s",
+        "--listen",
+        "127.0.0.1:0",
+        "--plugins",
+        plugins.to_str().unwrap(),
+    ]);
+    std::fs::remove_dir_all(plugins).unwrap();
 }
