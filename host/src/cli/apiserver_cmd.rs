@@ -64,13 +64,13 @@ async fn serve(args: ApiServerArgs) -> ExitCode {
         return fail(format_args!("{}: {err}", args.kubeconfig_out.display()));
     }
     let kubeconfig = args.kubeconfig_out.display();
-    println!(
-        "Embedded Kubernetes API server (development only) at {}",
+    crate::demo::say(&format!(
+        "Embedded Kubernetes API server (development only) at {}\n  \
+         kubectl       kubectl --kubeconfig {kubeconfig} get pods -A\n  \
+         herald        herald run --kubeconfig {kubeconfig} --plugins DIR\n  \
+         stop          Ctrl-C",
         server.url()
-    );
-    println!("  kubectl       kubectl --kubeconfig {kubeconfig} get pods -A");
-    println!("  herald        herald run --kubeconfig {kubeconfig} --plugins DIR");
-    println!("  stop          Ctrl-C");
+    ));
     let churn = match args.churn_interval {
         Some(interval) => match churn(&server.url(), interval) {
             Ok(churn) => Some(churn),
@@ -110,7 +110,9 @@ fn churn(url: &str, interval: Duration) -> Result<tokio::task::JoinHandle<()>, C
         reason,
     })?;
     let client = kube::Client::try_from(kube::Config::new(url))?;
-    println!("  churn         one change every {interval:?} in shop and payments");
+    crate::demo::say(&format!(
+        "  churn         one change every {interval:?} in shop and payments"
+    ));
     Ok(crate::demo::churn::Churn::spawn_on_example_cluster(
         client, interval,
     ))
