@@ -138,13 +138,10 @@ impl HostState {
         self.requeue.take()
     }
 
-    /// Charges the host resources the instance holds now to its memory cap
-    /// ([`InstanceLimiter::charge_host`]): at the end of every handler
-    /// call that reached the resource table, so no call leaves more behind
-    /// than the cap allows, and before `wasi:http` calls
-    /// ([`Self::count_before_http_call`]). A call that never reached the
-    /// table (most: a handler that only reads its event and the cache)
-    /// pays nothing.
+    /// At the end of a handler call, charges what the instance holds if
+    /// the call reached the resource table, so no call leaves more behind
+    /// than the cap allows. A call that never reached it (most: a handler
+    /// that only reads its event and the cache) pays nothing.
     pub(crate) fn charge_host_resources_after_call(&mut self) -> wasmtime::Result<()> {
         if !self.table_reached {
             return Ok(());
@@ -152,7 +149,10 @@ impl HostState {
         self.charge_host_resources()
     }
 
-    /// Counts what the instance holds and charges it to its memory cap.
+    /// Charges the host resources the instance holds now to its memory cap
+    /// ([`InstanceLimiter::charge_host`]): after a call that reached the
+    /// table ([`Self::charge_host_resources_after_call`]) and before
+    /// `wasi:http` calls ([`Self::count_before_http_call`]).
     fn charge_host_resources(&mut self) -> wasmtime::Result<()> {
         self.table_reached = false;
         let held = crate::capability::http::held_bytes(&mut self.table);

@@ -356,8 +356,16 @@ impl Transcoder {
                     key(out, first, field);
                     out.push('[');
                     let mut first_item = true;
-                    match (field.value, self.filled_type_meta(index, &field.name)) {
-                        (ValueType::Message(inner), Some(type_meta)) => {
+                    // Only lists of messages can be filled: other lists
+                    // never look.
+                    let filled = match field.value {
+                        ValueType::Message(inner) => self
+                            .filled_type_meta(index, &field.name)
+                            .map(|type_meta| (inner, type_meta)),
+                        _ => None,
+                    };
+                    match filled {
+                        Some((inner, type_meta)) => {
                             for (_, value) in values {
                                 separate(out, &mut first_item);
                                 let bytes = context.bytes(*value)?;
