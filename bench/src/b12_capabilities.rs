@@ -64,7 +64,7 @@ fn metric_update(settings: &Settings, fixtures: &Fixtures) -> Row {
             ..LoadOptions::default()
         },
     );
-    plugin.context().metrics.activate();
+    plugin.context().metrics.defined.activate();
     let mut instance = PluginInstance::new(plugin).expect("instantiating metrics-probe");
     let command =
         command(json!({"metric": "counter", "count": updates.to_string(), "label": "bench"}));

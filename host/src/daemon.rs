@@ -371,7 +371,7 @@ impl Daemon {
         } else {
             Vec::new()
         };
-        plugin.context().metrics.activate();
+        plugin.context().metrics.defined.activate();
         self.admission.install(&plugin);
         let active =
             (state.dispatching && !subscribed.is_empty()).then(|| self.join(&plugin, &subscribed));
@@ -424,7 +424,7 @@ impl Daemon {
             });
             // Unchanged metrics keep their series; the old version's updates
             // to the others are refused from here.
-            plugin.context().metrics.activate();
+            plugin.context().metrics.defined.activate();
             // Reviews from here on go to the new version; those in flight
             // finish on the old one.
             self.admission.install(&plugin);
@@ -1040,7 +1040,7 @@ mod tests {
         let daemon = Daemon::new(Arc::new(informers), RetryPolicy::default());
         let engine = PluginEngine::new(Default::default()).unwrap();
         let registry = daemon.plugin_metrics().clone();
-        let active = |plugin: &LoadedPlugin| plugin.context().metrics.is_active();
+        let active = |plugin: &LoadedPlugin| plugin.context().metrics.defined.is_active();
 
         let v1 = noop(&engine, &daemon);
         assert!(registry.plugins().is_empty(), "loaded is not yet live");

@@ -1,16 +1,29 @@
 //! The shape every capability has, as Spin's factors: what it is
-//! ([`About`]), how it links into the engine, where it counts what plugins
-//! do ([`Stats`]) and, for one the operator grants, its grant
-//! ([`Granted`]). The one list of capabilities, [`capabilities!`] in
-//! `capability/mod.rs`, generates from these the store's [`View`], the
-//! linking, the grants and their configuration, the host-wide counters and
-//! the trust rule.
+//! ([`About`]), what it keeps for each plugin and for each instance, what
+//! its imports reach during a call, how it links into the engine, where it
+//! counts what plugins do ([`Stats`]) and, for one the operator grants, its
+//! grant ([`Granted`]). The one list of capabilities, [`capabilities!`] in
+//! `capability/mod.rs`, generates from these the per-plugin and
+//! per-instance state the runtime stores ([`PluginCapabilities`],
+//! [`InstanceCapabilities`]), the linking, the grants and their
+//! configuration, the host-wide counters and the trust rule.
 //!
-//! [`View`]: super::View
+//! [`PluginCapabilities`]: super::PluginCapabilities
+//! [`InstanceCapabilities`]: super::InstanceCapabilities
 
 use super::View;
+use super::cache::CacheScope;
+use super::call::CallScope;
+use super::grants::Authorized;
+use super::kube::WriteRule;
+use super::log::PluginLogger;
+use super::metrics::PluginMetrics;
+use crate::discovery::{GroupResource, KindError, KindResolver};
+use crate::subscription::Subscription;
 use prometheus_client::encoding::DescriptorEncoder;
-use wasmtime::component::Linker;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use wasmtime::component::{HasData, Linker};
 
 /// Where a capability acts: what dry-run, RBAC and replay mean for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,15 +53,93 @@ pub struct About {
     pub acts: Acts,
 }
 
-/// One capability: its facts, its host side and its counters.
-pub trait Capability {
+/// What the runtime builds for each plugin it loads, from which every
+/// capability takes what its per-plugin state needs
+/// ([`Capability::prepare`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Setup<'a> {
+    /// The plugin's logger (rate-limited, tagged with its name).
+    pub logger: &'a Arc<PluginLogger>,
+    /// Its window on the shared cache.
+    pub cache: &'a Arc<CacheScope>,
+    /// The operator's configuration for it, as JSON text.
+    pub config: Option<&'a str>,
+    /// The metrics its manifest defines.
+    pub metrics: &'a PluginMetrics,
+    /// What the operator granted it, checked against what it declares.
+    pub authorized: &'a Authorized,
+}
+
+/// The RBAC verbs the daemon's ServiceAccount needs on each resource
+/// (`plural`, or `plural/status`) for what plugins do on the cluster.
+pub type Verbs = BTreeMap<GroupResource, BTreeSet<&'static str>>;
+
+/// What one plugin's manifest asks of the cluster, as `herald plugin rbac`
+/// reads it.
+#[derive(Debug, Clone, Copy)]
+pub struct ClusterAsks<'a> {
+    /// The plugin's name.
+    pub plugin: &'a str,
+    /// The capabilities it declares.
+    pub capabilities: &'a [String],
+    /// Its write rules.
+    pub writes: &'a [WriteRule],
+    /// What it subscribes to (a write rule's kind is resolved at the
+    /// version the plugin subscribes to it, if it does).
+    pub subscriptions: &'a [Subscription],
+}
+
+/// One capability: its facts, its state, its host side and its counters.
+/// The capability type itself is the [`HasData`] its imports are linked
+/// with: `Data<'a>` is what they reach during a call.
+pub trait Capability: HasData {
     /// What it is.
     const ABOUT: About;
     /// Its host-wide counters (`()` for a capability that counts nothing).
     type Stats: Stats + Default + std::fmt::Debug + Send + Sync + 'static;
+    /// What every instance of one plugin shares, built when the plugin
+    /// loads (its logger, its access to the API server, …).
+    type Plugin: std::fmt::Debug + Send + Sync + 'static;
+    /// What one instance keeps from call to call (`()` for most).
+    type Instance: Send + 'static;
+    /// Its state for the plugin `setup` describes.
+    fn prepare(setup: &Setup<'_>) -> Self::Plugin;
+    /// Its state for a new instance of the plugin whose state is `plugin`.
+    fn instantiate(plugin: &Self::Plugin) -> Self::Instance;
+    /// What its imports reach during `call`, from the plugin's and the
+    /// instance's state.
+    fn host<'a>(
+        plugin: &'a Self::Plugin,
+        instance: &'a mut Self::Instance,
+        call: CallScope<'a>,
+    ) -> Self::Data<'a>;
+    /// Adds to `verbs` what the daemon's ServiceAccount needs for what
+    /// `asks` declares of this capability: a capability that acts on the
+    /// cluster ([`Acts::OnCluster`]) contributes its rules here, from the
+    /// `rbac.rs` in its folder; the others add nothing.
+    fn rbac(
+        asks: &ClusterAsks<'_>,
+        resolver: &KindResolver,
+        verbs: &mut Verbs,
+    ) -> impl Future<Output = Result<(), KindError>> {
+        let _ = (asks, resolver, verbs);
+        async { Ok(()) }
+    }
+    /// What `herald plugin replay` adds to the line of an API call this
+    /// capability made (Events: what the Event is about), from the
+    /// `replay.rs` in its folder; `None` for the calls of others. (The
+    /// calls themselves are recorded and answered by the backend they went
+    /// through: the API server's, `kube`'s, or the network's, `http`'s.)
+    fn replay_about(request: &super::kube::ApiRequest) -> Option<String> {
+        let _ = request;
+        None
+    }
     /// Links its imports into `linker`, for every world version that has
-    /// them.
-    fn add_to_linker<T: View + 'static>(linker: &mut Linker<T>) -> wasmtime::Result<()>;
+    /// them; `reach` finds them in the store's state.
+    fn add_to_linker<T: View + 'static>(
+        linker: &mut Linker<T>,
+        reach: fn(&mut T) -> Self::Data<'_>,
+    ) -> wasmtime::Result<()>;
 }
 
 /// A capability the operator grants per plugin (`plugins.<name>.grants`):
@@ -106,12 +197,18 @@ impl<S: Stats> Stats for std::sync::Arc<S> {
 
 /// The list of capabilities, and everything generated from it. Given, in
 /// linking order, the capabilities every plugin has (`field:
-/// path::Capability => path::View`) and those the operator grants (`field /
-/// key: …`, `key` being its grant's key under `plugins.<name>.grants`), it
-/// defines in the invoking module:
+/// path::Capability`) and those the operator grants (`field / key: …`,
+/// `key` being its grant's key under `plugins.<name>.grants`), each
+/// optionally followed by `=> path::View`, a view of the store the runtime
+/// implements by hand (only `wasi:http`'s, which shares WASI's resource
+/// table), it defines in the invoking module:
 ///
-/// - `View`, the store state's view of every capability, and
-///   `add_to_linker`, which links them all;
+/// - `PluginCapabilities` and `InstanceCapabilities`, one field per
+///   capability holding its [`Capability::Plugin`] and
+///   [`Capability::Instance`] state, and `Store`, what the runtime's store
+///   state implements to hand them out with the call under way;
+/// - `View`, everything the store state implements, and `add_to_linker`,
+///   which links every capability, each reaching its own state;
 /// - `ABOUT`, each capability's [`About`], in order, and
 ///   `known_capabilities`, the names a manifest may declare;
 /// - `ActionStats`, the host-wide counters, one field per capability;
@@ -122,22 +219,141 @@ impl<S: Stats> Stats for std::sync::Arc<S> {
 ///   plugin's declarations.
 macro_rules! capabilities {
     (
-        every_plugin { $($given:ident: $given_ty:ty => $given_view:path),* $(,)? }
-        granted { $($granted:ident / $key:ident: $granted_ty:ty => $granted_view:path),* $(,)? }
+        every_plugin { $($given:ident: $given_ty:ty $(=> $given_view:path)?),* $(,)? }
+        granted { $($granted:ident / $key:ident: $granted_ty:ty $(=> $granted_view:path)?),* $(,)? }
     ) => {
-        /// Everything the store's state offers the capabilities: one view
-        /// each, as the list in `capability/mod.rs` names them.
-        pub trait View: $($given_view +)* $($granted_view +)* Send {}
+        /// What every capability keeps for one plugin, shared by its
+        /// instances and rebuilt only when the plugin loads again.
+        #[derive(Debug)]
+        pub struct PluginCapabilities {
+            $(
+                #[doc = concat!("The `", stringify!($given), "` capability's.")]
+                pub $given: <$given_ty as factor::Capability>::Plugin,
+            )*
+            $(
+                #[doc = concat!("The `", stringify!($granted), "` capability's.")]
+                pub $granted: <$granted_ty as factor::Capability>::Plugin,
+            )*
+        }
 
-        impl<T> View for T where T: $($given_view +)* $($granted_view +)* Send {}
+        impl PluginCapabilities {
+            /// Every capability's state for the plugin `setup` describes.
+            pub fn prepare(setup: &factor::Setup<'_>) -> Self {
+                PluginCapabilities {
+                    $($given: <$given_ty as factor::Capability>::prepare(setup),)*
+                    $($granted: <$granted_ty as factor::Capability>::prepare(setup),)*
+                }
+            }
+        }
+
+        /// What every capability keeps for one instance, from call to call.
+        pub struct InstanceCapabilities {
+            $(
+                #[doc = concat!("The `", stringify!($given), "` capability's.")]
+                pub $given: <$given_ty as factor::Capability>::Instance,
+            )*
+            $(
+                #[doc = concat!("The `", stringify!($granted), "` capability's.")]
+                pub $granted: <$granted_ty as factor::Capability>::Instance,
+            )*
+        }
+
+        impl InstanceCapabilities {
+            /// Every capability's state for a new instance of `plugin`.
+            pub fn new(plugin: &PluginCapabilities) -> Self {
+                InstanceCapabilities {
+                    $($given: <$given_ty as factor::Capability>::instantiate(&plugin.$given),)*
+                    $($granted: <$granted_ty as factor::Capability>::instantiate(&plugin.$granted),)*
+                }
+            }
+        }
+
+        /// The capabilities' state in a store, and the call under way.
+        pub struct Parts<'a> {
+            /// The plugin's.
+            pub plugin: &'a PluginCapabilities,
+            /// The instance's.
+            pub instance: &'a mut InstanceCapabilities,
+            /// The call under way.
+            pub call: CallScope<'a>,
+        }
+
+        /// Implemented by the runtime's store state: where the
+        /// capabilities find their state.
+        pub trait Store: Send {
+            /// The capabilities' state and the call under way.
+            fn parts(&mut self) -> Parts<'_>;
+        }
+
+        /// Everything the store's state offers the capabilities: their
+        /// state, and the views the list names.
+        pub trait View: Store $($(+ $given_view)?)* $($(+ $granted_view)?)* {}
+
+        impl<T> View for T where T: Store $($(+ $given_view)?)* $($(+ $granted_view)?)* {}
+
+        /// A capability's own fields of the capabilities' state.
+        trait Select: factor::Capability {
+            fn select<'a>(
+                plugin: &'a PluginCapabilities,
+                instance: &'a mut InstanceCapabilities,
+            ) -> (&'a Self::Plugin, &'a mut Self::Instance);
+        }
+
+        $(
+            impl Select for $given_ty {
+                fn select<'a>(
+                    plugin: &'a PluginCapabilities,
+                    instance: &'a mut InstanceCapabilities,
+                ) -> (&'a Self::Plugin, &'a mut Self::Instance) {
+                    (&plugin.$given, &mut instance.$given)
+                }
+            }
+        )*
+        $(
+            impl Select for $granted_ty {
+                fn select<'a>(
+                    plugin: &'a PluginCapabilities,
+                    instance: &'a mut InstanceCapabilities,
+                ) -> (&'a Self::Plugin, &'a mut Self::Instance) {
+                    (&plugin.$granted, &mut instance.$granted)
+                }
+            }
+        )*
+
+        /// What `C`'s imports reach in `store` during the call under way.
+        fn reach<T: Store, C: Select>(store: &mut T) -> <C as wasmtime::component::HasData>::Data<'_> {
+            let Parts { plugin, instance, call } = store.parts();
+            let (plugin, instance) = C::select(plugin, instance);
+            C::host(plugin, instance, call)
+        }
 
         /// Links every capability's imports into `linker`, for every world
         /// version.
         pub fn add_to_linker<T: View + 'static>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
             types_to_linker(linker)?;
-            $(<$given_ty as factor::Capability>::add_to_linker(linker)?;)*
-            $(<$granted_ty as factor::Capability>::add_to_linker(linker)?;)*
+            $(<$given_ty as factor::Capability>::add_to_linker(linker, reach::<T, $given_ty>)?;)*
+            $(<$granted_ty as factor::Capability>::add_to_linker(linker, reach::<T, $granted_ty>)?;)*
             Ok(())
+        }
+
+        /// Adds to `verbs` what every capability needs on the cluster for
+        /// what `asks` declares (`herald plugin rbac`).
+        pub async fn rbac_verbs(
+            asks: &factor::ClusterAsks<'_>,
+            resolver: &crate::discovery::KindResolver,
+            verbs: &mut factor::Verbs,
+        ) -> Result<(), crate::discovery::KindError> {
+            $(<$given_ty as factor::Capability>::rbac(asks, resolver, verbs).await?;)*
+            $(<$granted_ty as factor::Capability>::rbac(asks, resolver, verbs).await?;)*
+            Ok(())
+        }
+
+        /// What the capability that made the API call `request` adds to
+        /// its replay line, if any.
+        pub fn replay_about(request: &kube::ApiRequest) -> Option<String> {
+            None
+                $(.or_else(|| <$given_ty as factor::Capability>::replay_about(request)))*
+                $(.or_else(|| <$granted_ty as factor::Capability>::replay_about(request)))*
         }
 
         /// What each capability is, in linking order.
@@ -222,16 +438,13 @@ macro_rules! capabilities {
             /// Checks what `declared` asks of the granted capabilities
             /// against these grants: the message names the first grant
             /// missing and the key to add.
-            fn cover(&self, declared: &Declared<'_>) -> Result<(), String> {
+            fn cover(&self, declared: &Declared<'_>) -> Result<(), grants::NotGranted> {
                 $(
                     <$granted_ty as factor::Granted>::covers(&self.$key, declared).map_err(
-                        |missing| {
-                            format!(
-                                "plugin {:?} {missing} (plugins.{}.grants.{})",
-                                declared.plugin,
-                                declared.plugin,
-                                stringify!($key),
-                            )
+                        |missing| grants::NotGranted::Grant {
+                            plugin: declared.plugin.to_owned(),
+                            key: stringify!($key),
+                            missing,
                         },
                     )?;
                 )*

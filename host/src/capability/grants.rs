@@ -1,12 +1,11 @@
 //! What a plugin declares, and its authorization when it loads: its
 //! declarations are checked against what the operator granted (the
-//! [`Grants`] the capability list generates) and, if covered, each
-//! capability that acts outside the host gets the plugin's access. A
-//! plugin that declares more than it was granted is not loaded, and the
-//! error names the grant to add.
+//! [`Grants`] the capability list generates) and, if covered, the plugin
+//! is [`Authorized`]: what each capability that acts outside the host
+//! builds the plugin's access from (`Capability::prepare`). A plugin that
+//! declares more than it was granted is not loaded, and the error names
+//! the grant to add.
 
-use super::events::{EventsAccess, EventsGrant};
-use super::http::Egress;
 use super::kube::{KubeAccess, WriteRule};
 use super::reads::{Read, Reads};
 use super::{AuditLog, ClusterAccess, Grants};
@@ -32,19 +31,59 @@ impl Declared<'_> {
     }
 }
 
-/// What one plugin may do through the capabilities that act outside the
-/// host, each ready for its instances.
+/// Why a plugin is not loaded: it declares what the operator did not
+/// grant it. The message names the plugin and the grant to add.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotGranted {
+    /// It reads (subscribes to) a kind its read grants do not cover.
+    #[error("{refusal}")]
+    Read {
+        /// The plugin.
+        plugin: String,
+        /// The kind it may not read.
+        kind: String,
+        /// Why, and the grant that would cover it.
+        refusal: String,
+    },
+    /// It declares more of a granted capability than its grant covers.
+    #[error("plugin {plugin:?} {missing} (plugins.{plugin}.grants.{key})")]
+    Grant {
+        /// The plugin.
+        plugin: String,
+        /// The grant's key under `plugins.<name>.grants`.
+        key: &'static str,
+        /// What the grant is missing.
+        missing: String,
+    },
+}
+
+/// A plugin whose declarations its grants cover: what the capabilities
+/// that act outside the host build its access from.
 #[derive(Debug)]
 pub struct Authorized {
-    /// Its Kubernetes API calls.
-    pub kube: Arc<KubeAccess>,
-    /// Its Events.
-    pub events: Arc<EventsAccess>,
-    /// Its outbound HTTP.
-    pub http: Arc<Egress>,
+    /// The plugin's name.
+    pub plugin: String,
+    /// What the operator granted it.
+    pub grants: Grants,
+    /// The capabilities it declares and may use (none for calls that must
+    /// have no side effects).
+    pub capabilities: Vec<String>,
+    /// How the plugins of this host reach the world outside it; `None`
+    /// offline.
+    pub access: Option<ClusterAccess>,
+    /// Its audit log.
+    pub audit: Arc<AuditLog>,
+    /// Its way to the API server, which `kube` and `events` share (one
+    /// rate limit, one mode, one audit).
+    pub api: Arc<KubeAccess>,
 }
 
 impl Authorized {
+    /// True when the plugin declares `capability` and may use it.
+    pub fn declares(&self, capability: &str) -> bool {
+        self.capabilities.iter().any(|c| c == capability)
+    }
+
     /// Nothing granted: a plugin asking for nothing, or one not yet known
     /// (while its manifest is read).
     pub fn none(plugin: &str) -> Self {
@@ -80,7 +119,7 @@ impl Grants {
         declared: Declared<'_>,
         access: Option<ClusterAccess>,
         audit: Arc<AuditLog>,
-    ) -> Result<Authorized, String> {
+    ) -> Result<Authorized, NotGranted> {
         self.authorize_with(declared, access, audit, None)
     }
 
@@ -93,7 +132,7 @@ impl Grants {
         access: Option<ClusterAccess>,
         audit: Arc<AuditLog>,
         why: &'static str,
-    ) -> Result<Authorized, String> {
+    ) -> Result<Authorized, NotGranted> {
         let reads_only = Declared {
             capabilities: &[],
             ..declared
@@ -107,7 +146,7 @@ impl Grants {
         access: Option<ClusterAccess>,
         audit: Arc<AuditLog>,
         writes_refused: Option<&'static str>,
-    ) -> Result<Authorized, String> {
+    ) -> Result<Authorized, NotGranted> {
         let plugin = declared.plugin;
         if !self.all_declared
             && let Some(read) = declared
@@ -115,7 +154,11 @@ impl Grants {
                 .iter()
                 .find(|r| self.reads.allows(r).is_none())
         {
-            return Err(self.reads.refusal(plugin, read));
+            return Err(NotGranted::Read {
+                plugin: plugin.to_owned(),
+                kind: read.kind.to_owned(),
+                refusal: self.reads.refusal(plugin, read),
+            });
         }
         if !self.all_declared {
             self.cover(&declared)?;
@@ -140,42 +183,17 @@ impl Grants {
             access.clone(),
             audit.clone(),
         );
-        let kube = Arc::new(match writes_refused {
+        let api = Arc::new(match writes_refused {
             Some(why) => kube.refusing_writes(why),
             None => kube,
         });
-        let events = if !declared.declares(super::events::CAPABILITY) {
-            None
-        } else if self.all_declared {
-            Some(EventsGrant {
-                namespaces: [super::kube::ALL_NAMESPACES.to_owned()].into(),
-            })
-        } else {
-            self.events.clone()
-        };
-        let events = Arc::new(EventsAccess::new(events, kube.clone()));
-        // Outbound HTTP needs both the manifest's declaration and the grant.
-        let declares_http = declared.declares(super::http::CAPABILITY);
-        let offline = access
-            .as_ref()
-            .and_then(|access| access.offline_http.clone())
-            .filter(|_| self.all_declared && declares_http);
-        let http = match offline {
-            Some(answerer) => Egress::offline(plugin, answerer),
-            None => Egress::new(
-                plugin,
-                self.http.clone().filter(|_| declares_http),
-                access
-                    .as_ref()
-                    .map(|access| access.stats.http.clone())
-                    .unwrap_or_default(),
-            )
-            .with_audit(audit),
-        };
         Ok(Authorized {
-            kube,
-            events,
-            http: Arc::new(http.in_mode(self.mode)),
+            plugin: plugin.to_owned(),
+            grants: self.clone(),
+            capabilities: declared.capabilities.to_vec(),
+            access,
+            audit,
+            api,
         })
     }
 }

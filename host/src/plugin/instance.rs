@@ -8,8 +8,9 @@ use super::limits::{
     HandleLimitExceeded, InstanceLimiter, MAX_HOST_RESOURCES, MemoryLimitExceeded,
 };
 use super::loaded::{LoadedPlugin, new_store_with};
-use super::state::{HostState, PluginContext};
+use super::state::HostState;
 use super::world::{AdmissionAnswer, AdmissionCall, HandlerCall, Plugin};
+use crate::capability::PluginCapabilities;
 use crate::wit::abi::EventContext;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,7 +36,7 @@ pub struct PluginInstance {
     plugin: LoadedPlugin,
     /// What its host calls act for: the plugin's context, or its admission
     /// context.
-    context: Arc<PluginContext>,
+    context: Arc<PluginCapabilities>,
     live: Option<Live>,
     rebuilds: u64,
 }
@@ -223,7 +224,7 @@ impl PluginInstance {
 /// start-up code bounded by the call deadline.
 async fn instantiate(
     plugin: &LoadedPlugin,
-    context: &Arc<PluginContext>,
+    context: &Arc<PluginCapabilities>,
 ) -> Result<Live, CallError> {
     let mut store = new_store_with(plugin.engine(), context.clone(), plugin.limits());
     let deadline = plugin.limits().call_deadline;

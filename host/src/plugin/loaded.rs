@@ -8,14 +8,12 @@ use super::error::{CallError, LoadError};
 use super::instance::classify;
 use super::limits::{IdlePolicy, LimitError, LimitPolicy, Limits};
 use super::manifest::{Manifest, ManifestError, RequestedLimits};
-use super::state::{HostState, PluginContext};
+use super::state::{HostState, granted_nothing};
 use super::world::PluginPre;
 use crate::capability::cache::CacheScope;
 use crate::capability::log::{LogRate, LogSink, PluginLogger, TracingSink};
-use crate::capability::metrics::{
-    DEFAULT_MAX_SERIES, MetricDefinition, PluginMetrics, PluginMetricsRegistry,
-};
-use crate::capability::{Authorized, ClusterAccess, Declared, Grants};
+use crate::capability::metrics::{DEFAULT_MAX_SERIES, MetricDefinition, PluginMetricsRegistry};
+use crate::capability::{ClusterAccess, Declared, Grants, PluginCapabilities, Setup};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use std::time::Instant;
@@ -95,10 +93,10 @@ struct Inner {
     manifest: Manifest,
     limits: Limits,
     idle: IdlePolicy,
-    context: Arc<PluginContext>,
+    context: Arc<PluginCapabilities>,
     /// The context of its admission calls (reads only); `None` when it
     /// admits nothing.
-    admission_context: Option<Arc<PluginContext>>,
+    admission_context: Option<Arc<PluginCapabilities>>,
     /// Whether its admission decisions are enforced or audited.
     admission_mode: crate::capability::AdmissionMode,
     digest: String,
@@ -235,13 +233,13 @@ impl LoadedPlugin {
     }
 
     /// Its logger, cache scope and configuration.
-    pub fn context(&self) -> &Arc<PluginContext> {
+    pub fn context(&self) -> &Arc<PluginCapabilities> {
         &self.inner.context
     }
 
     /// What its admission calls act for: its reads, no side effects; `None`
     /// when it admits nothing.
-    pub fn admission_context(&self) -> Option<&Arc<PluginContext>> {
+    pub fn admission_context(&self) -> Option<&Arc<PluginCapabilities>> {
         self.inner.admission_context.as_ref()
     }
 
@@ -285,13 +283,7 @@ fn read_manifest(
         options.sink.clone(),
         options.log_rate,
     ));
-    let context = Arc::new(PluginContext::new(
-        logger,
-        Arc::new(CacheScope::default()),
-        config,
-        Authorized::none("(loading)"),
-        PluginMetrics::detached("(loading)"),
-    ));
+    let context = granted_nothing(logger, config.as_deref());
     let limits = options.policy.default;
     let mut store = new_store_with(engine, context, limits);
     let deadline = Instant::now() + limits.call_deadline;
@@ -416,23 +408,23 @@ fn build(
                     ADMISSION_HAS_NO_SIDE_EFFECTS,
                 )
                 .map_err(|e| LoadError::Manifest(ManifestError::NotGranted(e)))?;
-            Some(Arc::new(PluginContext::new(
-                logger.clone(),
-                cache.clone(),
-                options.config.clone(),
-                reads_only,
-                metrics.clone(),
-            )))
+            Some(Arc::new(PluginCapabilities::prepare(&Setup {
+                logger: &logger,
+                cache: &cache,
+                config: options.config.as_deref(),
+                metrics: &metrics,
+                authorized: &reads_only,
+            })))
         }
         None => None,
     };
-    let context = Arc::new(PluginContext::new(
-        logger,
-        cache,
-        options.config,
-        authorized,
-        metrics,
-    ));
+    let context = Arc::new(PluginCapabilities::prepare(&Setup {
+        logger: &logger,
+        cache: &cache,
+        config: options.config.as_deref(),
+        metrics: &metrics,
+        authorized: &authorized,
+    }));
     Ok(LoadedPlugin {
         inner: Arc::new(Inner {
             engine,
@@ -522,7 +514,7 @@ impl Identified {
 /// A store for one instance, limited by `limits`, with deadline traps armed.
 pub(crate) fn new_store_with(
     engine: &PluginEngine,
-    context: Arc<PluginContext>,
+    context: Arc<PluginCapabilities>,
     limits: Limits,
 ) -> wasmtime::Store<HostState> {
     let limiter = super::limits::InstanceLimiter::new(&limits);
@@ -568,18 +560,15 @@ mod tests {
         component: &Component,
         cap: u64,
     ) -> (Option<wasmtime::Error>, bool) {
-        let context = Arc::new(PluginContext::new(
+        let context = granted_nothing(
             Arc::new(PluginLogger::new(
                 "two-memories".into(),
                 "-".into(),
                 Arc::new(MemorySink::default()),
                 LogRate::default(),
             )),
-            Arc::default(),
             None,
-            Authorized::none("two-memories"),
-            PluginMetrics::detached("two-memories"),
-        ));
+        );
         let limits = Limits {
             call_deadline: Duration::from_secs(5),
             memory_bytes: cap,

@@ -250,7 +250,7 @@ pub enum ManifestError {
     WriteRule(#[from] crate::capability::kube::RuleError),
     /// The plugin asks for more than the operator granted.
     #[error("{0}")]
-    NotGranted(String),
+    NotGranted(#[from] crate::capability::NotGranted),
     /// A metric definition breaks a rule or contradicts another plugin's
     /// (see [`crate::capability::metrics`]).
     #[error("{0}")]

@@ -49,6 +49,5 @@ pub use manifest::{
     Subscription, is_plugin_name,
 };
 pub use pool::{Busy, Demand, DispatchConfig, MAX_WORKERS, default_workers, idle};
-pub use state::PluginContext;
 pub(crate) use world::HandlerCall;
 pub use world::{AdmissionAnswer, AdmissionCall};

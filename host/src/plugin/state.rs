@@ -1,67 +1,37 @@
-//! The store's state of one instance, and the views each capability takes
-//! of it ([`crate::capability::View`]); the WASI sandbox every instance
-//! runs in.
+//! The store's state of one instance: the WASI sandbox every instance
+//! runs in, and each capability's state (the list in `capability/mod.rs`
+//! generates both the state and how its imports reach it; the runtime
+//! only hands it out with the call under way, [`Store`]).
 
 use super::limits::{InstanceLimiter, MAX_HOST_RESOURCES};
-use crate::capability::cache::{CacheHost, CacheScope, CacheView};
-use crate::capability::config::{ConfigHost, ConfigView};
-use crate::capability::deadline::{DeadlineHost, DeadlineView};
-use crate::capability::events::{EventsAccess, EventsHost, EventsView};
-use crate::capability::http::{Egress, HttpInstance};
-use crate::capability::kube::{KubeAccess, KubeHost, KubeView};
 use crate::capability::log::stdio::LogStream;
-use crate::capability::log::{LogHost, LogSource, LogView, PluginLogger};
-use crate::capability::metrics::{MetricsHost, MetricsView, PluginMetrics};
-use crate::capability::workqueue::{Requeue, WorkqueueHost, WorkqueueView};
-use crate::capability::{AnswerBudget, Authorized, CallScope};
+use crate::capability::log::{LogSource, PluginLogger};
+use crate::capability::metrics::PluginMetrics;
+use crate::capability::{
+    AnswerBudget, Authorized, CallScope, InstanceCapabilities, Parts, PluginCapabilities, Setup,
+    Store,
+};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtxView, WasiHttpView};
 
-/// What every instance of one loaded plugin shares, capability by
-/// capability: its logger, its window on the cache, its configuration, its
-/// access to the world outside the host and its metrics. Survives instance
-/// rebuilds.
-#[derive(Debug)]
-pub struct PluginContext {
-    /// The plugin's logger (rate-limited, tagged with its name).
-    pub logger: Arc<PluginLogger>,
-    /// The plugin's cache look-ups.
-    pub cache: Arc<CacheScope>,
-    /// The operator's configuration for the plugin, as JSON text.
-    pub config: Option<String>,
-    /// Its Kubernetes API calls.
-    pub kube: Arc<KubeAccess>,
-    /// Its Events.
-    pub events: Arc<EventsAccess>,
-    /// Its outbound HTTP.
-    pub egress: Arc<Egress>,
-    /// The metrics its manifest defines: what its metric imports update.
-    pub metrics: PluginMetrics,
-}
-
-impl PluginContext {
-    /// The context of a plugin with `logger`, `cache`, `config`, what the
-    /// operator `authorized` and `metrics`.
-    pub fn new(
-        logger: Arc<PluginLogger>,
-        cache: Arc<CacheScope>,
-        config: Option<String>,
-        authorized: Authorized,
-        metrics: PluginMetrics,
-    ) -> Self {
-        PluginContext {
-            logger,
-            cache,
-            config,
-            kube: authorized.kube,
-            events: authorized.events,
-            egress: authorized.http,
-            metrics,
-        }
-    }
+/// The capabilities' state of a plugin granted nothing, with no cache
+/// window and detached metrics, logging to `logger` and configured with
+/// `config`: a plugin whose manifest is being read, and tests.
+pub(crate) fn granted_nothing(
+    logger: Arc<PluginLogger>,
+    config: Option<&str>,
+) -> Arc<PluginCapabilities> {
+    let name = logger.plugin().to_owned();
+    Arc::new(PluginCapabilities::prepare(&Setup {
+        logger: &logger,
+        cache: &Arc::default(),
+        config,
+        metrics: &PluginMetrics::detached(&name),
+        authorized: &Authorized::none(&name),
+    }))
 }
 
 /// Handles one count of an instance's resource table pays for, per
@@ -78,14 +48,15 @@ pub(crate) struct HostState {
     /// the instance has hit a limit, so that its next call traps.
     spent: ResourceTable,
     pub(crate) limiter: InstanceLimiter,
-    context: Arc<PluginContext>,
+    /// What every capability keeps for the plugin.
+    plugin: Arc<PluginCapabilities>,
+    /// What every capability keeps for this instance.
+    instance: InstanceCapabilities,
     stdout: LogStream,
     stderr: LogStream,
     /// When the call under way must end: host calls that wait on I/O give
     /// up in time for the plugin to see why.
     pub(crate) deadline: Option<Instant>,
-    /// `wasi:http`'s per-instance state.
-    http: HttpInstance,
     /// `wasi:http` calls left before the next count of what the instance
     /// holds ([`HostState::charge_host_resources`]).
     uncounted_http_calls: usize,
@@ -93,17 +64,15 @@ pub(crate) struct HostState {
     /// `wasi:http`, the only ways to it) since the last count: a call
     /// that did not cannot have changed what the instance holds.
     table_reached: bool,
-    /// The requeue request of the call under way (`workqueue`).
-    requeue: Requeue,
 }
 
 impl HostState {
     /// A sandbox that denies everything WASI offers except clocks and
     /// randomness: no files, no environment, no arguments, no sockets, no
     /// stdin; stdout and stderr become log lines.
-    pub(crate) fn new(context: Arc<PluginContext>, limiter: InstanceLimiter) -> Self {
-        let stdout = LogStream::new(context.logger.clone(), LogSource::Stdout);
-        let stderr = LogStream::new(context.logger.clone(), LogSource::Stderr);
+    pub(crate) fn new(plugin: Arc<PluginCapabilities>, limiter: InstanceLimiter) -> Self {
+        let stdout = LogStream::new(plugin.log.clone(), LogSource::Stdout);
+        let stderr = LogStream::new(plugin.log.clone(), LogSource::Stderr);
         let wasi = WasiCtx::builder()
             .stdout(stdout.clone())
             .stderr(stderr.clone())
@@ -111,7 +80,6 @@ impl HostState {
             .allow_udp(false)
             .allow_ip_name_lookup(false)
             .build();
-        let http = HttpInstance::new(&context.egress);
         let mut table = ResourceTable::new();
         table.set_max_capacity(MAX_HOST_RESOURCES);
         let mut spent = ResourceTable::new();
@@ -121,21 +89,20 @@ impl HostState {
             table,
             spent,
             limiter,
-            context,
+            instance: InstanceCapabilities::new(&plugin),
+            plugin,
             stdout,
             stderr,
             deadline: None,
-            http,
             uncounted_http_calls: 0,
             table_reached: false,
-            requeue: Requeue::default(),
         }
     }
 
     /// Takes the call's requeue request, leaving none (before and after
     /// each call; see [`Handled`](super::Handled)).
     pub(crate) fn take_requeue(&mut self) -> Option<Duration> {
-        self.requeue.take()
+        self.instance.workqueue.take()
     }
 
     /// At the end of a handler call, charges what the instance holds if
@@ -210,80 +177,19 @@ impl WasiHttpView for HostState {
         };
         // After the count: what this call adds is counted at the next.
         self.table_reached = true;
-        self.http.view(table, self.deadline)
+        self.instance.http.view(table, self.deadline)
     }
 }
 
-impl LogView for HostState {
-    fn log(&mut self) -> LogHost<'_> {
-        LogHost {
-            logger: &self.context.logger,
-        }
-    }
-}
-
-impl ConfigView for HostState {
-    fn config(&mut self) -> ConfigHost<'_> {
-        ConfigHost {
-            config: self.context.config.as_deref(),
-        }
-    }
-}
-
-impl CacheView for HostState {
-    fn cache(&mut self) -> CacheHost<'_> {
-        CacheHost {
-            scope: &self.context.cache,
+impl Store for HostState {
+    fn parts(&mut self) -> Parts<'_> {
+        Parts {
+            plugin: &self.plugin,
+            instance: &mut self.instance,
             call: CallScope {
                 deadline: self.deadline,
                 budget: &mut self.limiter,
             },
-        }
-    }
-}
-
-impl WorkqueueView for HostState {
-    fn workqueue(&mut self) -> WorkqueueHost<'_> {
-        WorkqueueHost {
-            requeue: &mut self.requeue,
-        }
-    }
-}
-
-impl MetricsView for HostState {
-    fn metrics(&mut self) -> MetricsHost<'_> {
-        MetricsHost {
-            metrics: &self.context.metrics,
-            logger: &self.context.logger,
-        }
-    }
-}
-
-impl DeadlineView for HostState {
-    fn deadline(&mut self) -> DeadlineHost {
-        DeadlineHost {
-            deadline: self.deadline,
-        }
-    }
-}
-
-impl KubeView for HostState {
-    fn kube(&mut self) -> KubeHost<'_> {
-        KubeHost {
-            access: &self.context.kube,
-            call: CallScope {
-                deadline: self.deadline,
-                budget: &mut self.limiter,
-            },
-        }
-    }
-}
-
-impl EventsView for HostState {
-    fn events(&mut self) -> EventsHost<'_> {
-        EventsHost {
-            access: &self.context.events,
-            deadline: self.deadline,
         }
     }
 }
@@ -296,18 +202,15 @@ mod tests {
     use wasmtime_wasi_http::FieldMap;
 
     fn state(memory_bytes: u64) -> HostState {
-        let context = Arc::new(PluginContext::new(
+        let context = granted_nothing(
             Arc::new(PluginLogger::new(
                 "hoarder".into(),
                 "-".into(),
                 Arc::new(MemorySink::default()),
                 LogRate::default(),
             )),
-            Arc::default(),
             None,
-            crate::capability::Authorized::none("hoarder"),
-            PluginMetrics::detached("hoarder"),
-        ));
+        );
         let limits = Limits {
             call_deadline: Duration::from_secs(1),
             memory_bytes,

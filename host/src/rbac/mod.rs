@@ -1,18 +1,19 @@
 //! Least-privilege RBAC derived from what plugins declare: `herald plugin
-//! rbac` prints the ClusterRole; `deploy/rbac.yaml` holds the one for the
-//! shipped plugins, and a test keeps the two equal. Each capability
-//! contributes its own rules from its folder: reads (`list` and `watch` on
-//! every subscribed resource, [`crate::capability::reads::rbac`]), the
-//! Kubernetes capability (its write rules' verbs,
-//! [`crate::capability::kube::rbac`]) and Events
-//! ([`crate::capability::events::rbac`]); this module adds `get` on the
+//! rbac` prints the ClusterRole; `deploy/10-rbac.yaml` holds the one for the
+//! shipped plugins, and a test keeps the two equal. Reads give `list` and
+//! `watch` on every subscribed resource
+//! ([`crate::capability::reads::rbac`]); each capability that acts on the
+//! cluster contributes its own rules from its folder through its
+//! `Capability::rbac` hook (the Kubernetes capability its write rules'
+//! verbs, [`crate::capability::kube::rbac`]; Events theirs,
+//! [`crate::capability::events::rbac`]); this module adds `get` on the
 //! discovery endpoints kinds are resolved through, and assembles the rules.
 //!
 //! Kinds are turned into resource names by k8s-openapi's metadata for
 //! built-in kinds or by the cluster's discovery
 //! ([`crate::discovery::KindResolver`]); nothing guesses a plural.
 
-use crate::capability::{events, kube, reads};
+use crate::capability::{self, ClusterAsks, Verbs, reads};
 use crate::discovery::{GroupResource, KindError, KindResolver};
 use crate::plugin::Manifest;
 use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule};
@@ -50,26 +51,24 @@ pub async fn watched_resources<'a>(
 }
 
 /// The RBAC verbs plugins need on each resource (`plural`, or
-/// `plural/status`) for the writes they declare and the Events they
-/// publish.
-pub type WriteVerbs = BTreeMap<GroupResource, BTreeSet<&'static str>>;
+/// `plural/status`) for what they do on the cluster.
+pub type WriteVerbs = Verbs;
 
-/// The verbs plugins need for their declared writes and Events.
+/// The verbs plugins need for what their capabilities do on the cluster
+/// (each capability's own rules: [`capability::rbac_verbs`]).
 pub async fn write_verbs<'a>(
     manifests: impl IntoIterator<Item = &'a Manifest>,
     resolver: &KindResolver,
 ) -> Result<WriteVerbs, KindError> {
     let mut verbs = WriteVerbs::new();
     for manifest in manifests {
-        kube::rbac::write_verbs(
-            &manifest.name,
-            &manifest.writes,
-            &manifest.subscriptions,
-            resolver,
-            &mut verbs,
-        )
-        .await?;
-        events::rbac::event_verbs(&manifest.capabilities, &mut verbs);
+        let asks = ClusterAsks {
+            plugin: &manifest.name,
+            capabilities: &manifest.capabilities,
+            writes: &manifest.writes,
+            subscriptions: &manifest.subscriptions,
+        };
+        capability::rbac_verbs(&asks, resolver, &mut verbs).await?;
     }
     Ok(verbs)
 }

@@ -46,9 +46,9 @@
 
 use crate::capability::http::replay::{HttpFailure, HttpIntent, HttpScript, HttpScriptError};
 use crate::capability::http::{OfflineHttp, OfflineRequest, OfflineResponse};
+use crate::capability::kube;
 use crate::capability::kube::replay::{KubeScript, KubeScriptError};
 use crate::capability::kube::{ApiBackend, ApiRequest, KubeError, Operation};
-use crate::capability::{events, kube};
 use crate::gvk::Gvk;
 use crate::store::ObjectReader;
 use crate::store::Store;
@@ -65,11 +65,12 @@ pub struct Intent {
 }
 
 impl Intent {
-    /// One line, as the capability the call belongs to renders it:
+    /// One line, as the capability the call belongs to renders it
+    /// (`kube`'s summary, with what another capability adds):
     /// `apply networking.k8s.io/v1/NetworkPolicy team-a/x (force) → ok`, or
     /// `create events.k8s.io/v1/Event shop/… about Pod shop/web → ok`.
     pub fn summary(&self) -> String {
-        let about = events::replay::about(&self.request);
+        let about = crate::capability::replay_about(&self.request);
         kube::replay::summary(&self.request, &self.answer, about.as_deref())
     }
 }

@@ -111,7 +111,7 @@ impl Replayer {
                 .map(|s| (s.gvk.clone(), s.store.clone() as Arc<dyn ObjectReader>))
                 .collect(),
         );
-        let metrics = plugin.context().metrics.clone();
+        let metrics = plugin.context().metrics.defined.clone();
         metrics.record_updates();
         let instance = PluginInstance::new(plugin)?;
         Ok(Replayer {

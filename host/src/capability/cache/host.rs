@@ -7,7 +7,7 @@ use crate::gvk::Gvk;
 use crate::store::CachedObject;
 use crate::wit::{v0_1, v0_2, v0_3};
 use std::sync::Arc;
-use wasmtime::component::{HasData, Linker};
+use wasmtime::component::Linker;
 
 /// What the `cache` and `index` imports reach: the plugin's window on the
 /// cache, and the call's memory budget for answers.
@@ -18,23 +18,15 @@ pub struct CacheHost<'a> {
     pub call: CallScope<'a>,
 }
 
-/// Implemented by the store's state: the `cache` capability's view of it.
-pub trait CacheView: Send {
-    /// The plugin's cache scope and the call's budget.
-    fn cache(&mut self) -> CacheHost<'_>;
-}
-
-struct HasCache;
-
-impl HasData for HasCache {
-    type Data<'a> = CacheHost<'a>;
-}
-
-/// Links `cache` (every world version) and `index` (0.3.0 and later).
-pub fn add_to_linker<T: CacheView + 'static>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
-    v0_1::herald::plugin::cache::add_to_linker::<T, HasCache>(linker, T::cache)?;
-    v0_2::herald::plugin::cache::add_to_linker::<T, HasCache>(linker, T::cache)?;
-    v0_3::herald::plugin0_3_0::index::add_to_linker::<T, HasCache>(linker, T::cache)
+/// Links `cache` (every world version) and `index` (0.3.0 and later); `reach`
+/// finds what they reach in the store's state.
+pub(super) fn add_to_linker<T: Send + 'static>(
+    linker: &mut Linker<T>,
+    reach: fn(&mut T) -> CacheHost<'_>,
+) -> wasmtime::Result<()> {
+    v0_1::herald::plugin::cache::add_to_linker::<T, super::Cache>(linker, reach)?;
+    v0_2::herald::plugin::cache::add_to_linker::<T, super::Cache>(linker, reach)?;
+    v0_3::herald::plugin0_3_0::index::add_to_linker::<T, super::Cache>(linker, reach)
 }
 
 type Answer<T, E> = wasmtime::Result<Result<T, E>>;

@@ -21,7 +21,7 @@ mod host;
 mod index;
 mod scope;
 
-pub use host::{CacheHost, CacheView, add_to_linker};
+pub use host::CacheHost;
 pub use index::{IndexDefinition, IndexError};
 pub use scope::{CacheScope, LookupError};
 
@@ -36,10 +36,31 @@ impl super::factor::Capability for Cache {
         acts: super::factor::Acts::InsideHost,
     };
     type Stats = ();
+    type Plugin = std::sync::Arc<CacheScope>;
+    type Instance = ();
+
+    fn prepare(setup: &super::factor::Setup<'_>) -> Self::Plugin {
+        setup.cache.clone()
+    }
+
+    fn instantiate(_: &Self::Plugin) {}
+
+    fn host<'a>(
+        scope: &'a Self::Plugin,
+        _: &'a mut (),
+        call: super::CallScope<'a>,
+    ) -> CacheHost<'a> {
+        CacheHost { scope, call }
+    }
 
     fn add_to_linker<T: super::View + 'static>(
         linker: &mut wasmtime::component::Linker<T>,
+        reach: fn(&mut T) -> CacheHost<'_>,
     ) -> wasmtime::Result<()> {
-        host::add_to_linker(linker)
+        host::add_to_linker(linker, reach)
     }
+}
+
+impl wasmtime::component::HasData for Cache {
+    type Data<'a> = CacheHost<'a>;
 }

@@ -19,24 +19,6 @@ pub struct ConfigHost<'a> {
     pub config: Option<&'a str>,
 }
 
-/// Implemented by the store's state: the `config` capability's view of it.
-pub trait ConfigView: Send {
-    /// The plugin's configuration.
-    fn config(&mut self) -> ConfigHost<'_>;
-}
-
-struct HasConfig;
-
-impl HasData for HasConfig {
-    type Data<'a> = ConfigHost<'a>;
-}
-
-/// Links the `config` import of every world version.
-pub fn add_to_linker<T: ConfigView + 'static>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
-    v0_1::herald::plugin::config::add_to_linker::<T, HasConfig>(linker, T::config)?;
-    v0_2::herald::plugin::config::add_to_linker::<T, HasConfig>(linker, T::config)
-}
-
 impl v0_1::herald::plugin::config::Host for ConfigHost<'_> {
     fn get(&mut self) -> Option<String> {
         self.config.map(str::to_owned)
@@ -60,10 +42,35 @@ impl super::factor::Capability for Config {
         acts: super::factor::Acts::InsideHost,
     };
     type Stats = ();
+    type Plugin = Option<String>;
+    type Instance = ();
 
-    fn add_to_linker<T: super::View + 'static>(
-        linker: &mut wasmtime::component::Linker<T>,
-    ) -> wasmtime::Result<()> {
-        add_to_linker(linker)
+    fn prepare(setup: &super::factor::Setup<'_>) -> Self::Plugin {
+        setup.config.map(str::to_owned)
     }
+
+    fn instantiate(_: &Self::Plugin) {}
+
+    fn host<'a>(
+        config: &'a Self::Plugin,
+        _: &'a mut (),
+        _: super::CallScope<'a>,
+    ) -> ConfigHost<'a> {
+        ConfigHost {
+            config: config.as_deref(),
+        }
+    }
+
+    /// Links the `config` import of every world version.
+    fn add_to_linker<T: super::View + 'static>(
+        linker: &mut Linker<T>,
+        reach: fn(&mut T) -> ConfigHost<'_>,
+    ) -> wasmtime::Result<()> {
+        v0_1::herald::plugin::config::add_to_linker::<T, Config>(linker, reach)?;
+        v0_2::herald::plugin::config::add_to_linker::<T, Config>(linker, reach)
+    }
+}
+
+impl HasData for Config {
+    type Data<'a> = ConfigHost<'a>;
 }

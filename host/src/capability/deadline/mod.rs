@@ -20,23 +20,6 @@ pub struct DeadlineHost {
     pub deadline: Option<Instant>,
 }
 
-/// Implemented by the store's state: the `deadline` capability's view.
-pub trait DeadlineView: Send {
-    /// The call's deadline.
-    fn deadline(&mut self) -> DeadlineHost;
-}
-
-struct HasDeadline;
-
-impl HasData for HasDeadline {
-    type Data<'a> = DeadlineHost;
-}
-
-/// Links `deadline` (0.4.0 and later).
-pub fn add_to_linker<T: DeadlineView + 'static>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
-    deadline::add_to_linker::<T, HasDeadline>(linker, T::deadline)
-}
-
 impl deadline::Host for DeadlineHost {
     fn remaining_ms(&mut self) -> u64 {
         remaining_ms(self.deadline, Instant::now())
@@ -64,12 +47,30 @@ impl super::factor::Capability for Deadline {
         acts: super::factor::Acts::InsideHost,
     };
     type Stats = ();
+    type Plugin = ();
+    type Instance = ();
 
-    fn add_to_linker<T: super::View + 'static>(
-        linker: &mut wasmtime::component::Linker<T>,
-    ) -> wasmtime::Result<()> {
-        add_to_linker(linker)
+    fn prepare(_: &super::factor::Setup<'_>) {}
+
+    fn instantiate(_: &()) {}
+
+    fn host<'a>(_: &'a (), _: &'a mut (), call: super::CallScope<'a>) -> DeadlineHost {
+        DeadlineHost {
+            deadline: call.deadline,
+        }
     }
+
+    /// Links `deadline` (0.4.0 and later).
+    fn add_to_linker<T: super::View + 'static>(
+        linker: &mut Linker<T>,
+        reach: fn(&mut T) -> DeadlineHost,
+    ) -> wasmtime::Result<()> {
+        deadline::add_to_linker::<T, Deadline>(linker, reach)
+    }
+}
+
+impl HasData for Deadline {
+    type Data<'a> = DeadlineHost;
 }
 
 #[cfg(test)]

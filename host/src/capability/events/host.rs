@@ -6,7 +6,7 @@ use crate::wit::v0_2::herald::plugin::events as wit;
 use crate::wit::v0_2::herald::plugin::kube as wit_kube;
 use std::sync::Arc;
 use std::time::Instant;
-use wasmtime::component::{HasData, Linker};
+use wasmtime::component::Linker;
 
 /// What the `events` import reaches: the plugin's Events and the deadline of
 /// the call under way.
@@ -17,21 +17,13 @@ pub struct EventsHost<'a> {
     pub deadline: Option<Instant>,
 }
 
-/// Implemented by the store's state: the `events` capability's view.
-pub trait EventsView: Send {
-    /// The plugin's Events and the call's deadline.
-    fn events(&mut self) -> EventsHost<'_>;
-}
-
-struct HasEvents;
-
-impl HasData for HasEvents {
-    type Data<'a> = EventsHost<'a>;
-}
-
-/// Links `events` (0.2.0 and later).
-pub fn add_to_linker<T: EventsView + 'static>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
-    wit::add_to_linker::<T, HasEvents>(linker, T::events)
+/// Links `events` (0.2.0 and later); `reach`
+/// finds what they reach in the store's state.
+pub(super) fn add_to_linker<T: Send + 'static>(
+    linker: &mut Linker<T>,
+    reach: fn(&mut T) -> EventsHost<'_>,
+) -> wasmtime::Result<()> {
+    wit::add_to_linker::<T, super::Events>(linker, reach)
 }
 
 impl From<wit::ObjectReference> for ObjectRef {

@@ -21,7 +21,7 @@ pub mod rbac;
 pub mod replay;
 mod stats;
 
-pub use host::{EventsHost, EventsView, add_to_linker};
+pub use host::EventsHost;
 pub use stats::EventStats;
 
 use super::Mode;
@@ -275,6 +275,22 @@ impl EventRecord {
 }
 
 impl EventsAccess {
+    /// The Events of the plugin `authorized` describes: none unless it
+    /// declares `events` and is granted them (the offline tools' grant:
+    /// about anything, in every namespace), sent through its API access.
+    pub fn for_plugin(authorized: &super::Authorized) -> Self {
+        let grant = if !authorized.declares(CAPABILITY) {
+            None
+        } else if authorized.grants.all_declared {
+            Some(EventsGrant {
+                namespaces: [super::kube::ALL_NAMESPACES.to_owned()].into(),
+            })
+        } else {
+            authorized.grants.events.clone()
+        };
+        EventsAccess::new(grant, authorized.api.clone())
+    }
+
     /// The Events of the plugin `kube` is the access of, under `grant` (when
     /// the plugin declared `events` and the operator granted it).
     pub fn new(grant: Option<EventsGrant>, kube: Arc<KubeAccess>) -> Self {
@@ -600,12 +616,49 @@ impl super::factor::Capability for Events {
         acts: super::factor::Acts::OnCluster,
     };
     type Stats = EventStats;
+    type Plugin = Arc<EventsAccess>;
+    type Instance = ();
+
+    fn prepare(setup: &super::factor::Setup<'_>) -> Self::Plugin {
+        Arc::new(EventsAccess::for_plugin(setup.authorized))
+    }
+
+    fn instantiate(_: &Self::Plugin) {}
+
+    async fn rbac(
+        asks: &super::factor::ClusterAsks<'_>,
+        _: &crate::discovery::KindResolver,
+        verbs: &mut super::factor::Verbs,
+    ) -> Result<(), crate::discovery::KindError> {
+        rbac::event_verbs(asks.capabilities, verbs);
+        Ok(())
+    }
+
+    fn replay_about(request: &super::kube::ApiRequest) -> Option<String> {
+        replay::about(request)
+    }
+
+    fn host<'a>(
+        access: &'a Self::Plugin,
+        _: &'a mut (),
+        call: super::CallScope<'a>,
+    ) -> EventsHost<'a> {
+        EventsHost {
+            access,
+            deadline: call.deadline,
+        }
+    }
 
     fn add_to_linker<T: super::View + 'static>(
         linker: &mut wasmtime::component::Linker<T>,
+        reach: fn(&mut T) -> EventsHost<'_>,
     ) -> wasmtime::Result<()> {
-        host::add_to_linker(linker)
+        host::add_to_linker(linker, reach)
     }
+}
+
+impl wasmtime::component::HasData for Events {
+    type Data<'a> = EventsHost<'a>;
 }
 
 impl super::factor::Granted for Events {

@@ -69,7 +69,7 @@ pub use grant::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_RESPONSE_SIZE, DEFAULT_TIMEOUT,
     Host, HttpGrant, Origin, Scheme, Target,
 };
-pub use host::{HttpInstance, OUTGOING_BODY_HELD, RESOURCE_ENTRY_BYTES, add_to_linker, held_bytes};
+pub use host::{HttpInstance, OUTGOING_BODY_HELD, RESOURCE_ENTRY_BYTES, held_bytes};
 pub use offline::{OfflineHttp, OfflineRequest, OfflineResponse};
 pub use stats::{EgressStats, Finished, Outcome};
 
@@ -152,6 +152,29 @@ impl Egress {
             offline: Some(answerer),
             ..Self::new(plugin, None, Arc::default())
         }
+    }
+
+    /// The egress of the plugin `authorized` describes: its grant, if it
+    /// declares `http` (the offline tools' grant: the offline answerer
+    /// instead of the network), audited with its other calls, in its mode.
+    pub fn for_plugin(authorized: &crate::capability::Authorized) -> Self {
+        let declares = authorized.declares(CAPABILITY);
+        let access = authorized.access.as_ref();
+        let offline = access
+            .and_then(|access| access.offline_http.clone())
+            .filter(|_| authorized.grants.all_declared && declares);
+        let egress = match offline {
+            Some(answerer) => Egress::offline(&authorized.plugin, answerer),
+            None => Egress::new(
+                &authorized.plugin,
+                authorized.grants.http.clone().filter(|_| declares),
+                access
+                    .map(|access| access.stats.http.clone())
+                    .unwrap_or_default(),
+            )
+            .with_audit(authorized.audit.clone()),
+        };
+        egress.in_mode(authorized.grants.mode)
     }
 
     /// This egress in `mode`: in dry-run, a request with an unsafe method
@@ -464,12 +487,32 @@ impl super::factor::Capability for Http {
         acts: super::factor::Acts::OnNetwork,
     };
     type Stats = std::sync::Arc<EgressStats>;
+    type Plugin = Arc<Egress>;
+    type Instance = HttpInstance;
+
+    fn prepare(setup: &super::factor::Setup<'_>) -> Self::Plugin {
+        Arc::new(Egress::for_plugin(setup.authorized))
+    }
+
+    fn instantiate(egress: &Self::Plugin) -> HttpInstance {
+        HttpInstance::new(egress)
+    }
+
+    /// `wasi:http` reaches the store through `WasiHttpView`, which the
+    /// runtime implements ([`HttpInstance::view`]): its resources live in
+    /// the table WASI shares, which the runtime owns and counts.
+    fn host<'a>(_: &'a Self::Plugin, _: &'a mut HttpInstance, _: super::CallScope<'a>) {}
 
     fn add_to_linker<T: super::View + 'static>(
         linker: &mut wasmtime::component::Linker<T>,
+        _: fn(&mut T),
     ) -> wasmtime::Result<()> {
         host::add_to_linker(linker)
     }
+}
+
+impl wasmtime::component::HasData for Http {
+    type Data<'a> = ();
 }
 
 impl super::factor::Granted for Http {

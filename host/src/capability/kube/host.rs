@@ -6,7 +6,7 @@ use crate::capability::CallScope;
 use crate::gvk::Gvk;
 use crate::wit::v0_2::herald::plugin::kube as wit;
 use std::sync::Arc;
-use wasmtime::component::{HasData, Linker};
+use wasmtime::component::Linker;
 
 /// What the `kube` import reaches: the plugin's access and the call under
 /// way (its deadline, and the memory budget of the answer).
@@ -17,21 +17,13 @@ pub struct KubeHost<'a> {
     pub call: CallScope<'a>,
 }
 
-/// Implemented by the store's state: the `kube` capability's view.
-pub trait KubeView: Send {
-    /// The plugin's access and the call under way.
-    fn kube(&mut self) -> KubeHost<'_>;
-}
-
-struct HasKube;
-
-impl HasData for HasKube {
-    type Data<'a> = KubeHost<'a>;
-}
-
-/// Links `kube` (0.2.0 and later).
-pub fn add_to_linker<T: KubeView + 'static>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
-    wit::add_to_linker::<T, HasKube>(linker, T::kube)
+/// Links `kube` (0.2.0 and later); `reach`
+/// finds what they reach in the store's state.
+pub(super) fn add_to_linker<T: Send + 'static>(
+    linker: &mut Linker<T>,
+    reach: fn(&mut T) -> KubeHost<'_>,
+) -> wasmtime::Result<()> {
+    wit::add_to_linker::<T, super::Kube>(linker, reach)
 }
 
 impl From<wit::Target> for Target {

@@ -44,7 +44,7 @@ mod stats;
 
 pub use access::KubeAccess;
 pub use cluster::{ClusterApi, classify, writer_config};
-pub use host::{KubeHost, KubeView, add_to_linker};
+pub use host::KubeHost;
 pub(crate) use request::invalid;
 pub use request::{
     ApiBackend, ApiRequest, Cause, DeleteOptions, KubeError, Operation, PatchType, Propagation,
@@ -97,12 +97,48 @@ impl super::factor::Capability for Kube {
         acts: super::factor::Acts::OnCluster,
     };
     type Stats = KubeStats;
+    type Plugin = std::sync::Arc<KubeAccess>;
+    type Instance = ();
+
+    fn prepare(setup: &super::factor::Setup<'_>) -> Self::Plugin {
+        setup.authorized.api.clone()
+    }
+
+    fn instantiate(_: &Self::Plugin) {}
+
+    async fn rbac(
+        asks: &super::factor::ClusterAsks<'_>,
+        resolver: &crate::discovery::KindResolver,
+        verbs: &mut super::factor::Verbs,
+    ) -> Result<(), crate::discovery::KindError> {
+        rbac::write_verbs(
+            asks.plugin,
+            asks.writes,
+            asks.subscriptions,
+            resolver,
+            verbs,
+        )
+        .await
+    }
+
+    fn host<'a>(
+        access: &'a Self::Plugin,
+        _: &'a mut (),
+        call: super::CallScope<'a>,
+    ) -> KubeHost<'a> {
+        KubeHost { access, call }
+    }
 
     fn add_to_linker<T: super::View + 'static>(
         linker: &mut wasmtime::component::Linker<T>,
+        reach: fn(&mut T) -> KubeHost<'_>,
     ) -> wasmtime::Result<()> {
-        host::add_to_linker(linker)
+        host::add_to_linker(linker, reach)
     }
+}
+
+impl wasmtime::component::HasData for Kube {
+    type Data<'a> = KubeHost<'a>;
 }
 
 impl super::factor::Granted for Kube {

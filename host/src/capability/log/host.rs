@@ -2,7 +2,7 @@
 
 use super::logger::{LogLevel, LogSource, PluginLogger};
 use crate::wit::{v0_1, v0_2};
-use wasmtime::component::{HasData, Linker};
+use wasmtime::component::Linker;
 
 /// What the `log` import reaches: the plugin's logger.
 pub struct LogHost<'a> {
@@ -10,22 +10,14 @@ pub struct LogHost<'a> {
     pub logger: &'a PluginLogger,
 }
 
-/// Implemented by the store's state: the `log` capability's view of it.
-pub trait LogView: Send {
-    /// The plugin's logger.
-    fn log(&mut self) -> LogHost<'_>;
-}
-
-struct HasLog;
-
-impl HasData for HasLog {
-    type Data<'a> = LogHost<'a>;
-}
-
-/// Links the `log` import of every world version.
-pub fn add_to_linker<T: LogView + 'static>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
-    v0_1::herald::plugin::log::add_to_linker::<T, HasLog>(linker, T::log)?;
-    v0_2::herald::plugin::log::add_to_linker::<T, HasLog>(linker, T::log)
+/// Links the `log` import of every world version; `reach` finds the
+/// plugin's logger in the store's state.
+pub(super) fn add_to_linker<T: Send + 'static>(
+    linker: &mut Linker<T>,
+    reach: fn(&mut T) -> LogHost<'_>,
+) -> wasmtime::Result<()> {
+    v0_1::herald::plugin::log::add_to_linker::<T, super::Log>(linker, reach)?;
+    v0_2::herald::plugin::log::add_to_linker::<T, super::Log>(linker, reach)
 }
 
 impl LogHost<'_> {

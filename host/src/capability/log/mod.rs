@@ -24,7 +24,7 @@ mod host;
 mod logger;
 pub mod stdio;
 
-pub use host::{LogHost, LogView, add_to_linker};
+pub use host::LogHost;
 pub use logger::{
     LogLevel, LogLine, LogRate, LogSink, LogSource, MAX_LINE_BYTES, MemorySink, OwnedLogLine,
     PluginLogger, RECENT_LINE_BYTES, RECENT_LINES, RECENT_PLUGINS, RecentLine, RecentLogs,
@@ -42,10 +42,27 @@ impl super::factor::Capability for Log {
         acts: super::factor::Acts::InsideHost,
     };
     type Stats = ();
+    type Plugin = std::sync::Arc<PluginLogger>;
+    type Instance = ();
+
+    fn prepare(setup: &super::factor::Setup<'_>) -> Self::Plugin {
+        setup.logger.clone()
+    }
+
+    fn instantiate(_: &Self::Plugin) {}
+
+    fn host<'a>(logger: &'a Self::Plugin, _: &'a mut (), _: super::CallScope<'a>) -> LogHost<'a> {
+        LogHost { logger }
+    }
 
     fn add_to_linker<T: super::View + 'static>(
         linker: &mut wasmtime::component::Linker<T>,
+        reach: fn(&mut T) -> LogHost<'_>,
     ) -> wasmtime::Result<()> {
-        host::add_to_linker(linker)
+        host::add_to_linker(linker, reach)
     }
+}
+
+impl wasmtime::component::HasData for Log {
+    type Data<'a> = LogHost<'a>;
 }

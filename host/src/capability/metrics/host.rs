@@ -3,7 +3,7 @@
 use super::PluginMetrics;
 use crate::capability::log::{LogLevel, LogSource, PluginLogger};
 use crate::wit::v0_3::herald::plugin0_3_0::metrics;
-use wasmtime::component::{HasData, Linker};
+use wasmtime::component::Linker;
 
 /// What the `metrics` import reaches: the plugin's metrics, and its log for
 /// the updates the host drops.
@@ -14,21 +14,13 @@ pub struct MetricsHost<'a> {
     pub logger: &'a PluginLogger,
 }
 
-/// Implemented by the store's state: the `metrics` capability's view.
-pub trait MetricsView: Send {
-    /// The plugin's metrics and logger.
-    fn metrics(&mut self) -> MetricsHost<'_>;
-}
-
-struct HasMetrics;
-
-impl HasData for HasMetrics {
-    type Data<'a> = MetricsHost<'a>;
-}
-
-/// Links `metrics` (0.3.0 and later).
-pub fn add_to_linker<T: MetricsView + 'static>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
-    metrics::add_to_linker::<T, HasMetrics>(linker, T::metrics)
+/// Links `metrics` (0.3.0 and later); `reach`
+/// finds what they reach in the store's state.
+pub(super) fn add_to_linker<T: Send + 'static>(
+    linker: &mut Linker<T>,
+    reach: fn(&mut T) -> MetricsHost<'_>,
+) -> wasmtime::Result<()> {
+    metrics::add_to_linker::<T, super::Metrics>(linker, reach)
 }
 
 impl MetricsHost<'_> {

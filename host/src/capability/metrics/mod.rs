@@ -85,8 +85,17 @@ pub use definition::{
     Owner, family_name,
 };
 pub use error::{ErrorReason, MAX_LABEL_VALUE_BYTES, MetricError, Operation};
-pub use host::{MetricsHost, MetricsView, add_to_linker};
+pub use host::MetricsHost;
 pub use registry::{DEFAULT_MAX_SERIES, MetricUpdate, PluginMetrics, PluginMetricsRegistry};
+
+/// The `metrics` capability's state for one plugin.
+#[derive(Debug)]
+pub struct MetricsState {
+    /// The metrics its manifest defines.
+    pub defined: PluginMetrics,
+    /// Its logger, where the updates the host drops are reported.
+    pub logger: std::sync::Arc<super::log::PluginLogger>,
+}
 
 /// The `metrics` capability, as the list in `capability/mod.rs` names it.
 #[derive(Debug)]
@@ -99,10 +108,37 @@ impl super::factor::Capability for Metrics {
         acts: super::factor::Acts::InsideHost,
     };
     type Stats = ();
+    type Plugin = MetricsState;
+    type Instance = ();
+
+    fn prepare(setup: &super::factor::Setup<'_>) -> Self::Plugin {
+        MetricsState {
+            defined: setup.metrics.clone(),
+            logger: setup.logger.clone(),
+        }
+    }
+
+    fn instantiate(_: &Self::Plugin) {}
+
+    fn host<'a>(
+        state: &'a Self::Plugin,
+        _: &'a mut (),
+        _: super::CallScope<'a>,
+    ) -> MetricsHost<'a> {
+        MetricsHost {
+            metrics: &state.defined,
+            logger: &state.logger,
+        }
+    }
 
     fn add_to_linker<T: super::View + 'static>(
         linker: &mut wasmtime::component::Linker<T>,
+        reach: fn(&mut T) -> MetricsHost<'_>,
     ) -> wasmtime::Result<()> {
-        host::add_to_linker(linker)
+        host::add_to_linker(linker, reach)
     }
+}
+
+impl wasmtime::component::HasData for Metrics {
+    type Data<'a> = MetricsHost<'a>;
 }

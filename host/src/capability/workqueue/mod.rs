@@ -36,23 +36,6 @@ pub struct WorkqueueHost<'a> {
     pub requeue: &'a mut Requeue,
 }
 
-/// Implemented by the store's state: the `workqueue` capability's view.
-pub trait WorkqueueView: Send {
-    /// The instance's requeue request.
-    fn workqueue(&mut self) -> WorkqueueHost<'_>;
-}
-
-struct HasWorkqueue;
-
-impl HasData for HasWorkqueue {
-    type Data<'a> = WorkqueueHost<'a>;
-}
-
-/// Links `workqueue` (0.3.0 and later).
-pub fn add_to_linker<T: WorkqueueView + 'static>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
-    workqueue::add_to_linker::<T, HasWorkqueue>(linker, T::workqueue)
-}
-
 impl workqueue::Host for WorkqueueHost<'_> {
     fn requeue_after(&mut self, delay_ms: u64) {
         self.requeue.after = Some(Duration::from_millis(delay_ms));
@@ -70,10 +53,29 @@ impl super::factor::Capability for Workqueue {
         acts: super::factor::Acts::InsideHost,
     };
     type Stats = ();
+    type Plugin = ();
+    /// The instance's request for the call under way.
+    type Instance = Requeue;
 
-    fn add_to_linker<T: super::View + 'static>(
-        linker: &mut wasmtime::component::Linker<T>,
-    ) -> wasmtime::Result<()> {
-        add_to_linker(linker)
+    fn prepare(_: &super::factor::Setup<'_>) {}
+
+    fn instantiate(_: &()) -> Requeue {
+        Requeue::default()
     }
+
+    fn host<'a>(_: &'a (), requeue: &'a mut Requeue, _: super::CallScope<'a>) -> WorkqueueHost<'a> {
+        WorkqueueHost { requeue }
+    }
+
+    /// Links `workqueue` (0.3.0 and later).
+    fn add_to_linker<T: super::View + 'static>(
+        linker: &mut Linker<T>,
+        reach: fn(&mut T) -> WorkqueueHost<'_>,
+    ) -> wasmtime::Result<()> {
+        workqueue::add_to_linker::<T, Workqueue>(linker, reach)
+    }
+}
+
+impl HasData for Workqueue {
+    type Data<'a> = WorkqueueHost<'a>;
 }
