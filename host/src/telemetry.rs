@@ -24,6 +24,7 @@ pub const HOST_FAMILIES: &[(&str, MetricType)] = &[
     ("herald_watch_restarts", MetricType::Counter),
     ("herald_relists", MetricType::Counter),
     ("herald_watch_errors", MetricType::Counter),
+    ("herald_watch_protobuf_fallback", MetricType::Gauge),
     ("herald_watch_bad_objects", MetricType::Counter),
     // Listeners.
     ("herald_notifications_received", MetricType::Counter),

@@ -89,6 +89,13 @@ impl Collector for InformerCollector {
         )?;
         family(
             &mut encoder,
+            "herald_watch_protobuf_fallback",
+            "1 when the API server's protobuf for the informer's kind could not be read (a field this Herald does not know) and the kind is read as JSON since, by informer.",
+            MetricType::Gauge,
+            &each(&|informer| u64::from(informer.stats().protobuf_fallback().is_some())),
+        )?;
+        family(
+            &mut encoder,
             "herald_watch_bad_objects",
             "Objects from the API server the host could not cache (logged, then skipped), by informer.",
             MetricType::Counter,

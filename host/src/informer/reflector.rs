@@ -155,6 +155,9 @@ pub struct ReflectorStats {
     pub bad_objects: AtomicU64,
     /// The last list or watch request that failed, until one succeeds.
     failure: Mutex<Option<RequestFailure>>,
+    /// Why this kind's protobuf could not be read, once it could not: the
+    /// reflector reads it as JSON from then on.
+    protobuf_fallback: Mutex<Option<String>>,
 }
 
 /// A list or watch request of an informer that failed, as the API server
@@ -214,6 +217,24 @@ impl ReflectorStats {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
+    }
+
+    /// Why the API server's protobuf for this kind could not be read, if it
+    /// could not (the informer reads JSON since): a field or value this
+    /// Herald's schema does not know, as a newer server may send.
+    pub fn protobuf_fallback(&self) -> Option<String> {
+        self.protobuf_fallback
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Records that this kind's protobuf could not be read, saying `why`.
+    pub(crate) fn fall_back_to_json(&self, why: String) {
+        *self
+            .protobuf_fallback
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(why);
     }
 
     fn set_failure(&self, failure: Option<RequestFailure>) {
@@ -445,6 +466,7 @@ impl Reflector {
     fn read_failed(&self, err: &ReadError) {
         if err.wants_json() && !self.json_only.swap(true, Ordering::Relaxed) {
             tracing::warn!(informer = %self.key, "the API server's protobuf for this kind cannot be read by this Herald ({err}); reading it as JSON from now on");
+            self.stats.fall_back_to_json(err.to_string());
         }
     }
 
@@ -1019,6 +1041,11 @@ mod tests {
         .await;
         assert_eq!(informer.store().keys(), ["fx/new"]);
         assert!(!informer.stats().protobuf.load(Ordering::Relaxed));
+        let why = informer
+            .stats()
+            .protobuf_fallback()
+            .expect("the fallback is recorded");
+        assert!(why.contains("99"), "names the unknown field: {why}");
         let accepts = script.accepts.lock().unwrap();
         assert!(
             accepts[0].starts_with("application/vnd.kubernetes.protobuf"),

@@ -137,6 +137,9 @@ pub struct InformerView {
     /// How the API server's last answer was encoded: `protobuf` (a
     /// built-in kind, transcoded to JSON) or `json`.
     pub encoding: &'static str,
+    /// Why the kind's protobuf could not be read, if it could not: it is
+    /// read as JSON since.
+    pub protobuf_fallback: Option<String>,
 }
 
 /// A plugin file that does not run as it is.
@@ -217,6 +220,7 @@ impl OpsState {
                     } else {
                         "json"
                     },
+                    protobuf_fallback: stats.protobuf_fallback(),
                 }
             })
             .collect();

@@ -308,6 +308,7 @@ mod tests {
             .stats
             .relists
             .fetch_add(value(), Ordering::Relaxed);
+        stats.fall_back_to_json("field 99 of v1/Pod is unknown".into());
         for name in ["alpha", "beta"] {
             let [listener] = &daemon.listeners(name)[..] else {
                 panic!("one listener for {name}")

@@ -206,8 +206,11 @@ function renderInformers(snapshot) {
         informer.synced ? badge("synced", "ok")
           : informer.failure && informer.failure.code === 403 ? badge(`forbidden: ${informer.failure.verb}`, "bad")
             : informer.failure ? badge("failing", "bad") : badge("syncing", "warn")),
-      h("td", { title: informer.encoding === "protobuf" ? "read in protobuf, handed to plugins as JSON" : "" },
-        informer.encoding),
+      informer.protobufFallback
+        ? h("td", { title: `this Herald cannot read the server's protobuf for this kind (${informer.protobufFallback}); read as JSON since` },
+          badge("json: protobuf fallback", "warn"))
+        : h("td", { title: informer.encoding === "protobuf" ? "read in protobuf, handed to plugins as JSON" : "" },
+          informer.encoding),
       h("td", { class: "num" }, informer.watchRestarts),
       h("td", { class: "num" }, informer.relists),
       h("td", { class: "num" }, informer.errors),
