@@ -259,6 +259,7 @@ pub mod kube;
 pub mod log;
 mod manifest;
 pub mod metrics;
+pub mod reconcile;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod testing;
 pub mod view;
