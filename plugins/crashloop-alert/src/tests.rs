@@ -233,14 +233,14 @@ fn a_failed_webhook_fails_the_call_and_the_retry_sends_exactly_once() {
 fn a_busy_webhook_is_asked_again_when_it_says_and_the_call_succeeds() {
     let now = clock(0);
     let mut plugin = set_up(&now, json!({"webhookUrl": WEBHOOK, "restarts": 1}));
-    testing::http::respond_once(
-        WEBHOOK,
-        Response::new(503).with_header("retry-after", "30"),
-    );
+    testing::http::respond_once(WEBHOOK, Response::new(503).with_header("retry-after", "30"));
     let mut current = pod("uid-1", -60, 0, None);
     let results = crash(&mut plugin, &now, -60, &mut current, &[(1, 0)]);
     assert!(results[0].is_ok(), "a busy webhook is not a failure");
-    assert_eq!(testing::take_requeues(), [std::time::Duration::from_secs(30)]);
+    assert_eq!(
+        testing::take_requeues(),
+        [std::time::Duration::from_secs(30)]
+    );
     assert_eq!(posts().len(), 1);
     assert_eq!(testing::metric(WEBHOOK_FAILURES, &[]), Some(1.0));
     assert_eq!(testing::metric(ALERTS, &["shop"]), None);

@@ -13,13 +13,13 @@
 
 pub mod settings;
 
+use herald_sdk::admission::{AdmissionReview, AdmissionRule, FailurePolicy, Mutation, Webhook};
 use herald_sdk::k8s_openapi::api::core::v1::{Namespace, ResourceQuota};
 use herald_sdk::k8s_openapi::api::networking::v1::NetworkPolicy;
 use herald_sdk::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use herald_sdk::k8s_openapi::{Metadata, NamespaceResourceScope, Resource};
 use herald_sdk::kube::{Api, KubeError};
 use herald_sdk::serde_json::{Value, json};
-use herald_sdk::admission::{AdmissionReview, AdmissionRule, FailurePolicy, Mutation, Webhook};
 use herald_sdk::{
     Error, Event, Handler, Manifest, Subscription, Update, Verb, WriteRule, cache, config,
 };

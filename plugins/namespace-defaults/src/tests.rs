@@ -406,7 +406,9 @@ fn with_default_labels_a_created_namespace_gets_those_it_lacks() {
     assert!(manifest.validating.is_none());
     let mut plugin = NamespaceDefaults::default();
     // `team` is set already: only `cost-center` is filled in.
-    let mutation = plugin.mutate(&testing::creating(&namespace("team-a"))).unwrap();
+    let mutation = plugin
+        .mutate(&testing::creating(&namespace("team-a")))
+        .unwrap();
     assert!(mutation.verdict.allowed);
     let herald_sdk::admission::Change::Object(json) = &mutation.change else {
         panic!("the changed object: {:?}", mutation.change)
@@ -428,9 +430,17 @@ fn with_default_labels_a_created_namespace_gets_those_it_lacks() {
         .unwrap()
         .insert("cost-center".into(), "shop".into());
     let unchanged = plugin.mutate(&testing::creating(&labelled)).unwrap();
-    assert!(matches!(unchanged.change, herald_sdk::admission::Change::None));
-    let excluded = plugin.mutate(&testing::creating(&namespace("kube-system"))).unwrap();
-    assert!(matches!(excluded.change, herald_sdk::admission::Change::None));
+    assert!(matches!(
+        unchanged.change,
+        herald_sdk::admission::Change::None
+    ));
+    let excluded = plugin
+        .mutate(&testing::creating(&namespace("kube-system")))
+        .unwrap();
+    assert!(matches!(
+        excluded.change,
+        herald_sdk::admission::Change::None
+    ));
 }
 
 #[test]

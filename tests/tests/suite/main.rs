@@ -31,6 +31,7 @@ mod pool;
 mod randomized;
 mod rbac;
 mod readiness;
+mod reconcile;
 mod recording;
 mod reload;
 mod replica_alert;
