@@ -1409,6 +1409,27 @@ impl State {
                 if &staged.object == existing.as_ref() {
                     return Ok(Some(target.present(existing.clone())));
                 }
+                if being_deleted(existing) {
+                    let before = finalizers(existing);
+                    if finalizers(&staged.object).any(|f| !before.clone().any(|b| b == f)) {
+                        return Err(ApiError::invalid(
+                            &rt,
+                            &staged.key.1,
+                            "metadata.finalizers",
+                            "Forbidden: no new finalizers can be added if the object is being deleted",
+                        ));
+                    }
+                    if !has_finalizers(&staged.object) {
+                        // The last finalizer removed: the write is stored, then the
+                        // object deleted (MODIFIED, then DELETED, as the real server).
+                        let last = self.commit_put(&rt, staged.key.clone(), staged.object);
+                        self.commit_delete(&rt.id, &staged.key, |_| {});
+                        self.delete_dependents(
+                            object::uid(&last).map(str::to_string).into_iter().collect(),
+                        );
+                        return Ok(Some(target.present(last)));
+                    }
+                }
             }
         }
         let stored = self.commit_put(&rt, staged.key, staged.object);
@@ -1631,6 +1652,9 @@ impl State {
         }
         let is_namespace = rt.id.group.is_empty() && rt.id.plural == "namespaces";
         let is_crd = rt.id.group == CRD_GROUP && rt.id.plural == CRD_PLURAL;
+        if !is_namespace && !is_crd && has_finalizers(&existing) {
+            return Ok(self.mark_for_deletion(target, key, existing));
+        }
         let mut cascade: Vec<String> = Vec::new();
         if is_namespace {
             let mut victims: Vec<(ResourceId, ObjKey)> = Vec::new();
@@ -1670,18 +1694,46 @@ impl State {
             .expect("checked above");
         if !opts.orphan {
             cascade.extend(object::uid(&last).map(str::to_string));
-            while let Some(uid) = cascade.pop() {
-                let Some(deps) = self.dependents.remove(&uid) else {
-                    continue;
-                };
-                for (id, k) in deps {
-                    if let Some(gone) = self.commit_delete(&id, &k, |_| {}) {
-                        cascade.extend(object::uid(&gone).map(str::to_string));
-                    }
+            self.delete_dependents(cascade);
+        }
+        Ok(target.present(last))
+    }
+
+    /// Deletes, transitively, every object owned by one of `owners` (UIDs), as the
+    /// garbage collector does.
+    fn delete_dependents(&mut self, mut owners: Vec<String>) {
+        while let Some(uid) = owners.pop() {
+            let Some(deps) = self.dependents.remove(&uid) else {
+                continue;
+            };
+            for (id, k) in deps {
+                if let Some(gone) = self.commit_delete(&id, &k, |_| {}) {
+                    owners.extend(object::uid(&gone).map(str::to_string));
                 }
             }
         }
-        Ok(target.present(last))
+    }
+
+    /// A delete of an object with finalizers, as the real server does it: the object
+    /// stays, marked with `deletionTimestamp` (once: a second delete changes nothing),
+    /// until the writes of its finalizers' controllers have removed every finalizer.
+    fn mark_for_deletion(
+        &mut self,
+        target: &Target,
+        key: ObjKey,
+        existing: Arc<Value>,
+    ) -> Arc<Value> {
+        if object::meta(&existing).is_some_and(|m| m.contains_key("deletionTimestamp")) {
+            return target.present(existing);
+        }
+        let mut marked = (*existing).clone();
+        let meta = meta_mut(&mut marked);
+        meta.insert(
+            "deletionTimestamp".into(),
+            Value::String(object::now_rfc3339()),
+        );
+        meta.insert("deletionGracePeriodSeconds".into(), json!(0));
+        target.present(self.commit_put(&target.rt, key, marked))
     }
 
     fn list(&self, target: &Target, params: &ListParams) -> Result<ListResult, ApiError> {
@@ -1798,6 +1850,25 @@ impl State {
             remaining,
         })
     }
+}
+
+/// The object's `metadata.finalizers`.
+fn finalizers(obj: &Value) -> impl Iterator<Item = &str> + Clone {
+    obj["metadata"]["finalizers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+}
+
+/// Whether the object has finalizers left.
+fn has_finalizers(obj: &Value) -> bool {
+    finalizers(obj).next().is_some()
+}
+
+/// Whether the object is marked for deletion (`deletionTimestamp`).
+fn being_deleted(obj: &Value) -> bool {
+    !obj["metadata"]["deletionTimestamp"].is_null()
 }
 
 #[cfg(test)]

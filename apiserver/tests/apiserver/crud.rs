@@ -547,3 +547,69 @@ async fn rbac_objects_are_stored_with_colons_allowed_in_their_names() {
         .unwrap_err();
     assert_eq!(status(err).code, 422);
 }
+
+/// A delete of an object with finalizers marks it (`deletionTimestamp`) and
+/// keeps it until the last finalizer is removed, as the real server; no new
+/// finalizer may be added meanwhile; removing the last deletes it.
+#[tokio::test]
+async fn finalizers_hold_a_deleted_object_until_the_last_is_removed() {
+    let server = server().await;
+    let cms: Api<ConfigMap> = Api::default_namespaced(client(&server));
+    let mut cm = config_map("held", &[], "1");
+    cm.metadata.finalizers = Some(vec!["example.com/a".into(), "example.com/b".into()]);
+    cms.create(&PostParams::default(), &cm).await.unwrap();
+
+    let deleted = cms.delete("held", &DeleteParams::default()).await.unwrap();
+    let marked = deleted.left().expect("the object, still there");
+    let at = marked.metadata.deletion_timestamp.clone().expect("marked");
+    assert_eq!(marked.metadata.deletion_grace_period_seconds, Some(0));
+    // A second delete changes nothing.
+    let again = cms.delete("held", &DeleteParams::default()).await.unwrap();
+    let again = again.left().expect("still there");
+    assert_eq!(again.metadata.deletion_timestamp, Some(at));
+    assert_eq!(
+        again.metadata.resource_version,
+        marked.metadata.resource_version
+    );
+
+    // No new finalizer while it is being deleted.
+    let add = Patch::Merge(
+        json!({"metadata": {"finalizers": ["example.com/a", "example.com/b", "example.com/c"]}}),
+    );
+    let refused = status(
+        cms.patch("held", &PatchParams::default(), &add)
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(refused.code, 422, "{refused:?}");
+    assert!(refused.message.contains("no new finalizers"), "{refused:?}");
+
+    // One removed: still there, still marked.
+    let one = Patch::Merge(json!({"metadata": {"finalizers": ["example.com/b"]}}));
+    let left = cms
+        .patch("held", &PatchParams::default(), &one)
+        .await
+        .unwrap();
+    assert_eq!(
+        left.metadata.finalizers,
+        Some(vec!["example.com/b".to_owned()])
+    );
+    assert!(left.metadata.deletion_timestamp.is_some());
+    assert!(cms.get_opt("held").await.unwrap().is_some());
+
+    // The last removed: gone.
+    let none = Patch::Merge(json!({"metadata": {"finalizers": null}}));
+    let last = cms
+        .patch("held", &PatchParams::default(), &none)
+        .await
+        .unwrap();
+    assert_eq!(last.metadata.finalizers, None);
+    assert!(cms.get_opt("held").await.unwrap().is_none());
+
+    // An object without finalizers is deleted at once, as before.
+    cms.create(&PostParams::default(), &config_map("free", &[], "1"))
+        .await
+        .unwrap();
+    cms.delete("free", &DeleteParams::default()).await.unwrap();
+    assert!(cms.get_opt("free").await.unwrap().is_none());
+}

@@ -3,7 +3,8 @@
 //! built from source, loaded by the daemon, fed by real informers from the
 //! API server, and acting on it through the host's kube client. What it
 //! did is read back from the server: the copies in other namespaces, the
-//! finalizer it added, its `Ready` condition and `observedGeneration`.
+//! finalizer it added, its `Ready` condition and `observedGeneration`, and,
+//! once the mirror is deleted, its copies deleted once before it goes.
 
 use super::acting::granted;
 use super::cluster::TestCluster;
@@ -48,7 +49,8 @@ fn ready(mirror: &DynamicObject) -> Option<(Value, i64)> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reconciler_copies_follows_its_source_and_reports_ready_conditions() {
+async fn a_reconciler_copies_follows_its_source_reports_conditions_and_cleans_up_through_its_finalizer()
+ {
     let cluster = TestCluster::start().await;
     let client = cluster.client.clone();
     let ns = cluster.namespace.clone();
@@ -200,6 +202,37 @@ async fn a_reconciler_copies_follows_its_source_and_reports_ready_conditions() {
         "{:?}",
         messages(&logs.lines())
     );
+
+    // Deleted: the finalizer holds the mirror until its copies, in
+    // namespaces owner references cannot reach, are gone; the cleanup runs
+    // once, then the finalizer goes and the mirror with it.
+    mirrors.delete("web", &Default::default()).await.unwrap();
+    eventually(
+        "the copies are deleted, then the mirror",
+        PATIENCE,
+        async || {
+            for target in &targets {
+                if Api::<ConfigMap>::namespaced(client.clone(), target)
+                    .get_opt("web")
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .is_some()
+                {
+                    return Err(format!("the copy in {target} is still there"));
+                }
+            }
+            match mirrors.get_opt("web").await.map_err(|e| e.to_string())? {
+                Some(mirror) => Err(format!("the mirror is still there: {:?}", mirror.metadata)),
+                None => Ok(()),
+            }
+        },
+    )
+    .await;
+    let cleanups = messages(&logs.lines())
+        .iter()
+        .filter(|m| *m == "deleted the copies of web")
+        .count();
+    assert_eq!(cleanups, 1, "{:?}", messages(&logs.lines()));
 
     daemon.stop("config-mirror").await;
     for target in &targets {
