@@ -38,7 +38,9 @@
 //!   `.status`, status writes change only `.status`);
 //! * `events.k8s.io/v1` Events as a view of the core `v1` Events, converted field by field;
 //! * one global `resourceVersion` counter, `generation`, `generateName`, owner-reference
-//!   cascading deletes, namespaces that must exist, `Status` errors with the real reasons;
+//!   cascading deletes, finalizers (a delete marks the object with `deletionTimestamp` and
+//!   keeps it until a write removes its last finalizer; no new finalizer meanwhile),
+//!   namespaces that must exist, `Status` errors with the real reasons;
 //! * label and field selectors, `limit`/`continue` pages consistent with the first page,
 //!   Table output for `kubectl get`;
 //! * watches from a resource version out of a bounded history (410 "too old resource version"
