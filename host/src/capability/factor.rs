@@ -11,18 +11,11 @@
 //! [`PluginCapabilities`]: super::PluginCapabilities
 //! [`InstanceCapabilities`]: super::InstanceCapabilities
 
-use super::View;
-use super::cache::CacheScope;
 use super::call::CallScope;
-use super::grants::Authorized;
-use super::kube::WriteRule;
-use super::log::PluginLogger;
-use super::metrics::PluginMetrics;
+use super::{ClusterAsks, Setup, View};
 use crate::discovery::{GroupResource, KindError, KindResolver};
-use crate::subscription::Subscription;
 use prometheus_client::encoding::DescriptorEncoder;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 use wasmtime::component::{HasData, Linker};
 
 /// Where a capability acts: what dry-run, RBAC and replay mean for it.
@@ -53,41 +46,9 @@ pub struct About {
     pub acts: Acts,
 }
 
-/// What the runtime builds for each plugin it loads, from which every
-/// capability takes what its per-plugin state needs
-/// ([`Capability::prepare`]).
-#[derive(Debug, Clone, Copy)]
-pub struct Setup<'a> {
-    /// The plugin's logger (rate-limited, tagged with its name).
-    pub logger: &'a Arc<PluginLogger>,
-    /// Its window on the shared cache.
-    pub cache: &'a Arc<CacheScope>,
-    /// The operator's configuration for it, as JSON text.
-    pub config: Option<&'a str>,
-    /// The metrics its manifest defines.
-    pub metrics: &'a PluginMetrics,
-    /// What the operator granted it, checked against what it declares.
-    pub authorized: &'a Authorized,
-}
-
 /// The RBAC verbs the daemon's ServiceAccount needs on each resource
 /// (`plural`, or `plural/status`) for what plugins do on the cluster.
 pub type Verbs = BTreeMap<GroupResource, BTreeSet<&'static str>>;
-
-/// What one plugin's manifest asks of the cluster, as `herald plugin rbac`
-/// reads it.
-#[derive(Debug, Clone, Copy)]
-pub struct ClusterAsks<'a> {
-    /// The plugin's name.
-    pub plugin: &'a str,
-    /// The capabilities it declares.
-    pub capabilities: &'a [String],
-    /// Its write rules.
-    pub writes: &'a [WriteRule],
-    /// What it subscribes to (a write rule's kind is resolved at the
-    /// version the plugin subscribes to it, if it does).
-    pub subscriptions: &'a [Subscription],
-}
 
 /// One capability: its facts, its state, its host side and its counters.
 /// The capability type itself is the [`HasData`] its imports are linked
@@ -126,12 +87,13 @@ pub trait Capability: HasData {
         async { Ok(()) }
     }
     /// What `herald plugin replay` adds to the line of an API call this
-    /// capability made (Events: what the Event is about), from the
-    /// `replay.rs` in its folder; `None` for the calls of others. (The
-    /// calls themselves are recorded and answered by the backend they went
-    /// through: the API server's, `kube`'s, or the network's, `http`'s.)
-    fn replay_about(request: &super::kube::ApiRequest) -> Option<String> {
-        let _ = request;
+    /// capability made, given the `kind` the call wrote and the `body` it
+    /// sent (Events: what the Event is about), from the `replay.rs` in its
+    /// folder; `None` for the calls of others. (The calls themselves are
+    /// recorded and answered by the backend they went through: the API
+    /// server's, `kube`'s, or the network's, `http`'s.)
+    fn replay_about(kind: &str, body: Option<&str>) -> Option<String> {
+        let _ = (kind, body);
         None
     }
     /// Links its imports into `linker`, for every world version that has
@@ -238,7 +200,7 @@ macro_rules! capabilities {
 
         impl PluginCapabilities {
             /// Every capability's state for the plugin `setup` describes.
-            pub fn prepare(setup: &factor::Setup<'_>) -> Self {
+            pub fn prepare(setup: &Setup<'_>) -> Self {
                 PluginCapabilities {
                     $($given: <$given_ty as factor::Capability>::prepare(setup),)*
                     $($granted: <$granted_ty as factor::Capability>::prepare(setup),)*
@@ -339,7 +301,7 @@ macro_rules! capabilities {
         /// Adds to `verbs` what every capability needs on the cluster for
         /// what `asks` declares (`herald plugin rbac`).
         pub async fn rbac_verbs(
-            asks: &factor::ClusterAsks<'_>,
+            asks: &ClusterAsks<'_>,
             resolver: &crate::discovery::KindResolver,
             verbs: &mut factor::Verbs,
         ) -> Result<(), crate::discovery::KindError> {
@@ -348,12 +310,12 @@ macro_rules! capabilities {
             Ok(())
         }
 
-        /// What the capability that made the API call `request` adds to
-        /// its replay line, if any.
-        pub fn replay_about(request: &kube::ApiRequest) -> Option<String> {
+        /// What the capability that made an API call writing `kind` with
+        /// `body` adds to its replay line, if any.
+        pub fn replay_about(kind: &str, body: Option<&str>) -> Option<String> {
             None
-                $(.or_else(|| <$given_ty as factor::Capability>::replay_about(request)))*
-                $(.or_else(|| <$granted_ty as factor::Capability>::replay_about(request)))*
+                $(.or_else(|| <$given_ty as factor::Capability>::replay_about(kind, body)))*
+                $(.or_else(|| <$granted_ty as factor::Capability>::replay_about(kind, body)))*
         }
 
         /// What each capability is, in linking order.

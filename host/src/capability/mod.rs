@@ -53,7 +53,7 @@ pub mod workqueue;
 
 pub use audit::{AuditLog, AuditStats};
 pub use call::{AnswerBudget, CallScope, REQUEST_SHARE, request_budget};
-pub use factor::{About, Acts, Capability, ClusterAsks, Granted, Setup, Stats, Verbs};
+pub use factor::{About, Acts, Capability, Granted, Stats, Verbs};
 pub use grants::{Authorized, Declared, NotGranted};
 pub use mode::{AdmissionMode, Mode};
 
@@ -97,6 +97,40 @@ impl ActionStats {
     pub fn audit_suppressed(&self, plugin: &str) -> u64 {
         self.audit.suppressed(plugin)
     }
+}
+
+/// What the runtime builds for each plugin it loads, from which every
+/// capability takes what its per-plugin state needs
+/// ([`Capability::prepare`]). Defined here, beside the list, as the
+/// vocabulary the capabilities share: each capability's folder names it,
+/// and it names what some of them provide.
+#[derive(Debug, Clone, Copy)]
+pub struct Setup<'a> {
+    /// The plugin's logger (rate-limited, tagged with its name).
+    pub logger: &'a Arc<log::PluginLogger>,
+    /// Its window on the shared cache.
+    pub cache: &'a Arc<cache::CacheScope>,
+    /// The operator's configuration for it, as JSON text.
+    pub config: Option<&'a str>,
+    /// The metrics its manifest defines.
+    pub metrics: &'a metrics::PluginMetrics,
+    /// What the operator granted it, checked against what it declares.
+    pub authorized: &'a Authorized,
+}
+
+/// What one plugin's manifest asks of the cluster, as `herald plugin rbac`
+/// reads it ([`Capability::rbac`]).
+#[derive(Debug, Clone, Copy)]
+pub struct ClusterAsks<'a> {
+    /// The plugin's name.
+    pub plugin: &'a str,
+    /// The capabilities it declares.
+    pub capabilities: &'a [String],
+    /// Its write rules.
+    pub writes: &'a [kube::WriteRule],
+    /// What it subscribes to (a write rule's kind is resolved at the
+    /// version the plugin subscribes to it, if it does).
+    pub subscriptions: &'a [crate::subscription::Subscription],
 }
 
 /// The Prometheus collector of an [`ActionStats`]: each capability's

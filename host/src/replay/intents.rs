@@ -70,7 +70,10 @@ impl Intent {
     /// `apply networking.k8s.io/v1/NetworkPolicy team-a/x (force) → ok`, or
     /// `create events.k8s.io/v1/Event shop/… about Pod shop/web → ok`.
     pub fn summary(&self) -> String {
-        let about = crate::capability::replay_about(&self.request);
+        let about = crate::capability::replay_about(
+            &self.request.target.gvk.kind,
+            self.request.operation.body(),
+        );
         kube::replay::summary(&self.request, &self.answer, about.as_deref())
     }
 }

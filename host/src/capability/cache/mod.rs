@@ -39,7 +39,7 @@ impl super::factor::Capability for Cache {
     type Plugin = std::sync::Arc<CacheScope>;
     type Instance = ();
 
-    fn prepare(setup: &super::factor::Setup<'_>) -> Self::Plugin {
+    fn prepare(setup: &super::Setup<'_>) -> Self::Plugin {
         setup.cache.clone()
     }
 

@@ -45,7 +45,7 @@ impl super::factor::Capability for Config {
     type Plugin = Option<String>;
     type Instance = ();
 
-    fn prepare(setup: &super::factor::Setup<'_>) -> Self::Plugin {
+    fn prepare(setup: &super::Setup<'_>) -> Self::Plugin {
         setup.config.map(str::to_owned)
     }
 

@@ -50,7 +50,7 @@ impl super::factor::Capability for Deadline {
     type Plugin = ();
     type Instance = ();
 
-    fn prepare(_: &super::factor::Setup<'_>) {}
+    fn prepare(_: &super::Setup<'_>) {}
 
     fn instantiate(_: &()) {}
 

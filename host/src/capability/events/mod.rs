@@ -619,14 +619,14 @@ impl super::factor::Capability for Events {
     type Plugin = Arc<EventsAccess>;
     type Instance = ();
 
-    fn prepare(setup: &super::factor::Setup<'_>) -> Self::Plugin {
+    fn prepare(setup: &super::Setup<'_>) -> Self::Plugin {
         Arc::new(EventsAccess::for_plugin(setup.authorized))
     }
 
     fn instantiate(_: &Self::Plugin) {}
 
     async fn rbac(
-        asks: &super::factor::ClusterAsks<'_>,
+        asks: &super::ClusterAsks<'_>,
         _: &crate::discovery::KindResolver,
         verbs: &mut super::factor::Verbs,
     ) -> Result<(), crate::discovery::KindError> {
@@ -634,8 +634,8 @@ impl super::factor::Capability for Events {
         Ok(())
     }
 
-    fn replay_about(request: &super::kube::ApiRequest) -> Option<String> {
-        replay::about(request)
+    fn replay_about(kind: &str, body: Option<&str>) -> Option<String> {
+        replay::about(kind, body)
     }
 
     fn host<'a>(

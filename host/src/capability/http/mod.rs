@@ -490,7 +490,7 @@ impl super::factor::Capability for Http {
     type Plugin = Arc<Egress>;
     type Instance = HttpInstance;
 
-    fn prepare(setup: &super::factor::Setup<'_>) -> Self::Plugin {
+    fn prepare(setup: &super::Setup<'_>) -> Self::Plugin {
         Arc::new(Egress::for_plugin(setup.authorized))
     }
 

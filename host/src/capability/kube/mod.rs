@@ -100,14 +100,14 @@ impl super::factor::Capability for Kube {
     type Plugin = std::sync::Arc<KubeAccess>;
     type Instance = ();
 
-    fn prepare(setup: &super::factor::Setup<'_>) -> Self::Plugin {
+    fn prepare(setup: &super::Setup<'_>) -> Self::Plugin {
         setup.authorized.api.clone()
     }
 
     fn instantiate(_: &Self::Plugin) {}
 
     async fn rbac(
-        asks: &super::factor::ClusterAsks<'_>,
+        asks: &super::ClusterAsks<'_>,
         resolver: &crate::discovery::KindResolver,
         verbs: &mut super::factor::Verbs,
     ) -> Result<(), crate::discovery::KindError> {

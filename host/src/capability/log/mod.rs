@@ -45,7 +45,7 @@ impl super::factor::Capability for Log {
     type Plugin = std::sync::Arc<PluginLogger>;
     type Instance = ();
 
-    fn prepare(setup: &super::factor::Setup<'_>) -> Self::Plugin {
+    fn prepare(setup: &super::Setup<'_>) -> Self::Plugin {
         setup.logger.clone()
     }
 

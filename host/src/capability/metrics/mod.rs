@@ -111,7 +111,7 @@ impl super::factor::Capability for Metrics {
     type Plugin = MetricsState;
     type Instance = ();
 
-    fn prepare(setup: &super::factor::Setup<'_>) -> Self::Plugin {
+    fn prepare(setup: &super::Setup<'_>) -> Self::Plugin {
         MetricsState {
             defined: setup.metrics.clone(),
             logger: setup.logger.clone(),

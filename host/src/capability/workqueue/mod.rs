@@ -57,7 +57,7 @@ impl super::factor::Capability for Workqueue {
     /// The instance's request for the call under way.
     type Instance = Requeue;
 
-    fn prepare(_: &super::factor::Setup<'_>) {}
+    fn prepare(_: &super::Setup<'_>) {}
 
     fn instantiate(_: &()) -> Requeue {
         Requeue::default()
