@@ -303,12 +303,21 @@ impl<R: Reconciler> Reconcile<R> {
         let mut next = Action::AwaitChange;
         let mut failed = None;
         for request in requests {
-            let current = cache::get::<R::Object>(request.namespace.as_deref(), &request.name)
-                .map_err(|e| Error::msg(e).context(format_args!("reading {primary} {request}")))?;
-            match self.reconciler.reconcile(&request, current) {
+            let reconciled =
+                match cache::get::<R::Object>(request.namespace.as_deref(), &request.name) {
+                    Ok(current) => self
+                        .reconciler
+                        .reconcile(&request, current)
+                        .map_err(|e| e.context(format_args!("reconciling {request}"))),
+                    Err(e) => {
+                        Err(Error::msg(e).context(format_args!("reading {primary} {request}")))
+                    }
+                };
+            match reconciled {
                 Ok(action) => next = next.sooner(action),
+                // The first failure is reported; the other keys are still tried.
                 Err(error) => {
-                    failed.get_or_insert(error.context(format_args!("reconciling {request}")));
+                    failed.get_or_insert(error);
                 }
             }
         }
