@@ -12,6 +12,8 @@
  * `fetch`, over `wasi:http`; admission decisions are `Verdict` and
  * `Mutation` on an `AdmissionReview`, for the `Webhook`s and
  * `AdmissionRule`s the manifest declares; `kinds` names common kinds;
+ * `Reconciler` and `Controller` write controllers as controller-runtime and
+ * kube-rs authors do (`reconcile(request, object)` for a primary kind);
  * `@herald/sdk/testing` is a fake host for unit tests.
  *
  * @module
@@ -26,6 +28,7 @@ export { Context, Event, Update } from './event.js';
 export { Handler } from './handler.js';
 export { CacheError, Index } from './cache.js';
 export { KubeError } from './kube.js';
+export { Action, Controller, Reconciler, Request, finalizer, setCondition } from './reconcile.js';
 
 /** Logging into the host's log: `log.info(...)`, `log.warn(...)`, ... */
 export * as log from './log.js';

@@ -586,6 +586,11 @@ export class Manifest {
     return found;
   }
 
+  /** The subscriptions, in the order given. @returns {Subscription[]} */
+  get subscriptions() {
+    return [...this.#subscriptions];
+  }
+
   /** The declared metrics. @returns {Metric[]} */
   get metrics() {
     return [...this.#metrics];

@@ -132,9 +132,10 @@ const SERIES_LIMIT = 1000;
 const seriesKey = (name, labelValues) => JSON.stringify([name, ...labelValues]);
 
 /**
- * Declares the manifest's metrics and indexes to the fake host (a
- * `Manifest`, or a plugin whose `manifest()` is called): from now on
- * `cache.byIndex` looks up its indexes (an index not declared is unknown, as
+ * Declares the manifest's subscriptions, metrics and indexes to the fake
+ * host (a `Manifest`, or a plugin whose `manifest()` is called): from now on
+ * the kinds it subscribes to are visible to cache look-ups (empty until
+ * `cacheInsert`), `cache.byIndex` looks up its indexes (an index not declared is unknown, as
  * on the host), and every metric update is checked as the host does: one the
  * host would drop (a metric not defined, the wrong kind of update, the wrong
  * number of label values, a negative counter increment, NaN, a series over
@@ -151,6 +152,9 @@ export function declare(manifestOrPlugin) {
     throw new Error(`the host would not load this plugin: ${problems.join('; ')}`);
   }
   state.declared = manifest;
+  for (const subscription of manifest.subscriptions) {
+    state.subscribed.add(GroupVersionKind.from(subscription.toRecord().kind).toString());
+  }
   for (const index of manifest.indexes) {
     state.subscribed.add(index.kind.toString());
   }

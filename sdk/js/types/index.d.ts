@@ -191,6 +191,8 @@ export class Limits {
 
 /** What a plugin is and what it needs. */
 export class Manifest {
+  /** The subscriptions, in the order given. */
+  readonly subscriptions: Subscription[];
   /** @param name lowercase letters, digits and `-`. */
   constructor(name: string, version: string);
   readonly name: string;
@@ -491,6 +493,58 @@ export class Handler {
   validate(review: AdmissionReview): Verdict | Promise<Verdict>;
   mutate(review: AdmissionReview): Mutation | Promise<Mutation>;
 }
+
+/** What to reconcile: the primary object's namespace (`undefined` when cluster-scoped) and name. */
+export class Request {
+  constructor(namespace: string | undefined, name: string);
+  readonly namespace: string | undefined;
+  readonly name: string;
+  /** `namespace/name`, or `name`. */
+  toString(): string;
+}
+
+/** What a reconcile asks for next; throw to be retried with backoff. */
+export class Action {
+  /** Done until something changes. */
+  static awaitChange(): Action;
+  /** Look again after `delayMs` milliseconds. */
+  static requeueAfter(delayMs: number): Action;
+  /** Milliseconds until the next look, or `undefined`. */
+  readonly requeueAfterMs: number | undefined;
+  /** The sooner of two actions. */
+  sooner(other: Action): Action;
+}
+
+/** A controller's shape: its primary kind, the kinds it owns and watches, the plugin's manifest. */
+export class Controller {
+  constructor(primary: KindLike, manifest: Manifest);
+  readonly primary: GroupVersionKind;
+  readonly manifest: Manifest;
+  /** The primary kind is cluster-scoped. */
+  clusterScoped(): this;
+  /** Reconciles the controller owner of every changed object of `kind`. */
+  owns(kind: KindLike): this;
+  /** Reconciles what `map` returns for every changed object of `kind`. */
+  watches(kind: KindLike, map: (object: any) => Request[]): this;
+  /** The primary keys a notification of `kind` about `object` concerns. */
+  requests(kind: GroupVersionKind, object: any): Request[];
+}
+
+/** A controller: define `controller()` and `reconcile(request, object)`. */
+export class Reconciler extends Handler {
+  controller(): Controller;
+  reconcile(request: Request, object: any | undefined): Action | void | Promise<Action | void>;
+}
+
+/** Runs `reconcile` with `name` as `object`'s finalizer (kube-rs's `finalizer`). */
+export function finalizer(
+  object: any,
+  name: string,
+  reconcile: (event: { type: 'apply' | 'cleanup'; object: any }) => Action | void | Promise<Action | void>,
+): Promise<Action>;
+
+/** Sets `condition` in `conditions` as controller-runtime's `meta.SetStatusCondition`; true when anything changed. */
+export function setCondition(conditions: any[], condition: any): boolean;
 
 /** Why a cache look-up failed. */
 export class CacheError extends HeraldError {

@@ -2,6 +2,12 @@
 // test/types.test.js with tsc --noEmit). The lines marked @ts-expect-error
 // must fail to type-check: they prove the declarations are not `any`.
 import {
+  Action,
+  Controller,
+  Reconciler,
+  Request,
+  finalizer,
+  setCondition,
   AdmissionRule,
   EVENTS,
   FailurePolicy,
@@ -175,3 +181,26 @@ AdmissionRule.to(kinds.Pod).operation('PATCH');
 new Webhook().failurePolicy('retry');
 // @ts-expect-error: a JSON Patch operation has an op.
 Mutation.patch([{ path: '/x' }]);
+
+// A controller written with the reconcile API.
+export class Mirrors extends Reconciler {
+  controller(): Controller {
+    return new Controller(kinds.Deployment, new Manifest('mirrors', '0.1.0'))
+      .owns(kinds.ReplicaSet)
+      .watches(kinds.ConfigMap, (cm) => [new Request(cm.metadata.namespace, 'web')]);
+  }
+
+  async reconcile(request: Request, object: any): Promise<Action> {
+    if (object === undefined) return Action.awaitChange();
+    const conditions: any[] = [];
+    setCondition(conditions, { type: 'Ready', status: 'True', reason: 'Synced', lastTransitionTime: 'now' });
+    log.info(`reconciling ${request.toString()} ${request.namespace ?? ''}`);
+    return finalizer(object, 'example.com/cleanup', ({ type }) =>
+      type === 'apply' ? Action.requeueAfter(60_000) : undefined,
+    );
+  }
+}
+// @ts-expect-error: a delay is a number of milliseconds
+Action.requeueAfter('1m');
+// @ts-expect-error: a map returns Requests
+new Controller(kinds.Deployment, new Manifest('x', '0.1.0')).watches(kinds.ConfigMap, () => 'web');

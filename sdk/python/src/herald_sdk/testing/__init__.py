@@ -91,9 +91,11 @@ def reset() -> None:
 
 
 def declare(manifest: Union[Manifest, type]) -> None:
-    """Declares the manifest's metrics and indexes to the stand-in (a
-    :class:`~herald_sdk.Manifest` or a handler class): from now on
-    :func:`herald_sdk.cache.by_index` looks up its indexes (an index not
+    """Declares the manifest's subscriptions, metrics and indexes to the
+    stand-in (a :class:`~herald_sdk.Manifest` or a handler class): from now
+    on the kinds it subscribes to are visible to cache look-ups (empty until
+    :func:`cache_insert`), :func:`herald_sdk.cache.by_index` looks up its
+    indexes (an index not
     declared is unknown, as on the host), and every metric update is checked
     as the host does: one the host would drop (a metric not defined, the
     wrong kind of update, the wrong number of label values, a negative
@@ -111,6 +113,8 @@ def declare(manifest: Union[Manifest, type]) -> None:
     if problems:
         raise ValueError("the host would not load this plugin: " + "; ".join(problems))
     _fake_host.STATE.declared = manifest
+    for subscription in manifest.subscriptions:
+        _fake_host.STATE.subscribed.add(subscription.kind)
     for index in manifest.indexes:
         _fake_host.STATE.subscribed.add(index.kind)
 
