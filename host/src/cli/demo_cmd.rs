@@ -17,10 +17,11 @@ pub struct DemoArgs {
     /// Load the plugins in this directory instead of building the examples.
     #[arg(long)]
     pub plugins: Option<PathBuf>,
-    /// Directory of YAML manifests to seed the embedded API server with
-    /// (default: examples/cluster of this checkout).
+    /// Directory (or file) of YAML manifests to seed the embedded API server
+    /// with; repeatable (default: examples/cluster and examples/controllers
+    /// of this checkout).
     #[arg(long)]
-    pub seed: Option<PathBuf>,
+    pub seed: Vec<PathBuf>,
     /// Address of the dashboard (/), /metrics, /healthz, /readyz and
     /// /plugins (a free port is taken if it is busy).
     #[arg(long, default_value = "127.0.0.1:9090")]
@@ -39,9 +40,13 @@ pub fn run(args: DemoArgs) -> ExitCode {
     let options = DemoOptions {
         duration: args.duration,
         plugins: args.plugins,
-        seed: args
-            .seed
-            .unwrap_or_else(|| repository_root().join("examples").join("cluster")),
+        seed: if args.seed.is_empty() {
+            ["cluster", "controllers"]
+                .map(|dir| repository_root().join("examples").join(dir))
+                .into()
+        } else {
+            args.seed
+        },
         listen: args.listen,
         churn_interval: args.churn_interval,
     };

@@ -2,14 +2,15 @@
 //! client, so every example plugin has something to report. Pods are created
 //! and go Pending → Running → Succeeded or Failed, containers restart,
 //! Deployments are scaled and rolled to new images with their ReplicaSets,
-//! and finished Pods are deleted. The cluster stays bounded however long it
+//! ConfigMaps get a new revision of their data, and finished Pods are
+//! deleted. The cluster stays bounded however long it
 //! runs: at most [`MAX_CHURN_PODS`] churn Pods at a time, and each
 //! Deployment keeps [`REVISION_HISTORY`] old ReplicaSets, as a Deployment's
 //! `revisionHistoryLimit` does (so a soak measures Herald, not a growing
 //! cluster).
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -66,6 +67,7 @@ pub struct Churn {
     namespaces: Vec<String>,
     rng: Rng,
     created: u64,
+    revisions: u64,
 }
 
 impl std::fmt::Debug for Churn {
@@ -85,6 +87,7 @@ impl Churn {
             namespaces,
             rng: Rng::new(seed),
             created: 0,
+            revisions: 0,
         }
     }
 
@@ -112,15 +115,42 @@ impl Churn {
 
     /// Makes one random change.
     pub async fn step(&mut self) -> Result<(), kube::Error> {
-        match self.rng.below(10) {
+        match self.rng.below(11) {
             0..=2 if self.churn_pods().await? < MAX_CHURN_PODS => self.create_pod().await,
             0..=2 => self.delete_finished_pod().await,
             3..=5 => self.advance_pod().await,
             6 => self.restart_container().await,
             7 => self.scale_deployment().await,
             8 => self.roll_deployment().await,
+            9 => self.revise_config_map().await,
             _ => self.delete_finished_pod().await,
         }
+    }
+
+    /// Sets `data.revision` of one of a namespace's own ConfigMaps (not the
+    /// API server's `kube-root-ca.crt`, nor config-mirror's copies, which it
+    /// would overwrite): a data change for the demo's controllers.
+    async fn revise_config_map(&mut self) -> Result<(), kube::Error> {
+        let namespace = self.rng.pick(&self.namespaces).clone();
+        let api = Api::<ConfigMap>::namespaced(self.client.clone(), &namespace);
+        let own = ListParams::default().labels("!herald.example.com/mirror-of");
+        let names: Vec<String> = api
+            .list(&own)
+            .await?
+            .items
+            .into_iter()
+            .filter_map(|cm| cm.metadata.name)
+            .filter(|name| name != "kube-root-ca.crt")
+            .collect();
+        if names.is_empty() {
+            return Ok(());
+        }
+        let name = self.rng.pick(&names).clone();
+        self.revisions += 1;
+        let patch = json!({"data": {"revision": self.revisions.to_string()}});
+        api.patch(&name, &PatchParams::default(), &Patch::Merge(patch))
+            .await?;
+        Ok(())
     }
 
     async fn create_pod(&mut self) -> Result<(), kube::Error> {

@@ -25,6 +25,7 @@ pub const EXAMPLE_PLUGINS: &[&str] = &[
     "rollout-watch",
     "namespace-defaults",
     "crashloop-alert",
+    "config-mirror",
 ];
 
 /// The example plugins written with the Python, JavaScript and Go SDKs,
@@ -46,6 +47,11 @@ pub const SDK_EXAMPLES: &[(&str, &str, &str)] = &[
         "Go",
         "install Go 1.24 or later (https://go.dev/dl/) and put `go` on the PATH",
     ),
+    (
+        "go-reloader",
+        "Go",
+        "install Go 1.24 or later (https://go.dev/dl/) and put `go` on the PATH",
+    ),
 ];
 
 /// Options of the demo.
@@ -55,8 +61,8 @@ pub struct DemoOptions {
     pub duration: Option<Duration>,
     /// Use the plugins in this directory instead of building the examples.
     pub plugins: Option<PathBuf>,
-    /// Seed manifests.
-    pub seed: PathBuf,
+    /// Seed manifests: directories or files.
+    pub seed: Vec<PathBuf>,
     /// Endpoints address.
     pub listen: SocketAddr,
     /// Time between two churn changes.
@@ -242,7 +248,7 @@ fn without(name: &str, language: &str, reason: &str, install: &str) -> String {
 /// Builds one of [`SDK_EXAMPLES`] into `out` with its SDK's build command
 /// (for Go, what `herald plugin build` runs).
 fn build_sdk_example(root: &Path, name: &str, out: &Path) -> Result<(), ExampleError> {
-    if name == "go-pod-phases" {
+    if name.starts_with("go-") {
         let program = crate::build::go::program();
         return build_go_example(&program, &root.join("plugins").join(name), out);
     }
@@ -302,7 +308,10 @@ fn build_go_example(program: &str, dir: &Path, out: &Path) -> Result<(), Example
 /// granted its Warning Events about restarting containers, `namespace-defaults`
 /// granted its writes for real, `label-audit` requiring the recommended
 /// `app.kubernetes.io` labels the sample objects use, `namespace-defaults`
-/// filling in a `cost-center` label on each Namespace created.
+/// filling in a `cost-center` label on each Namespace created, and the two
+/// controllers granted what they reconcile: `config-mirror` its copies and
+/// its ConfigMirrors' finalizer and status, `go-reloader` the Secrets it
+/// follows and its applies to Deployments.
 pub fn demo_plugin_settings() -> Vec<(String, crate::reload::PluginConfig)> {
     use crate::capability::Mode;
     use crate::reload::{GrantConfig, PluginConfig};
@@ -336,6 +345,44 @@ pub fn demo_plugin_settings() -> Vec<(String, crate::reload::PluginConfig)> {
                 config: Some(serde_json::json!({"restartWarning": 3, "pendingRecheck": "30s"})),
                 grants: GrantConfig {
                     events: Some(Default::default()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+        ),
+        (
+            "config-mirror".into(),
+            PluginConfig {
+                grants: GrantConfig {
+                    writes: vec![
+                        rule(serde_json::json!(["apply", "delete"]), "", "ConfigMap"),
+                        rule(
+                            serde_json::json!(["patch"]),
+                            "herald.example.com",
+                            "ConfigMirror",
+                        ),
+                        serde_json::from_value(serde_json::json!({
+                            "verbs": ["apply"], "group": "herald.example.com",
+                            "kind": "ConfigMirror", "subresource": "status", "namespaces": ["*"],
+                        }))
+                        .expect("a write rule"),
+                    ],
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+        ),
+        (
+            "go-reloader".into(),
+            PluginConfig {
+                grants: GrantConfig {
+                    reads: vec![
+                        serde_json::from_value(serde_json::json!({
+                            "group": "", "kind": "Secret", "namespaces": ["*"],
+                        }))
+                        .expect("a read rule"),
+                    ],
+                    writes: vec![rule(serde_json::json!(["apply"]), "apps", "Deployment")],
                     ..Default::default()
                 },
                 ..Default::default()
@@ -476,7 +523,7 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
         reason,
     })?;
     let source = Source::Embedded {
-        seed: vec![options.seed.clone()],
+        seed: options.seed.clone(),
         kubeconfig_out: Some(kubeconfig.clone()),
     };
     let connection = source.connect().await?;
@@ -561,6 +608,13 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
          origin alone) when shop/worker-crashy restarts 3 times: `webhook │` lines; the \
          receiver refuses the first alert and the workqueue retries that Pod alone",
             webhook.url()
+        ),
+        format!(
+            "  controllers   config-mirror copies shop/web-config into payments (kubectl get \
+         configmirrors -n shop -o yaml: its Ready condition); go-reloader rolls shop/web once per \
+         change of web-config's data, which the churn edits now and then: `kubectl --kubeconfig {} \
+         edit configmap web-config -n shop` does too",
+            kubeconfig.display()
         ),
         format!("  dashboard     http://{address}/"),
         format!("  endpoints     http://{address}/metrics  /readyz  /plugins"),

@@ -13,6 +13,7 @@ fn the_demo_shows_every_example_plugin_reacting_and_exits_cleanly() {
         ("image-policy", artifacts::IMAGE_POLICY),
         ("rollout-watch", artifacts::ROLLOUT_WATCH),
         ("namespace-defaults", artifacts::NAMESPACE_DEFAULTS),
+        ("config-mirror", artifacts::CONFIG_MIRROR),
     ] {
         std::fs::copy(path, plugins.join(format!("{name}.wasm"))).unwrap();
     }
@@ -38,7 +39,7 @@ fn the_demo_shows_every_example_plugin_reacting_and_exits_cleanly() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(
-        stdout.contains("Herald demo: 4 plugin(s) running"),
+        stdout.contains("Herald demo: 5 plugin(s) running"),
         "{stdout}"
     );
     assert!(stdout.contains("kubectl --kubeconfig "), "{stdout}");
@@ -48,6 +49,7 @@ fn the_demo_shows_every_example_plugin_reacting_and_exits_cleanly() {
         "image-policy",
         "rollout-watch",
         "namespace-defaults",
+        "config-mirror",
     ] {
         assert!(
             stdout
@@ -63,6 +65,10 @@ fn the_demo_shows_every_example_plugin_reacting_and_exits_cleanly() {
     assert!(
         stdout.contains("applied kind=NetworkPolicy object=shop/herald-default-deny"),
         "namespace-defaults applies its NetworkPolicy to the seeded namespaces:\n{stdout}"
+    );
+    assert!(
+        stdout.contains("config-mirror │ copied shop/web-config into payments"),
+        "config-mirror reconciles the seeded ConfigMirror with the grants the demo gives it:\n{stdout}"
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(

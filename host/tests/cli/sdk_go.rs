@@ -117,6 +117,15 @@ fn the_go_sdk_suite_passes_and_its_bindings_are_generated_from_the_wit() {
     eprintln!("go SDK suite: {:.1} s", started.elapsed().as_secs_f64());
 }
 
+/// The Go reconcile example's own tests (its suite test builds and runs it
+/// against the API server: `tests/tests/suite/reloader.rs`).
+#[test]
+fn go_reloader_passes_its_tests_and_vet() {
+    let packages = go_test("plugins/go-reloader");
+    assert_eq!(packages, ["herald.dev/plugins/go-reloader"]);
+    go_vet("plugins/go-reloader");
+}
+
 #[test]
 fn go_pod_phases_builds_with_herald_and_the_host_checks_and_replays_it() {
     let started = Instant::now();

@@ -118,6 +118,7 @@ fn python_sdk_builds_label_audit_that_the_host_checks_and_replays() {
 
     assert!(pytest("sdk/python") >= 30);
     assert!(pytest("plugins/label-audit") >= 10);
+    assert!(pytest("plugins/reloader-py") >= 5);
 
     let wasm = build_label_audit();
     let wasm_arg = wasm.to_str().unwrap();

@@ -1,7 +1,7 @@
 //! `config-mirror`: a controller written with the SDK's reconcile API
 //! ([`herald_sdk::reconcile`]), the shape controller-runtime and kube-rs
 //! authors know. A `ConfigMirror` (`herald.example.com/v1`, the CRD in
-//! `examples/crds/configmirror.yaml`) names a ConfigMap in its own
+//! `examples/controllers/config-mirror.yaml`) names a ConfigMap in its own
 //! namespace (`spec.source`) and the namespaces to copy it into
 //! (`spec.targets`); the controller keeps a copy of the source's data in
 //! each, of the mirror's name, applied server-side with the plugin's field
@@ -180,6 +180,11 @@ fn copy(mirror: &ConfigMirror) -> Result<Action, Error> {
                     .apply(name, &copy, true)
                     .map_err(|e| Error::msg(e).context(format_args!("copying into {target}")))?;
             }
+            herald_sdk::info!(
+                "copied {namespace}/{} into {}",
+                mirror.spec.source,
+                mirror.spec.targets.join(", ")
+            );
             (
                 "True",
                 "Synced",

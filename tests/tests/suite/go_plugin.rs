@@ -33,10 +33,10 @@ fn status(phase: &str, restarts: i32) -> serde_json::Value {
     }]}})
 }
 
-/// Builds `plugins/go-pod-phases` into a fresh directory with `herald plugin
-/// build`'s own code; `None` when Go is missing and skipping is allowed.
-fn build() -> Option<PathBuf> {
-    let test = "go_plugin::the_go_example_plugin_follows_a_pod_and_acts_on_the_api_server";
+/// Builds the Go plugin `plugins/<name>` into a fresh directory with
+/// `herald plugin build`'s own code; `None` when Go is missing and skipping
+/// was asked for (`test` names the test that skips).
+pub(super) fn build(name: &str, test: &str) -> Option<PathBuf> {
     match go::version(&go::program()) {
         Ok(_) => {}
         Err(err @ go::GoError::Missing { .. }) => {
@@ -48,14 +48,14 @@ fn build() -> Option<PathBuf> {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let out = std::env::temp_dir()
         .join(format!("herald-suite-go-{}", std::process::id()))
-        .join("go-pod-phases.wasm");
+        .join(format!("{name}.wasm"));
     let started = std::time::Instant::now();
     let built = build::build(
-        &repo.join("plugins/go-pod-phases"),
+        &repo.join("plugins").join(name),
         Some(&out),
         build::Options::default(),
     )
-    .unwrap_or_else(|e| panic!("herald plugin build plugins/go-pod-phases: {e}"));
+    .unwrap_or_else(|e| panic!("herald plugin build plugins/{name}: {e}"));
     eprintln!(
         "built {} ({} bytes) in {:.1} s",
         built.output.display(),
@@ -67,7 +67,12 @@ fn build() -> Option<PathBuf> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_go_example_plugin_follows_a_pod_and_acts_on_the_api_server() {
-    let Some(wasm) = build() else { return };
+    let Some(wasm) = build(
+        "go-pod-phases",
+        "go_plugin::the_go_example_plugin_follows_a_pod_and_acts_on_the_api_server",
+    ) else {
+        return;
+    };
     let cluster = TestCluster::start().await;
     let access = ClusterAccess::new(Arc::new(ClusterApi::new(cluster.writer.clone())));
     let daemon = Daemon::new(

@@ -34,6 +34,7 @@ mod readiness;
 mod reconcile;
 mod recording;
 mod reload;
+mod reloader;
 mod replica_alert;
 mod replicas;
 mod runtime;

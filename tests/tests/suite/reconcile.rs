@@ -1,5 +1,5 @@
 //! A controller written with the Rust SDK's reconcile API, end to end:
-//! `plugins/config-mirror` (its CRD in `examples/crds/configmirror.yaml`)
+//! `plugins/config-mirror` (its CRD in `examples/controllers/config-mirror.yaml`)
 //! built from source, loaded by the daemon, fed by real informers from the
 //! API server, and acting on it through the host's kube client. What it
 //! did is read back from the server: the copies in other namespaces, the
@@ -19,18 +19,23 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::GroupVersionKind;
+use serde::Deserialize as _;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
-/// The example's CRD, as `examples/` ships it; created unless a run on the
+/// The example's CRD, as the demo's seed ships it; created unless a run on the
 /// same (real) cluster already did.
 async fn create_crd(client: &kube::Client) {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../examples/crds/configmirror.yaml"
+        "/../examples/controllers/config-mirror.yaml"
     );
     let text = std::fs::read_to_string(path).unwrap();
-    let crd: CustomResourceDefinition = serde_yaml::from_str(&text).unwrap();
+    let crd: CustomResourceDefinition = serde_yaml::Deserializer::from_str(&text)
+        .map(|document| Value::deserialize(document).unwrap())
+        .find(|document| document["kind"] == "CustomResourceDefinition")
+        .map(|crd| serde_json::from_value(crd).unwrap())
+        .expect("the ConfigMirror CRD in examples/controllers");
     match Api::<CustomResourceDefinition>::all(client.clone())
         .create(&PostParams::default(), &crd)
         .await

@@ -41,8 +41,14 @@ fn repo() -> PathBuf {
 }
 
 /// Runs `command`, which builds a plugin into `out`; `None` (after
-/// `herald_tests::skip`) when its toolchain is missing.
-fn build(what: &str, mut command: Command, out: &Path, install: &str) -> Option<PathBuf> {
+/// `herald_tests::skip` for `test`) when its toolchain is missing.
+fn build(
+    test: &str,
+    what: &str,
+    mut command: Command,
+    out: &Path,
+    install: &str,
+) -> Option<PathBuf> {
     let started = std::time::Instant::now();
     match command.output() {
         Ok(output) if output.status.success() && out.exists() => {
@@ -53,7 +59,7 @@ fn build(what: &str, mut command: Command, out: &Path, install: &str) -> Option<
             let said = String::from_utf8_lossy(&output.stderr);
             let missing = said.contains("No module named") || said.contains("Cannot find");
             if missing {
-                herald_tests::skip(TEST, &format!("{what} cannot be built here: {install}"));
+                herald_tests::skip(test, &format!("{what} cannot be built here: {install}"));
                 return None;
             }
             panic!(
@@ -62,31 +68,44 @@ fn build(what: &str, mut command: Command, out: &Path, install: &str) -> Option<
             )
         }
         Err(err) => {
-            herald_tests::skip(TEST, &format!("{what}: {err}; {install}"));
+            herald_tests::skip(test, &format!("{what}: {err}; {install}"));
             None
         }
     }
 }
 
-/// Both plugins, built into a fresh directory.
-fn build_both(dir: &Path) -> Option<[(String, PathBuf); 2]> {
-    std::fs::create_dir_all(dir).unwrap();
+/// Builds the Python plugin `plugins/<name>/<module>` into `out` with the
+/// SDK's build command; `None` (after `herald_tests::skip` for `test`) when
+/// the SDK's build requirements are missing.
+pub(super) fn build_python(name: &str, module: &str, out: &Path, test: &str) -> Option<PathBuf> {
     let root = repo();
-    let python_out = dir.join("replica-alert-py.wasm");
     let mut python = Command::new(std::env::var("HERALD_PYTHON").unwrap_or("python3".into()));
     python
         .current_dir(&root)
         .env("PYTHONPATH", root.join("sdk/python/src"))
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .args(["-m", "herald_sdk", "build"])
-        .arg(root.join("plugins/replica-alert-py/replica_alert.py"))
+        .arg(root.join("plugins").join(name).join(module))
         .arg("-o")
-        .arg(&python_out);
-    let python = build(
-        "replica-alert-py",
+        .arg(out);
+    build(
+        test,
+        name,
         python,
-        &python_out,
+        out,
         "run `python3 -m pip install -r sdk/python/requirements-build.txt`",
+    )
+}
+
+/// Both plugins, built into a fresh directory.
+fn build_both(dir: &Path) -> Option<[(String, PathBuf); 2]> {
+    std::fs::create_dir_all(dir).unwrap();
+    let root = repo();
+    let python = build_python(
+        "replica-alert-py",
+        "replica_alert.py",
+        &dir.join("replica-alert-py.wasm"),
+        TEST,
     )?;
     let js_out = dir.join("replica-alert-js.wasm");
     let mut js = Command::new(root.join("node_modules/.bin/herald-build"));
@@ -95,6 +114,7 @@ fn build_both(dir: &Path) -> Option<[(String, PathBuf); 2]> {
         .arg("-o")
         .arg(&js_out);
     let js = build(
+        TEST,
         "replica-alert-js",
         js,
         &js_out,
