@@ -2,7 +2,8 @@
 //! project's own tests pass, it builds into a component, and `herald plugin
 //! check` and `herald plugin replay` (`--events events.jsonl` for a
 //! handler, `--reviews reviews.jsonl` for an admission policy) accept it
-//! and show what it did.
+//! and show what it did; a reconcile project (`--events deployments.jsonl`)
+//! shows each reconcile, the apply it would make and its requeue.
 //!
 //! Needs each language's toolchain (see `sdk_python.rs`, `sdk_js.rs` and
 //! `sdk_go.rs`; Rust needs the `wasm32-wasip2` target); a missing one fails the test with
@@ -28,12 +29,36 @@ fn expected(name: &str) -> Vec<String> {
     .collect()
 }
 
+/// The reconcile template's log lines the sample events must produce, in
+/// order: the Deployment listed, its summary added (which reconciles its
+/// owner), the Deployment changed, then deleted.
+fn expected_reconciles(name: &str) -> Vec<String> {
+    [
+        "info summarized deployment=shop/web images=nginx:1.27 replicas=2",
+        "info summarized deployment=shop/web images=nginx:1.27 replicas=2",
+        "info summarized deployment=shop/web images=nginx:1.28 replicas=3",
+        "info gone deployment=shop/web",
+    ]
+    .iter()
+    .map(|line| format!("[{name}] {line}"))
+    .collect()
+}
+
 /// The sample file a `template`'s project replays.
 fn samples(template: &str) -> &'static str {
     match template {
         "handler" => "events.jsonl",
         "admission" => "reviews.jsonl",
+        "reconcile" => "deployments.jsonl",
         other => panic!("no template {other}"),
+    }
+}
+
+/// The replay flag of a `template`'s samples.
+fn samples_flag(template: &str) -> &'static str {
+    match template {
+        "admission" => "--reviews",
+        _ => "--events",
     }
 }
 
@@ -54,11 +79,8 @@ fn new_project(name: &str, lang: &str, template: &str) -> PathBuf {
     ]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{output:?}");
-    let replay_flag = match template {
-        "handler" => "--events events.jsonl",
-        _ => "--reviews reviews.jsonl",
-    };
-    for step in ["plugin check", "plugin replay", replay_flag] {
+    let replay_flag = format!("{} {}", samples_flag(template), samples(template));
+    for step in ["plugin check", "plugin replay", &replay_flag] {
         assert!(
             stdout.contains(step),
             "the next steps name {step}: {stdout}"
@@ -79,16 +101,12 @@ fn check_and_replay(name: &str, template: &str, project: &Path, wasm: &Path) {
     assert!(check.status.success(), "{check:?}");
     let report: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
     assert_eq!(report["manifest"]["name"], name);
-    let samples_flag = match template {
-        "handler" => "--events",
-        _ => "--reviews",
-    };
     let samples = project.join(samples(template));
     let replay = run(&[
         "plugin",
         "replay",
         wasm,
-        samples_flag,
+        samples_flag(template),
         samples.to_str().unwrap(),
     ]);
     let stdout = String::from_utf8_lossy(&replay.stdout);
@@ -188,6 +206,11 @@ fn plugin_new_rust_admission_project_tests_builds_and_replays() {
     rust_project_tests_builds_and_replays("new-rust-admission", "admission");
 }
 
+#[test]
+fn plugin_new_rust_reconcile_project_tests_builds_and_replays() {
+    rust_project_tests_builds_and_replays("new-rust-reconcile", "reconcile");
+}
+
 /// Every file under `dir` with its size and modification time: what a
 /// command that must not write there is checked against.
 fn listing(dir: &Path) -> std::collections::BTreeMap<PathBuf, (u64, std::time::SystemTime)> {
@@ -283,6 +306,28 @@ fn run_printed_steps(name: &str, lang: &str, template: &str, sdk: &Path, install
 /// Asserts that the replay printed what the `template`'s samples must
 /// produce: the handler's log lines, or the admission policy's verdicts.
 fn replayed_the_samples(name: &str, template: &str, stdout: &str) {
+    if template == "reconcile" {
+        let logged: Vec<&str> = stdout
+            .lines()
+            .map(str::trim)
+            .filter(|line| line.starts_with('['))
+            .collect();
+        assert_eq!(logged, expected_reconciles(name), "{stdout}");
+        let applies = stdout
+            .lines()
+            .filter(|line| {
+                line.trim_start().starts_with("=> apply") && line.contains("shop/web-summary")
+            })
+            .count();
+        assert_eq!(applies, 3, "one apply per live reconcile:\n{stdout}");
+        let requeues = stdout.matches("=> requeue after 10m").count();
+        assert_eq!(requeues, 3, "one requeue per live reconcile:\n{stdout}");
+        assert!(
+            stdout.ends_with("summary: 4 events, 4 ok, 0 failed, 0 skipped\n"),
+            "{stdout}"
+        );
+        return;
+    }
     if template == "handler" {
         let logged: Vec<&str> = stdout
             .lines()
@@ -371,6 +416,11 @@ fn plugin_new_python_admission_project_builds_with_exactly_the_printed_commands(
 }
 
 #[test]
+fn plugin_new_python_reconcile_project_builds_with_exactly_the_printed_commands() {
+    printed_steps_build_and_replay("new-python-reconcile", "python", "reconcile", PYTHON);
+}
+
+#[test]
 fn plugin_new_js_project_builds_with_exactly_the_printed_commands() {
     printed_steps_build_and_replay("new-js", "js", "handler", JS);
 }
@@ -381,6 +431,11 @@ fn plugin_new_js_admission_project_builds_with_exactly_the_printed_commands() {
 }
 
 #[test]
+fn plugin_new_js_reconcile_project_builds_with_exactly_the_printed_commands() {
+    printed_steps_build_and_replay("new-js-reconcile", "js", "reconcile", JS);
+}
+
+#[test]
 fn plugin_new_go_project_builds_with_exactly_the_printed_commands() {
     printed_steps_build_and_replay("new-go", "go", "handler", GO);
 }
@@ -388,4 +443,9 @@ fn plugin_new_go_project_builds_with_exactly_the_printed_commands() {
 #[test]
 fn plugin_new_go_admission_project_builds_with_exactly_the_printed_commands() {
     printed_steps_build_and_replay("new-go-admission", "go", "admission", GO);
+}
+
+#[test]
+fn plugin_new_go_reconcile_project_builds_with_exactly_the_printed_commands() {
+    printed_steps_build_and_replay("new-go-reconcile", "go", "reconcile", GO);
 }

@@ -377,8 +377,10 @@ pub fn take_events() -> Vec<EventRecord> {
     with_host(|host| std::mem::take(&mut host.events))
 }
 
-/// Declares the manifest's metrics and indexes to the test host: from now
-/// on [`cache::by_index`](crate::cache::by_index) looks up its indexes (an
+/// Declares the manifest's subscriptions, metrics and indexes to the test
+/// host: from now on the kinds it subscribes to are visible to cache
+/// look-ups (empty until [`cache_insert`]),
+/// [`cache::by_index`](crate::cache::by_index) looks up its indexes (an
 /// index not declared is unknown, as on the host), and it checks every
 /// metric update as the host does, and drops (records but does not count)
 /// and logs as a warning one the host would drop: a metric not defined, an
@@ -435,6 +437,8 @@ pub fn declare(manifest: &Manifest) {
     with_host(|host| {
         host.metrics.declared = Some(declared);
         host.indexes = indexes;
+        host.subscribed
+            .extend(manifest.subscriptions.iter().map(|s| s.kind.clone()));
     });
 }
 

@@ -2,9 +2,9 @@
 //! the standard Go toolchain and `herald plugin build`.
 
 use super::Template;
-use super::template::{EVENTS, Project, REVIEWS};
+use super::template::{DEPLOYMENTS, EVENTS, Project, REVIEWS};
 
-/// The `go.mod` of both templates: the SDK through a `replace` directive.
+/// The `go.mod` of every template: the SDK through a `replace` directive.
 const GO_MOD: &str = include_str!("templates/go/go.mod");
 
 /// The steps every Go project takes before its replay: requirements, unit
@@ -51,6 +51,25 @@ pub(super) fn project(template: Template) -> Option<Project> {
             next_steps: concat!(
                 build_and_check!(),
                 "herald plugin replay {{name}}.wasm --reviews reviews.jsonl"
+            ),
+        },
+        Template::Reconcile => Project {
+            files: &[
+                ("go.mod", GO_MOD),
+                ("main.go", include_str!("templates/go/reconcile/main.go")),
+                (
+                    "main_test.go",
+                    include_str!("templates/go/reconcile/main_test.go"),
+                ),
+                (
+                    "README.md",
+                    include_str!("templates/go/reconcile/README.md"),
+                ),
+                ("deployments.jsonl", DEPLOYMENTS),
+            ],
+            next_steps: concat!(
+                build_and_check!(),
+                "herald plugin replay {{name}}.wasm --events deployments.jsonl"
             ),
         },
     })

@@ -2,7 +2,7 @@
 //! componentize-js.
 
 use super::Template;
-use super::template::{EVENTS, Project, REVIEWS};
+use super::template::{DEPLOYMENTS, EVENTS, Project, REVIEWS};
 
 /// `install-links`: npm copies the SDK into the project (and installs its
 /// toolchain there) instead of linking the checkout.
@@ -62,6 +62,29 @@ pub(super) fn project(template: Template) -> Option<Project> {
                 ("reviews.jsonl", REVIEWS),
             ],
             next_steps: next_steps!("--reviews reviews.jsonl"),
+        },
+        Template::Reconcile => Project {
+            files: &[
+                (
+                    "package.json",
+                    include_str!("templates/js/reconcile/package.json"),
+                ),
+                (".npmrc", NPMRC),
+                (
+                    "src/plugin.js",
+                    include_str!("templates/js/reconcile/plugin.js"),
+                ),
+                (
+                    "test/plugin.test.js",
+                    include_str!("templates/js/reconcile/plugin.test.js"),
+                ),
+                (
+                    "README.md",
+                    include_str!("templates/js/reconcile/README.md"),
+                ),
+                ("deployments.jsonl", DEPLOYMENTS),
+            ],
+            next_steps: next_steps!("--events deployments.jsonl"),
         },
     })
 }

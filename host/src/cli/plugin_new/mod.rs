@@ -60,6 +60,10 @@ pub enum Template {
     /// Decides at admission: refuses Pods whose images are not pinned (no
     /// tag or `:latest`); replays `reviews.jsonl`.
     Admission,
+    /// A controller written with the reconcile API: keeps a summary
+    /// ConfigMap, owned by it, for every Deployment; replays
+    /// `deployments.jsonl`.
+    Reconcile,
 }
 
 impl Template {
@@ -68,6 +72,7 @@ impl Template {
         match self {
             Template::Handler => "handler",
             Template::Admission => "admission",
+            Template::Reconcile => "reconcile",
         }
     }
 }

@@ -2,7 +2,7 @@
 //! componentize-py.
 
 use super::Template;
-use super::template::{EVENTS, Project, REVIEWS};
+use super::template::{DEPLOYMENTS, EVENTS, Project, REVIEWS};
 
 /// The commands to run in a Python project, ending with its replay
 /// (`$replay`: the flag and the samples), as a template.
@@ -46,6 +46,21 @@ pub(super) fn project(template: Template) -> Option<Project> {
                 ("reviews.jsonl", REVIEWS),
             ],
             next_steps: next_steps!("--reviews reviews.jsonl"),
+        },
+        Template::Reconcile => Project {
+            files: &[
+                ("app.py", include_str!("templates/python/reconcile/app.py")),
+                (
+                    "test_app.py",
+                    include_str!("templates/python/reconcile/test_app.py"),
+                ),
+                (
+                    "README.md",
+                    include_str!("templates/python/reconcile/README.md"),
+                ),
+                ("deployments.jsonl", DEPLOYMENTS),
+            ],
+            next_steps: next_steps!("--events deployments.jsonl"),
         },
     })
 }

@@ -1,7 +1,7 @@
 //! The Rust project: a `cdylib` crate using `herald-sdk`.
 
 use super::Template;
-use super::template::{EVENTS, Project, REVIEWS};
+use super::template::{DEPLOYMENTS, EVENTS, Project, REVIEWS};
 
 /// The Rust project of `template`.
 pub(super) fn project(template: Template) -> Option<Project> {
@@ -38,6 +38,27 @@ pub(super) fn project(template: Template) -> Option<Project> {
                  cargo build --release --target wasm32-wasip2    # build\n    \
                  herald plugin check target/wasm32-wasip2/release/{{crate}}.wasm\n    \
                  herald plugin replay target/wasm32-wasip2/release/{{crate}}.wasm --reviews reviews.jsonl",
+        },
+        Template::Reconcile => Project {
+            files: &[
+                (
+                    "Cargo.toml",
+                    include_str!("templates/rust/reconcile/Cargo.toml"),
+                ),
+                (
+                    "src/lib.rs",
+                    include_str!("templates/rust/reconcile/lib.rs"),
+                ),
+                (
+                    "README.md",
+                    include_str!("templates/rust/reconcile/README.md"),
+                ),
+                ("deployments.jsonl", DEPLOYMENTS),
+            ],
+            next_steps: "    cargo test                                      # unit tests\n    \
+                 cargo build --release --target wasm32-wasip2    # build\n    \
+                 herald plugin check target/wasm32-wasip2/release/{{crate}}.wasm\n    \
+                 herald plugin replay target/wasm32-wasip2/release/{{crate}}.wasm --events deployments.jsonl",
         },
     })
 }

@@ -11,6 +11,11 @@ pub(super) const EVENTS: &str = include_str!("templates/events.jsonl");
 /// image with no tag, and one deleted.
 pub(super) const REVIEWS: &str = include_str!("templates/reviews.jsonl");
 
+/// The sample events every reconcile project replays: a Deployment listed,
+/// its summary ConfigMap added (which reconciles its owner), the Deployment
+/// changed, then deleted.
+pub(super) const DEPLOYMENTS: &str = include_str!("templates/deployments.jsonl");
+
 /// One language's project of one template.
 pub(super) struct Project {
     /// Path in the project, template text.
