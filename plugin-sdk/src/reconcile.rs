@@ -379,6 +379,13 @@ pub enum FinalizerEvent<K> {
 /// change fails with a conflict and the reconcile is retried (a cleanup
 /// must therefore be idempotent, as kube-rs asks). The plugin needs `patch`
 /// on the kind in its write rules.
+///
+/// A state of the object this instance already wrote its finalizer change
+/// at (the same `resourceVersion`: the cache has not caught up with the
+/// write yet, and another notification mapped here) is left alone: the
+/// write's own change brings the next reconcile. So a cleanup that
+/// succeeded is not run again on the stale state, and an add does not
+/// fail with a conflict.
 pub fn finalizer<K>(
     object: K,
     name: &str,
@@ -395,15 +402,26 @@ where
         .name
         .clone()
         .ok_or_else(|| Error::new("the object has no name"))?;
-    let api = DynamicApi::new(GroupVersionKind::of::<K>(), meta.namespace.as_deref());
+    let kind = GroupVersionKind::of::<K>();
+    let api = DynamicApi::new(kind.clone(), meta.namespace.as_deref());
     let resource_version = meta.resource_version.clone();
+    let written = written::Key::new(&kind, meta.namespace.as_deref(), &object_name, name);
+    if resource_version
+        .as_deref()
+        .is_some_and(|version| written::at(&written, version))
+    {
+        return Ok(Action::await_change());
+    }
     let write = |finalizers: Vec<String>, doing: &str| {
         let patch = serde_json::json!({
             "metadata": {"finalizers": finalizers, "resourceVersion": resource_version}
         });
         api.patch(&object_name, &Patch::Merge(patch))
-            .map(drop)
-            .map_err(|e| Error::msg(e).context(format_args!("{doing} finalizer {name}")))
+            .map_err(|e| Error::msg(e).context(format_args!("{doing} finalizer {name}")))?;
+        if let Some(version) = &resource_version {
+            written::remember(written.clone(), version);
+        }
+        Ok::<(), Error>(())
     };
     match (deleting, has) {
         (false, false) => {
@@ -422,6 +440,64 @@ where
             Ok(action)
         }
         (true, false) => Ok(Action::await_change()),
+    }
+}
+
+/// The states of objects this instance wrote a finalizer change at, so that
+/// a reconcile of the same, stale state (the cache not yet caught up with
+/// the write) does not write, or clean up, again.
+mod written {
+    use crate::GroupVersionKind;
+    use std::cell::RefCell;
+    use std::collections::VecDeque;
+
+    /// How many objects are remembered; the oldest is forgotten first (a
+    /// forgotten one costs at most a repeated, idempotent write).
+    const REMEMBERED: usize = 1024;
+
+    /// An object (kind, namespace, name) and one of its finalizers.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub(super) struct Key(String);
+
+    impl Key {
+        pub(super) fn new(
+            kind: &GroupVersionKind,
+            namespace: Option<&str>,
+            name: &str,
+            finalizer: &str,
+        ) -> Self {
+            Key(format!(
+                "{kind} {}/{name} {finalizer}",
+                namespace.unwrap_or_default()
+            ))
+        }
+    }
+
+    thread_local! {
+        static WRITTEN: RefCell<VecDeque<(Key, String)>> = const { RefCell::new(VecDeque::new()) };
+    }
+
+    /// Whether this instance wrote `key`'s finalizer change at `version`.
+    pub(super) fn at(key: &Key, version: &str) -> bool {
+        WRITTEN.with(|written| {
+            written
+                .borrow()
+                .iter()
+                .any(|(k, v)| k == key && v == version)
+        })
+    }
+
+    /// Remembers that this instance wrote `key`'s finalizer change at
+    /// `version` (replacing what it remembered of `key`).
+    pub(super) fn remember(key: Key, version: &str) {
+        WRITTEN.with(|written| {
+            let mut written = written.borrow_mut();
+            written.retain(|(k, _)| *k != key);
+            if written.len() == REMEMBERED {
+                written.pop_front();
+            }
+            written.push_back((key, version.to_owned()));
+        });
     }
 }
 

@@ -214,11 +214,16 @@ fn a_kind_the_controller_does_not_name_is_an_error_naming_it() {
     assert!(error.message().contains("Secret"), "{error}");
 }
 
+/// The ConfigMap `shop/web` at a new resourceVersion each time (as the
+/// API server hands out), with `finalizers`.
 fn with_finalizers(finalizers: &[&str], deleting: bool) -> ConfigMap {
+    thread_local! {
+        static VERSION: std::cell::Cell<u32> = const { std::cell::Cell::new(7) };
+    }
     let mut cm = ConfigMap::default();
     cm.metadata.namespace = Some("shop".into());
     cm.metadata.name = Some("web".into());
-    cm.metadata.resource_version = Some("7".into());
+    cm.metadata.resource_version = Some(VERSION.with(|v| v.replace(v.get() + 1)).to_string());
     cm.metadata.finalizers =
         (!finalizers.is_empty()).then(|| finalizers.iter().map(|f| (*f).to_owned()).collect());
     if deleting {
@@ -247,7 +252,7 @@ fn patched_finalizers() -> Vec<serde_json::Value> {
             assert_eq!(call.patch_type, Some(PatchType::Merge));
             assert_eq!(call.target.key(), "shop/web");
             let body = call.body.unwrap();
-            assert_eq!(body["metadata"]["resourceVersion"], "7", "{body}");
+            assert!(body["metadata"]["resourceVersion"].is_string(), "{body}");
             body["metadata"]["finalizers"].clone()
         })
         .collect()
@@ -281,6 +286,33 @@ fn a_finalizer_is_added_then_applied_then_cleaned_up_once_and_removed() {
     let (result, asked) = finalize(with_finalizers(&["other"], true));
     assert_eq!((result.unwrap(), asked), (Action::AwaitChange, None));
     assert_eq!(patched_finalizers(), Vec::<serde_json::Value>::new());
+}
+
+#[test]
+fn a_state_the_instance_already_wrote_its_finalizer_change_at_is_left_alone() {
+    testing::reset();
+    // Cleaned up and the finalizer removed at one resourceVersion...
+    let deleting = with_finalizers(&["example.com/cleanup"], true);
+    let (result, asked) = finalize(deleting.clone());
+    assert_eq!(
+        (result.unwrap(), asked),
+        (Action::AwaitChange, Some("cleanup"))
+    );
+    assert_eq!(patched_finalizers().len(), 1);
+    // ...then the same, stale state again (another notification mapped
+    // here before the cache saw the write): no second cleanup, no write.
+    let (result, asked) = finalize(deleting);
+    assert_eq!((result.unwrap(), asked), (Action::AwaitChange, None));
+    assert_eq!(patched_finalizers(), Vec::<serde_json::Value>::new());
+    // Added at one resourceVersion, then the stale state: not added twice.
+    let live = with_finalizers(&[], false);
+    finalize(live.clone()).0.unwrap();
+    assert_eq!(patched_finalizers().len(), 1);
+    finalize(live).0.unwrap();
+    assert_eq!(patched_finalizers(), Vec::<serde_json::Value>::new());
+    // A newer state is reconciled as usual.
+    let (_, asked) = finalize(with_finalizers(&["example.com/cleanup"], false));
+    assert_eq!(asked, Some("apply"));
 }
 
 #[test]

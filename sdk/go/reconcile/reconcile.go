@@ -304,6 +304,12 @@ func (h *handler[T]) reconcile(req Request) (result Result, err error) {
 // the reconcile is retried. The plugin needs `patch` on the kind in its
 // write rules. obj is a pointer to a k8s.io/api type or a registered one
 // (anything with metav1.ObjectMeta embedded).
+//
+// A state of the object this instance already wrote its finalizer change
+// at (the same resourceVersion: the cache has not caught up with the write
+// yet, and another notification mapped here) is left alone: the write's
+// own change brings the next reconcile. So a cleanup that succeeded is not
+// run again on the stale state, and an add does not fail with a conflict.
 func Finalizer[P metav1.Object](obj P, name string, apply, cleanup func(P) (Result, error)) (Result, error) {
 	kind, ok := herald.KindOfType(reflect.TypeOf(obj))
 	if !ok {
@@ -312,15 +318,23 @@ func Finalizer[P metav1.Object](obj P, name string, apply, cleanup func(P) (Resu
 	if obj.GetName() == "" {
 		return Result{}, errors.New("finalizer " + name + ": the object has no name")
 	}
+	key := fmt.Sprintf("%s %s/%s %s", kind, obj.GetNamespace(), obj.GetName(), name)
+	version := obj.GetResourceVersion()
+	if version != "" && written.at(key, version) {
+		return Result{}, nil
+	}
 	finalizers := obj.GetFinalizers()
 	has := slices.Contains(finalizers, name)
 	write := func(finalizers []string, doing string) error {
 		patch := map[string]any{"metadata": map[string]any{
 			"finalizers":      finalizers,
-			"resourceVersion": obj.GetResourceVersion(),
+			"resourceVersion": version,
 		}}
 		if _, err := kube.NewDynamic(kind, obj.GetNamespace()).Patch(obj.GetName(), kube.MergePatch(patch)); err != nil {
 			return fmt.Errorf("%s finalizer %s: %w", doing, name, err)
+		}
+		if version != "" {
+			written.remember(key, version)
 		}
 		return nil
 	}
@@ -338,4 +352,39 @@ func Finalizer[P metav1.Object](obj P, name string, apply, cleanup func(P) (Resu
 		return result, write(kept, "removing")
 	}
 	return Result{}, nil
+}
+
+// rememberedWrites is how many objects' finalizer writes an instance
+// remembers; the oldest is forgotten first (a forgotten one costs at most a
+// repeated, idempotent write).
+const rememberedWrites = 1024
+
+// finalizerWrites are the states (resourceVersions) of objects this
+// instance wrote a finalizer change at, keyed by kind, object and
+// finalizer, oldest first.
+type finalizerWrites struct {
+	keys     []string
+	versions map[string]string
+}
+
+// written is the instance's record (calls never overlap: no lock).
+var written = finalizerWrites{versions: map[string]string{}}
+
+// at says whether this instance wrote key's finalizer change at version.
+func (w *finalizerWrites) at(key, version string) bool {
+	v, ok := w.versions[key]
+	return ok && v == version
+}
+
+// remember records that this instance wrote key's finalizer change at
+// version.
+func (w *finalizerWrites) remember(key, version string) {
+	if _, ok := w.versions[key]; ok {
+		w.keys = slices.DeleteFunc(w.keys, func(k string) bool { return k == key })
+	} else if len(w.keys) == rememberedWrites {
+		delete(w.versions, w.keys[0])
+		w.keys = w.keys[1:]
+	}
+	w.keys = append(w.keys, key)
+	w.versions[key] = version
 }

@@ -270,14 +270,14 @@ func TestAFinalizerIsAddedThenAppliedThenCleanedUpAndRemoved(t *testing.T) {
 		t.Fatalf("patched %v, want the finalizer added at resourceVersion 4", meta)
 	}
 
-	d.Finalizers = []string{"other", "example.com/cleanup"}
+	d.Finalizers, d.ResourceVersion = []string{"other", "example.com/cleanup"}, "5"
 	ran, result, err := finalized(t, d, nil)
 	if err != nil || ran != "apply" || result.RequeueAfter != time.Minute || len(h.TakeWrites()) != 0 {
 		t.Fatalf("live object with the finalizer: ran %q, %v, %v; want apply's result and no write", ran, result, err)
 	}
 
 	now := metav1.Now()
-	d.DeletionTimestamp = &now
+	d.DeletionTimestamp, d.ResourceVersion = &now, "6"
 	if ran, _, err = finalized(t, d, errors.New("bucket busy")); err == nil || ran != "cleanup" || len(h.TakeWrites()) != 0 {
 		t.Fatalf("a failed cleanup: ran %q, %v; want its error and the finalizer kept", ran, err)
 	}
@@ -288,9 +288,35 @@ func TestAFinalizerIsAddedThenAppliedThenCleanedUpAndRemoved(t *testing.T) {
 		t.Fatalf("finalizers after cleanup %v, want only the other one", got)
 	}
 
-	d.Finalizers = []string{"other"}
+	d.Finalizers, d.ResourceVersion = []string{"other"}, "7"
 	if ran, _, err = finalized(t, d, nil); err != nil || ran != "" || len(h.TakeWrites()) != 0 {
 		t.Fatalf("deleting without the finalizer ran %q, %v; want nothing", ran, err)
+	}
+}
+
+func TestAStateTheInstanceAlreadyWroteItsFinalizerChangeAtIsLeftAlone(t *testing.T) {
+	h := heraldtest.New(t)
+	d := deployment("shop", "stale", "20")
+	now := metav1.Now()
+	d.DeletionTimestamp, d.Finalizers = &now, []string{"example.com/cleanup"}
+	if ran, _, err := finalized(t, d, nil); err != nil || ran != "cleanup" || len(h.TakeWrites()) != 1 {
+		t.Fatalf("first cleanup: ran %q, %v", ran, err)
+	}
+	// The same, stale state again (another notification mapped here before
+	// the cache saw the write): no second cleanup, no write.
+	if ran, _, err := finalized(t, d, nil); err != nil || ran != "" || len(h.TakeWrites()) != 0 {
+		t.Fatalf("the stale state: ran %q, %v; want nothing", ran, err)
+	}
+	live := deployment("shop", "stale-add", "30")
+	if _, _, err := finalized(t, live, nil); err != nil || len(h.TakeWrites()) != 1 {
+		t.Fatalf("add: %v", err)
+	}
+	if ran, _, err := finalized(t, live, nil); err != nil || ran != "" || len(h.TakeWrites()) != 0 {
+		t.Fatalf("the stale state after the add: ran %q, %v; want nothing", ran, err)
+	}
+	live.Finalizers, live.ResourceVersion = []string{"example.com/cleanup"}, "31"
+	if ran, _, err := finalized(t, live, nil); err != nil || ran != "apply" {
+		t.Fatalf("a newer state: ran %q, %v; want apply", ran, err)
 	}
 }
 

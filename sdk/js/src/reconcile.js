@@ -308,6 +308,17 @@ export class Reconciler extends Handler {
   }
 }
 
+/** How many objects' finalizer writes an instance remembers (a forgotten one costs at most a repeated, idempotent write). */
+const REMEMBERED = 1024;
+
+/**
+ * The states (resourceVersions) of objects this instance wrote a finalizer
+ * change at, keyed by kind, object and finalizer, oldest first.
+ *
+ * @type {Map<string, string>}
+ */
+const written = new Map();
+
 /**
  * Runs `reconcile` with `name` as `object`'s finalizer, as kube-rs's
  * `finalizer`: a live object without it gets it added (the change brings
@@ -319,6 +330,12 @@ export class Reconciler extends Handler {
  * and the reconcile is retried (a cleanup must be idempotent). The plugin
  * needs `patch` on the kind in its write rules.
  *
+ * A state of the object this instance already wrote its finalizer change at
+ * (the same `resourceVersion`: the cache has not caught up with the write
+ * yet, and another notification mapped here) is left alone: the write's own
+ * change brings the next reconcile. So a cleanup that succeeded is not run
+ * again on the stale state, and an add does not fail with a conflict.
+ *
  * @param {any} object
  * @param {string} name
  * @param {(event: {type: 'apply' | 'cleanup', object: any}) => Action | void | Promise<Action | void>} reconcile
@@ -329,16 +346,27 @@ export async function finalizer(object, name, reconcile) {
   if (typeof metadata.name !== 'string' || metadata.name === '') {
     throw new Error(`finalizer ${name}: the object has no name`);
   }
-  const api = new Api(GroupVersionKind.ofObject(object), { namespace: metadata.namespace || undefined });
+  const kind = GroupVersionKind.ofObject(object);
+  const api = new Api(kind, { namespace: metadata.namespace || undefined });
+  const key = `${kind} ${metadata.namespace ?? ''}/${metadata.name} ${name}`;
+  const version = metadata.resourceVersion;
+  if (version && written.get(key) === version) {
+    return Action.awaitChange();
+  }
   const finalizers = [...(metadata.finalizers ?? [])];
   const has = finalizers.includes(name);
   const deleting = Boolean(metadata.deletionTimestamp);
   const write = (kept, doing) => {
     try {
-      api.patch(metadata.name, { metadata: { finalizers: kept, resourceVersion: metadata.resourceVersion } });
+      api.patch(metadata.name, { metadata: { finalizers: kept, resourceVersion: version } });
     } catch (error) {
       if (error instanceof KubeError) error.message = `${doing} finalizer ${name}: ${error.message}`;
       throw error;
+    }
+    if (version) {
+      written.delete(key);
+      if (written.size === REMEMBERED) written.delete(written.keys().next().value);
+      written.set(key, version);
     }
   };
   if (!deleting && !has) {

@@ -159,20 +159,35 @@ test('a finalizer is added, then applied, then cleaned up and removed', async ()
   assert.deepEqual(await finalized(object), [[], Action.awaitChange()]);
   assert.deepEqual(patchedMetadata(), { finalizers: ['other', 'example.com/cleanup'], resourceVersion: '4' });
 
-  object.metadata.finalizers = ['other', 'example.com/cleanup'];
+  Object.assign(object.metadata, { finalizers: ['other', 'example.com/cleanup'], resourceVersion: '5' });
   const [ran, action] = await finalized(object);
   assert.deepEqual([ran, action.requeueAfterMs], [['apply'], 60_000]);
   assert.deepEqual(testing.takeKubeCalls(), []);
 
-  object.metadata.deletionTimestamp = '2026-11-29T10:00:00Z';
+  Object.assign(object.metadata, { deletionTimestamp: '2026-11-29T10:00:00Z', resourceVersion: '6' });
   await assert.rejects(finalized(object, new Error('bucket busy')), /bucket busy/);
   assert.deepEqual(testing.takeKubeCalls(), []);
   assert.deepEqual((await finalized(object))[0], ['cleanup']);
   assert.deepEqual(patchedMetadata().finalizers, ['other']);
 
-  object.metadata.finalizers = ['other'];
+  Object.assign(object.metadata, { finalizers: ['other'], resourceVersion: '7' });
   assert.deepEqual(await finalized(object), [[], Action.awaitChange()]);
   assert.deepEqual(testing.takeKubeCalls(), []);
+});
+
+test('a state the instance already wrote its finalizer change at is left alone', async () => {
+  const stale = deployment('stale', '20', { finalizers: ['example.com/cleanup'], deletionTimestamp: '2026-11-29T10:00:00Z' });
+  assert.deepEqual((await finalized(stale))[0], ['cleanup']);
+  assert.equal(testing.takeKubeCalls().length, 1);
+  // The same, stale state again: no second cleanup, no write.
+  assert.deepEqual(await finalized(stale), [[], Action.awaitChange()]);
+  assert.deepEqual(testing.takeKubeCalls(), []);
+  const live = deployment('stale-add', '30');
+  await finalized(live);
+  assert.equal(testing.takeKubeCalls().length, 1);
+  assert.deepEqual(await finalized(live), [[], Action.awaitChange()]);
+  assert.deepEqual(testing.takeKubeCalls(), []);
+  assert.deepEqual((await finalized(deployment('stale-add', '31', { finalizers: ['example.com/cleanup'] })))[0], ['apply']);
 });
 
 test('a finalizer write refused keeps its kind and names the finalizer', async () => {

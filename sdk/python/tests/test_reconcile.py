@@ -182,12 +182,12 @@ def test_a_finalizer_is_added_then_applied_then_cleaned_up_and_removed():
     assert (ran, action) == ([], Action.await_change())
     assert patched_finalizers() == {"finalizers": ["other", "example.com/cleanup"], "resourceVersion": "4"}
 
-    obj["metadata"]["finalizers"] = ["other", "example.com/cleanup"]
+    obj["metadata"].update(finalizers=["other", "example.com/cleanup"], resourceVersion="5")
     ran, action = finalized(obj)
     assert (ran, action) == (["Apply"], Action.requeue_after(60))
     assert testing.take_kube_calls() == []
 
-    obj["metadata"]["deletionTimestamp"] = "2026-11-29T10:00:00Z"
+    obj["metadata"].update(deletionTimestamp="2026-11-29T10:00:00Z", resourceVersion="6")
     with pytest.raises(RuntimeError, match="bucket busy"):
         finalized(obj, RuntimeError("bucket busy"))
     assert testing.take_kube_calls() == []
@@ -195,9 +195,27 @@ def test_a_finalizer_is_added_then_applied_then_cleaned_up_and_removed():
     assert ran == ["Cleanup"]
     assert patched_finalizers()["finalizers"] == ["other"]
 
-    obj["metadata"]["finalizers"] = ["other"]
+    obj["metadata"].update(finalizers=["other"], resourceVersion="7")
     assert finalized(obj) == ([], Action.await_change())
     assert testing.take_kube_calls() == []
+
+
+def test_a_state_the_instance_already_wrote_its_finalizer_change_at_is_left_alone():
+    stale = deployment("stale", "20", finalizers=["example.com/cleanup"],
+                       deletionTimestamp="2026-11-29T10:00:00Z")
+    assert finalized(stale)[0] == ["Cleanup"]
+    assert len(testing.take_kube_calls()) == 1
+    # The same, stale state again (another notification mapped here before
+    # the cache saw the write): no second cleanup, no write.
+    assert finalized(stale) == ([], Action.await_change())
+    assert testing.take_kube_calls() == []
+    live = deployment("stale-add", "30")
+    finalized(live)
+    assert len(testing.take_kube_calls()) == 1
+    assert finalized(live) == ([], Action.await_change())
+    assert testing.take_kube_calls() == []
+    newer = deployment("stale-add", "31", finalizers=["example.com/cleanup"])
+    assert finalized(newer)[0] == ["Apply"]
 
 
 def test_a_finalizer_write_refused_keeps_its_kind_and_names_the_finalizer():

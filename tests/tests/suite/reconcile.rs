@@ -10,6 +10,7 @@ use super::acting::granted;
 use super::cluster::TestCluster;
 use super::recording::informers;
 use herald::capability::kube::ClusterApi;
+use herald::capability::log::MemorySink;
 use herald::capability::{ClusterAccess, Grants};
 use herald::daemon::Daemon;
 use herald::dispatch::RetryPolicy;
@@ -53,13 +54,12 @@ fn ready(mirror: &DynamicObject) -> Option<(Value, i64)> {
     Some((ready, mirror.metadata.generation?))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reconciler_copies_follows_its_source_reports_conditions_and_cleans_up_through_its_finalizer()
- {
-    let cluster = TestCluster::start().await;
-    let client = cluster.client.clone();
-    let ns = cluster.namespace.clone();
-    create_crd(&client).await;
+/// The CRD, two target namespaces beside the test's and the source
+/// ConfigMap `settings`; returns the targets.
+async fn set_up(cluster: &TestCluster) -> [String; 2] {
+    let client = &cluster.client;
+    create_crd(client).await;
+    let ns = &cluster.namespace;
     let targets = [format!("{ns}-a"), format!("{ns}-b")];
     for target in &targets {
         let namespace: Namespace =
@@ -72,9 +72,13 @@ async fn a_reconciler_copies_follows_its_source_reports_conditions_and_cleans_up
     cluster
         .create_config_map("settings", "mirror", "blue")
         .await;
+    targets
+}
 
+/// config-mirror loaded with its writes granted, started on `daemon`; its
+/// log.
+async fn start(cluster: &TestCluster, daemon: &Daemon) -> MemorySink {
     let access = ClusterAccess::new(Arc::new(ClusterApi::new(cluster.writer.clone())));
-    let daemon = Daemon::new(Arc::new(informers(client.clone())), RetryPolicy::default());
     let rules = [
         json!({"verbs": ["apply", "delete"], "group": "", "kind": "ConfigMap", "namespaces": ["*"]}),
         json!({"verbs": ["patch"], "group": "herald.example.com", "kind": "ConfigMirror", "namespaces": ["*"]}),
@@ -92,15 +96,23 @@ async fn a_reconciler_copies_follows_its_source_reports_conditions_and_cleans_up
     let (plugin, logs) = load_with(artifacts::CONFIG_MIRROR, options);
     assert_eq!(plugin.manifest().name, "config-mirror");
     daemon.start(plugin).await.expect("config-mirror starts");
+    logs
+}
 
+/// The ConfigMirrors of the test's namespace.
+fn mirrors(cluster: &TestCluster) -> Api<DynamicObject> {
     let resource = ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk("herald.example.com", "v1", "ConfigMirror"),
         "configmirrors",
     );
-    let mirrors: Api<DynamicObject> = Api::namespaced_with(client.clone(), &ns, &resource);
+    Api::namespaced_with(cluster.client.clone(), &cluster.namespace, &resource)
+}
+
+/// Creates the mirror `name` of `settings` into `targets`.
+async fn create_mirror(mirrors: &Api<DynamicObject>, name: &str, targets: &[String]) {
     let mirror: DynamicObject = serde_json::from_value(json!({
         "apiVersion": "herald.example.com/v1", "kind": "ConfigMirror",
-        "metadata": {"name": "web"},
+        "metadata": {"name": name},
         "spec": {"source": "settings", "targets": targets},
     }))
     .unwrap();
@@ -108,6 +120,46 @@ async fn a_reconciler_copies_follows_its_source_reports_conditions_and_cleans_up
         .create(&PostParams::default(), &mirror)
         .await
         .unwrap();
+}
+
+/// Whether the copy `name` exists in each of `targets`.
+async fn copies(
+    client: &kube::Client,
+    name: &str,
+    targets: &[String],
+) -> Result<Vec<bool>, String> {
+    let mut found = Vec::new();
+    for target in targets {
+        let copy = Api::<ConfigMap>::namespaced(client.clone(), target)
+            .get_opt(name)
+            .await
+            .map_err(|e| e.to_string())?;
+        found.push(copy.is_some());
+    }
+    Ok(found)
+}
+
+/// Deletes the target namespaces and the test's.
+async fn tear_down(cluster: TestCluster, targets: &[String]) {
+    for target in targets {
+        let _ = Api::<Namespace>::all(cluster.client.clone())
+            .delete(target, &Default::default())
+            .await;
+    }
+    cluster.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reconciler_copies_follows_its_source_reports_conditions_and_cleans_up_through_its_finalizer()
+ {
+    let cluster = TestCluster::start().await;
+    let client = cluster.client.clone();
+    let ns = cluster.namespace.clone();
+    let targets = set_up(&cluster).await;
+    let daemon = Daemon::new(Arc::new(informers(client.clone())), RetryPolicy::default());
+    let logs = start(&cluster, &daemon).await;
+    let mirrors = mirrors(&cluster);
+    create_mirror(&mirrors, "web", &targets).await;
 
     let copies_hold = |value: &'static str| {
         let client = client.clone();
@@ -215,22 +267,7 @@ async fn a_reconciler_copies_follows_its_source_reports_conditions_and_cleans_up
     eventually(
         "the copies are deleted, then the mirror",
         PATIENCE,
-        async || {
-            for target in &targets {
-                if Api::<ConfigMap>::namespaced(client.clone(), target)
-                    .get_opt("web")
-                    .await
-                    .map_err(|e| e.to_string())?
-                    .is_some()
-                {
-                    return Err(format!("the copy in {target} is still there"));
-                }
-            }
-            match mirrors.get_opt("web").await.map_err(|e| e.to_string())? {
-                Some(mirror) => Err(format!("the mirror is still there: {:?}", mirror.metadata)),
-                None => Ok(()),
-            }
-        },
+        all_gone(&client, &mirrors, "web", &targets),
     )
     .await;
     let cleanups = messages(&logs.lines())
@@ -240,10 +277,85 @@ async fn a_reconciler_copies_follows_its_source_reports_conditions_and_cleans_up
     assert_eq!(cleanups, 1, "{:?}", messages(&logs.lines()));
 
     daemon.stop("config-mirror").await;
-    for target in &targets {
-        let _ = Api::<Namespace>::all(client.clone())
-            .delete(target, &Default::default())
-            .await;
+    tear_down(cluster, &targets).await;
+}
+
+/// A probe: the copies of `name` are gone from `targets`, then the mirror.
+fn all_gone<'a>(
+    client: &'a kube::Client,
+    mirrors: &'a Api<DynamicObject>,
+    name: &'a str,
+    targets: &'a [String],
+) -> impl AsyncFnMut() -> Result<(), String> + 'a {
+    async move || {
+        let found = copies(client, name, targets).await?;
+        if found.contains(&true) {
+            return Err(format!("copies still there in {targets:?}: {found:?}"));
+        }
+        match mirrors.get_opt(name).await.map_err(|e| e.to_string())? {
+            Some(mirror) => Err(format!("the mirror is still there: {:?}", mirror.metadata)),
+            None => Ok(()),
+        }
     }
-    cluster.cleanup().await;
+}
+
+/// A deletion asked for while the controller was stopped (a restart, a
+/// hot swap that failed half-way) is not lost: the finalizer holds the
+/// mirror in the API server, and the next instance's initial list brings
+/// it, being deleted, to a reconcile that cleans up once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cleanup_asked_for_while_the_controller_was_stopped_runs_when_it_starts_again() {
+    let cluster = TestCluster::start().await;
+    let client = cluster.client.clone();
+    let targets = set_up(&cluster).await;
+    let daemon = Daemon::new(Arc::new(informers(client.clone())), RetryPolicy::default());
+    let logs = start(&cluster, &daemon).await;
+    let mirrors = mirrors(&cluster);
+    create_mirror(&mirrors, "api", &targets).await;
+    eventually(
+        "copied, with the finalizer on the mirror",
+        PATIENCE,
+        async || {
+            let found = copies(&client, "api", &targets).await?;
+            let mirror = mirrors.get("api").await.map_err(|e| e.to_string())?;
+            let finalizers = mirror.metadata.finalizers.unwrap_or_default();
+            if found == [true, true] && finalizers == ["herald.example.com/config-mirror"] {
+                Ok(())
+            } else {
+                Err(format!(
+                    "copies {found:?}, finalizers {finalizers:?}; logged {:?}",
+                    messages(&logs.lines())
+                ))
+            }
+        },
+    )
+    .await;
+
+    assert!(daemon.stop("config-mirror").await);
+    mirrors.delete("api", &Default::default()).await.unwrap();
+    let held = mirrors.get("api").await.unwrap();
+    assert!(
+        held.metadata.deletion_timestamp.is_some(),
+        "the finalizer holds the mirror: {:?}",
+        held.metadata
+    );
+    assert_eq!(
+        copies(&client, "api", &targets).await.unwrap(),
+        [true, true]
+    );
+
+    let logs = start(&cluster, &daemon).await;
+    eventually(
+        "the new instance cleans up, then the mirror goes",
+        PATIENCE,
+        all_gone(&client, &mirrors, "api", &targets),
+    )
+    .await;
+    let cleanups = messages(&logs.lines())
+        .iter()
+        .filter(|m| *m == "deleted the copies of api")
+        .count();
+    assert_eq!(cleanups, 1, "{:?}", messages(&logs.lines()));
+    daemon.stop("config-mirror").await;
+    tear_down(cluster, &targets).await;
 }

@@ -291,6 +291,13 @@ class Cleanup:
         self.object = obj
 
 
+#: The states (resourceVersions) of objects this instance wrote a finalizer
+#: change at, keyed by kind, object and finalizer, oldest first; at most
+#: ``_REMEMBERED`` (a forgotten one costs at most a repeated, idempotent write).
+_WRITTEN: Dict[str, str] = {}
+_REMEMBERED = 1024
+
+
 def finalizer(obj: KubeObject, name: str,
               reconcile: Callable[[Any], Optional[Action]]) -> Action:
     """Runs ``reconcile`` with ``name`` as ``obj``'s finalizer, as kube-rs's
@@ -301,17 +308,28 @@ def finalizer(obj: KubeObject, name: str,
     without it needs nothing. Both writes are merge patches carrying the
     ``resourceVersion`` read, so a concurrent change fails with a conflict
     and the reconcile is retried (a cleanup must be idempotent). The plugin
-    needs ``patch`` on the kind in its write rules."""
+    needs ``patch`` on the kind in its write rules.
+
+    A state of the object this instance already wrote its finalizer change
+    at (the same ``resourceVersion``: the cache has not caught up with the
+    write yet, and another notification mapped here) is left alone: the
+    write's own change brings the next reconcile. So a cleanup that
+    succeeded is not run again on the stale state, and an add does not fail
+    with a conflict."""
     kind = obj.group_version_kind
     if kind is None or not obj.name:
         raise HandlerError(f"finalizer {name}: the object has no apiVersion, kind or name")
+    key = f"{kind} {obj.namespace or ''}/{obj.name} {name}"
+    version = obj.resource_version
+    if version and _WRITTEN.get(key) == version:
+        return Action.await_change()
     finalizers = list(obj.metadata.get("finalizers") or [])
     has = name in finalizers
     deleting = obj.deletion_timestamp is not None
     api = kube.Api(kind, namespace=obj.namespace)
 
     def write(finalizers: List[str], doing: str) -> None:
-        patch = {"metadata": {"finalizers": finalizers, "resourceVersion": obj.resource_version}}
+        patch = {"metadata": {"finalizers": finalizers, "resourceVersion": version}}
         try:
             api.patch(obj.name, patch)
         except kube.KubeError as error:
@@ -319,6 +337,11 @@ def finalizer(obj: KubeObject, name: str,
             error.message = f"{doing} finalizer {name}: {error.message}"
             error.args = (error.message,) + error.args[1:]
             raise
+        if version:
+            _WRITTEN.pop(key, None)
+            if len(_WRITTEN) == _REMEMBERED:
+                _WRITTEN.pop(next(iter(_WRITTEN)))
+            _WRITTEN[key] = version
 
     if not deleting and not has:
         write(finalizers + [name], "adding")
