@@ -163,6 +163,7 @@ pub struct Controller {
     manifest: Manifest,
     primary: GroupVersionKind,
     primary_namespaced: bool,
+    generation_changed: bool,
     sources: Vec<(GroupVersionKind, Source)>,
 }
 
@@ -193,6 +194,7 @@ impl Controller {
         Controller {
             manifest: manifest.subscribe(Subscription::to::<K>().coalesced()),
             primary_namespaced: TypeId::of::<K::Scope>() == TypeId::of::<NamespaceResourceScope>(),
+            generation_changed: false,
             sources: vec![(primary.clone(), Source::Primary)],
             primary,
         }
@@ -212,6 +214,33 @@ impl Controller {
     /// subscribed, coalesced.
     pub fn watches<W: Resource>(self, map: MapFn) -> Self {
         self.source::<W>(Source::Watched(map))
+    }
+
+    /// Reconciles the primary kind's updates only when its
+    /// `metadata.generation` changed (controller-runtime's
+    /// `GenerationChangedPredicate`): a status or metadata change, or a
+    /// periodic resync, reconciles nothing. Adds, deletes, requeues, and the
+    /// owned and watched kinds' changes still reconcile.
+    pub fn generation_changed(mut self) -> Self {
+        self.generation_changed = true;
+        self
+    }
+
+    /// Whether an update of the primary kind from `old` to `new` is one
+    /// [`generation_changed`](Self::generation_changed) filters out: the
+    /// same generation, and a change of the object (a requeue re-delivers
+    /// the same resourceVersion) or a resync.
+    fn filters(&self, update: &Update) -> Result<bool, Error> {
+        if !self.generation_changed
+            || update.context().kind.group != self.primary.group
+            || update.context().kind.kind != self.primary.kind
+        {
+            return Ok(false);
+        }
+        let (old, new) = (update.old_view()?, update.new_view()?);
+        let (old, new) = (old.metadata(), new.metadata());
+        Ok(old.generation() == new.generation()
+            && (old.resource_version() != new.resource_version() || update.is_resync()))
     }
 
     fn source<K: Resource>(mut self, source: Source) -> Self {
@@ -341,6 +370,10 @@ impl<R: Reconciler> Handler for Reconcile<R> {
     }
 
     fn on_update(&mut self, update: &Update) -> Result<(), Error> {
+        let controller = self.controller.get_or_insert_with(R::controller);
+        if controller.filters(update)? {
+            return Ok(());
+        }
         self.notified(&update.context().kind, update.new_json())
     }
 

@@ -376,3 +376,64 @@ fn a_condition_moves_its_transition_time_only_when_its_status_changes() {
     ));
     assert_eq!(conditions.len(), 2);
 }
+
+/// Rollouts, reconciling Deployments only when their generation changes.
+#[derive(Default)]
+struct SpecChanges(Rollouts);
+
+impl Reconciler for SpecChanges {
+    type Object = Deployment;
+
+    fn controller() -> Controller {
+        Rollouts::controller().generation_changed()
+    }
+
+    fn reconcile(
+        &mut self,
+        request: &Request,
+        object: Option<Deployment>,
+    ) -> Result<Action, Error> {
+        self.0.reconcile(request, object)
+    }
+}
+
+fn at(generation: i64, resource_version: &str) -> Deployment {
+    let mut web = deployment("shop", "web");
+    web.metadata.generation = Some(generation);
+    web.metadata.resource_version = Some(resource_version.into());
+    web
+}
+
+#[test]
+fn generation_changed_reconciles_spec_changes_requeues_and_other_kinds_only() {
+    testing::reset();
+    testing::cache_insert(&at(2, "12"));
+    let mut handler = Reconcile::<SpecChanges>::default();
+    // A status change (same generation, newer resourceVersion), a resync.
+    handler
+        .on_update(&testing::updated(&at(1, "10"), &at(1, "11")))
+        .unwrap();
+    handler.on_update(&testing::resynced(&at(1, "11"))).unwrap();
+    assert_eq!(seen(), []);
+    // A spec change, and a requeue (the same state delivered again).
+    handler
+        .on_update(&testing::updated(&at(1, "11"), &at(2, "12")))
+        .unwrap();
+    handler
+        .on_update(&testing::updated(&at(2, "12"), &at(2, "12")))
+        .unwrap();
+    // An owned object's update is not the primary's: reconciled.
+    let set = replica_set(
+        "shop",
+        "web-1",
+        vec![owner("apps/v1", "Deployment", "web", true)],
+    );
+    handler.on_update(&testing::updated(&set, &set)).unwrap();
+    assert_eq!(seen().len(), 3);
+    // Without it, every update reconciles.
+    let mut every = Reconcile::<Rollouts>::default();
+    every
+        .on_update(&testing::updated(&at(1, "10"), &at(1, "11")))
+        .unwrap();
+    assert_eq!(seen().len(), 1);
+}

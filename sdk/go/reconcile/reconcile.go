@@ -131,10 +131,11 @@ type source struct {
 // it owns (Owns) and watches (Watches), and the plugin's manifest, to which
 // each is added as a coalesced subscription.
 type Controller[T any] struct {
-	manifest      *herald.Manifest
-	primary       herald.GroupVersionKind
-	clusterScoped bool
-	sources       []source
+	manifest          *herald.Manifest
+	primary           herald.GroupVersionKind
+	clusterScoped     bool
+	generationChanged bool
+	sources           []source
 }
 
 // For starts a controller of T (a k8s.io/api type, or one registered with
@@ -156,6 +157,35 @@ func For[T any](manifest *herald.Manifest) *Controller[T] {
 func (c *Controller[T]) ClusterScoped() *Controller[T] {
 	c.clusterScoped = true
 	return c
+}
+
+// GenerationChanged reconciles T's updates only when its
+// metadata.generation changed (controller-runtime's
+// predicate.GenerationChangedPredicate on For): a status or metadata
+// change, or a periodic resync, reconciles nothing. Adds, deletes,
+// requeues, and the owned and watched kinds' changes still reconcile.
+func (c *Controller[T]) GenerationChanged() *Controller[T] {
+	c.generationChanged = true
+	return c
+}
+
+// filters says whether GenerationChanged filters out the update u: one of
+// the primary kind with the same generation, and a change of the object (a
+// requeue re-delivers the same resourceVersion) or a resync.
+func (c *Controller[T]) filters(u *herald.Update) (bool, error) {
+	if !c.generationChanged || u.Kind.Group != c.primary.Group || u.Kind.Kind != c.primary.Kind {
+		return false, nil
+	}
+	old, err := u.OldView()
+	if err != nil {
+		return false, err
+	}
+	updated, err := u.NewView()
+	if err != nil {
+		return false, err
+	}
+	return old.Metadata.Generation == updated.Metadata.Generation &&
+		(old.Metadata.ResourceVersion != updated.Metadata.ResourceVersion || u.IsResync), nil
 }
 
 // Owns also reconciles the controller owner of every object of kind that
@@ -243,7 +273,12 @@ func (h *handler[T]) Manifest() *herald.Manifest { return h.controller.manifest 
 
 func (h *handler[T]) OnAdd(e *herald.Event) error { return h.notified(e.Kind, e.JSON) }
 
-func (h *handler[T]) OnUpdate(u *herald.Update) error { return h.notified(u.Kind, u.NewJSON) }
+func (h *handler[T]) OnUpdate(u *herald.Update) error {
+	if filtered, err := h.controller.filters(u); filtered || err != nil {
+		return err
+	}
+	return h.notified(u.Kind, u.NewJSON)
+}
 
 func (h *handler[T]) OnDelete(e *herald.Event) error { return h.notified(e.Kind, e.JSON) }
 

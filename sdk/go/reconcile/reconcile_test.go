@@ -346,3 +346,42 @@ func reflectEqual(got any, want []any) bool {
 	list, ok := got.([]any)
 	return ok && slices.Equal(list, want)
 }
+
+func at(generation int64, resourceVersion string) *appsv1.Deployment {
+	d := deployment("shop", "web", resourceVersion)
+	d.Generation = generation
+	return d
+}
+
+func TestGenerationChangedReconcilesSpecChangesRequeuesAndOtherKindsOnly(t *testing.T) {
+	h := heraldtest.New(t)
+	s := &seen{}
+	handler := reconcile.For[appsv1.Deployment](herald.NewManifest("rollouts", "0.1.0")).
+		GenerationChanged().
+		Owns(herald.KindOf[appsv1.ReplicaSet]()).
+		Complete(s)
+	h.Cache(at(2, "12"))
+	// A status change (same generation, newer resourceVersion), a resync.
+	for _, u := range []*herald.Update{heraldtest.Updated(t, at(1, "10"), at(1, "11")), heraldtest.Resynced(t, at(1, "11"))} {
+		if err := handler.OnUpdate(u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(s.requests) != 0 {
+		t.Fatalf("reconciled %v for updates that left the generation alone", s.requests)
+	}
+	// A spec change, a requeue (the same state again), an owned object.
+	rs := owned("shop", "web-1", controllerOf("apps/v1", "Deployment", "web"))
+	for _, u := range []*herald.Update{
+		heraldtest.Updated(t, at(1, "11"), at(2, "12")),
+		heraldtest.Updated(t, at(2, "12"), at(2, "12")),
+		heraldtest.Updated(t, rs, rs),
+	} {
+		if err := handler.OnUpdate(u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(s.requests) != 3 {
+		t.Fatalf("reconciled %v, want the spec change, the requeue and the owned object's", s.requests)
+	}
+}

@@ -124,6 +124,7 @@ export class Controller {
   #manifest;
   #primary;
   #clusterScoped = false;
+  #generationChanged = false;
   /** @type {Array<[GroupVersionKind, symbol | ((object: any) => Request[])]>} */
   #sources;
 
@@ -151,6 +152,35 @@ export class Controller {
   clusterScoped() {
     this.#clusterScoped = true;
     return this;
+  }
+
+  /**
+   * Reconciles the primary kind's updates only when its
+   * `metadata.generation` changed (controller-runtime's
+   * `GenerationChangedPredicate`): a status or metadata change, or a
+   * periodic resync, reconciles nothing. Adds, deletes, requeues, and the
+   * owned and watched kinds' changes still reconcile.
+   */
+  generationChanged() {
+    this.#generationChanged = true;
+    return this;
+  }
+
+  /**
+   * Whether `generationChanged` filters out the update: one of the primary
+   * kind with the same generation, and a change of the object (a requeue
+   * re-delivers the same resourceVersion) or a resync.
+   *
+   * @param {import('./event.js').Update} update
+   * @returns {boolean}
+   */
+  filters(update) {
+    const kind = update.kind;
+    if (!this.#generationChanged || kind.group !== this.#primary.group || kind.kind !== this.#primary.kind) {
+      return false;
+    }
+    const [old, updated] = [update.old?.metadata ?? {}, update.new?.metadata ?? {}];
+    return old.generation === updated.generation && (old.resourceVersion !== updated.resourceVersion || update.isResync);
   }
 
   /**
@@ -260,6 +290,7 @@ export class Reconciler extends Handler {
   }
 
   onUpdate(event) {
+    if (this.#shape().filters(event)) return Promise.resolve();
     return this.#notified(event.kind, event.new);
   }
 

@@ -208,3 +208,22 @@ test('setCondition moves the transition time only when the status changes', () =
   assert.ok(setCondition(conditions, { ...ready, status: 'False', reason: 'Missing', lastTransitionTime: 't4' }));
   assert.deepEqual([conditions[0].status, conditions[0].lastTransitionTime, conditions.length], ['False', 't4', 1]);
 });
+
+test('generationChanged reconciles spec changes, requeues and other kinds only', async () => {
+  class SpecChanges extends Rollouts {
+    controller() {
+      return super.controller().generationChanged();
+    }
+  }
+  const at = (generation, resourceVersion) => deployment('web', resourceVersion, { generation });
+  testing.cacheInsert(at(2, '12'));
+  const plugin = new SpecChanges();
+  await plugin.onUpdate(testing.updated(at(1, '10'), at(1, '11'))); // a status change
+  await plugin.onUpdate(testing.resynced(at(1, '11')));
+  assert.deepEqual(plugin.seen, []);
+  const rs = replicaSet('web-1', owner('apps/v1', 'Deployment', 'web'));
+  await plugin.onUpdate(testing.updated(at(1, '11'), at(2, '12'))); // a spec change
+  await plugin.onUpdate(testing.updated(at(2, '12'), at(2, '12'))); // a requeue
+  await plugin.onUpdate(testing.updated(rs, rs)); // an owned object
+  assert.equal(plugin.seen.length, 3);
+});

@@ -522,6 +522,10 @@ export class Controller {
   readonly manifest: Manifest;
   /** The primary kind is cluster-scoped. */
   clusterScoped(): this;
+  /** Reconciles the primary kind's updates only when its generation changed. */
+  generationChanged(): this;
+  /** Whether `generationChanged` filters out `update`. */
+  filters(update: Update): boolean;
   /** Reconciles the controller owner of every changed object of `kind`. */
   owns(kind: KindLike): this;
   /** Reconciles what `map` returns for every changed object of `kind`. */

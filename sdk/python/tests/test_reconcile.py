@@ -236,3 +236,24 @@ def test_set_condition_moves_the_transition_time_only_when_the_status_changes():
     assert set_condition(conditions, dict(ready, status="False", reason="Missing", lastTransitionTime="t4"))
     assert (conditions[0]["status"], conditions[0]["lastTransitionTime"]) == ("False", "t4")
     assert len(conditions) == 1
+
+
+def test_generation_changed_reconciles_spec_changes_requeues_and_other_kinds_only():
+    class SpecChanges(Rollouts):
+        @classmethod
+        def controller(cls):
+            return super().controller().generation_changed()
+
+    def at(generation, resource_version):
+        return deployment("web", resource_version, generation=generation)
+
+    testing.cache_insert(at(2, "12"))
+    plugin = SpecChanges()
+    plugin.on_update(testing.updated(at(1, "10"), at(1, "11")))   # a status change
+    plugin.on_update(testing.resynced(at(1, "11")))
+    assert plugin.seen == []
+    rs = replica_set("web-1", owner("apps/v1", "Deployment", "web"))
+    plugin.on_update(testing.updated(at(1, "11"), at(2, "12")))   # a spec change
+    plugin.on_update(testing.updated(at(2, "12"), at(2, "12")))   # a requeue
+    plugin.on_update(testing.updated(rs, rs))                     # an owned object
+    assert len(plugin.seen) == 3

@@ -135,6 +135,7 @@ class Controller:
         self._view = view_for(primary)
         self._manifest = manifest.subscribe(Subscription.to(self._primary).coalesced())
         self._cluster_scoped = False
+        self._generation_changed = False
         self._sources: List[Tuple[GroupVersionKind, Any]] = [(self._primary, _PRIMARY)]
 
     @property
@@ -152,6 +153,27 @@ class Controller:
         is then looked up without its namespace."""
         self._cluster_scoped = True
         return self
+
+    def generation_changed(self) -> "Controller":
+        """Reconciles the primary kind's updates only when its
+        ``metadata.generation`` changed (controller-runtime's
+        ``GenerationChangedPredicate``): a status or metadata change, or a
+        periodic resync, reconciles nothing. Adds, deletes, requeues, and
+        the owned and watched kinds' changes still reconcile."""
+        self._generation_changed = True
+        return self
+
+    def filters(self, event: Update) -> bool:
+        """Whether :meth:`generation_changed` filters out the update
+        ``event``: one of the primary kind with the same generation, and a
+        change of the object (a requeue re-delivers the same
+        ``resourceVersion``) or a resync."""
+        if not self._generation_changed or (event.kind.group, event.kind.kind) != (
+                self._primary.group, self._primary.kind):
+            return False
+        old, new = event.old, event.new
+        return old.generation == new.generation and (
+            old.resource_version != new.resource_version or event.is_resync)
 
     def owns(self, kind: Any) -> "Controller":
         """Also reconciles the controller owner of every object of ``kind``
@@ -229,7 +251,8 @@ class Reconciler(Handler):
         self._notified(event.kind, event.object)
 
     def on_update(self, event: Update) -> None:
-        self._notified(event.kind, event.new)
+        if not self._controller().filters(event):
+            self._notified(event.kind, event.new)
 
     def on_delete(self, event: Event) -> None:
         self._notified(event.kind, event.object)
