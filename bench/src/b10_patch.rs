@@ -10,15 +10,10 @@ use crate::cluster::Cluster;
 use crate::measure::Samples;
 use crate::settings::Settings;
 use crate::table::{Goal, Row, Unit};
-use herald::capability::kube::WriteRule;
-use herald::capability::kube::{ClusterApi, writer_config};
-use herald::capability::rate::RateLimit;
-use herald::capability::{ClusterAccess, Grants};
 use herald::plugin::{LoadOptions, LoadedPlugin, PluginInstance, RequestedLimits};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::json;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The namespace of the patched ConfigMap.
@@ -106,24 +101,8 @@ fn load_actor(
 ) -> LoadedPlugin {
     let rule =
         json!({"verbs": ["patch"], "group": "", "kind": "ConfigMap", "namespaces": [NAMESPACE]});
-    let writer = {
-        let _entered = runtime.enter();
-        kube::Client::try_from(writer_config(kube::Config::new(
-            cluster.url().parse().expect("server URL"),
-        )))
-        .expect("writer client")
-    };
     let options = LoadOptions {
         config: Some(json!({"writes": [rule]}).to_string()),
-        grants: Grants {
-            writes: vec![serde_json::from_value::<WriteRule>(rule).unwrap()],
-            rate_limit: RateLimit {
-                qps: 1e9,
-                burst: u32::MAX,
-            },
-            ..Grants::default()
-        },
-        access: Some(ClusterAccess::new(Arc::new(ClusterApi::new(writer)))),
         overrides: RequestedLimits {
             call_deadline: Some(Duration::from_secs(60)),
             memory_bytes: None,
@@ -135,7 +114,7 @@ fn load_actor(
             },
             ..herald::plugin::LimitPolicy::default()
         },
-        ..LoadOptions::default()
+        ..cluster.granted_writes(runtime, rule)
     };
     LoadedPlugin::load(
         fixtures.engine(),

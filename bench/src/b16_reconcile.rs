@@ -14,19 +14,21 @@ use crate::cluster::Cluster;
 use crate::measure::Samples;
 use crate::settings::Settings;
 use crate::table::{Goal, Row, Unit};
-use herald::capability::kube::{ClusterApi, WriteRule, writer_config};
-use herald::capability::rate::RateLimit;
-use herald::capability::{ClusterAccess, Grants};
 use herald::gvk::Gvk;
 use herald::plugin::{EventContext, GroupVersionKind};
-use herald::plugin::{LoadOptions, LoadedPlugin, PluginInstance};
+use herald::plugin::{LoadedPlugin, PluginInstance};
 use herald::store::{CachedObject, ObjectReader, Store, Transform};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::sync::Arc;
 use std::time::Instant;
+
+/// The fixture's summary, compiled natively for the baseline.
+#[path = "../../plugins/fixtures/reconcile-bench/src/summary.rs"]
+mod summary;
+use summary::summary;
 
 /// The namespace of the Deployments and their summaries.
 const NAMESPACE: &str = "bench-0";
@@ -125,33 +127,6 @@ pub fn run(
     ]
 }
 
-/// The summary ConfigMap of `deployment` (named `name`): what the fixture
-/// builds.
-fn summary(name: &str, deployment: &Deployment) -> Value {
-    let images: Vec<&str> = deployment
-        .spec
-        .template
-        .spec
-        .iter()
-        .flat_map(|pod| pod.containers.iter().filter_map(|c| c.image.as_deref()))
-        .collect();
-    json!({
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {
-            "name": format!("{name}-summary"),
-            "ownerReferences": [{
-                "apiVersion": "apps/v1", "kind": "Deployment", "name": name,
-                "uid": deployment.metadata.uid, "controller": true,
-            }],
-        },
-        "data": {
-            "images": images.join(","),
-            "replicas": deployment.spec.replicas.unwrap_or(1).to_string(),
-        },
-    })
-}
-
 /// The notification of Deployment `object` changing.
 fn context(object: &CachedObject) -> EventContext {
     EventContext {
@@ -217,25 +192,7 @@ fn load(
     runtime: &tokio::runtime::Runtime,
 ) -> LoadedPlugin {
     let rule = json!({"verbs": ["apply"], "group": "", "kind": "ConfigMap", "namespaces": ["*"]});
-    let writer = {
-        let _entered = runtime.enter();
-        kube::Client::try_from(writer_config(kube::Config::new(
-            cluster.url().parse().expect("server URL"),
-        )))
-        .expect("writer client")
-    };
-    let options = LoadOptions {
-        grants: Grants {
-            writes: vec![serde_json::from_value::<WriteRule>(rule).unwrap()],
-            rate_limit: RateLimit {
-                qps: 1e9,
-                burst: u32::MAX,
-            },
-            ..Grants::default()
-        },
-        access: Some(ClusterAccess::new(Arc::new(ClusterApi::new(writer)))),
-        ..LoadOptions::default()
-    };
+    let options = cluster.granted_writes(runtime, rule);
     LoadedPlugin::load(
         fixtures.engine(),
         &herald_test_artifacts::bytes(herald_test_artifacts::RECONCILE_BENCH),

@@ -62,6 +62,39 @@ impl Cluster {
         kube::Client::try_from(config).expect("kube client")
     }
 
+    /// Load options granting a plugin the write `rule` (a write rule as
+    /// configured), unthrottled, acting on this server through a client
+    /// built as the host builds its writer (made on `runtime`, where its
+    /// connection tasks run).
+    pub fn granted_writes(
+        &self,
+        runtime: &tokio::runtime::Runtime,
+        rule: serde_json::Value,
+    ) -> herald::plugin::LoadOptions {
+        use herald::capability::kube::{ClusterApi, WriteRule, writer_config};
+        use herald::capability::rate::RateLimit;
+        use herald::capability::{ClusterAccess, Grants};
+        let writer = {
+            let _entered = runtime.enter();
+            kube::Client::try_from(writer_config(kube::Config::new(
+                self.url().parse().expect("server URL"),
+            )))
+            .expect("writer client")
+        };
+        herald::plugin::LoadOptions {
+            grants: Grants {
+                writes: vec![serde_json::from_value::<WriteRule>(rule).expect("a write rule")],
+                rate_limit: RateLimit {
+                    qps: 1e9,
+                    burst: u32::MAX,
+                },
+                ..Grants::default()
+            },
+            access: Some(ClusterAccess::new(Arc::new(ClusterApi::new(writer)))),
+            ..herald::plugin::LoadOptions::default()
+        }
+    }
+
     /// Creates variations `0..count` of `template` (stamped 0), plus the
     /// flush Pod.
     pub async fn fill(&self, template: &PodTemplate, count: usize) {
