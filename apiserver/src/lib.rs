@@ -39,7 +39,9 @@
 //! * `events.k8s.io/v1` Events as a view of the core `v1` Events, converted field by field;
 //! * one global `resourceVersion` counter, `generation`, `generateName`, owner-reference
 //!   cascading deletes, finalizers (a delete marks the object with `deletionTimestamp` and
-//!   keeps it until a write removes its last finalizer; no new finalizer meanwhile),
+//!   keeps it until a write removes its last finalizer; no new finalizer meanwhile; a deleted
+//!   CRD deletes its objects, marks those with finalizers and waits for them, refusing new
+//!   ones meanwhile, as kube-apiserver's `customresourcecleanup`),
 //!   namespaces that must exist, `Status` errors with the real reasons;
 //! * label and field selectors, `limit`/`continue` pages consistent with the first page,
 //!   Table output for `kubectl get`;

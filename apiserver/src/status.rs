@@ -231,6 +231,17 @@ impl ApiError {
         .with_details(json!({}))
     }
 
+    /// `405 MethodNotAllowed` for a `verb` on a custom resource whose CRD is
+    /// being deleted, in kube-apiserver's words.
+    pub fn crd_terminating(verb: &str) -> Self {
+        Self::new(
+            405,
+            "MethodNotAllowed",
+            format!("{verb} not allowed while custom resource definition is terminating"),
+        )
+        .with_details(json!({}))
+    }
+
     /// `415 UnsupportedMediaType`.
     pub fn unsupported_media_type(content_type: &str) -> Self {
         Self::new(

@@ -1168,6 +1168,9 @@ impl State {
         obj: Value,
         opts: &WriteOptions,
     ) -> Result<Proposal, ApiError> {
+        if self.terminating_crd(&target.rt).is_some() {
+            return Err(ApiError::crd_terminating("create"));
+        }
         let mut obj = target.ingest(obj, true)?;
         Self::check_type(target, &mut obj)?;
         Self::check_namespace(target, &mut obj)?;
@@ -1427,6 +1430,7 @@ impl State {
                         self.delete_dependents(
                             object::uid(&last).map(str::to_string).into_iter().collect(),
                         );
+                        self.finish_crd_deletion(&rt);
                         return Ok(Some(target.present(last)));
                     }
                 }
@@ -1655,6 +1659,11 @@ impl State {
         if !is_namespace && !is_crd && has_finalizers(&existing) {
             return Ok(self.mark_for_deletion(target, key, existing));
         }
+        if is_crd && self.delete_custom_resources(name) {
+            // Some are held by their finalizers: the CRD waits for them, as
+            // kube-apiserver's `customresourcecleanup` finalizer makes it.
+            return Ok(self.mark_for_deletion(target, key, existing));
+        }
         let mut cascade: Vec<String> = Vec::new();
         if is_namespace {
             let mut victims: Vec<(ResourceId, ObjKey)> = Vec::new();
@@ -1712,6 +1721,79 @@ impl State {
                 }
             }
         }
+    }
+
+    /// Deletes every object of the resource the CRD `crd_name` defines, as
+    /// kube-apiserver does when the CRD is deleted: at once, or, for one
+    /// with finalizers, marked for deletion for its controllers to finish.
+    /// True when any is held so.
+    fn delete_custom_resources(&mut self, crd_name: &str) -> bool {
+        let Some(crt) = self
+            .registry
+            .all()
+            .find(|rt| rt.crd.as_deref() == Some(crd_name))
+            .cloned()
+        else {
+            return false;
+        };
+        let keys: Vec<ObjKey> = self
+            .tables
+            .get(&crt.id)
+            .map(|table| table.keys().cloned().collect())
+            .unwrap_or_default();
+        let mut held = false;
+        for key in keys {
+            let Some(object) = self.get(&crt.id, &key) else {
+                continue;
+            };
+            if !has_finalizers(&object) {
+                self.commit_delete(&crt.id, &key, |_| {});
+                continue;
+            }
+            held = true;
+            if !being_deleted(&object) {
+                let mut marked = (*object).clone();
+                let meta = meta_mut(&mut marked);
+                meta.insert(
+                    "deletionTimestamp".into(),
+                    Value::String(object::now_rfc3339()),
+                );
+                meta.insert("deletionGracePeriodSeconds".into(), json!(0));
+                self.commit_put(&crt, key, marked);
+            }
+        }
+        held
+    }
+
+    /// The CRD of `rt` (a custom resource), when it is being deleted.
+    fn terminating_crd(&self, rt: &ResourceType) -> Option<(ResourceId, ObjKey)> {
+        let crd_name = rt.crd.clone()?;
+        let id = ResourceId {
+            group: CRD_GROUP.into(),
+            plural: CRD_PLURAL.into(),
+        };
+        let key: ObjKey = (String::new(), crd_name);
+        self.get(&id, &key)
+            .is_some_and(|crd| being_deleted(&crd))
+            .then_some((id, key))
+    }
+
+    /// Once the last object of a CRD being deleted is gone, the CRD goes
+    /// too, and its resource is no longer served.
+    fn finish_crd_deletion(&mut self, rt: &ResourceType) {
+        let Some((id, key)) = self.terminating_crd(rt) else {
+            return;
+        };
+        if self
+            .tables
+            .get(&rt.id)
+            .is_some_and(|table| !table.is_empty())
+        {
+            return;
+        }
+        self.registry.unregister_crd(&key.1);
+        self.tables.remove(&rt.id);
+        self.commit_delete(&id, &key, |_| {});
     }
 
     /// A delete of an object with finalizers, as the real server does it: the object

@@ -186,6 +186,62 @@ async fn deleting_a_crd_removes_its_resource_and_objects() {
     );
 }
 
+/// As kube-apiserver: a deleted CRD deletes its objects, but one with
+/// finalizers is only marked, and the CRD waits for it (`Terminating`);
+/// meanwhile no new object may be created; when the last finalizer goes,
+/// the object goes, then the CRD and its resource.
+#[tokio::test]
+async fn a_deleted_crd_waits_for_its_objects_finalizers() {
+    let server = server().await;
+    let c = client(&server);
+    let crds: Api<CustomResourceDefinition> = Api::all(c.clone());
+    crds.create(
+        &PostParams::default(),
+        &crd("gadgets", "Gadget", "Namespaced", &[("v1", true)]),
+    )
+    .await
+    .unwrap();
+    let gadgets = dyn_api(&c, "Gadget", "gadgets", "v1", Some("default"));
+    let mut held = object("Gadget", "v1", "held", 1);
+    held.metadata.finalizers = Some(vec!["example.com/cleanup".into()]);
+    gadgets.create(&PostParams::default(), &held).await.unwrap();
+    gadgets
+        .create(&PostParams::default(), &object("Gadget", "v1", "free", 2))
+        .await
+        .unwrap();
+
+    crds.delete("gadgets.example.com", &DeleteParams::default())
+        .await
+        .unwrap();
+    let terminating = crds.get("gadgets.example.com").await.unwrap();
+    assert!(terminating.metadata.deletion_timestamp.is_some());
+    assert!(gadgets.get_opt("free").await.unwrap().is_none());
+    let marked = gadgets.get("held").await.unwrap();
+    assert!(marked.metadata.deletion_timestamp.is_some());
+    let refused = status(
+        gadgets
+            .create(&PostParams::default(), &object("Gadget", "v1", "new", 3))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(refused.code, 405, "{refused:?}");
+    assert_eq!(
+        refused.message,
+        "create not allowed while custom resource definition is terminating"
+    );
+
+    let none = Patch::Merge(json!({"metadata": {"finalizers": null}}));
+    gadgets
+        .patch("held", &PatchParams::default(), &none)
+        .await
+        .unwrap();
+    assert!(crds.get_opt("gadgets.example.com").await.unwrap().is_none());
+    assert_eq!(
+        status(gadgets.list(&Default::default()).await.unwrap_err()).code,
+        404
+    );
+}
+
 #[tokio::test]
 async fn a_crd_named_unlike_its_resource_is_invalid() {
     let server = server().await;

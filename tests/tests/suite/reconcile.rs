@@ -359,3 +359,95 @@ async fn a_cleanup_asked_for_while_the_controller_was_stopped_runs_when_it_start
     daemon.stop("config-mirror").await;
     tear_down(cluster, &targets).await;
 }
+
+/// The CRD removed under the controller: as kube-apiserver does, the mirror
+/// is marked for deletion and the CRD waits for its finalizer, so the
+/// controller cleans up once and the CRD then goes; the controller's
+/// informer of the removed kind fails on its own, the neighbour on
+/// ConfigMaps keeps getting its notifications, and once the CRD is back a
+/// new mirror is reconciled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crd_removed_under_the_controller_is_cleaned_up_once_and_nothing_else_stops() {
+    let cluster = TestCluster::start().await;
+    let client = cluster.client.clone();
+    let ns = cluster.namespace.clone();
+    let targets = set_up(&cluster).await;
+    let daemon = Daemon::new(Arc::new(informers(client.clone())), RetryPolicy::default());
+    let logs = start(&cluster, &daemon).await;
+    let (neighbour, seen) = super::authority::neighbour(&ns);
+    daemon.start(neighbour).await.expect("the neighbour starts");
+    let mirrors = mirrors(&cluster);
+    create_mirror(&mirrors, "db", &targets).await;
+    eventually("copied", PATIENCE, async || {
+        match copies(&client, "db", &targets).await? {
+            found if found == [true, true] => Ok(()),
+            found => Err(format!(
+                "copies {found:?}; logged {:?}",
+                messages(&logs.lines())
+            )),
+        }
+    })
+    .await;
+
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    crds.delete("configmirrors.herald.example.com", &Default::default())
+        .await
+        .unwrap();
+    eventually(
+        "the mirror cleaned up, then the CRD gone",
+        PATIENCE,
+        async || {
+            let found = copies(&client, "db", &targets).await?;
+            let crd = crds
+                .get_opt("configmirrors.herald.example.com")
+                .await
+                .map_err(|e| e.to_string())?;
+            if found == [false, false] && crd.is_none() {
+                Ok(())
+            } else {
+                Err(format!("copies {found:?}, CRD there: {}", crd.is_some()))
+            }
+        },
+    )
+    .await;
+    let cleanups = messages(&logs.lines())
+        .iter()
+        .filter(|m| *m == "deleted the copies of db")
+        .count();
+    assert_eq!(cleanups, 1, "{:?}", messages(&logs.lines()));
+
+    // The neighbour on ConfigMaps keeps getting its notifications.
+    let revision = cluster.update_config_map("settings", "green").await;
+    eventually("the neighbour sees the change", PATIENCE, async || {
+        let lines = messages(&seen.lines());
+        if lines
+            .iter()
+            .any(|m| m.starts_with("event=update") && m.contains(&format!("rv={revision}")))
+        {
+            Ok(())
+        } else {
+            Err(format!("the neighbour logged {lines:?}"))
+        }
+    })
+    .await;
+
+    // The CRD back: the controller's informer finds the kind again, and a
+    // new mirror is reconciled.
+    create_crd(&client).await;
+    create_mirror(&mirrors, "cache", &targets).await;
+    eventually("the new mirror is copied", PATIENCE, async || match copies(
+        &client, "cache", &targets,
+    )
+    .await?
+    {
+        found if found == [true, true] => Ok(()),
+        found => Err(format!(
+            "copies {found:?}; logged {:?}",
+            messages(&logs.lines())
+        )),
+    })
+    .await;
+    daemon.stop("config-mirror").await;
+    daemon.stop("neighbour").await;
+    tear_down(cluster, &targets).await;
+}
