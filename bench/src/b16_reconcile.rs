@@ -1,6 +1,6 @@
 //! B16: the per-reconcile cost of a controller written with the reconcile
 //! API (issue 41), against the same logic run natively. The
-//! `reconcile-bench` fixture reconciles a Deployment-sized object: the
+//! `deployment-summaries` fixture reconciles a Deployment-sized object: the
 //! SDK's adapter maps the notification to its key and reads the
 //! Deployment from the host's cache (a look-up across the component
 //! boundary), the reconciler builds its summary ConfigMap and server-side
@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// The fixture's summary, compiled natively for the baseline.
-#[path = "../../plugins/fixtures/reconcile-bench/src/summary.rs"]
+#[path = "../../plugins/fixtures/deployment-summaries/src/summary.rs"]
 mod summary;
 use summary::summary;
 
@@ -61,7 +61,7 @@ pub fn run(
             Arc::new(Store::new()) as Arc<dyn ObjectReader>,
         ),
     ]);
-    let mut instance = PluginInstance::new(plugin).expect("instantiating reconcile-bench");
+    let mut instance = PluginInstance::new(plugin).expect("instantiating deployment-summaries");
     let config_maps: Api<ConfigMap> = Api::namespaced(cluster.client(), NAMESPACE);
     let params = PatchParams::apply("bench-native").force();
     let (mut native, mut plugin) = (Samples::new(), Samples::new());
@@ -108,7 +108,7 @@ pub fn run(
         .collect();
     assert!(
         managers.iter().any(|m| m == "bench-native")
-            && managers.iter().any(|m| m.contains("reconcile-bench")),
+            && managers.iter().any(|m| m.contains("deployment-summaries")),
         "the summary's field managers: {managers:?}"
     );
     runtime.block_on(cluster.shutdown());
@@ -184,7 +184,7 @@ fn deployment(i: usize) -> CachedObject {
     .expect("bench Deployments parse")
 }
 
-/// reconcile-bench granted applies of ConfigMaps in the bench namespace,
+/// deployment-summaries granted applies of ConfigMaps in the bench namespace,
 /// unthrottled.
 fn load(
     cluster: &Cluster,
@@ -195,8 +195,8 @@ fn load(
     let options = cluster.granted_writes(runtime, rule);
     LoadedPlugin::load(
         fixtures.engine(),
-        &herald_test_artifacts::bytes(herald_test_artifacts::RECONCILE_BENCH),
+        &herald_test_artifacts::bytes(herald_test_artifacts::DEPLOYMENT_SUMMARIES),
         options,
     )
-    .expect("loading reconcile-bench")
+    .expect("loading deployment-summaries")
 }

@@ -451,3 +451,123 @@ async fn a_crd_removed_under_the_controller_is_cleaned_up_once_and_nothing_else_
     daemon.stop("neighbour").await;
     tear_down(cluster, &targets).await;
 }
+
+/// Reconciles that panic, loop past their deadline or fail, through the
+/// adapter (`deployment-summaries`, told by a label): each is a fault of
+/// its own key, retried with that key's backoff; every other Deployment is
+/// reconciled, before and after, by the instance made afresh after a trap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reconcile_that_panics_loops_or_fails_holds_up_no_other_key() {
+    let cluster = TestCluster::start().await;
+    let client = cluster.client.clone();
+    let ns = cluster.namespace.clone();
+    let access = ClusterAccess::new(Arc::new(ClusterApi::new(cluster.writer.clone())));
+    let daemon = Daemon::new(Arc::new(informers(client.clone())), RetryPolicy::default());
+    let rule = json!({"verbs": ["apply"], "group": "", "kind": "ConfigMap", "namespaces": ["*"]});
+    let options = LoadOptions {
+        grants: Grants {
+            writes: vec![granted(&rule)],
+            ..Grants::default()
+        },
+        access: Some(access),
+        overrides: herald::plugin::RequestedLimits {
+            call_deadline: Some(std::time::Duration::from_millis(300)),
+            memory_bytes: None,
+        },
+        ..LoadOptions::default()
+    };
+    let (plugin, _logs) = load_with(artifacts::DEPLOYMENT_SUMMARIES, options);
+    daemon
+        .start(plugin)
+        .await
+        .expect("deployment-summaries starts");
+
+    let deployments: Api<k8s_openapi::api::apps::v1::Deployment> =
+        Api::namespaced(client.clone(), &ns);
+    let create = |name: &'static str, fault: Option<&'static str>| {
+        let deployments = deployments.clone();
+        async move {
+            let labels = fault
+                .map(|f| json!({"herald.dev/fault": f}))
+                .unwrap_or(json!({}));
+            let deployment = serde_json::from_value(json!({
+                "metadata": {"name": name, "labels": labels},
+                "spec": {
+                    "selector": {"matchLabels": {"app": name}},
+                    "template": {
+                        "metadata": {"labels": {"app": name}},
+                        "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]},
+                    },
+                },
+            }))
+            .unwrap();
+            deployments
+                .create(&PostParams::default(), &deployment)
+                .await
+                .unwrap();
+        }
+    };
+    let summaries = |names: &'static [&'static str]| {
+        let client = client.clone();
+        let ns = ns.clone();
+        async move || {
+            let mut missing = Vec::new();
+            for name in names {
+                let found = Api::<ConfigMap>::namespaced(client.clone(), &ns)
+                    .get_opt(&format!("{name}-summary"))
+                    .await
+                    .map_err(|e| e.to_string())?;
+                if found.is_none() {
+                    missing.push(*name);
+                }
+            }
+            if missing.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("no summary yet for {missing:?}"))
+            }
+        }
+    };
+
+    create("first", None).await;
+    create("panics", Some("panic")).await;
+    create("loops", Some("loop")).await;
+    create("fails", Some("error")).await;
+    create("second", None).await;
+    eventually(
+        "the healthy Deployments summarized around the faulty ones",
+        PATIENCE,
+        summaries(&["first", "second"]),
+    )
+    .await;
+    create("after", None).await;
+    eventually(
+        "a Deployment created after the faults summarized",
+        PATIENCE,
+        summaries(&["after"]),
+    )
+    .await;
+
+    let status = daemon
+        .status()
+        .into_iter()
+        .find(|s| s.name == "deployment-summaries")
+        .expect("still loaded");
+    let failed: u64 = status.subscriptions.iter().map(|s| s.failed).sum();
+    assert!(
+        failed >= 3,
+        "each faulty key failed at least once: {status:?}"
+    );
+    for name in ["panics", "loops", "fails"] {
+        assert!(
+            Api::<ConfigMap>::namespaced(client.clone(), &ns)
+                .get_opt(&format!("{name}-summary"))
+                .await
+                .unwrap()
+                .is_none(),
+            "{name} was never reconciled to the end"
+        );
+    }
+    daemon.stop("deployment-summaries").await;
+    cluster.cleanup().await;
+}
