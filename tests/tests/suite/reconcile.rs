@@ -471,7 +471,7 @@ async fn a_reconcile_that_panics_loops_or_fails_holds_up_no_other_key() {
         },
         access: Some(access),
         overrides: herald::plugin::RequestedLimits {
-            call_deadline: Some(std::time::Duration::from_millis(300)),
+            call_deadline: Some(std::time::Duration::from_millis(100)),
             memory_bytes: None,
         },
         ..LoadOptions::default()

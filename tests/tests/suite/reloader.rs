@@ -253,11 +253,26 @@ async fn rolls_once_per_data_change(wasm: &Path, name: &str) {
         },
         "a Deployment that follows nothing was touched"
     );
-    let rolls = messages(&logs.lines())
-        .into_iter()
-        .filter(|m| m.starts_with("rolled for changed data"))
-        .count();
-    assert_eq!(rolls, 3, "{:?}", messages(&logs.lines()));
+    // The plugin logs a rollout after its apply returns, so the server can
+    // show the third before the log does.
+    let rolls = || {
+        messages(&logs.lines())
+            .into_iter()
+            .filter(|m| m.starts_with("rolled for changed data"))
+            .count()
+    };
+    eventually(
+        "the plugin logged its three rollouts",
+        PATIENCE,
+        async || match rolls() {
+            3 => Ok(()),
+            n => Err(format!(
+                "{n} rollouts logged: {:?}",
+                messages(&logs.lines())
+            )),
+        },
+    )
+    .await;
     daemon.stop(name).await;
     cluster.cleanup().await;
 }
