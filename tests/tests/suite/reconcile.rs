@@ -139,6 +139,30 @@ async fn copies(
     Ok(found)
 }
 
+/// Waits until the copy `name` is in every one of `targets`.
+async fn wait_copied(client: &kube::Client, logs: &MemorySink, name: &str, targets: &[String]) {
+    eventually(
+        &format!("{name} copied"),
+        PATIENCE,
+        async || match copies(client, name, targets).await? {
+            found if found.iter().all(|&copied| copied) => Ok(()),
+            found => Err(format!(
+                "copies {found:?}; logged {:?}",
+                messages(&logs.lines())
+            )),
+        },
+    )
+    .await;
+}
+
+/// Asserts config-mirror cleaned up the mirror `name` exactly once.
+fn assert_cleaned_up_once(logs: &MemorySink, name: &str) {
+    let line = format!("deleted the copies of {name}");
+    let lines = messages(&logs.lines());
+    let cleanups = lines.iter().filter(|m| **m == line).count();
+    assert_eq!(cleanups, 1, "{lines:?}");
+}
+
 /// Deletes the target namespaces and the test's.
 async fn tear_down(cluster: TestCluster, targets: &[String]) {
     for target in targets {
@@ -270,11 +294,7 @@ async fn a_reconciler_copies_follows_its_source_reports_conditions_and_cleans_up
         all_gone(&client, &mirrors, "web", &targets),
     )
     .await;
-    let cleanups = messages(&logs.lines())
-        .iter()
-        .filter(|m| *m == "deleted the copies of web")
-        .count();
-    assert_eq!(cleanups, 1, "{:?}", messages(&logs.lines()));
+    assert_cleaned_up_once(&logs, "web");
 
     daemon.stop("config-mirror").await;
     tear_down(cluster, &targets).await;
@@ -351,11 +371,7 @@ async fn a_cleanup_asked_for_while_the_controller_was_stopped_runs_when_it_start
         all_gone(&client, &mirrors, "api", &targets),
     )
     .await;
-    let cleanups = messages(&logs.lines())
-        .iter()
-        .filter(|m| *m == "deleted the copies of api")
-        .count();
-    assert_eq!(cleanups, 1, "{:?}", messages(&logs.lines()));
+    assert_cleaned_up_once(&logs, "api");
     daemon.stop("config-mirror").await;
     tear_down(cluster, &targets).await;
 }
@@ -378,16 +394,7 @@ async fn a_crd_removed_under_the_controller_is_cleaned_up_once_and_nothing_else_
     daemon.start(neighbour).await.expect("the neighbour starts");
     let mirrors = mirrors(&cluster);
     create_mirror(&mirrors, "db", &targets).await;
-    eventually("copied", PATIENCE, async || {
-        match copies(&client, "db", &targets).await? {
-            found if found == [true, true] => Ok(()),
-            found => Err(format!(
-                "copies {found:?}; logged {:?}",
-                messages(&logs.lines())
-            )),
-        }
-    })
-    .await;
+    wait_copied(&client, &logs, "db", &targets).await;
 
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     crds.delete("configmirrors.herald.example.com", &Default::default())
@@ -410,11 +417,7 @@ async fn a_crd_removed_under_the_controller_is_cleaned_up_once_and_nothing_else_
         },
     )
     .await;
-    let cleanups = messages(&logs.lines())
-        .iter()
-        .filter(|m| *m == "deleted the copies of db")
-        .count();
-    assert_eq!(cleanups, 1, "{:?}", messages(&logs.lines()));
+    assert_cleaned_up_once(&logs, "db");
 
     // The neighbour on ConfigMaps keeps getting its notifications.
     let revision = cluster.update_config_map("settings", "green").await;
@@ -435,18 +438,7 @@ async fn a_crd_removed_under_the_controller_is_cleaned_up_once_and_nothing_else_
     // new mirror is reconciled.
     create_crd(&client).await;
     create_mirror(&mirrors, "cache", &targets).await;
-    eventually("the new mirror is copied", PATIENCE, async || match copies(
-        &client, "cache", &targets,
-    )
-    .await?
-    {
-        found if found == [true, true] => Ok(()),
-        found => Err(format!(
-            "copies {found:?}; logged {:?}",
-            messages(&logs.lines())
-        )),
-    })
-    .await;
+    wait_copied(&client, &logs, "cache", &targets).await;
     daemon.stop("config-mirror").await;
     daemon.stop("neighbour").await;
     tear_down(cluster, &targets).await;
