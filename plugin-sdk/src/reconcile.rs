@@ -48,13 +48,14 @@
 //!
 //! The result: [`Action::await_change`] is done; [`Action::requeue_after`]
 //! asks for the notification again after the delay
-//! ([`workqueue::requeue_after`](crate::workqueue::requeue_after): it maps to the same keys again, and a
-//! newer change takes its place); an `Err` is retried with the host's
-//! per-key exponential backoff (as controller-runtime's rate limiter) and
-//! counted as a failure. When one notification maps to several keys, each
-//! is reconciled; the shortest requeue wins, and an error retries the
-//! notification, so every key it maps to is reconciled again (reconciles
-//! are idempotent, as in controller-runtime).
+//! ([`workqueue::requeue_after`](crate::workqueue::requeue_after): it maps
+//! to the same keys again, and a newer change takes its place); an `Err`
+//! is retried with the host's per-key exponential backoff (as
+//! controller-runtime's rate limiter) and counted as a failure. When one
+//! notification maps to several keys, each is reconciled; the shortest
+//! requeue wins, and an error retries the notification, so every key it
+//! maps to is reconciled again (reconciles are idempotent, as in
+//! controller-runtime).
 //!
 //! Unlike controller-runtime, changes of two different owned objects are
 //! two notifications, so they may reconcile their owner twice where
