@@ -42,6 +42,7 @@ use crate::admission::scan::{Scan, ScanTarget};
 use crate::capability::Mode;
 use crate::capability::metrics::PluginMetricsRegistry;
 use crate::capability::reads::{ReadRule, ReadView};
+use crate::cluster::ClusterName;
 use crate::discovery::ResolveError;
 use crate::dispatch::{
     CacheSync, Feed, LastError, Listener, PluginWorker, RetryPolicy, STOP_MARGIN, Stopped,
@@ -60,13 +61,19 @@ use std::time::{Instant, SystemTime};
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     /// A subscription's kind is not served.
-    #[error("plugin {plugin:?}: {source}")]
+    #[error("plugin {plugin:?}: {}{source}", cluster.as_ref().map(|c| format!("cluster {c:?}: ")).unwrap_or_default())]
     Resolve {
         /// The plugin.
         plugin: String,
+        /// The cluster, when not the default one.
+        cluster: Option<String>,
         /// Why.
         source: ResolveError,
     },
+    /// A subscription in another cluster than the default one is not
+    /// covered by the plugin's read grants there.
+    #[error("{0}")]
+    NotGranted(String),
     /// A subscription names a namespace for a kind discovery found to be
     /// cluster-scoped (a custom kind; built-in ones are refused with the
     /// manifest): the informer would drop the namespace.
@@ -610,40 +617,207 @@ impl Daemon {
         (abandoned.recent.iter().cloned().collect(), abandoned.total)
     }
 
-    /// Resolves a plugin's subscriptions to informer keys (discovery);
-    /// takes no informer. A namespace on a kind discovery names
+    /// Resolves every subscription of `plugin` in every cluster it runs on
+    /// (the default one unless the operator names others, and only those
+    /// configured): a kind one of them does not serve refuses the plugin,
+    /// naming the cluster; so does a subscription in another cluster than
+    /// the default one that the plugin's read grants do not cover there.
+    /// Takes no informer. A namespace on a kind discovery names
     /// cluster-scoped refuses the plugin here, before any informer, delivery
     /// or cache look-up: the key would drop it, and the read check at load
     /// saw it.
+    ///
+    /// Another cluster than the default one whose discovery fails (it is
+    /// unreachable, or does not serve a kind) is left out for now, logged,
+    /// and tried again at the next [`refresh_clusters`](Self::refresh_clusters):
+    /// one cluster never keeps a plugin from the others.
     async fn resolve(
         &self,
         plugin: &LoadedPlugin,
     ) -> Result<Vec<(Subscription, InformerKey)>, StartError> {
+        self.resolve_in(plugin, &self.clusters_of(plugin)).await
+    }
+
+    /// [`resolve`](Self::resolve) in `clusters` alone.
+    async fn resolve_in(
+        &self,
+        plugin: &LoadedPlugin,
+        clusters: &[Option<ClusterName>],
+    ) -> Result<Vec<(Subscription, InformerKey)>, StartError> {
         let mut keys = Vec::new();
-        for (index, subscription) in plugin.manifest().subscriptions.iter().enumerate() {
-            let key = self
-                .informers
-                .key_for(subscription)
-                .await
-                .map_err(|source| StartError::Resolve {
-                    plugin: plugin.name().to_owned(),
-                    source,
-                })?;
-            if let Some(namespace) = &subscription.namespace
-                && key.namespace.is_none()
-            {
-                return Err(StartError::ClusterScoped(
-                    crate::subscription::cluster_scoped_refusal(
-                        plugin.name(),
-                        index,
-                        &subscription.kind,
-                        namespace,
-                    ),
-                ));
+        'clusters: for cluster in clusters {
+            let mut found = Vec::new();
+            for (index, subscription) in plugin.manifest().subscriptions.iter().enumerate() {
+                let key = match self.informers.key_for(subscription, cluster.as_ref()).await {
+                    Ok(key) => key,
+                    Err(source) => {
+                        let refused = StartError::Resolve {
+                            plugin: plugin.name().to_owned(),
+                            cluster: cluster.as_ref().map(|c| c.as_str().to_owned()),
+                            source,
+                        };
+                        if cluster.is_none() {
+                            return Err(refused);
+                        }
+                        tracing::warn!(
+                            plugin = %plugin.name(),
+                            "{refused}: not subscribing in that cluster for now"
+                        );
+                        continue 'clusters;
+                    }
+                };
+                if let Some(namespace) = &subscription.namespace
+                    && key.namespace.is_none()
+                {
+                    return Err(StartError::ClusterScoped(
+                        crate::subscription::cluster_scoped_refusal(
+                            plugin.name(),
+                            index,
+                            &subscription.kind,
+                            namespace,
+                        ),
+                    ));
+                }
+                if cluster.is_some() {
+                    let read = crate::capability::reads::Read {
+                        group: &subscription.kind.group,
+                        kind: &subscription.kind.kind,
+                        namespace: key.namespace.as_deref(),
+                        cluster: cluster.as_ref(),
+                    };
+                    let reads = plugin.kube().reads();
+                    if reads.allows(&read).is_none() {
+                        return Err(StartError::NotGranted(reads.refusal(plugin.name(), &read)));
+                    }
+                }
+                found.push((subscription.clone(), key));
             }
-            keys.push((subscription.clone(), key));
+            keys.extend(found);
         }
         Ok(keys)
+    }
+
+    /// Follows the clusters configured now (see `crate::fleet`): each
+    /// plugin subscribes in the clusters it runs on where it does not yet
+    /// (a late join: that cluster's objects as initial-list adds, delivered
+    /// once its caches are in, while its other clusters go on), and leaves
+    /// the clusters gone (its listeners there unregistered, what they held
+    /// dropped, their informers released: nothing more is delivered from
+    /// them). A cluster whose discovery failed before is tried again; one
+    /// that fails again, or that the plugin's grants do not cover, is left
+    /// out and logged.
+    pub async fn refresh_clusters(&self) {
+        for plugin in self.plugins() {
+            let wanted = self.clusters_of(&plugin);
+            let has: BTreeSet<Option<ClusterName>> = match self.lock().plugins.get(plugin.name()) {
+                Some(entry) => entry
+                    .resolved
+                    .iter()
+                    .map(|(_, k)| k.cluster.clone())
+                    .collect(),
+                None => continue,
+            };
+            let adding: Vec<Option<ClusterName>> = wanted
+                .iter()
+                .filter(|cluster| !has.contains(*cluster))
+                .cloned()
+                .collect();
+            let removing = has.iter().any(|cluster| !wanted.contains(cluster));
+            if !removing && (adding.is_empty() || plugin.manifest().subscriptions.is_empty()) {
+                continue;
+            }
+            let added = match self.resolve_in(&plugin, &adding).await {
+                Ok(keys) => keys,
+                Err(refused) => {
+                    tracing::error!(plugin = %plugin.name(), "{refused}");
+                    Vec::new()
+                }
+            };
+            let released = self.follow_clusters(&plugin, &wanted, added);
+            self.release(released);
+        }
+    }
+
+    /// Under the lock: `plugin`'s subscriptions outside `wanted` leave
+    /// (returned, to be released), those of `added` join.
+    fn follow_clusters(
+        &self,
+        plugin: &LoadedPlugin,
+        wanted: &[Option<ClusterName>],
+        added: Vec<(Subscription, InformerKey)>,
+    ) -> Vec<Subscribed> {
+        let mut state = self.lock();
+        let Some(entry) = state.plugins.get_mut(plugin.name()) else {
+            return Vec::new();
+        };
+        if !entry.plugin.same_version(plugin) {
+            // Swapped meanwhile: the new version resolved its own clusters.
+            return Vec::new();
+        }
+        let owned = entry.is_subscribed();
+        entry
+            .resolved
+            .retain(|(_, key)| wanted.contains(&key.cluster));
+        let listeners = entry
+            .active
+            .as_mut()
+            .map(|active| std::mem::take(&mut active.listeners));
+        let mut kept = Vec::new();
+        let mut kept_listeners = Vec::new();
+        let mut released = Vec::new();
+        for (at, sub) in std::mem::take(&mut entry.subscribed)
+            .into_iter()
+            .enumerate()
+        {
+            let listener = listeners.as_ref().map(|l| l[at].clone());
+            if wanted.contains(&sub.key.cluster) {
+                kept.push(sub);
+                kept_listeners.extend(listener);
+                continue;
+            }
+            if let (Some(listener), Some(active)) = (listener, &entry.active) {
+                sub.informer.remove_listener(&listener);
+                active.worker.detach(&listener);
+            }
+            tracing::info!(plugin = %plugin.name(), "left {}: its cluster is gone", sub.key);
+            released.push(sub);
+        }
+        if owned {
+            for sub in self.take_informers(plugin, &added) {
+                if let Some(active) = &entry.active {
+                    let listener = active.worker.new_listener_in(
+                        sub.key.cluster.clone(),
+                        sub.subscription.clone(),
+                        sub.key.resource.plural.as_str().into(),
+                    );
+                    active.worker.attach(listener.clone());
+                    sub.informer.add_listener(listener.clone());
+                    kept_listeners.push(listener);
+                }
+                tracing::info!(plugin = %plugin.name(), "joined {}", sub.key);
+                kept.push(sub);
+            }
+        }
+        entry.resolved.extend(added);
+        if let Some(active) = entry.active.as_mut() {
+            active.listeners = kept_listeners;
+        }
+        if owned {
+            self.bind_cache(plugin, &kept);
+        }
+        entry.subscribed = kept;
+        released
+    }
+
+    /// The clusters `plugin` runs on, the default one (`None`) first: those
+    /// configured that `plugins.<name>.clusters` covers.
+    fn clusters_of(&self, plugin: &LoadedPlugin) -> Vec<Option<ClusterName>> {
+        let wanted = plugin.clusters();
+        let default_name = self.informers.default_cluster_name();
+        std::iter::once(None)
+            .chain(self.informers.cluster_names().into_iter().map(Some))
+            .filter(|cluster| wanted.covers(cluster.as_ref(), &default_name))
+            .collect()
     }
 
     /// Takes the informers of resolved subscriptions and binds the
@@ -653,26 +827,49 @@ impl Daemon {
         plugin: &LoadedPlugin,
         resolved: &[(Subscription, InformerKey)],
     ) -> Vec<Subscribed> {
-        let subscribed: Vec<Subscribed> = resolved
+        let subscribed = self.take_informers(plugin, resolved);
+        self.bind_cache(plugin, &subscribed);
+        subscribed
+    }
+
+    /// Takes the informers of resolved subscriptions.
+    fn take_informers(
+        &self,
+        plugin: &LoadedPlugin,
+        resolved: &[(Subscription, InformerKey)],
+    ) -> Vec<Subscribed> {
+        resolved
             .iter()
-            .map(|(subscription, key)| Subscribed {
-                informer: self.informers.acquire(key),
-                subscription: subscription.clone(),
-                key: key.clone(),
+            .filter_map(|(subscription, key)| match self.informers.acquire(key) {
+                Ok(informer) => Some(Subscribed {
+                    informer,
+                    subscription: subscription.clone(),
+                    key: key.clone(),
+                }),
+                // Removed since the plugin was resolved: nothing to watch there.
+                Err(gone) => {
+                    tracing::warn!(plugin = %plugin.name(), "{gone}: not subscribing to {key}");
+                    None
+                }
             })
-            .collect();
-        plugin.cache_scope().bind(
+            .collect()
+    }
+
+    /// Binds `plugin`'s cache look-ups to the stores of `subscribed`.
+    fn bind_cache(&self, plugin: &LoadedPlugin, subscribed: &[Subscribed]) {
+        plugin.cache_scope().bind_clusters(
+            self.informers.default_cluster().cloned(),
             subscribed
                 .iter()
                 .map(|s| {
                     (
+                        s.key.cluster.clone(),
                         s.subscription.kind.clone(),
                         s.informer.store().clone() as Arc<dyn ObjectReader>,
                     )
                 })
                 .collect(),
         );
-        subscribed
     }
 
     /// An idle worker for `plugin` with one listener per subscription,
@@ -682,7 +879,8 @@ impl Daemon {
         let listeners: Vec<Arc<Listener>> = subscribed
             .iter()
             .map(|s| {
-                let listener = worker.new_listener(
+                let listener = worker.new_listener_in(
+                    s.key.cluster.clone(),
                     s.subscription.clone(),
                     s.key.resource.plural.as_str().into(),
                 );
@@ -724,6 +922,7 @@ impl Daemon {
                 informer: s.informer.clone(),
                 kind: s.subscription.kind.clone(),
                 resource: s.key.resource.plural.as_str().to_owned(),
+                cluster: s.key.cluster.clone(),
             })
             .collect();
         Scan::start(admitting, targets, self.admission.stats())

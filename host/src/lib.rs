@@ -24,12 +24,14 @@ pub mod api_path;
 pub mod build;
 pub mod capability;
 pub mod cli;
+pub mod cluster;
 pub mod config;
 pub mod daemon;
 #[cfg(feature = "embedded")]
 pub mod demo;
 pub mod discovery;
 pub mod dispatch;
+pub mod fleet;
 pub mod gvk;
 pub mod informer;
 pub mod leader;

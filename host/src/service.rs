@@ -11,6 +11,7 @@ use crate::capability::log::{LogSink, RecentLogs};
 use crate::config::Config;
 use crate::daemon::Daemon;
 use crate::dispatch::Feed;
+use crate::fleet::{ClusterDirectory, Fleet};
 use crate::informer::{Informers, ReflectorConfig};
 use crate::leader::{Election, LeaderElector, LeaderError};
 use crate::ops::dashboard::Replica;
@@ -22,7 +23,11 @@ use crate::reload::{
     ReloadSetup, SettleTiming, SourcesError, SourcesSetup,
 };
 use crate::shard::{KnownPlugins, Sharding};
-use crate::source::Clients;
+use crate::source::{Clients, FleetClients};
+
+/// How often the cluster directory is read again when nothing says it
+/// changed (a change is seen at once).
+const CLUSTER_RESCAN_INTERVAL: Duration = Duration::from_secs(5);
 use crate::store::Transform;
 use base64::Engine as _;
 use std::collections::BTreeSet;
@@ -60,6 +65,9 @@ pub enum ServiceError {
     /// The admission server could not start.
     #[error("admission: {0}")]
     Admission(String),
+    /// The cluster directory cannot be followed.
+    #[error(transparent)]
+    ClusterDirectory(#[from] crate::fleet::DirectoryError),
 }
 
 /// A running daemon.
@@ -75,6 +83,8 @@ pub struct Service {
     leadership: Option<Leadership>,
     sharding: Option<Ownership>,
     admission: Option<AdmissionServer>,
+    fleet: Arc<Fleet>,
+    cluster_directory: Option<ClusterDirectory>,
 }
 
 /// The admission server, when `admission.enabled`.
@@ -150,13 +160,18 @@ impl Service {
     /// compiled by `compiler` (the daemon uses a child process).
     pub async fn start(
         config: Arc<Config>,
-        clients: Clients,
+        clients: impl Into<FleetClients>,
         sink: Arc<dyn LogSink>,
         listener: tokio::net::TcpListener,
         compiler: Compiler,
     ) -> Result<Self, ServiceError> {
-        let Clients { client, writer } = clients;
-        let access = ClusterAccess::new(Arc::new(ClusterApi::new(writer)));
+        let FleetClients { home, others } = clients.into();
+        let Clients { client, writer } = home;
+        let api = ClusterApi::new(writer);
+        for (name, clients) in &others {
+            api.add_cluster(name.clone(), clients.writer.clone());
+        }
+        let access = ClusterAccess::new(Arc::new(api.clone()));
         let engine = PluginEngine::new(EngineSettings {
             max_file_bytes: config.plugin_files.max_size,
             compiler,
@@ -170,7 +185,14 @@ impl Service {
             protobuf: config.cache.protobuf,
             ..ReflectorConfig::default()
         };
-        let informers = Arc::new(Informers::new(client.clone(), reflector));
+        let mut informers = Informers::new(client.clone(), reflector);
+        if let Some(name) = &config.source.name {
+            informers = informers.with_default_name(name.clone());
+        }
+        for (name, clients) in others {
+            informers.add_cluster(name, clients.client);
+        }
+        let informers = Arc::new(informers);
         let elected = config.leader_election.enabled;
         let sharded = config.sharding.enabled;
         let daemon = Arc::new(
@@ -267,6 +289,30 @@ impl Service {
             ),
             _ => None,
         };
+        // The directory's clusters are there before the plugins load.
+        let fleet = Arc::new(Fleet::new(daemon.informers().clone(), api, daemon.clone()));
+        let cluster_directory = match &config.cluster_directory {
+            Some(dir) => {
+                let reserved = std::iter::once(config.default_cluster_name().to_owned())
+                    .chain(
+                        config
+                            .clusters
+                            .iter()
+                            .filter_map(|c| c.name.as_ref().map(|n| n.as_str().to_owned())),
+                    )
+                    .collect();
+                Some(
+                    ClusterDirectory::start(
+                        dir.clone(),
+                        fleet.clone(),
+                        reserved,
+                        CLUSTER_RESCAN_INTERVAL,
+                    )
+                    .await?,
+                )
+            }
+            None => None,
+        };
         let directory = PluginDirectory::start(ReloadSetup {
             dir: config.plugin_dir.clone(),
             pulled_dir: sources.as_ref().map(|s| s.dir().to_owned()),
@@ -294,7 +340,14 @@ impl Service {
             leadership,
             sharding,
             admission,
+            fleet,
+            cluster_directory,
         })
+    }
+
+    /// The clusters added and removed at run time.
+    pub fn fleet(&self) -> &Arc<Fleet> {
+        &self.fleet
     }
 
     /// Where the admission server listens, when it runs.
@@ -349,6 +402,9 @@ impl Service {
         );
         if let Some(sources) = self.sources {
             sources.stop().await;
+        }
+        if let Some(clusters) = self.cluster_directory {
+            clusters.stop().await;
         }
         self.directory.stop().await;
         if let Some(leadership) = &self.leadership {

@@ -3,6 +3,7 @@
 //! (`--embedded`, `source.kind: embedded`, the demo): a daemon whose cluster
 //! configuration is missing or broken fails rather than run on a stand-in.
 
+use crate::cluster::ClusterName;
 use serde::Deserialize;
 use std::path::PathBuf;
 
@@ -186,6 +187,44 @@ impl Source {
     }
 }
 
+/// Connects to every cluster of `clusters` (the configuration's, each
+/// named), all at once. One that cannot be configured (a kubeconfig that
+/// does not read, an unknown context, an embedded server that does not
+/// start) is logged as an error naming it and its cause, and left out: the
+/// others, and the default cluster, run without it.
+pub async fn connect_others(clusters: &[SourceConfig]) -> Vec<(ClusterName, Connection)> {
+    let attempts = clusters.iter().filter_map(|cluster| {
+        let name = cluster.name.clone()?;
+        let source = cluster.source();
+        Some(async move { (name, source.connect().await) })
+    });
+    let mut connected = Vec::new();
+    for (name, outcome) in futures::future::join_all(attempts).await {
+        match outcome {
+            Ok(connection) => {
+                tracing::info!(cluster = %name, "watching the {}", connection.description);
+                connected.push((name, connection));
+            }
+            Err(err) => {
+                tracing::error!(cluster = %name, "cluster {name} left out: {err}");
+            }
+        }
+    }
+    connected
+}
+
+/// Connects through the kubeconfig `text` (its current context), read from
+/// `origin` (named in the description and in errors).
+pub async fn connect_kubeconfig(text: &str, origin: &str) -> Result<Connection, SourceError> {
+    let kubeconfig = kube::config::Kubeconfig::from_yaml(text)
+        .map_err(|e| SourceError::Kubeconfig(format!("{origin}: {e}")))?;
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .map_err(|e| SourceError::Kubeconfig(format!("{origin}: {e}")))?;
+    let description = format!("cluster at {} (kubeconfig {origin})", config.cluster_url);
+    client(config, description)
+}
+
 fn client(config: kube::Config, description: String) -> Result<Connection, SourceError> {
     let make = |config| {
         kube::Client::try_from(config).map_err(|e: kube::Error| SourceError::Client(e.to_string()))
@@ -216,10 +255,15 @@ pub enum SourceKind {
     Embedded,
 }
 
-/// `source`: the cluster to watch.
+/// `source`: the cluster to watch (the default cluster); and each entry of
+/// `clusters`, the others.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct SourceConfig {
+    /// The cluster's name: for `source`, the default cluster's (unset:
+    /// [`DEFAULT_CLUSTER`](crate::cluster::DEFAULT_CLUSTER)); required in
+    /// `clusters`.
+    pub name: Option<ClusterName>,
     /// `auto`, `kubeconfig`, `in-cluster` or `embedded`.
     pub kind: SourceKind,
     /// Kubeconfig file (kind `kubeconfig`).
@@ -233,6 +277,44 @@ pub struct SourceConfig {
 }
 
 impl SourceConfig {
+    /// The source this configuration names.
+    pub fn source(&self) -> Source {
+        match self.kind {
+            SourceKind::Auto => Source::Auto,
+            SourceKind::Kubeconfig => Source::Kubeconfig {
+                path: self.kubeconfig.clone(),
+                context: self.context.clone(),
+            },
+            SourceKind::InCluster => Source::InCluster,
+            SourceKind::Embedded => Source::Embedded {
+                seed: self.seed.clone(),
+                kubeconfig_out: self.kubeconfig_out.clone(),
+            },
+        }
+    }
+
+    /// Checks an entry of `clusters`: named, and a kubeconfig or the
+    /// embedded server (`auto` and `in-cluster` are the daemon's own
+    /// cluster, which `source` names); the key at fault is relative to the
+    /// entry.
+    pub fn validate_other(&self) -> Result<(), crate::yaml::Invalid> {
+        if self.name.is_none() {
+            return Err(crate::yaml::Invalid::new(
+                "name",
+                "every cluster needs a name (a DNS label, e.g. west)",
+            ));
+        }
+        if matches!(self.kind, SourceKind::Auto | SourceKind::InCluster) {
+            return Err(crate::yaml::Invalid::new(
+                "kind",
+                "a cluster beside the default one is reached through a kubeconfig (kind: \
+                 kubeconfig, with kubeconfig and context) or is an embedded server (kind: \
+                 embedded); auto and in-cluster name the daemon's own cluster, which source names",
+            ));
+        }
+        self.validate()
+    }
+
     /// Checks keys that only some kinds of source take; the key at fault is
     /// relative to `source`.
     pub fn validate(&self) -> Result<(), crate::yaml::Invalid> {
@@ -254,6 +336,26 @@ impl SourceConfig {
                 ))
             }
             _ => Ok(()),
+        }
+    }
+}
+
+/// Every cluster a service talks to: the default one, and the others by
+/// name (see [`crate::cluster`]).
+#[derive(Debug, Clone)]
+pub struct FleetClients {
+    /// The default cluster's clients.
+    pub home: Clients,
+    /// The other clusters' clients, by name.
+    pub others: Vec<(ClusterName, Clients)>,
+}
+
+impl From<Clients> for FleetClients {
+    /// One cluster: the default one.
+    fn from(home: Clients) -> Self {
+        FleetClients {
+            home,
+            others: Vec::new(),
         }
     }
 }

@@ -133,4 +133,16 @@ mod wasm {
     pub(crate) fn deadline_remaining_ms() -> u64 {
         crate::bindings::herald::plugin0_4_0::deadline::remaining_ms()
     }
+
+    pub(crate) fn cluster_current() -> String {
+        crate::bindings::herald::plugin0_6_0::cluster::current()
+    }
+
+    pub(crate) fn cluster_names() -> Vec<String> {
+        crate::bindings::herald::plugin0_6_0::cluster::names()
+    }
+
+    pub(crate) fn cluster_target(name: Option<&str>) -> Result<(), String> {
+        crate::bindings::herald::plugin0_6_0::cluster::target(name)
+    }
 }

@@ -3,14 +3,14 @@
 //! A Herald plugin is a WebAssembly component that the Herald daemon loads
 //! and feeds with the notifications of Kubernetes shared informers: every
 //! add, update and delete of the objects it subscribed to. This crate turns
-//! the raw ABI (`wit/0.5.0/herald.wit`, world `herald:plugin/plugin@0.5.0`)
+//! the raw ABI (`wit/0.6.0/herald.wit`, world `herald:plugin/plugin@0.6.0`)
 //! into one trait, [`Handler`], plus typed access to the objects, logging,
 //! cache look-ups, configuration, granted Kubernetes writes and Events,
 //! metrics of the plugin's own, the work queue, outbound HTTP, the call's
-//! [`deadline`] and [`admission`] decisions. (The host still runs
-//! components built against the released 0.4.0, 0.3.0, 0.2.0 and 0.1.0
-//! worlds in `wit/`; this SDK builds 0.5.0 components, which import only
-//! the interfaces a plugin uses.)
+//! [`deadline`], its [`cluster`] and [`admission`] decisions. (The host
+//! still runs components built against the released 0.5.0, 0.4.0, 0.3.0,
+//! 0.2.0 and 0.1.0 worlds in `wit/`; this SDK builds 0.6.0 components, which
+//! import only the interfaces a plugin uses.)
 //!
 //! # A plugin in one file
 //!
@@ -246,6 +246,7 @@ pub mod bindings;
 
 pub mod admission;
 pub mod cache;
+pub mod cluster;
 pub mod config;
 pub mod deadline;
 mod error;

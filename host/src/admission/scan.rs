@@ -45,6 +45,8 @@ pub struct ScanTarget {
     pub kind: Gvk,
     /// Their resource (plural), as a review names it.
     pub resource: String,
+    /// Their cluster; `None` for the default one.
+    pub cluster: Option<crate::cluster::ClusterName>,
 }
 
 /// A running scan of one plugin version: its listeners on the informers
@@ -274,6 +276,7 @@ impl Judge {
             },
             related: None,
             event_type: "Warning",
+            cluster: target.cluster.clone(),
             reason: VIOLATION_REASON.to_owned(),
             action: "Scan".to_owned(),
             note: format!(

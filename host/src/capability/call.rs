@@ -1,6 +1,8 @@
 //! What every capability's host side knows of the call under way: when it
-//! must end, and how much memory the instance has left for an answer.
+//! must end, how much memory the instance has left for an answer, and which
+//! cluster its look-ups, requests and Events go to.
 
+use crate::cluster::ClusterName;
 use std::time::{Duration, Instant};
 
 /// Share of the time left in a handler call that one request to the world
@@ -24,6 +26,53 @@ pub struct CallScope<'a> {
     pub deadline: Option<Instant>,
     /// The instance's memory budget for answers.
     pub budget: &'a mut dyn AnswerBudget,
+    /// The cluster of the call, and the one it targets.
+    pub cluster: &'a mut CallCluster,
+}
+
+/// The cluster of the call under way (see [`crate::cluster`]): the
+/// notification's, unless the plugin targets another for the rest of the
+/// call (the `cluster` import, 0.6.0). `None` is the default cluster.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CallCluster {
+    /// The notification's cluster.
+    event: Option<ClusterName>,
+    /// The cluster the plugin targeted, if it did.
+    target: Option<Option<ClusterName>>,
+}
+
+impl CallCluster {
+    /// A call delivering a notification from `cluster`, targeting it.
+    pub fn of_event(cluster: Option<ClusterName>) -> Self {
+        CallCluster {
+            event: cluster,
+            target: None,
+        }
+    }
+
+    /// The notification's cluster.
+    pub fn event(&self) -> Option<&ClusterName> {
+        self.event.as_ref()
+    }
+
+    /// Where the call's look-ups, requests and Events go.
+    pub fn target(&self) -> Option<&ClusterName> {
+        match &self.target {
+            Some(target) => target.as_ref(),
+            None => self.event.as_ref(),
+        }
+    }
+
+    /// Targets `cluster` for the rest of the call (`None`: the default
+    /// cluster); the caller has checked the plugin may.
+    pub fn retarget(&mut self, cluster: Option<ClusterName>) {
+        self.target = Some(cluster);
+    }
+
+    /// Back to the notification's cluster.
+    pub fn reset(&mut self) {
+        self.target = None;
+    }
 }
 
 impl CallScope<'_> {

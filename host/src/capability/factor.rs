@@ -377,6 +377,11 @@ macro_rules! capabilities {
             pub admission: crate::capability::AdmissionMode,
             /// The plugin's API request rate.
             pub rate_limit: rate::RateLimit,
+            /// Where it runs (`plugins.<name>.clusters`): the clusters its
+            /// subscriptions are delivered from; left out, the default
+            /// cluster alone. Not a grant of reads or writes there: those
+            /// name their clusters themselves.
+            pub clusters: crate::cluster::Clusters,
             /// Grant whatever the manifest declares: for the offline tools
             /// (`herald plugin check` and `replay`), which show what a plugin
             /// would do. Its `http` grants no origin, so every request is
@@ -518,6 +523,7 @@ macro_rules! capabilities {
                         crate::capability::AdmissionMode::Enforce
                     },
                     rate_limit,
+                    clusters: crate::cluster::Clusters::default(),
                     all_declared: false,
                 }
             }

@@ -172,6 +172,9 @@ impl Grants {
                         group: "*".into(),
                         kind: "*".into(),
                         namespaces: [crate::capability::kube::ALL_NAMESPACES.to_owned()].into(),
+                        clusters: crate::cluster::Clusters(
+                            [crate::cluster::ALL_CLUSTERS.to_owned()].into(),
+                        ),
                     }],
                     ..self.reads.clone()
                 }
@@ -183,6 +186,11 @@ impl Grants {
             access.clone(),
             audit.clone(),
         );
+        let kube = if self.all_declared {
+            kube
+        } else {
+            kube.within_grants(self.writes.clone())
+        };
         let api = Arc::new(match writes_refused {
             Some(why) => kube.refusing_writes(why),
             None => kube,

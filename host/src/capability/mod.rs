@@ -14,6 +14,7 @@
 //! | [`workqueue`] | `workqueue` (0.3.0) | every plugin | no |
 //! | [`metrics`] | `metrics` (0.3.0) | every plugin (its own) | no |
 //! | [`deadline`] | `deadline` (0.4.0) | every plugin | no |
+//! | [`cluster`] | `cluster` (0.6.0) | every plugin (its own clusters) | no |
 //! | [`kube`] | `kube` (0.2.0) | `grants.writes` | yes: API calls |
 //! | [`events`] | `events` (0.2.0) | `grants.events` | yes: Events |
 //! | [`http`] | `wasi:http` (0.3.0) | `grants.http` | yes: HTTP requests |
@@ -37,6 +38,7 @@
 pub mod audit;
 pub mod cache;
 mod call;
+pub mod cluster;
 pub mod config;
 pub mod deadline;
 pub mod events;
@@ -52,7 +54,7 @@ pub mod reads;
 pub mod workqueue;
 
 pub use audit::{AuditLog, AuditStats};
-pub use call::{AnswerBudget, CallScope, REQUEST_SHARE, request_budget};
+pub use call::{AnswerBudget, CallCluster, CallScope, REQUEST_SHARE, request_budget};
 pub use factor::{About, Acts, Capability, Granted, Stats, Verbs};
 pub use grants::{Authorized, Declared, NotGranted};
 pub use mode::{AdmissionMode, Mode};
@@ -69,6 +71,7 @@ capabilities! {
         workqueue: workqueue::Workqueue,
         metrics: metrics::Metrics,
         deadline: deadline::Deadline,
+        cluster: cluster::Cluster,
     }
     granted {
         kube / writes: kube::Kube,

@@ -114,19 +114,7 @@ impl RunArgs {
 
 /// The source a configuration names.
 pub fn source_of(config: &Config) -> Source {
-    let source = &config.source;
-    match source.kind {
-        SourceKind::Auto => Source::Auto,
-        SourceKind::Kubeconfig => Source::Kubeconfig {
-            path: source.kubeconfig.clone(),
-            context: source.context.clone(),
-        },
-        SourceKind::InCluster => Source::InCluster,
-        SourceKind::Embedded => Source::Embedded {
-            seed: source.seed.clone(),
-            kubeconfig_out: source.kubeconfig_out.clone(),
-        },
-    }
+    config.source.source()
 }
 
 /// Runs the daemon until Ctrl-C or SIGTERM.
@@ -152,7 +140,15 @@ async fn serve(config: Config) -> ExitCode {
         Ok(connection) => connection,
         Err(err) => return fail(err),
     };
-    tracing::info!("watching the {}", connection.description);
+    tracing::info!(cluster = %config.default_cluster_name(), "watching the {}", connection.description);
+    let others = crate::source::connect_others(&config.clusters).await;
+    let fleet = crate::source::FleetClients {
+        home: connection.clients(),
+        others: others
+            .iter()
+            .map(|(name, connection)| (name.clone(), connection.clients()))
+            .collect(),
+    };
     let listener = match ops::bind(config.listen).await {
         Ok(listener) => listener,
         Err(err) => return fail(err),
@@ -161,7 +157,7 @@ async fn serve(config: Config) -> ExitCode {
     let compiler = crate::service::daemon_compiler(&config);
     let service = match Service::start(
         Arc::new(config),
-        connection.clients(),
+        fleet,
         Arc::new(TracingSink),
         listener,
         compiler,
@@ -175,5 +171,6 @@ async fn serve(config: Config) -> ExitCode {
     exit_on_second_signal();
     service.shutdown(grace).await;
     drop(connection);
+    drop(others);
     ExitCode::SUCCESS
 }

@@ -43,8 +43,13 @@ pub use crate::yaml::ConfigError;
 pub struct Config {
     /// Directory of plugin `.wasm` files (and their optional sidecar `.yaml` files).
     pub plugin_dir: PathBuf,
-    /// The cluster to watch.
+    /// The cluster to watch: the default cluster.
     pub source: SourceConfig,
+    /// The other clusters to watch, each named.
+    pub clusters: Vec<SourceConfig>,
+    /// A directory of kubeconfig files, one cluster each, followed while
+    /// the daemon runs (`crate::fleet::ClusterDirectory`).
+    pub cluster_directory: Option<PathBuf>,
     /// Address of the HTTP endpoints (`/metrics`, `/healthz`, `/readyz`, `/plugins`).
     pub listen: SocketAddr,
     /// Logging.
@@ -90,6 +95,8 @@ impl Default for Config {
         Config {
             plugin_dir: PathBuf::from("plugins.d"),
             source: SourceConfig::default(),
+            clusters: Vec::new(),
+            cluster_directory: None,
             listen: SocketAddr::from(([127, 0, 0, 1], 9090)),
             log: LogConfig::default(),
             cache: CacheConfig::default(),
@@ -136,6 +143,7 @@ impl Config {
     pub fn validate(&self) -> Result<(), Invalid> {
         let within = |section: &'static str| move |e: Invalid| e.within(section);
         self.source.validate().map_err(within("source"))?;
+        self.validate_clusters()?;
         self.log.validate().map_err(within("log"))?;
         self.admission.validate().map_err(within("admission"))?;
         self.limits.validate().map_err(within("limits"))?;
@@ -177,6 +185,64 @@ impl Config {
         Ok(())
     }
 
+    /// Checks `clusters` (each named, each name once, none the default
+    /// cluster's) and that every `plugins.<name>.clusters` names only
+    /// clusters configured.
+    fn validate_clusters(&self) -> Result<(), Invalid> {
+        let default_name = self.default_cluster_name();
+        let mut names = std::collections::BTreeSet::new();
+        for (index, cluster) in self.clusters.iter().enumerate() {
+            let key = format!("clusters[{index}]");
+            cluster.validate_other().map_err(|e| e.within(&key))?;
+            let name = cluster.name.as_ref().map_or("", |n| n.as_str());
+            if name == default_name {
+                return Err(Invalid::new(
+                    format!("{key}.name"),
+                    format!(
+                        "{name:?} is the default cluster's name (source.name): give each cluster \
+                         a name of its own"
+                    ),
+                ));
+            }
+            if !names.insert(name) {
+                return Err(Invalid::new(
+                    format!("{key}.name"),
+                    format!("{name:?} names two clusters: give each cluster a name of its own"),
+                ));
+            }
+        }
+        // A cluster directory adds clusters at run time: a plugin may name
+        // them before they come.
+        let open = self.cluster_directory.is_some();
+        for (plugin, settings) in &self.plugins {
+            for name in &settings.clusters.0 {
+                if !open
+                    && name != crate::cluster::ALL_CLUSTERS
+                    && name != default_name
+                    && !names.contains(name.as_str())
+                {
+                    return Err(Invalid::new(
+                        format!("plugins.{plugin}.clusters"),
+                        format!(
+                            "{name:?} is not a configured cluster (source.name {default_name:?} \
+                             or a clusters[].name; with a clusterDirectory, any name)"
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The default cluster's name: `source.name`, else
+    /// [`DEFAULT_CLUSTER`](crate::cluster::DEFAULT_CLUSTER).
+    pub fn default_cluster_name(&self) -> &str {
+        self.source
+            .name
+            .as_ref()
+            .map_or(crate::cluster::DEFAULT_CLUSTER, |n| n.as_str())
+    }
+
     /// The directory pulled plugins are kept in, if one is known.
     pub fn plugin_source_cache_dir(&self) -> Option<PathBuf> {
         if let Some(dir) = &self.plugin_source_cache {
@@ -205,7 +271,10 @@ impl Config {
             allowed_sha256: self.plugin_files.allowed_sha256.clone(),
             sidecar_grants: self.plugin_files.sidecar_grants,
             max_metric_series: self.plugin_metrics.max_series,
-            reads: self.reads.clone(),
+            reads: ReadPolicy {
+                default_cluster: self.source.name.clone(),
+                ..self.reads.clone()
+            },
             public_keys: self.plugin_files.public_keys.clone(),
         }
     }

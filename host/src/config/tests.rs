@@ -681,3 +681,69 @@ fn only_the_operators_entry_decides_whether_admission_is_enforced_or_audited() {
         .to_string();
     assert!(refused.contains("plugins.x.admission"), "{refused}");
 }
+
+#[test]
+fn clusters_are_named_once_each_and_plugins_run_only_on_configured_ones() {
+    let config = Config::parse(
+        "source:\n  name: east\nclusters:\n  - name: west\n    kind: kubeconfig\n    kubeconfig: /k\n    context: w\nplugins:\n  fanout:\n    clusters: [east, west]\n    grants:\n      reads:\n        - {kind: ConfigMap, namespaces: [\"*\"], clusters: [west]}\n",
+        "herald.yaml",
+    )
+    .unwrap();
+    assert_eq!(config.default_cluster_name(), "east");
+    assert_eq!(config.clusters[0].name.as_ref().unwrap().as_str(), "west");
+    let settings = config.plugin_settings();
+    assert_eq!(settings.reads.default_cluster_name(), "east");
+    assert_eq!(
+        settings.grants_for("fanout", None).clusters.to_string(),
+        "clusters east, west"
+    );
+    assert_eq!(Config::default().default_cluster_name(), "default");
+    for (text, key, says) in [
+        (
+            "clusters:\n  - kind: embedded\n",
+            "clusters[0].name",
+            "needs a name",
+        ),
+        (
+            "clusters:\n  - name: West\n    kind: embedded\n",
+            "clusters[0].name",
+            "West",
+        ),
+        (
+            "clusters:\n  - name: west\n    kind: embedded\n  - name: west\n    kind: embedded\n",
+            "clusters[1].name",
+            "names two clusters",
+        ),
+        (
+            "clusters:\n  - name: default\n    kind: embedded\n",
+            "clusters[0].name",
+            "the default cluster's name",
+        ),
+        (
+            "clusters:\n  - name: west\n    kind: in-cluster\n",
+            "clusters[0].kind",
+            "source names",
+        ),
+        (
+            "clusters:\n  - name: west\n    kind: embedded\n    context: c\n",
+            "clusters[0].kubeconfig",
+            "need source.kind: kubeconfig",
+        ),
+        (
+            "plugins:\n  p:\n    clusters: [north]\n",
+            "plugins.p.clusters",
+            "not a configured cluster",
+        ),
+        (
+            "plugins:\n  p:\n    grants:\n      writes:\n        - {verbs: [apply], kind: ConfigMap, namespaces: [\"*\"], clusters: [No]}\n",
+            "plugins.p.grants.writes",
+            "No",
+        ),
+    ] {
+        let refused = error(text).to_string();
+        assert!(
+            refused.contains(key) && refused.contains(says),
+            "{text:?}: {refused}"
+        );
+    }
+}

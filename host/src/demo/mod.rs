@@ -26,7 +26,12 @@ pub const EXAMPLE_PLUGINS: &[&str] = &[
     "namespace-defaults",
     "crashloop-alert",
     "config-mirror",
+    "fleet-fanout",
 ];
+
+/// The demo's clusters: the seeded embedded API server (the default
+/// cluster) and a second, empty one.
+pub const DEMO_CLUSTERS: [&str; 2] = ["east", "west"];
 
 /// The example plugins written with the Python, JavaScript and Go SDKs,
 /// built when their toolchains are installed: (name, language, what
@@ -85,7 +90,13 @@ impl LogSink for DemoSink {
             LogLevel::Error => "ERROR ",
             _ => "",
         };
-        say(&format!("{:>14} │ {marker}{}", line.plugin, line.message));
+        match line.cluster {
+            Some(cluster) => say(&format!(
+                "{:>14} │ {marker}[{cluster}] {}",
+                line.plugin, line.message
+            )),
+            None => say(&format!("{:>14} │ {marker}{}", line.plugin, line.message)),
+        }
     }
 }
 
@@ -389,6 +400,29 @@ pub fn demo_plugin_settings() -> Vec<(String, crate::reload::PluginConfig)> {
             },
         ),
         (
+            "fleet-fanout".into(),
+            PluginConfig {
+                clusters: crate::cluster::Clusters(["*".to_owned()].into()),
+                grants: GrantConfig {
+                    reads: vec![
+                        serde_json::from_value(serde_json::json!({
+                            "kind": "ConfigMap", "namespaces": ["*"], "clusters": ["west"],
+                        }))
+                        .expect("a read rule"),
+                    ],
+                    writes: vec![
+                        serde_json::from_value(serde_json::json!({
+                            "verbs": ["get", "apply", "delete"], "kind": "ConfigMap",
+                            "namespaces": ["*"], "clusters": ["*"],
+                        }))
+                        .expect("a write rule"),
+                    ],
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+        ),
+        (
             "label-audit".into(),
             PluginConfig {
                 config: Some(serde_json::json!({
@@ -494,6 +528,39 @@ async fn install_webhooks(service: &Service, client: &kube::Client) -> Result<()
     Ok(())
 }
 
+/// Gives fleet-fanout something to copy: a ConfigMap labelled for fan-out in
+/// each cluster (east's in the seeded `shop`, west's in a `shop` made
+/// here). A failure is said and the demo goes on.
+async fn fan_out_examples(east: &kube::Client, west: &kube::Client) {
+    use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+    use kube::api::{Api, PostParams};
+    let post = PostParams::default();
+    let shop: Namespace = serde_json::from_value(serde_json::json!({"metadata": {"name": "shop"}}))
+        .expect("a Namespace");
+    if let Err(error) = Api::<Namespace>::all(west.clone())
+        .create(&post, &shop)
+        .await
+    {
+        eprintln!("note: creating namespace shop in west: {error}");
+    }
+    for (client, cluster, name) in [
+        (east, "east", "fleet-settings"),
+        (west, "west", "fleet-routes"),
+    ] {
+        let config_map: ConfigMap = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "labels": {"herald.dev/fan-out": "true"}},
+            "data": {"origin": cluster},
+        }))
+        .expect("a ConfigMap");
+        if let Err(error) = Api::<ConfigMap>::namespaced(client.clone(), "shop")
+            .create(&post, &config_map)
+            .await
+        {
+            eprintln!("note: creating shop/{name} in {cluster}: {error}");
+        }
+    }
+}
+
 /// Pins each configured plugin to the build in `dir` (`<name>.wasm`), as an
 /// operator pins what they grant authority to: the demo's plugins that act
 /// load only as these builds.
@@ -527,6 +594,15 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
         kubeconfig_out: Some(kubeconfig.clone()),
     };
     let connection = source.connect().await?;
+    let west_kubeconfig = work.join("kubeconfig-west");
+    let west = Source::Embedded {
+        seed: Vec::new(),
+        kubeconfig_out: Some(west_kubeconfig.clone()),
+    }
+    .connect()
+    .await?;
+    let [east_name, west_name] = DEMO_CLUSTERS
+        .map(|name| crate::cluster::ClusterName::parse("name", name).expect("a cluster name"));
 
     let mut config = Config {
         plugin_dir: plugin_dir.clone(),
@@ -540,6 +616,7 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
         },
         ..Config::default()
     };
+    config.source.name = Some(east_name);
     config.plugins.extend(demo_plugin_settings());
     let webhook = webhook::WebhookReceiver::start()
         .await
@@ -551,9 +628,13 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
         Err(_) => ops::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?,
     };
     let compiler = crate::service::daemon_compiler(&config);
+    let fleet = crate::source::FleetClients {
+        home: connection.clients(),
+        others: vec![(west_name, west.clients())],
+    };
     let service = Service::start(
         Arc::new(config),
-        connection.clients(),
+        fleet,
         Arc::new(DemoSink),
         listener,
         compiler,
@@ -616,12 +697,20 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
          edit configmap web-config -n shop` does too",
             kubeconfig.display()
         ),
+        format!(
+            "  clusters      east (the seeded server) and west (a second one: kubectl --kubeconfig \
+         {}): fleet-fanout copies each ConfigMap labelled herald.dev/fan-out=true into the other \
+         cluster, its lines marked [east] or [west]; the demo labels shop/fleet-settings in east \
+         and shop/fleet-routes in west",
+            west_kubeconfig.display()
+        ),
         format!("  dashboard     http://{address}/"),
         format!("  endpoints     http://{address}/metrics  /readyz  /plugins"),
         "  stop          Ctrl-C".to_owned(),
     ];
     say(&format!("\n{}\n", banner.join("\n")));
 
+    fan_out_examples(&connection.client, &west.client).await;
     let churn =
         churn::Churn::spawn_on_example_cluster(connection.client.clone(), options.churn_interval);
     let crash_loop = churn::spawn_crash_loop(
@@ -651,6 +740,7 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
     }
     service.shutdown(Duration::from_secs(5)).await;
     drop(connection);
+    drop(west);
     let _ = std::fs::remove_dir_all(&work);
     Ok(())
 }

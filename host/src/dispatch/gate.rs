@@ -5,6 +5,12 @@
 //! could handle a Pod while the Namespace cache is still filling, find no
 //! namespace in `cache.get`, and act on a wrong picture of the cluster.
 //!
+//! A plugin running on several clusters waits per cluster: the listeners of
+//! a cluster whose informers all have their initial lists deliver, while
+//! those of a cluster still listing (or unreachable) wait, so one slow
+//! cluster never holds back what the plugin sees of the others. A look-up
+//! in a cluster still listing finds what is there so far.
+//!
 //! The gate belongs to a worker, so it holds at every point a plugin starts
 //! delivering: at start, after a hot swap (the new version's worker), on a
 //! late join, and when a shard moves to this replica. It opens once and
@@ -12,7 +18,9 @@
 //! client-go's `HasSynced` stays true.
 
 use super::listener::Listener;
+use crate::cluster::ClusterName;
 use serde::Serialize;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -23,6 +31,9 @@ pub(crate) struct CacheGate {
     since: Instant,
     /// How long it waited, once open.
     opened_after: OnceLock<Duration>,
+    /// A listener whose initial list is to come joined after the gate
+    /// opened: until it is in, listeners deliver cluster by cluster.
+    late: AtomicBool,
 }
 
 impl CacheGate {
@@ -31,6 +42,43 @@ impl CacheGate {
         CacheGate {
             since,
             opened_after: OnceLock::new(),
+            late: AtomicBool::new(false),
+        }
+    }
+
+    /// A listener whose initial list is to come has joined.
+    pub(crate) fn joined_late(&self) {
+        self.late.store(true, Ordering::Release);
+    }
+
+    /// Which listeners may deliver at `now`: all once the gate is open and
+    /// no listener that joined since waits for its initial list; otherwise
+    /// those of the clusters whose listeners all have theirs (logging the
+    /// gate's opening); `None` when no cluster's have.
+    pub(crate) fn admitted(
+        &self,
+        plugin: &str,
+        listeners: &[Arc<Listener>],
+        now: Instant,
+    ) -> Option<Admitted> {
+        match self.open(listeners, now) {
+            Opened::Already if !self.late.load(Ordering::Acquire) => Some(Admitted::All),
+            Opened::Already => {
+                let admitted = Admitted::of(listeners);
+                if admitted == Some(Admitted::All) {
+                    self.late.store(false, Ordering::Release);
+                }
+                admitted
+            }
+            Opened::No => Admitted::of(listeners),
+            Opened::Now(waited) => {
+                tracing::debug!(
+                    plugin,
+                    waited_ms = u64::try_from(waited.as_millis()).unwrap_or(u64::MAX),
+                    "caches synced; deliveries start"
+                );
+                Some(Admitted::All)
+            }
         }
     }
 
@@ -65,11 +113,57 @@ impl CacheGate {
                 waiting_for: listeners
                     .iter()
                     .filter(|l| !l.initial_list_received())
-                    .map(|l| l.resource().to_owned())
+                    .map(|l| match l.cluster() {
+                        Some(cluster) => format!("{} in cluster {cluster}", l.resource()),
+                        None => l.resource().to_owned(),
+                    })
                     .collect(),
                 waited_ms: millis(now.saturating_duration_since(self.since)),
                 synced: false,
             },
+        }
+    }
+}
+
+/// Which listeners may deliver while the gate is not open for all: those
+/// of the clusters whose listeners all have their initial lists in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Admitted {
+    /// Every listener (the gate is open).
+    All,
+    /// The listeners of these clusters (`None`: the default one).
+    Clusters(Vec<Option<ClusterName>>),
+}
+
+impl Admitted {
+    /// The listeners of the clusters whose listeners all have their
+    /// initial lists in (all of them: [`Admitted::All`]); `None` when there
+    /// is none.
+    pub(crate) fn of(listeners: &[Arc<Listener>]) -> Option<Admitted> {
+        let mut open: Vec<Option<ClusterName>> = Vec::new();
+        let mut closed: Vec<Option<ClusterName>> = Vec::new();
+        for listener in listeners {
+            let cluster = listener.cluster().cloned();
+            if !listener.initial_list_received() {
+                open.retain(|c| c != &cluster);
+                if !closed.contains(&cluster) {
+                    closed.push(cluster);
+                }
+            } else if !closed.contains(&cluster) && !open.contains(&cluster) {
+                open.push(cluster);
+            }
+        }
+        if closed.is_empty() {
+            return (!open.is_empty()).then_some(Admitted::All);
+        }
+        (!open.is_empty()).then_some(Admitted::Clusters(open))
+    }
+
+    /// Whether `listener` may deliver.
+    pub(crate) fn admits(&self, listener: &Listener) -> bool {
+        match self {
+            Admitted::All => true,
+            Admitted::Clusters(open) => open.iter().any(|c| c.as_ref() == listener.cluster()),
         }
     }
 }

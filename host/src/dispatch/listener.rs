@@ -3,6 +3,7 @@
 
 use super::queue::{CoalescedQueue, Item, Queue};
 use super::signal::Signal;
+use crate::cluster::ClusterName;
 use crate::informer::Listen;
 use crate::informer::Notification;
 use crate::plugin::{Delivery, FaultKind, GroupVersionKind, Subscription};
@@ -78,6 +79,8 @@ pub struct Listener {
     subscription: Subscription,
     resource: Arc<str>,
     kind: GroupVersionKind,
+    /// The cluster its informer watches; `None` for the default one.
+    cluster: Option<ClusterName>,
     queue: Mutex<Queue>,
     signal: Arc<Signal>,
     /// The informer's initial list (or a late join's snapshot) is all in
@@ -99,6 +102,7 @@ impl std::fmt::Debug for Listener {
         f.debug_struct("Listener")
             .field("plugin", &self.plugin)
             .field("kind", &self.subscription.kind)
+            .field("cluster", &self.cluster)
             .field("depth", &self.depth())
             .field("synced", &self.has_synced())
             .finish()
@@ -128,6 +132,7 @@ impl Listener {
             subscription,
             resource,
             kind,
+            cluster: None,
             queue: Mutex::new(queue),
             signal,
             initial_list_received: AtomicBool::new(false),
@@ -136,6 +141,16 @@ impl Listener {
             requeue_warned: AtomicBool::new(false),
             stats: ListenerStats::default(),
         }
+    }
+
+    /// The same listener on an informer of `cluster` (`None`: the default).
+    pub fn in_cluster(self, cluster: Option<ClusterName>) -> Self {
+        Listener { cluster, ..self }
+    }
+
+    /// The cluster its informer watches; `None` for the default one.
+    pub fn cluster(&self) -> Option<&ClusterName> {
+        self.cluster.as_ref()
     }
 
     /// The plugin's name.

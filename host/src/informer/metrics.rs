@@ -13,17 +13,23 @@ use std::sync::atomic::Ordering;
 /// Exports every informer the registry runs at scrape time, from the
 /// counters its reflector and processor keep and the size of its store
 /// (documented in docs/metrics.md). Each series is labelled with the
-/// informer's `resource`, `group` and whole key (`informer`); the watch
-/// events also by `type`.
+/// informer's `resource`, `group`, `cluster` and whole key (`informer`);
+/// the watch events also by `type`.
 #[derive(Debug)]
 pub struct InformerCollector(pub Arc<Informers>);
 
-/// The labels of `informer`'s series.
-fn labels(informer: &SharedInformer) -> Labels {
+/// The labels of `informer`'s series, its cluster named by the registry
+/// (the default one's name when the key names none).
+fn labels(informers: &Informers, informer: &SharedInformer) -> Labels {
     let key = informer.key();
+    let cluster = match &key.cluster {
+        Some(name) => name.as_str().to_owned(),
+        None => informers.default_cluster_name(),
+    };
     vec![
         ("resource", key.resource.plural.clone()),
         ("group", key.resource.gvk.group.clone()),
+        ("cluster", cluster),
         ("informer", key.to_string()),
     ]
 }
@@ -34,7 +40,7 @@ impl Collector for InformerCollector {
         let mut events = Vec::new();
         for informer in &informers {
             for kind in WatchEventType::ALL {
-                let mut labels = labels(informer);
+                let mut labels = labels(&self.0, informer);
                 labels.push(("type", kind.as_str().to_owned()));
                 events.push((labels, informer.stats().events.get(kind) as f64));
             }
@@ -49,7 +55,7 @@ impl Collector for InformerCollector {
         let each = |read: &dyn Fn(&SharedInformer) -> u64| -> Vec<(Labels, f64)> {
             informers
                 .iter()
-                .map(|informer| (labels(informer), read(informer) as f64))
+                .map(|informer| (labels(&self.0, informer), read(informer) as f64))
                 .collect()
         };
         family(

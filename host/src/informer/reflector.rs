@@ -944,6 +944,7 @@ mod tests {
             namespace: Some("fx".into()),
             label_selector: None,
             field_selector: None,
+            cluster: None,
         }
     }
 

@@ -1,5 +1,6 @@
 //! What an informer watches: a resolved resource plus scope and selectors.
 
+use crate::cluster::ClusterName;
 use crate::discovery::ResolvedResource;
 use crate::subscription::Subscription;
 use std::fmt;
@@ -16,6 +17,8 @@ pub struct InformerKey {
     pub label_selector: Option<String>,
     /// Field selector.
     pub field_selector: Option<String>,
+    /// The cluster; `None` for the default one (see [`crate::cluster`]).
+    pub cluster: Option<ClusterName>,
 }
 
 impl InformerKey {
@@ -32,7 +35,13 @@ impl InformerKey {
             namespace,
             label_selector: subscription.canonical_label_selector(),
             field_selector: subscription.canonical_field_selector(),
+            cluster: None,
         }
+    }
+
+    /// The same key in `cluster` (`None`: the default cluster).
+    pub fn in_cluster(self, cluster: Option<ClusterName>) -> Self {
+        InformerKey { cluster, ..self }
     }
 }
 
@@ -50,6 +59,9 @@ impl fmt::Display for InformerKey {
         }
         if let Some(fields) = &self.field_selector {
             write!(f, " fields({fields})")?;
+        }
+        if let Some(cluster) = &self.cluster {
+            write!(f, " in cluster {cluster}")?;
         }
         Ok(())
     }

@@ -74,6 +74,22 @@ pub enum LoadError {
     /// The manifest the plugin returned is not acceptable.
     #[error("invalid manifest: {0}")]
     Manifest(#[from] super::manifest::ManifestError),
+    /// The operator runs the plugin beyond the default cluster, and it
+    /// cannot tell clusters apart.
+    #[error(
+        "plugins.{plugin}.clusters names {clusters}, but the plugin is built for world {world} \
+         and does not import herald:plugin/cluster@0.6.0, so it cannot tell one cluster's \
+         notifications from another's: it runs on the default cluster alone. Rebuild it with an \
+         SDK on world 0.6.0 that asks for its cluster, or remove plugins.{plugin}.clusters"
+    )]
+    ClustersUnknown {
+        /// The plugin.
+        plugin: String,
+        /// The clusters configured.
+        clusters: String,
+        /// Its world.
+        world: &'static str,
+    },
 }
 
 /// What kind of fault stopped a handler call. Faults are traps: the instance

@@ -10,7 +10,8 @@ use super::limits::{
 use super::loaded::{LoadedPlugin, new_store_with};
 use super::state::HostState;
 use super::world::{AdmissionAnswer, AdmissionCall, HandlerCall, Plugin};
-use crate::capability::PluginCapabilities;
+use crate::capability::{CallCluster, PluginCapabilities};
+use crate::cluster::ClusterName;
 use crate::wit::abi::EventContext;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -136,7 +137,7 @@ impl PluginInstance {
         call: HandlerCall<'_>,
     ) -> Result<Handled, CallError> {
         let pool = self.plugin.engine().pool().clone();
-        block_on(&pool, self.deliver(ctx, call))
+        block_on(&pool, self.deliver(None, ctx, call))
     }
 
     /// Makes one handler call, bounded by the plugin's call deadline
@@ -144,14 +145,17 @@ impl PluginInstance {
     /// requeue request counts only when the call succeeds; a failed call's
     /// is dropped (its retry follows the failure backoff). Runs as a task of
     /// the worker pool: waiting in a host call, it holds none of its threads.
+    /// The notification comes from `cluster` (`None`: the default one), where
+    /// the call's look-ups, requests and Events go.
     pub(crate) async fn deliver(
         &mut self,
+        cluster: Option<&ClusterName>,
         ctx: &EventContext,
         call: HandlerCall<'_>,
     ) -> Result<Handled, CallError> {
         let deadline = self.plugin.limits().call_deadline;
         let requeue_after = self
-            .call(deadline, async |bindings, store| {
+            .call(deadline, cluster, async |bindings, store| {
                 store.data_mut().take_requeue();
                 let outcome = bindings.call_handler(store, ctx, call).await;
                 let requeue_after = store.data_mut().take_requeue();
@@ -171,7 +175,7 @@ impl PluginInstance {
         deadline: Duration,
     ) -> Result<AdmissionAnswer, CallError> {
         let deadline = deadline.min(self.plugin.limits().call_deadline);
-        self.call(deadline, async |bindings, store| {
+        self.call(deadline, None, async |bindings, store| {
             bindings.call_admission(store, call).await
         })
         .await
@@ -185,6 +189,7 @@ impl PluginInstance {
     async fn call<R>(
         &mut self,
         deadline: Duration,
+        cluster: Option<&ClusterName>,
         call: impl AsyncFnOnce(&Plugin, &mut Store<HostState>) -> wasmtime::Result<Result<R, String>>,
     ) -> Result<R, CallError> {
         let live = match &mut self.live {
@@ -196,6 +201,7 @@ impl PluginInstance {
         let ends = Instant::now() + deadline;
         live.store.set_epoch_deadline(1);
         live.store.data_mut().deadline = Some(ends);
+        live.store.data_mut().cluster = CallCluster::of_event(cluster.cloned());
         let outcome = within(ends, call(&live.bindings, &mut live.store)).await;
         live.store.data().finish_output();
         // What the call leaves behind in the host must fit in the cap too:

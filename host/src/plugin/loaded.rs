@@ -99,6 +99,8 @@ struct Inner {
     admission_context: Option<Arc<PluginCapabilities>>,
     /// Whether its admission decisions are enforced or audited.
     admission_mode: crate::capability::AdmissionMode,
+    /// Where the operator runs it.
+    clusters: crate::cluster::Clusters,
     digest: String,
 }
 
@@ -189,6 +191,17 @@ impl LoadedPlugin {
     /// The world the plugin was built against, e.g. `herald:plugin/plugin@0.2.0`.
     pub fn world(&self) -> String {
         crate::wit::world(self.inner.pre.version())
+    }
+
+    /// Whether it imports `cluster` (world 0.6.0), and so may run beyond the
+    /// default cluster.
+    pub fn knows_clusters(&self) -> bool {
+        self.inner.pre.knows_clusters()
+    }
+
+    /// Where the operator runs it (`plugins.<name>.clusters`).
+    pub fn clusters(&self) -> &crate::cluster::Clusters {
+        &self.inner.clusters
     }
 
     /// Its Kubernetes API access: its declared (and granted) rules, mode
@@ -359,6 +372,14 @@ fn build(
         .policy
         .resolve(manifest.limits, options.overrides)
         .map_err(|e| limit_error(&manifest, e))?;
+    let clusters = &options.grants.clusters;
+    if !clusters.is_default_only() && !pre.knows_clusters() {
+        return Err(LoadError::ClustersUnknown {
+            plugin: manifest.name.clone(),
+            clusters: clusters.to_string(),
+            world: pre.version(),
+        });
+    }
     let reads = manifest.reads();
     let declared = Declared {
         plugin: &manifest.name,
@@ -436,6 +457,7 @@ fn build(
             context,
             admission_context,
             admission_mode: options.grants.admission,
+            clusters: options.grants.clusters.clone(),
             digest,
         }),
     })

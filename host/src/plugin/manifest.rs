@@ -81,11 +81,13 @@ impl Manifest {
                 group: &s.kind.group,
                 kind: &s.kind.kind,
                 namespace: s.namespace.as_deref(),
+                cluster: None,
             });
         let admitted = admitted.map(|rule| crate::capability::reads::Read {
             group: &rule.kind.group,
             kind: &rule.kind.kind,
             namespace: None,
+            cluster: None,
         });
         for read in subscribed.chain(admitted) {
             if !reads.contains(&read) {
@@ -129,6 +131,7 @@ impl Manifest {
                         kind: &rule.kind,
                         namespace: (namespace != crate::capability::kube::ALL_NAMESPACES)
                             .then_some(namespace.as_str()),
+                        cluster: None,
                     })
             })
             .collect()
@@ -437,6 +440,7 @@ fn write_rule(raw: abi::WriteRule) -> WriteRule {
         kind: raw.kind,
         subresource: non_empty(raw.subresource),
         namespaces: raw.namespaces.into_iter().collect(),
+        clusters: Default::default(),
     }
 }
 

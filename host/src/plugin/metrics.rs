@@ -40,7 +40,7 @@ impl Collector for PluginCollector {
                 .iter()
                 .map(|plugin| {
                     let labels = vec![("plugin", plugin.name().to_owned())];
-                    (labels, read(&plugin.context().log) as f64)
+                    (labels, read(&plugin.context().log.logger) as f64)
                 })
                 .collect()
         };

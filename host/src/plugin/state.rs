@@ -8,8 +8,8 @@ use crate::capability::log::stdio::LogStream;
 use crate::capability::log::{LogSource, PluginLogger};
 use crate::capability::metrics::PluginMetrics;
 use crate::capability::{
-    AnswerBudget, Authorized, CallScope, InstanceCapabilities, Parts, PluginCapabilities, Setup,
-    Store,
+    AnswerBudget, Authorized, CallCluster, CallScope, InstanceCapabilities, Parts,
+    PluginCapabilities, Setup, Store,
 };
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -57,6 +57,8 @@ pub(crate) struct HostState {
     /// When the call under way must end: host calls that wait on I/O give
     /// up in time for the plugin to see why.
     pub(crate) deadline: Option<Instant>,
+    /// The cluster of the call under way, and the one it targets.
+    pub(crate) cluster: CallCluster,
     /// `wasi:http` calls left before the next count of what the instance
     /// holds ([`HostState::charge_host_resources`]).
     uncounted_http_calls: usize,
@@ -71,8 +73,8 @@ impl HostState {
     /// randomness: no files, no environment, no arguments, no sockets, no
     /// stdin; stdout and stderr become log lines.
     pub(crate) fn new(plugin: Arc<PluginCapabilities>, limiter: InstanceLimiter) -> Self {
-        let stdout = LogStream::new(plugin.log.clone(), LogSource::Stdout);
-        let stderr = LogStream::new(plugin.log.clone(), LogSource::Stderr);
+        let stdout = LogStream::new(plugin.log.logger.clone(), LogSource::Stdout);
+        let stderr = LogStream::new(plugin.log.logger.clone(), LogSource::Stderr);
         let wasi = WasiCtx::builder()
             .stdout(stdout.clone())
             .stderr(stderr.clone())
@@ -94,6 +96,7 @@ impl HostState {
             stdout,
             stderr,
             deadline: None,
+            cluster: CallCluster::default(),
             uncounted_http_calls: 0,
             table_reached: false,
         }
@@ -189,6 +192,7 @@ impl Store for HostState {
             call: CallScope {
                 deadline: self.deadline,
                 budget: &mut self.limiter,
+                cluster: &mut self.cluster,
             },
         }
     }

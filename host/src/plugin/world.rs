@@ -8,7 +8,9 @@
 //! reported as 0.4.0 when it imports a 0.4.0 interface; 0.5.0 adds one
 //! export, `admission`, looked up on its own beside 0.3.0's (a component
 //! that has it is a 0.5.0 plugin, called through 0.3.0's exports for the
-//! rest). Exports are called
+//! rest). 0.6.0 adds the `cluster` import only: a component importing it is
+//! reported as 0.6.0, and is the one kind of plugin that runs beyond the
+//! default cluster. Exports are called
 //! with wasmtime's async API, so the call deadline bounds host calls that
 //! wait as well as wasm ([`deadline`](super::deadline)).
 
@@ -43,24 +45,32 @@ impl PluginPre {
     /// [`LoadError::WrongWorld`] when it exports none.
     pub(crate) fn new(instance_pre: InstancePre<HostState>) -> Result<Self, LoadError> {
         let interfaces = format!("{PACKAGE}/");
-        let imports_0_4 = instance_pre
-            .component()
-            .component_type()
-            .imports(instance_pre.component().engine())
-            .any(|(name, _)| name.starts_with(&interfaces) && name.ends_with("@0.4.0"));
+        let imports = |version: &str| {
+            instance_pre
+                .component()
+                .component_type()
+                .imports(instance_pre.component().engine())
+                .any(|(name, _)| name.starts_with(&interfaces) && name.ends_with(version))
+        };
         let newest = match v0_3::PluginPre::new(instance_pre.clone()) {
             Ok(pre) if exports_admission(&instance_pre) => {
                 let indices = admission::GuestIndices::new(&instance_pre)
                     .map_err(|e| LoadError::WrongWorld(super::engine::one_line(&e)))?;
                 return Ok(PluginPre {
                     exports: Exports::V0_5(pre, indices),
-                    version: "0.5.0",
+                    version: if imports("@0.6.0") { "0.6.0" } else { "0.5.0" },
                 });
             }
             Ok(pre) => {
                 return Ok(PluginPre {
                     exports: Exports::V0_3(pre),
-                    version: if imports_0_4 { "0.4.0" } else { "0.3.0" },
+                    version: if imports("@0.6.0") {
+                        "0.6.0"
+                    } else if imports("@0.4.0") {
+                        "0.4.0"
+                    } else {
+                        "0.3.0"
+                    },
                 });
             }
             Err(error) => error,
@@ -87,6 +97,12 @@ impl PluginPre {
     /// The world version the component was built against.
     pub(crate) fn version(&self) -> &'static str {
         self.version
+    }
+
+    /// Whether the component imports `cluster` (0.6.0): only such a plugin
+    /// can tell clusters apart, so only it runs beyond the default one.
+    pub(crate) fn knows_clusters(&self) -> bool {
+        self.version == "0.6.0"
     }
 
     /// Instantiates the component in `store`.

@@ -52,6 +52,12 @@ pub struct PluginConfig {
     /// sensitive kind: the operator's explicit opt-out of the identity
     /// rule, for this plugin only ([`super::trust`]).
     pub allow_unpinned: bool,
+    /// The clusters the plugin runs on: `["*"]` for every cluster, or
+    /// names; left out, the default cluster alone. Only the operator's
+    /// entry sets it (a sidecar cannot), and a plugin must import the
+    /// `cluster` interface (world 0.6.0) to run anywhere else than the
+    /// default cluster.
+    pub clusters: crate::cluster::Clusters,
 }
 
 /// Checks the grant keys shared by `plugins.<name>` and sidecars.
@@ -152,6 +158,9 @@ impl PluginConfig {
     ) -> Result<(), crate::yaml::Invalid> {
         let _ = name;
         limits.check_overrides(&self.limits)?;
+        self.clusters
+            .validate("clusters")
+            .map_err(|e| crate::yaml::Invalid::new("clusters", e))?;
         check_digests("sha256", &self.sha256)?;
         check_grants(&self.grants, self.rate_limit.as_ref())?;
         crate::plugin::IdlePolicy::check("reclaimIdleAfter", self.reclaim_idle_after)?;
@@ -348,6 +357,7 @@ impl PluginSettings {
             });
         crate::capability::Grants {
             admission,
+            clusters: entry.map(|e| e.clusters.clone()).unwrap_or_default(),
             ..grants.grants(
                 self.reads.clone(),
                 operator_mode

@@ -162,7 +162,7 @@ fn version_names_the_plugin_world() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("(plugin world herald:plugin/plugin@0.5.0)"),
+        stdout.contains("(plugin world herald:plugin/plugin@0.6.0)"),
         "the newest world: {stdout}"
     );
 }

@@ -1,6 +1,7 @@
 //! `herald demo`: the embedded cluster, the example plugins and the churn,
 //! every plugin with something to say, plugins acting on the cluster (one
-//! for real, one in dry-run), and a clean exit.
+//! for real, one in dry-run), one plugin acting on two clusters, and a
+//! clean exit.
 
 use super::process::{get, herald, temp_dir};
 use herald_test_artifacts as artifacts;
@@ -14,6 +15,7 @@ fn the_demo_shows_every_example_plugin_reacting_and_exits_cleanly() {
         ("rollout-watch", artifacts::ROLLOUT_WATCH),
         ("namespace-defaults", artifacts::NAMESPACE_DEFAULTS),
         ("config-mirror", artifacts::CONFIG_MIRROR),
+        ("fleet-fanout", artifacts::FLEET_FANOUT),
     ] {
         std::fs::copy(path, plugins.join(format!("{name}.wasm"))).unwrap();
     }
@@ -39,7 +41,7 @@ fn the_demo_shows_every_example_plugin_reacting_and_exits_cleanly() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(
-        stdout.contains("Herald demo: 5 plugin(s) running"),
+        stdout.contains("Herald demo: 6 plugin(s) running"),
         "{stdout}"
     );
     assert!(stdout.contains("kubectl --kubeconfig "), "{stdout}");
@@ -50,6 +52,7 @@ fn the_demo_shows_every_example_plugin_reacting_and_exits_cleanly() {
         "rollout-watch",
         "namespace-defaults",
         "config-mirror",
+        "fleet-fanout",
     ] {
         assert!(
             stdout
@@ -70,6 +73,15 @@ fn the_demo_shows_every_example_plugin_reacting_and_exits_cleanly() {
         stdout.contains("config-mirror │ copied shop/web-config into payments"),
         "config-mirror reconciles the seeded ConfigMirror with the grants the demo gives it:\n{stdout}"
     );
+    for line in [
+        "fleet-fanout │ [east] copied shop/fleet-settings from east to west",
+        "fleet-fanout │ [west] copied shop/fleet-routes from west to east",
+    ] {
+        assert!(
+            stdout.contains(line),
+            "one plugin acts on both clusters, each line naming its own: {line:?} in\n{stdout}"
+        );
+    }
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.lines().any(|l| l.contains("herald::audit")

@@ -109,6 +109,9 @@ pub struct LogLine {
     pub message: String,
 }
 
+/// The default cluster's name in the test host.
+const DEFAULT_CLUSTER: &str = "default";
+
 /// Objects of one kind by (namespace, name), holding JSON text.
 type Objects = BTreeMap<(Option<String>, String), String>;
 
@@ -129,6 +132,12 @@ struct TestHost {
     requeues: Vec<std::time::Duration>,
     /// What `deadline::remaining` answers; `None`: a second.
     remaining: Option<std::time::Duration>,
+    /// The clusters the plugin runs on; empty: `default` alone.
+    clusters: Vec<String>,
+    /// The cluster of the call under way; `None`: the first of `clusters`.
+    cluster: Option<String>,
+    /// The cluster the plugin targeted, if it did.
+    target: Option<String>,
     http: http::Script,
     /// The indexes given to [`declare`].
     indexes: Vec<crate::cache::Index>,
@@ -220,6 +229,8 @@ pub struct KubeCall {
     pub force: bool,
     /// A delete's options.
     pub delete: Option<DeleteParams>,
+    /// The cluster it went to (the call's, or the one targeted).
+    pub cluster: String,
 }
 
 /// Which calls a scripted response answers: by key, optionally by kind and
@@ -512,6 +523,24 @@ pub fn set_deadline_remaining(remaining: std::time::Duration) {
     with_host(|host| host.remaining = Some(remaining));
 }
 
+/// The clusters the plugin runs on, as [`cluster::names`](crate::cluster::names)
+/// answers (`default` alone until set); the first is the call's cluster
+/// until [`set_cluster`] says otherwise.
+pub fn set_clusters<S: Into<String>>(names: impl IntoIterator<Item = S>) {
+    with_host(|host| host.clusters = names.into_iter().map(Into::into).collect());
+}
+
+/// Makes `name` the cluster of the calls that follow, as the host does for
+/// each notification (and ends any target the plugin set): what
+/// [`cluster::current`](crate::cluster::current) answers, and where the
+/// recorded [`KubeCall`]s say they went.
+pub fn set_cluster(name: impl Into<String>) {
+    with_host(|host| {
+        host.cluster = Some(name.into());
+        host.target = None;
+    });
+}
+
 /// Sets the configuration `config::get` returns (JSON text).
 pub fn set_config(json: impl Into<String>) {
     with_host(|host| host.config = Some(json.into()));
@@ -759,7 +788,50 @@ pub(crate) mod host {
             patch_type: None,
             force: false,
             delete: None,
+            cluster: cluster_current(),
         }
+    }
+
+    pub(crate) fn cluster_current() -> String {
+        with_host(|host| {
+            host.target
+                .clone()
+                .or_else(|| host.cluster.clone())
+                .or_else(|| host.clusters.first().cloned())
+                .unwrap_or_else(|| DEFAULT_CLUSTER.to_owned())
+        })
+    }
+
+    pub(crate) fn cluster_names() -> Vec<String> {
+        with_host(|host| cluster_list(host))
+    }
+
+    pub(crate) fn cluster_target(name: Option<&str>) -> Result<(), String> {
+        with_host(|host| match name {
+            None => {
+                host.target = None;
+                Ok(())
+            }
+            Some(name) if cluster_list(host).iter().any(|c| c == name) => {
+                host.target = Some(name.to_owned());
+                Ok(())
+            }
+            Some(name) => Err(format!(
+                "this plugin is not delivered notifications from a cluster named {name:?}: it \
+                 may target only its own clusters ({})",
+                cluster_list(host).join(", ")
+            )),
+        })
+    }
+
+    fn cluster_list(host: &TestHost) -> Vec<String> {
+        let mut names = if host.clusters.is_empty() {
+            vec![DEFAULT_CLUSTER.to_owned()]
+        } else {
+            host.clusters.clone()
+        };
+        names.sort();
+        names
     }
 
     fn json(text: &str) -> Value {

@@ -273,6 +273,7 @@ async fn secrets_are_read_only_through_a_grant_naming_them() {
                 group: "*".into(),
                 kind: "*".into(),
                 namespaces: ["*".to_owned()].into(),
+                clusters: Default::default(),
             }],
             ..Reads::default()
         },
@@ -286,6 +287,7 @@ async fn secrets_are_read_only_through_a_grant_naming_them() {
                 group: String::new(),
                 kind: "Secret".into(),
                 namespaces: ["team-a".to_owned()].into(),
+                clusters: Default::default(),
             }],
             ..Reads::default()
         },
@@ -300,6 +302,7 @@ async fn secrets_are_read_only_through_a_grant_naming_them() {
             policy: ReadPolicy {
                 default_readable: Vec::new(),
                 sensitive: Vec::new(),
+                default_cluster: None,
             },
             granted: Vec::new(),
         },
@@ -438,6 +441,7 @@ async fn events_live_with_their_object_and_need_its_read() {
     let strict = ReadPolicy {
         default_readable: vec![herald::capability::reads::KindPattern::parse("ConfigMap").unwrap()],
         sensitive: Vec::new(),
+        default_cluster: None,
     };
     let grants = Grants {
         events: Some(EventsGrant::default()),

@@ -109,7 +109,7 @@ async fn run(row: Row) -> Option<Ran> {
             ..LoadOptions::default()
         },
     );
-    let hostile_logger = hostile.context().log.clone();
+    let hostile_logger = hostile.context().log.logger.clone();
     let (recorder, recorder_logs) = load_with(artifacts::RECORDER, LoadOptions::default());
     daemon.start(hostile).await.unwrap();
     daemon.start(recorder).await.unwrap();

@@ -171,8 +171,8 @@ fn a_log_flood_is_rate_limited_and_counted() {
     };
     let started = std::time::Instant::now();
     let (plugin, logs) = load_with(artifacts::LOG_FLOOD, options);
-    let rate = plugin.context().log.rate();
-    let logger = plugin.context().log.clone();
+    let rate = plugin.context().log.logger.rate();
+    let logger = plugin.context().log.logger.clone();
     let mut instance = PluginInstance::new(plugin).unwrap();
     let object = pod("ns", "flood", 1);
     instance

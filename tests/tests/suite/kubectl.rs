@@ -50,6 +50,7 @@ fn recorder(
             group: group.into(),
             kind: kind.into(),
             namespaces: [namespace.unwrap_or("*").to_owned()].into(),
+            clusters: Default::default(),
         }],
         ..Default::default()
     };

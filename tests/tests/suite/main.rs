@@ -8,6 +8,7 @@ mod bad_files;
 mod bad_manifests;
 mod blind_writes;
 mod cluster;
+mod clusters;
 mod crashloop;
 mod daemon;
 mod deploy;

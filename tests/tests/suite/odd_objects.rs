@@ -120,10 +120,10 @@ async fn a_custom_resource_nested_a_hundred_levels_deep_is_cached_and_delivered(
     };
     // Discovery may take a moment to list a new CRD on a real cluster.
     let key = eventually("discovery lists the Nest kind", PATIENCE, async || {
-        informers.key_for(&subscription).await
+        informers.key_for(&subscription, None).await
     })
     .await;
-    let informer = informers.acquire(&key);
+    let informer = informers.acquire(&key).expect("the default cluster");
     let object: DynamicObject = serde_json::from_value(json!({
         "apiVersion": format!("{group}/v1"), "kind": "Nest",
         "metadata": {"name": "deep"}, "spec": deep

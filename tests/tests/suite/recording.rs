@@ -39,10 +39,10 @@ pub async fn informer(
     subscription: &Subscription,
 ) -> (InformerKey, Arc<SharedInformer>) {
     let key = informers
-        .key_for(subscription)
+        .key_for(subscription, None)
         .await
         .expect("resolving the kind");
-    let informer = informers.acquire(&key);
+    let informer = informers.acquire(&key).expect("the default cluster");
     (key, informer)
 }
 

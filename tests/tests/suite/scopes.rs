@@ -24,6 +24,7 @@ fn strict() -> ReadPolicy {
     ReadPolicy {
         default_readable: Vec::new(),
         sensitive: Vec::new(),
+        default_cluster: None,
     }
 }
 
@@ -32,6 +33,7 @@ fn rule(group: &str, kind: &str, namespaces: &[&str]) -> ReadRule {
         group: group.into(),
         kind: kind.into(),
         namespaces: namespaces.iter().map(|n| n.to_string()).collect(),
+        clusters: Default::default(),
     }
 }
 
@@ -284,6 +286,7 @@ async fn a_read_grant_in_a_namespace_covers_no_event_or_get_about_a_cluster_scop
                     herald::capability::reads::KindPattern::parse("ConfigMap").unwrap(),
                 ],
                 sensitive: Vec::new(),
+                default_cluster: None,
             },
             granted: vec![rule("*", "*", &["default"])],
         },
@@ -332,6 +335,7 @@ async fn an_events_grant_naming_default_covers_no_event_about_a_cluster_scoped_o
     let grants = Grants {
         events: Some(EventsGrant {
             namespaces: ["default".to_owned()].into(),
+            clusters: Default::default(),
         }),
         reads: Reads {
             policy: ReadPolicy {
@@ -339,6 +343,7 @@ async fn an_events_grant_naming_default_covers_no_event_about_a_cluster_scoped_o
                     herald::capability::reads::KindPattern::parse("ConfigMap").unwrap(),
                 ],
                 sensitive: Vec::new(),
+                default_cluster: None,
             },
             granted: Vec::new(),
         },

@@ -40,7 +40,10 @@ impl CacheHost<'_> {
         namespace: Option<&str>,
         name: &str,
     ) -> Answer<Option<String>, LookupError> {
-        match self.scope.get(&kind, namespace, name) {
+        match self
+            .scope
+            .get(self.call.cluster.target(), &kind, namespace, name)
+        {
             Ok(Some(object)) => {
                 self.call.budget.reserve(object.json().len())?;
                 Ok(Ok(Some(object.json().to_owned())))
@@ -56,7 +59,10 @@ impl CacheHost<'_> {
         namespace: Option<&str>,
         selector: Option<&str>,
     ) -> Answer<Vec<String>, LookupError> {
-        match self.scope.list(&kind, namespace, selector) {
+        match self
+            .scope
+            .list(self.call.cluster.target(), &kind, namespace, selector)
+        {
             Ok(objects) => self.answer(&objects).map(Ok),
             Err(err) => Ok(Err(err)),
         }
@@ -147,7 +153,12 @@ impl v0_3::herald::plugin0_3_0::index::Host for CacheHost<'_> {
         namespace: Option<String>,
     ) -> Answer<Vec<String>, v0_3::herald::plugin0_3_0::index::IndexError> {
         use v0_3::herald::plugin0_3_0::index::IndexError;
-        match self.scope.by_index(&name, &value, namespace.as_deref()) {
+        match self.scope.by_index(
+            self.call.cluster.target(),
+            &name,
+            &value,
+            namespace.as_deref(),
+        ) {
             Ok(objects) => self.answer(&objects).map(Ok),
             Err(LookupError::UnknownIndex(name)) => Ok(Err(IndexError::UnknownIndex(name))),
             // A declared index names a subscribed kind, and no selector.

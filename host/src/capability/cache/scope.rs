@@ -1,7 +1,10 @@
 //! A plugin's read-only window on the shared cache: only the kinds (and the
-//! namespaces and selectors) it subscribed to, and the indexes it declared.
+//! namespaces and selectors) it subscribed to, in the clusters it runs on,
+//! and the indexes it declared. Every look-up names its cluster (the call's,
+//! see [`crate::capability::CallCluster`]); `None` is the default one.
 
 use super::index::IndexDefinition;
+use crate::cluster::{ClusterName, DEFAULT_CLUSTER};
 use crate::gvk::Gvk;
 use crate::selector::LabelSelector;
 use crate::store::{CachedObject, ObjectReader};
@@ -10,7 +13,8 @@ use std::sync::{Arc, RwLock};
 /// Why a look-up was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LookupError {
-    /// The plugin has no subscription to this kind.
+    /// The plugin has no subscription to this kind in the cluster looked
+    /// in.
     #[error("not subscribed to {0}")]
     NotSubscribed(Gvk),
     /// The label selector does not parse.
@@ -25,9 +29,19 @@ pub enum LookupError {
 /// subscriptions are bound to informers; empty (every look-up refused) before.
 #[derive(Default)]
 pub struct CacheScope {
-    readers: RwLock<Vec<(Gvk, Arc<dyn ObjectReader>)>>,
+    readers: RwLock<Bound>,
     indexes: Vec<IndexDefinition>,
 }
+
+/// The readers bound, and the default cluster's name.
+#[derive(Default)]
+struct Bound {
+    readers: Vec<Reader>,
+    default_cluster: Option<ClusterName>,
+}
+
+/// One subscription's reader: its cluster (`None`: the default), its kind.
+type Reader = (Option<ClusterName>, Gvk, Arc<dyn ObjectReader>);
 
 impl std::fmt::Debug for CacheScope {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -35,8 +49,9 @@ impl std::fmt::Debug for CacheScope {
             .readers
             .read()
             .unwrap_or_else(|e| e.into_inner())
+            .readers
             .iter()
-            .map(|(k, _)| k.clone())
+            .map(|(_, k, _)| k.clone())
             .collect();
         f.debug_struct("CacheScope").field("kinds", &kinds).finish()
     }
@@ -51,23 +66,82 @@ impl CacheScope {
         }
     }
 
-    /// Replaces the readers (one per subscription), and has each keep the
-    /// indexes declared on its kind.
+    /// Replaces the readers (one per subscription) with readers of the
+    /// default cluster, and has each keep the indexes declared on its kind.
     pub fn bind(&self, readers: Vec<(Gvk, Arc<dyn ObjectReader>)>) {
-        for (kind, reader) in &readers {
+        self.bind_clusters(
+            None,
+            readers
+                .into_iter()
+                .map(|(kind, reader)| (None, kind, reader))
+                .collect(),
+        );
+    }
+
+    /// Replaces the readers (one per subscription and cluster), the default
+    /// cluster named `default_cluster` (`None`: [`DEFAULT_CLUSTER`]), and
+    /// has each keep the indexes declared on its kind.
+    pub fn bind_clusters(&self, default_cluster: Option<ClusterName>, readers: Vec<Reader>) {
+        for (_, kind, reader) in &readers {
             for index in self.indexes.iter().filter(|i| &i.kind == kind) {
                 reader.add_index(&index.by);
             }
         }
-        *self.readers.write().unwrap_or_else(|e| e.into_inner()) = readers;
+        *self.readers.write().unwrap_or_else(|e| e.into_inner()) = Bound {
+            readers,
+            default_cluster,
+        };
     }
 
-    fn readers_for(&self, kind: &Gvk) -> Result<Vec<Arc<dyn ObjectReader>>, LookupError> {
-        let readers = self.readers.read().unwrap_or_else(|e| e.into_inner());
-        let matching: Vec<_> = readers
+    /// The default cluster's name.
+    pub fn default_cluster(&self) -> String {
+        let bound = self.readers.read().unwrap_or_else(|e| e.into_inner());
+        bound
+            .default_cluster
+            .as_ref()
+            .map_or(DEFAULT_CLUSTER, ClusterName::as_str)
+            .to_owned()
+    }
+
+    /// Whether the plugin's subscriptions are bound in more than one
+    /// cluster.
+    pub fn spans_clusters(&self) -> bool {
+        let bound = self.readers.read().unwrap_or_else(|e| e.into_inner());
+        let mut clusters = bound.readers.iter().map(|(c, _, _)| c);
+        clusters
+            .next()
+            .is_some_and(|first| clusters.any(|other| other != first))
+    }
+
+    /// The name of `cluster` (`None`: the default one's).
+    pub fn cluster_name(&self, cluster: Option<&ClusterName>) -> String {
+        match cluster {
+            Some(name) => name.as_str().to_owned(),
+            None => self.default_cluster(),
+        }
+    }
+
+    /// The clusters the plugin's subscriptions are bound in (`None`: the
+    /// default one), sorted, each once.
+    pub fn clusters(&self) -> Vec<Option<ClusterName>> {
+        let bound = self.readers.read().unwrap_or_else(|e| e.into_inner());
+        let mut clusters: Vec<_> = bound.readers.iter().map(|(c, _, _)| c.clone()).collect();
+        clusters.sort();
+        clusters.dedup();
+        clusters
+    }
+
+    fn readers_for(
+        &self,
+        cluster: Option<&ClusterName>,
+        kind: &Gvk,
+    ) -> Result<Vec<Arc<dyn ObjectReader>>, LookupError> {
+        let bound = self.readers.read().unwrap_or_else(|e| e.into_inner());
+        let matching: Vec<_> = bound
+            .readers
             .iter()
-            .filter(|(k, _)| k == kind)
-            .map(|(_, r)| r.clone())
+            .filter(|(c, k, _)| k == kind && c.as_ref() == cluster)
+            .map(|(_, _, r)| r.clone())
             .collect();
         if matching.is_empty() {
             return Err(LookupError::NotSubscribed(kind.clone()));
@@ -75,23 +149,26 @@ impl CacheScope {
         Ok(matching)
     }
 
-    /// Looks up one object by namespace and name.
+    /// Looks up one object by namespace and name, in `cluster`.
     pub fn get(
         &self,
+        cluster: Option<&ClusterName>,
         kind: &Gvk,
         namespace: Option<&str>,
         name: &str,
     ) -> Result<Option<Arc<CachedObject>>, LookupError> {
         Ok(self
-            .readers_for(kind)?
+            .readers_for(cluster, kind)?
             .iter()
             .find_map(|reader| reader.get(namespace, name)))
     }
 
-    /// Lists objects of a kind, optionally in one namespace and matching a label selector.
-    /// An object visible through two subscriptions is returned once.
+    /// Lists objects of a kind in `cluster`, optionally in one namespace and
+    /// matching a label selector. An object visible through two
+    /// subscriptions is returned once.
     pub fn list(
         &self,
+        cluster: Option<&ClusterName>,
         kind: &Gvk,
         namespace: Option<&str>,
         selector: Option<&str>,
@@ -101,7 +178,7 @@ impl CacheScope {
                 .map_err(|e| LookupError::InvalidSelector(e.to_string()))?,
             None => LabelSelector::default(),
         };
-        let readers = self.readers_for(kind)?;
+        let readers = self.readers_for(cluster, kind)?;
         let mut objects = Vec::new();
         for reader in &readers {
             objects.extend(reader.list(namespace, &selector));
@@ -119,6 +196,7 @@ impl CacheScope {
     /// subscriptions is returned once.
     pub fn by_index(
         &self,
+        cluster: Option<&ClusterName>,
         name: &str,
         value: &str,
         namespace: Option<&str>,
@@ -128,7 +206,7 @@ impl CacheScope {
             .iter()
             .find(|i| i.name == name)
             .ok_or_else(|| LookupError::UnknownIndex(name.to_owned()))?;
-        let readers = self.readers_for(&index.kind)?;
+        let readers = self.readers_for(cluster, &index.kind)?;
         let mut objects = Vec::new();
         for reader in &readers {
             objects.extend(
@@ -185,13 +263,13 @@ mod tests {
             "one owner index for both, one by label"
         );
         let keys = |scope: &CacheScope, name: &str| {
-            let found = scope.by_index(name, "u-1", Some("shop")).unwrap();
+            let found = scope.by_index(None, name, "u-1", Some("shop")).unwrap();
             found.iter().map(|o| o.key()).collect::<Vec<_>>()
         };
         assert_eq!(keys(&first, "owner"), ["shop/web-1"]);
         assert_eq!(keys(&second, "by-owner"), ["shop/web-1"]);
         assert_eq!(
-            first.by_index("by-owner", "u-1", None).unwrap_err(),
+            first.by_index(None, "by-owner", "u-1", None).unwrap_err(),
             LookupError::UnknownIndex("by-owner".into()),
             "each plugin looks up only by the names it declared"
         );

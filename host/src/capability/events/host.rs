@@ -15,6 +15,8 @@ pub struct EventsHost<'a> {
     pub access: &'a Arc<EventsAccess>,
     /// When the call must end.
     pub deadline: Option<Instant>,
+    /// The cluster the call's Events go to; `None` for the default one.
+    pub cluster: Option<crate::cluster::ClusterName>,
 }
 
 /// Links `events` (0.2.0 and later); `reach`
@@ -50,6 +52,7 @@ impl wit::Host for EventsHost<'_> {
             reason: event.reason,
             action: event.action,
             note: event.note,
+            cluster: self.cluster.clone(),
         };
         let access = self.access.clone();
         access

@@ -30,6 +30,7 @@ use super::kube::{
 };
 use super::rate::{RateLimit, TokenBucket};
 use super::reads::Read;
+use crate::cluster::{ClusterName, Clusters};
 use crate::gvk::Gvk;
 use serde_json::json;
 use std::collections::HashMap;
@@ -61,6 +62,10 @@ pub struct EventsGrant {
     /// grant does not cover; `*` for every namespace. Empty (the default):
     /// only Events about objects it may read.
     pub namespaces: std::collections::BTreeSet<String>,
+    /// The clusters `namespaces` applies in: left out for the default
+    /// cluster alone, `*` for every cluster, or names. Elsewhere an Event
+    /// needs the read of what it is about in that cluster.
+    pub clusters: Clusters,
 }
 
 /// What one loaded plugin may do through `events`, and its Event state:
@@ -130,6 +135,9 @@ pub struct EventRecord {
     pub action: String,
     /// Description.
     pub note: String,
+    /// The cluster it is recorded in (the call's); `None` for the default
+    /// one.
+    pub cluster: Option<ClusterName>,
 }
 
 /// A reference to an object.
@@ -184,11 +192,12 @@ impl ObjectRef {
 
     /// The read this reference stands for: the plugin must be allowed to
     /// see the object it records an Event about.
-    fn read(&self) -> Read<'_> {
+    fn read<'a>(&'a self, cluster: Option<&'a ClusterName>) -> Read<'a> {
         Read {
             group: &self.gvk.group,
             kind: &self.gvk.kind,
             namespace: self.namespace.as_deref(),
+            cluster,
         }
     }
 
@@ -257,7 +266,8 @@ impl EventRecord {
     /// client-go's series key: everything but the note.
     fn series_key(&self) -> String {
         format!(
-            "{}#{}#{}#{}#{}",
+            "{}#{}#{}#{}#{}#{}",
+            self.cluster.as_ref().map_or("", ClusterName::as_str),
             self.regarding.key(),
             self.related
                 .as_ref()
@@ -270,7 +280,12 @@ impl EventRecord {
     }
 
     fn flood_key(&self) -> String {
-        format!("{}#{}", self.regarding.key(), self.reason)
+        format!(
+            "{}#{}#{}",
+            self.cluster.as_ref().map_or("", ClusterName::as_str),
+            self.regarding.key(),
+            self.reason
+        )
     }
 }
 
@@ -284,6 +299,7 @@ impl EventsAccess {
         } else if authorized.grants.all_declared {
             Some(EventsGrant {
                 namespaces: [super::kube::ALL_NAMESPACES.to_owned()].into(),
+                clusters: Clusters([crate::cluster::ALL_CLUSTERS.to_owned()].into()),
             })
         } else {
             authorized.grants.events.clone()
@@ -375,7 +391,10 @@ impl EventsAccess {
         if self.mode() == Mode::Enforce
             && let Some(series) = open
         {
-            match self.raise_series(&series, deadline).await {
+            match self
+                .raise_series(&series, event.cluster.as_ref(), deadline)
+                .await
+            {
                 Ok(()) => {
                     self.remember(event, series.namespace, series.name, series.count + 1, now);
                     return Ok(Published::Series);
@@ -396,6 +415,7 @@ impl EventsAccess {
             Operation::Create {
                 body: body.to_string(),
             },
+            event.cluster.as_ref(),
         );
         let sent = self.kube.send(request.clone(), deadline).await;
         self.audit_event(&request, &sent);
@@ -419,15 +439,20 @@ impl EventsAccess {
     /// covers no cluster-scoped object: only a read of it does.
     fn check_reach(&self, grant: &EventsGrant, event: &EventRecord) -> Result<(), KubeError> {
         let reads = self.kube.reads();
+        let cluster = event.cluster.as_ref();
+        let granted_cluster = grant
+            .clusters
+            .covers(cluster, reads.policy.default_cluster_name());
         for (field, object) in std::iter::once(("regarding", &event.regarding))
             .chain(event.related.as_ref().map(|related| ("related", related)))
         {
-            let in_granted_namespace = grant.namespaces.contains(ALL_NAMESPACES)
-                || object
-                    .namespace
-                    .as_deref()
-                    .is_some_and(|namespace| grant.namespaces.contains(namespace));
-            if !in_granted_namespace && reads.allows(&object.read()).is_none() {
+            let in_granted_namespace = granted_cluster
+                && (grant.namespaces.contains(ALL_NAMESPACES)
+                    || object
+                        .namespace
+                        .as_deref()
+                        .is_some_and(|namespace| grant.namespaces.contains(namespace)));
+            if !in_granted_namespace && reads.allows(&object.read(cluster)).is_none() {
                 let instead = match object.namespace.as_deref() {
                     Some(namespace) => format!(
                         "or namespace {namespace:?} in plugins.{}.grants.events.namespaces",
@@ -438,7 +463,7 @@ impl EventsAccess {
                 };
                 return Err(KubeError::NotGranted(format!(
                     "{field}: {}; an Event about it needs that read, {instead}",
-                    reads.refusal(self.plugin(), &object.read()),
+                    reads.refusal(self.plugin(), &object.read(cluster)),
                 )));
             }
         }
@@ -448,6 +473,7 @@ impl EventsAccess {
     async fn raise_series(
         &self,
         series: &Series,
+        cluster: Option<&ClusterName>,
         deadline: Option<Instant>,
     ) -> Result<(), KubeError> {
         let patch = json!({
@@ -463,6 +489,7 @@ impl EventsAccess {
                 patch_type: PatchType::Merge,
                 body: patch.to_string(),
             },
+            cluster,
         );
         let sent = self.kube.send(request.clone(), deadline).await;
         self.audit_event(&request, &sent);
@@ -525,7 +552,13 @@ impl EventsAccess {
         (namespace, body)
     }
 
-    fn event_request(&self, namespace: &str, name: &str, operation: Operation) -> ApiRequest {
+    fn event_request(
+        &self,
+        namespace: &str,
+        name: &str,
+        operation: Operation,
+        cluster: Option<&ClusterName>,
+    ) -> ApiRequest {
         ApiRequest {
             target: Target {
                 gvk: Gvk::new("events.k8s.io", "v1", "Event"),
@@ -536,6 +569,7 @@ impl EventsAccess {
             operation,
             dry_run: self.mode() == Mode::DryRun,
             field_manager: self.kube.field_manager(),
+            cluster: cluster.cloned(),
         }
     }
 
@@ -646,6 +680,7 @@ impl super::factor::Capability for Events {
         EventsHost {
             access,
             deadline: call.deadline,
+            cluster: call.cluster.target().cloned(),
         }
     }
 
@@ -676,6 +711,12 @@ impl super::factor::Granted for Events {
     }
 
     fn validate(grant: &Self::Grant) -> Result<(), crate::yaml::Invalid> {
+        if let Some(grant) = grant {
+            grant
+                .clusters
+                .validate("clusters")
+                .map_err(|e| crate::yaml::Invalid::new("clusters", e))?;
+        }
         for namespace in grant.iter().flat_map(|g| &g.namespaces) {
             if namespace != ALL_NAMESPACES && !herald_grammar::name::is_dns1123_label(namespace) {
                 return Err(crate::yaml::Invalid::new(
@@ -715,6 +756,7 @@ mod tests {
             reason: reason.into(),
             action: action.into(),
             note: String::new(),
+            cluster: None,
         }
     }
 

@@ -5,11 +5,12 @@
 
 use super::blind;
 use super::request::{ApiRequest, KubeError, Operation, Target};
-use super::rules::{WriteRule, permits};
+use super::rules::{WriteRule, permits, permits_in};
 use super::shadow::Values;
 use crate::capability::rate::{RateLimit, TokenBucket};
 use crate::capability::reads::{Read, Reads};
 use crate::capability::{AuditLog, ClusterAccess, Mode};
+use crate::cluster::ClusterName;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -28,6 +29,9 @@ pub struct KubeAccess {
     /// Why writes are refused whatever the rules say (an admission call has
     /// no side effects); `None`: the rules decide.
     writes_refused: Option<&'static str>,
+    /// The operator's write grants, whose `clusters` say where the declared
+    /// rules apply; `None` (the offline tools) for every cluster.
+    granted: Option<Vec<WriteRule>>,
 }
 
 impl KubeAccess {
@@ -52,7 +56,15 @@ impl KubeAccess {
             bucket: TokenBucket::new(rate),
             audit_log,
             writes_refused: None,
+            granted: None,
         }
+    }
+
+    /// The same access with the declared rules applying only in the
+    /// clusters the operator's `granted` rules cover for each call.
+    pub fn within_grants(mut self, granted: Vec<WriteRule>) -> Self {
+        self.granted = Some(granted);
+        self
     }
 
     /// The same access with every write refused, saying `why`: reads (a
@@ -92,19 +104,23 @@ impl KubeAccess {
         self.access.as_ref()
     }
 
-    /// One `kube` call: checked against the rules, rate-limited, sent within
-    /// `deadline` (the handler call's), audited. The answer is JSON text.
+    /// One `kube` call to `cluster` (`None`: the default one): checked
+    /// against the rules and the grants of that cluster, rate-limited, sent
+    /// within `deadline` (the handler call's), audited. The answer is JSON
+    /// text.
     pub async fn call(
         &self,
         target: Target,
         operation: Operation,
         deadline: Option<Instant>,
+        cluster: Option<&ClusterName>,
     ) -> Result<String, KubeError> {
         let mut request = ApiRequest {
             target,
             operation,
             dry_run: self.mode.is_dry_run(),
             field_manager: self.field_manager(),
+            cluster: cluster.cloned(),
         };
         let creating = matches!(request.operation, Operation::Create { .. });
         if let Err(refused) = request.target.check(creating) {
@@ -132,10 +148,26 @@ impl KubeAccess {
             self.audit(&request, &Err(error.clone()), None, false);
             return Err(error);
         }
+        let default_cluster = self.reads.policy.default_cluster_name();
+        if let Some(granted) = &self.granted
+            && !permits_in(granted, &request.access(), cluster, default_cluster)
+        {
+            let error = KubeError::NotGranted(format!(
+                "plugin {:?} may not {} in {}: no write grant covers that cluster (the \
+                 operator names it in plugins.{}.grants.writes[].clusters)",
+                self.plugin,
+                request.access(),
+                shown_cluster(cluster, default_cluster),
+                self.plugin,
+            ));
+            self.audit(&request, &Err(error.clone()), None, false);
+            return Err(error);
+        }
         let read = Read {
             group: &request.target.gvk.group,
             kind: &request.target.gvk.kind,
             namespace: request.target.namespace.as_deref(),
+            cluster,
         };
         // A write to a kind the plugin may not read is blind: what would
         // read the object is refused, and nothing the server says comes
@@ -297,8 +329,21 @@ impl KubeAccess {
             Err(error) => (error.outcome(), error.to_string()),
         };
         let body = answer.as_ref().ok().map(String::as_str);
-        self.audit_log
-            .record(|| super::audit_line(&self.plugin, request, body, outcome, latency, &detail));
+        let cluster = request.cluster.as_ref().map_or(
+            self.reads.policy.default_cluster_name(),
+            ClusterName::as_str,
+        );
+        self.audit_log.record(|| {
+            super::audit_line(
+                &self.plugin,
+                cluster,
+                request,
+                body,
+                outcome,
+                latency,
+                &detail,
+            )
+        });
         if let Some(access) = &self.access {
             access
                 .stats
@@ -332,6 +377,14 @@ fn receipt(body: &str) -> String {
         kept.insert("metadata".to_owned(), Value::Object(identity));
     }
     Value::Object(kept).to_string()
+}
+
+/// `cluster` as a message names it.
+fn shown_cluster(cluster: Option<&ClusterName>, default_cluster: &str) -> String {
+    match cluster {
+        Some(name) => format!("cluster {:?}", name.as_str()),
+        None => format!("the default cluster {default_cluster:?}"),
+    }
 }
 
 #[cfg(test)]
@@ -380,6 +433,7 @@ mod tests {
             kind: kind.into(),
             subresource: None,
             namespaces: ["*".to_owned()].into(),
+            clusters: Default::default(),
         };
         KubeAccess::new(
             "blind",
@@ -432,7 +486,7 @@ mod tests {
             },
         );
         let (target, operation) = patch("Secret", PatchType::Merge, r#"{"data":{"token":12345}}"#);
-        let (answer, log) = logged(access.call(target, operation, None));
+        let (answer, log) = logged(access.call(target, operation, None, None));
         let error = answer.unwrap_err();
         assert!(!format!("{error:?}").contains("aHVudGVy"), "{error:?}");
         assert!(!log.contains("aHVudGVy"), "{log}");
@@ -453,7 +507,7 @@ mod tests {
         // nobody, is unreadable to this plugin.
         let strict = ReadPolicy {
             default_readable: Vec::new(),
-            sensitive: Vec::new(),
+            ..ReadPolicy::default()
         };
         let access = blind_writer(
             "ConfigMap",
@@ -462,7 +516,7 @@ mod tests {
             Server { write: Ok(WRITTEN) },
         );
         let (target, operation) = patch("ConfigMap", PatchType::Merge, r#"{"data":{}}"#);
-        let (answer, log) = logged(access.call(target, operation, None));
+        let (answer, log) = logged(access.call(target, operation, None, None));
         let answer = answer.unwrap();
         assert!(!answer.contains("hunter"), "a receipt: {answer}");
         assert!(!log.contains("hunter"), "{log}");

@@ -6,17 +6,22 @@
 
 use super::request::{ApiBackend, ApiRequest, Cause, KubeError, Operation, Propagation};
 use crate::api_path::{ApiPath, Query};
+use crate::cluster::ClusterName;
 use crate::discovery::{ResolveError, Resolver};
 use futures::future::BoxFuture;
 use herald_grammar::name::{check, object_name_rule};
 use http_body_util::BodyExt;
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-/// The cluster, as plugins reach it.
+/// The clusters, as plugins reach them: the default one, and any other the
+/// daemon watches, each through its own client and discovery; a request
+/// goes to the cluster it names.
 #[derive(Clone)]
 pub struct ClusterApi {
     inner: Arc<Inner>,
+    others: Arc<RwLock<BTreeMap<ClusterName, Arc<Inner>>>>,
 }
 
 struct Inner {
@@ -35,11 +40,26 @@ impl ClusterApi {
     /// own (see [`writer_config`]).
     pub fn new(client: kube::Client) -> Self {
         ClusterApi {
-            inner: Arc::new(Inner {
-                resolver: Resolver::new(client.clone()),
-                client,
-            }),
+            inner: Arc::new(Inner::new(client)),
+            others: Arc::default(),
         }
+    }
+
+    /// Forgets the cluster `name`: requests naming it answer `unavailable`.
+    pub fn remove_cluster(&self, name: &ClusterName) {
+        self.others
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name);
+    }
+
+    /// Sends the requests naming the cluster `name` through `client` (which
+    /// should not retry on its own either), from now on.
+    pub fn add_cluster(&self, name: ClusterName, client: kube::Client) {
+        self.others
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name, Arc::new(Inner::new(client)));
     }
 }
 
@@ -52,12 +72,35 @@ pub fn writer_config(mut config: kube::Config) -> kube::Config {
 
 impl ApiBackend for ClusterApi {
     fn send(&self, request: ApiRequest) -> BoxFuture<'static, Result<String, KubeError>> {
-        let inner = self.inner.clone();
-        Box::pin(async move { inner.send(request).await })
+        let inner = match &request.cluster {
+            None => Some(self.inner.clone()),
+            Some(name) => self
+                .others
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(name)
+                .cloned(),
+        };
+        Box::pin(async move {
+            match inner {
+                Some(inner) => inner.send(request).await,
+                None => Err(KubeError::Unavailable(format!(
+                    "no cluster named {:?} is configured",
+                    request.cluster.as_ref().map_or("", ClusterName::as_str)
+                ))),
+            }
+        })
     }
 }
 
 impl Inner {
+    fn new(client: kube::Client) -> Self {
+        Inner {
+            resolver: Resolver::new(client.clone()),
+            client,
+        }
+    }
+
     async fn send(&self, request: ApiRequest) -> Result<String, KubeError> {
         let resource =
             self.resolver

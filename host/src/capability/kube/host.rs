@@ -85,7 +85,14 @@ impl KubeHost<'_> {
     /// memory budget is a memory-limit fault, as for cache look-ups.
     async fn call(&mut self, target: Target, operation: Operation) -> Answer<String> {
         let access = self.access.clone();
-        let answer = access.call(target, operation, self.call.deadline).await;
+        let answer = access
+            .call(
+                target,
+                operation,
+                self.call.deadline,
+                self.call.cluster.target(),
+            )
+            .await;
         match answer {
             Ok(object) => {
                 self.call.budget.reserve(object.len())?;

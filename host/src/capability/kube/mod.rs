@@ -62,6 +62,7 @@ use std::time::Duration;
 /// Writes the audit line of one API call (Events' calls included).
 pub(crate) fn audit_line(
     plugin: &str,
+    cluster: &str,
     request: &ApiRequest,
     answer: Option<&str>,
     outcome: &'static str,
@@ -73,6 +74,7 @@ pub(crate) fn audit_line(
     tracing::info!(
         target: AUDIT_TARGET,
         plugin,
+        cluster,
         verb = request.operation.verb().as_str(),
         kind = %target.gvk,
         namespace = target.namespace.as_deref().unwrap_or(""),

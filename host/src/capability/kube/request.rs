@@ -212,6 +212,9 @@ pub struct ApiRequest {
     pub dry_run: bool,
     /// The field manager of writes: `herald.<plugin-name>`.
     pub field_manager: String,
+    /// The cluster it goes to; `None` for the default one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<crate::cluster::ClusterName>,
 }
 
 impl ApiRequest {

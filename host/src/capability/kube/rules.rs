@@ -76,6 +76,7 @@ impl fmt::Display for Verb {
 pub const STATUS: &str = "status";
 
 pub use crate::capability::reads::ALL_NAMESPACES;
+use crate::cluster::{ClusterName, Clusters};
 
 /// One write rule, as declared in a manifest or granted in configuration.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -93,6 +94,11 @@ pub struct WriteRule {
     pub subresource: Option<String>,
     /// Namespaces, or `*` for every namespace and cluster-scoped objects.
     pub namespaces: BTreeSet<String>,
+    /// In a grant, the clusters it covers: left out for the default cluster
+    /// alone, `*` for every cluster, or names. A manifest's rules name none
+    /// (what a plugin does is the same wherever it runs).
+    #[serde(default, skip_serializing_if = "Clusters::is_default_only")]
+    pub clusters: Clusters,
 }
 
 /// A rule that cannot be used.
@@ -133,6 +139,14 @@ pub enum RuleError {
         /// Position of the rule.
         index: usize,
         /// The field, value and rule at fault.
+        reason: String,
+    },
+    /// A cluster that is neither `*` nor a valid name.
+    #[error("write rule for {rule}: {reason}")]
+    BadCluster {
+        /// The rule's kind.
+        rule: String,
+        /// The cluster at fault.
         reason: String,
     },
     /// A subresource other than `status`.
@@ -191,6 +205,9 @@ impl WriteRule {
                 rule: name,
                 namespace: namespace.clone(),
             });
+        }
+        if let Err(reason) = self.clusters.validate("clusters") {
+            return Err(RuleError::BadCluster { rule: name, reason });
         }
         if let Some(sub) = &self.subresource
             && sub != STATUS
@@ -257,6 +274,20 @@ impl fmt::Display for Access<'_> {
     }
 }
 
+/// True when some rule of `rules` allows `access` in `cluster` (`None`: the
+/// default cluster, named `default_cluster`).
+pub fn permits_in(
+    rules: &[WriteRule],
+    access: &Access<'_>,
+    cluster: Option<&ClusterName>,
+    default_cluster: &str,
+) -> bool {
+    rules.iter().any(|rule| {
+        rule.clusters.covers(cluster, default_cluster)
+            && permits(std::slice::from_ref(rule), access)
+    })
+}
+
 /// True when some rule of `rules` allows `access`.
 pub fn permits(rules: &[WriteRule], access: &Access<'_>) -> bool {
     rules.iter().any(|rule| {
@@ -307,6 +338,7 @@ mod tests {
             kind: kind.into(),
             subresource: None,
             namespaces: namespaces.iter().map(|ns| ns.to_string()).collect(),
+            clusters: Default::default(),
         }
     }
 
@@ -318,6 +350,46 @@ mod tests {
             subresource: None,
             namespace,
         }
+    }
+
+    #[test]
+    fn a_grant_covers_another_cluster_only_when_it_names_it() {
+        let west = ClusterName::parse("name", "west").unwrap();
+        let home = rule(&[Verb::Apply], "networking.k8s.io", "NetworkPolicy", &["*"]);
+        let everywhere = WriteRule {
+            clusters: Clusters(["*".to_owned()].into()),
+            ..home.clone()
+        };
+        let apply = access(Verb::Apply, "NetworkPolicy", Some("shop"));
+        assert!(permits_in(
+            std::slice::from_ref(&home),
+            &apply,
+            None,
+            "default"
+        ));
+        assert!(!permits_in(
+            std::slice::from_ref(&home),
+            &apply,
+            Some(&west),
+            "default"
+        ));
+        assert!(permits_in(
+            std::slice::from_ref(&everywhere),
+            &apply,
+            Some(&west),
+            "default"
+        ));
+        let only_west = WriteRule {
+            clusters: Clusters(["west".to_owned()].into()),
+            ..home
+        };
+        assert!(permits_in(
+            std::slice::from_ref(&only_west),
+            &apply,
+            Some(&west),
+            "default"
+        ));
+        assert!(!permits_in(&[only_west], &apply, None, "default"));
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! The `log` import of every world version, on the plugin's logger.
 
 use super::logger::{LogLevel, LogSource, PluginLogger};
+use crate::capability::cache::CacheScope;
+use crate::cluster::ClusterName;
 use crate::wit::{v0_1, v0_2};
 use wasmtime::component::Linker;
 
@@ -8,6 +10,10 @@ use wasmtime::component::Linker;
 pub struct LogHost<'a> {
     /// The logger every instance of the plugin shares.
     pub logger: &'a PluginLogger,
+    /// The plugin's cache window, which knows its clusters.
+    pub scope: &'a CacheScope,
+    /// The notification's cluster (`None`: the default one).
+    pub cluster: Option<&'a ClusterName>,
 }
 
 /// Links the `log` import of every world version; `reach` finds the
@@ -21,8 +27,15 @@ pub(super) fn add_to_linker<T: Send + 'static>(
 }
 
 impl LogHost<'_> {
+    /// Logs one line, naming the notification's cluster when the plugin
+    /// runs on several.
     fn write(&self, level: LogLevel, message: &str) {
-        self.logger.log(level, LogSource::Api, message);
+        let cluster = self
+            .scope
+            .spans_clusters()
+            .then(|| self.scope.cluster_name(self.cluster));
+        self.logger
+            .log_in(cluster.as_deref(), level, LogSource::Api, message);
     }
 }
 

@@ -71,6 +71,9 @@ pub struct LogLine<'a> {
     pub source: LogSource,
     /// The text (one line, possibly truncated).
     pub message: &'a str,
+    /// The cluster of the notification the plugin was handling, when it
+    /// runs on several clusters; `None` otherwise.
+    pub cluster: Option<&'a str>,
 }
 
 /// Receives plugin log lines after rate limiting.
@@ -86,27 +89,28 @@ pub struct TracingSink;
 
 impl LogSink for TracingSink {
     fn write(&self, line: &LogLine<'_>) {
-        let (plugin, revision, source, message) = (
+        let (plugin, revision, source, message, cluster) = (
             line.plugin,
             line.revision,
             line.source.as_str(),
             line.message,
+            line.cluster,
         );
         match line.level {
             LogLevel::Trace => {
-                tracing::trace!(target: "herald::plugin", plugin, revision, source, "{message}")
+                tracing::trace!(target: "herald::plugin", plugin, revision, source, cluster, "{message}")
             }
             LogLevel::Debug => {
-                tracing::debug!(target: "herald::plugin", plugin, revision, source, "{message}")
+                tracing::debug!(target: "herald::plugin", plugin, revision, source, cluster, "{message}")
             }
             LogLevel::Info => {
-                tracing::info!(target: "herald::plugin", plugin, revision, source, "{message}")
+                tracing::info!(target: "herald::plugin", plugin, revision, source, cluster, "{message}")
             }
             LogLevel::Warn => {
-                tracing::warn!(target: "herald::plugin", plugin, revision, source, "{message}")
+                tracing::warn!(target: "herald::plugin", plugin, revision, source, cluster, "{message}")
             }
             LogLevel::Error => {
-                tracing::error!(target: "herald::plugin", plugin, revision, source, "{message}")
+                tracing::error!(target: "herald::plugin", plugin, revision, source, cluster, "{message}")
             }
         }
     }
@@ -215,6 +219,13 @@ impl PluginLogger {
 
     /// Logs one line, unless the plugin is over its rate.
     pub fn log(&self, level: LogLevel, source: LogSource, message: &str) {
+        self.log_in(None, level, source, message);
+    }
+
+    /// Logs one line written while handling a notification of `cluster`
+    /// (named when the plugin runs on several), unless the plugin is over
+    /// its rate.
+    pub fn log_in(&self, cluster: Option<&str>, level: LogLevel, source: LogSource, message: &str) {
         match self.lines.admit(1, Instant::now()) {
             Admit::Drop => return,
             Admit::Pass {
@@ -233,6 +244,7 @@ impl PluginLogger {
             level,
             source,
             message: &message,
+            cluster,
         });
     }
 
@@ -244,6 +256,7 @@ impl PluginLogger {
             level: LogLevel::Warn,
             source: LogSource::Api,
             message,
+            cluster: None,
         });
     }
 
@@ -302,6 +315,8 @@ pub struct OwnedLogLine {
     pub source: LogSource,
     /// The text.
     pub message: String,
+    /// The cluster (see [`LogLine::cluster`]).
+    pub cluster: Option<String>,
 }
 
 impl MemorySink {
@@ -327,6 +342,7 @@ impl LogSink for MemorySink {
                 level: line.level,
                 source: line.source,
                 message: line.message.to_owned(),
+                cluster: line.cluster.map(str::to_owned),
             });
     }
 }
@@ -455,6 +471,7 @@ mod tests {
                 level: LogLevel::Info,
                 source: LogSource::Api,
                 message,
+                cluster: None,
             })
         };
         for i in 0..RECENT_LINES + 7 {
@@ -485,6 +502,7 @@ mod tests {
                 level: LogLevel::Info,
                 source: LogSource::Stdout,
                 message: "m",
+                cluster: None,
             })
         };
         for n in 0..RECENT_PLUGINS {

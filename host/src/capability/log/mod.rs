@@ -31,6 +31,15 @@ pub use logger::{
     TracingSink,
 };
 
+/// What the `log` capability keeps for one plugin.
+#[derive(Debug)]
+pub struct PluginLog {
+    /// Its logger (rate-limited, tagged with its name).
+    pub logger: std::sync::Arc<PluginLogger>,
+    /// Its cache window, which knows the clusters it runs on.
+    pub scope: std::sync::Arc<super::cache::CacheScope>,
+}
+
 /// The `log` capability, as the list in `capability/mod.rs` names it.
 #[derive(Debug)]
 pub struct Log;
@@ -42,17 +51,24 @@ impl super::factor::Capability for Log {
         acts: super::factor::Acts::InsideHost,
     };
     type Stats = ();
-    type Plugin = std::sync::Arc<PluginLogger>;
+    type Plugin = PluginLog;
     type Instance = ();
 
     fn prepare(setup: &super::Setup<'_>) -> Self::Plugin {
-        setup.logger.clone()
+        PluginLog {
+            logger: setup.logger.clone(),
+            scope: setup.cache.clone(),
+        }
     }
 
     fn instantiate(_: &Self::Plugin) {}
 
-    fn host<'a>(logger: &'a Self::Plugin, _: &'a mut (), _: super::CallScope<'a>) -> LogHost<'a> {
-        LogHost { logger }
+    fn host<'a>(log: &'a Self::Plugin, _: &'a mut (), call: super::CallScope<'a>) -> LogHost<'a> {
+        LogHost {
+            logger: &log.logger,
+            scope: &log.scope,
+            cluster: call.cluster.event(),
+        }
     }
 
     fn add_to_linker<T: super::View + 'static>(

@@ -28,6 +28,7 @@
 
 pub mod rbac;
 
+use crate::cluster::{ClusterName, Clusters, DEFAULT_CLUSTER};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::fmt;
@@ -50,6 +51,10 @@ pub struct ReadRule {
     /// The namespaces, or `*` for every namespace and cluster-scoped
     /// objects.
     pub namespaces: BTreeSet<String>,
+    /// The clusters: left out for the default cluster alone, `*` for every
+    /// cluster, or names.
+    #[serde(default, skip_serializing_if = "Clusters::is_default_only")]
+    pub clusters: Clusters,
 }
 
 impl ReadRule {
@@ -70,14 +75,15 @@ impl ReadRule {
                 check("namespaces", namespace, Rule::Dns1123Label).map_err(|e| e.to_string())?;
             }
         }
-        Ok(())
+        self.clusters.validate("clusters")
     }
 
     /// Whether the rule covers `read`, whose namespace has been dropped if
     /// its kind is cluster-scoped ([`Read::scoped`]): only `*` covers a
     /// cluster-scoped kind, never a rule naming namespaces.
-    fn covers(&self, read: &Read<'_>, sensitive: bool) -> bool {
-        self.covers_kind(read, sensitive)
+    fn covers(&self, read: &Read<'_>, sensitive: bool, default_cluster: &str) -> bool {
+        self.clusters.covers(read.cluster, default_cluster)
+            && self.covers_kind(read, sensitive)
             && (self.namespaces.contains(ALL_NAMESPACES)
                 || read
                     .namespace
@@ -166,6 +172,11 @@ pub struct ReadPolicy {
     /// Kinds readable only through a grant naming them, beyond the Secrets
     /// that always are, e.g. `bitnami.com/SealedSecret`.
     pub sensitive: Vec<KindPattern>,
+    /// The default cluster's name (`source.name`), as a grant's `clusters`
+    /// may name it; `None`: [`DEFAULT_CLUSTER`]. What is readable by default
+    /// is readable in the default cluster alone.
+    #[serde(skip)]
+    pub default_cluster: Option<ClusterName>,
 }
 
 impl Default for ReadPolicy {
@@ -176,11 +187,19 @@ impl Default for ReadPolicy {
                 kind: "*".into(),
             }],
             sensitive: Vec::new(),
+            default_cluster: None,
         }
     }
 }
 
 impl ReadPolicy {
+    /// The default cluster's name.
+    pub fn default_cluster_name(&self) -> &str {
+        self.default_cluster
+            .as_ref()
+            .map_or(DEFAULT_CLUSTER, ClusterName::as_str)
+    }
+
     /// True when `group`/`kind` is sensitive: a Secret, or configured so.
     pub fn is_sensitive(&self, group: &str, kind: &str) -> bool {
         ALWAYS_SENSITIVE
@@ -207,6 +226,8 @@ pub struct Read<'a> {
     pub kind: &'a str,
     /// The namespace; `None` for every namespace or a cluster-scoped kind.
     pub namespace: Option<&'a str>,
+    /// The cluster; `None` for the default one.
+    pub cluster: Option<&'a ClusterName>,
 }
 
 impl<'a> Read<'a> {
@@ -240,8 +261,12 @@ impl fmt::Display for Read<'_> {
             group => write!(f, "{group}/{}", self.kind)?,
         }
         match self.namespace {
-            Some(namespace) => write!(f, " in namespace {namespace:?}"),
-            None => f.write_str(" in every namespace (or cluster-scoped)"),
+            Some(namespace) => write!(f, " in namespace {namespace:?}")?,
+            None => f.write_str(" in every namespace (or cluster-scoped)")?,
+        }
+        match self.cluster {
+            Some(cluster) => write!(f, " of cluster {:?}", cluster.as_str()),
+            None => Ok(()),
         }
     }
 }
@@ -315,11 +340,15 @@ impl Reads {
     pub fn allows(&self, read: &Read<'_>) -> Option<Allowed> {
         let read = &read.scoped();
         let sensitive = self.policy.is_sensitive(read.group, read.kind);
-        if self.granted.iter().any(|rule| rule.covers(read, sensitive)) {
+        let default_cluster = self.policy.default_cluster_name();
+        if self
+            .granted
+            .iter()
+            .any(|rule| rule.covers(read, sensitive, default_cluster))
+        {
             return Some(Allowed::Granted);
         }
-        self.policy
-            .default_allows(read.group, read.kind)
+        (read.cluster.is_none() && self.policy.default_allows(read.group, read.kind))
             .then_some(Allowed::ByDefault)
     }
 
@@ -334,6 +363,13 @@ impl Reads {
     /// grant it.
     pub fn refusal(&self, plugin: &str, read: &Read<'_>) -> String {
         let sensitive = self.policy.is_sensitive(read.group, read.kind);
+        if let Some(cluster) = read.cluster {
+            return format!(
+                "plugin {plugin:?} may not read {read}: only a read grant naming the cluster \
+                 covers another cluster than the default one; the operator grants it in \
+                 plugins.{plugin}.grants.reads (with clusters: [{cluster}], or [\"*\"])"
+            );
+        }
         let why = if sensitive {
             "a sensitive kind, readable only through a grant naming it"
         } else {
@@ -378,6 +414,7 @@ mod tests {
             group: group.into(),
             kind: kind.into(),
             namespaces: namespaces.iter().map(|n| n.to_string()).collect(),
+            clusters: Clusters::default(),
         }
     }
 
@@ -386,7 +423,53 @@ mod tests {
             group,
             kind,
             namespace,
+            cluster: None,
         }
+    }
+
+    #[test]
+    fn another_cluster_is_readable_only_through_a_grant_naming_it() {
+        let west = ClusterName::parse("name", "west").unwrap();
+        let in_west = |kind| Read {
+            cluster: Some(&west),
+            ..read("", kind, Some("shop"))
+        };
+        let mut reads = Reads::default();
+        assert_eq!(
+            reads.allows(&read("", "Pod", Some("shop"))),
+            Some(Allowed::ByDefault)
+        );
+        assert_eq!(
+            reads.allows(&in_west("Pod")),
+            None,
+            "defaults cover the default cluster"
+        );
+        let refusal = reads.refusal("fanout", &in_west("Pod"));
+        assert!(
+            refusal.contains("of cluster \"west\"") && refusal.contains("clusters: [west]"),
+            "{refusal}"
+        );
+        reads.granted = vec![ReadRule {
+            clusters: Clusters(["west".to_owned()].into()),
+            ..rule("", "Pod", &["*"])
+        }];
+        assert_eq!(reads.allows(&in_west("Pod")), Some(Allowed::Granted));
+        assert_eq!(reads.allows(&in_west("ConfigMap")), None);
+        // A rule naming only west does not grant the default cluster more.
+        assert_eq!(
+            reads.allows(&read("", "Pod", Some("shop"))),
+            Some(Allowed::ByDefault)
+        );
+        reads.policy.default_readable.clear();
+        assert_eq!(reads.allows(&read("", "Pod", Some("shop"))), None);
+        // The default cluster is named by its own name.
+        reads.policy.default_cluster = Some(ClusterName::parse("name", "east").unwrap());
+        reads.granted[0].clusters = Clusters(["east".to_owned()].into());
+        assert_eq!(
+            reads.allows(&read("", "Pod", Some("shop"))),
+            Some(Allowed::Granted)
+        );
+        assert_eq!(reads.allows(&in_west("Pod")), None);
     }
 
     #[test]
@@ -411,7 +494,7 @@ mod tests {
         let strict = Reads {
             policy: ReadPolicy {
                 default_readable: Vec::new(),
-                sensitive: Vec::new(),
+                ..ReadPolicy::default()
             },
             granted: Vec::new(),
         };
@@ -490,7 +573,7 @@ mod tests {
         // namespace of a cluster-scoped kind, the check did not.
         let strict = ReadPolicy {
             default_readable: Vec::new(),
-            sensitive: Vec::new(),
+            ..ReadPolicy::default()
         };
         for granted in [
             rule("", "Namespace", &["allowed"]),

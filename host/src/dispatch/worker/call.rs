@@ -1,6 +1,7 @@
 //! One handler call: what a worker calls, the event context it passes, its
 //! timing and its span.
 
+use crate::cluster::ClusterName;
 use crate::dispatch::feed::FeedEvent;
 use crate::dispatch::listener::Listener;
 use crate::informer::Notification;
@@ -13,9 +14,11 @@ use tracing::Instrument;
 
 /// The calls a worker makes: the plugin's instance, or a stand-in in tests.
 pub(super) trait Calls {
-    /// Calls the handler of `notification`.
+    /// Calls the handler of `notification`, from `cluster` (`None`: the
+    /// default one).
     fn call(
         &mut self,
+        cluster: Option<&ClusterName>,
         ctx: &EventContext,
         notification: &Notification,
     ) -> impl Future<Output = Result<Handled, CallError>> + Send;
@@ -28,6 +31,7 @@ pub(super) trait Calls {
 impl Calls for PluginInstance {
     fn call(
         &mut self,
+        cluster: Option<&ClusterName>,
         ctx: &EventContext,
         notification: &Notification,
     ) -> impl Future<Output = Result<Handled, CallError>> + Send {
@@ -36,7 +40,7 @@ impl Calls for PluginInstance {
             Notification::Update { old, new, .. } => HandlerCall::Update(old.json(), new.json()),
             Notification::Delete { object, .. } => HandlerCall::Delete(object.json()),
         };
-        self.deliver(ctx, call)
+        self.deliver(cluster, ctx, call)
     }
 
     fn reclaim(&mut self) -> bool {
@@ -101,7 +105,7 @@ pub(super) async fn timed_call(
     ctx: &EventContext,
 ) -> (Result<Handled, CallError>, Duration) {
     let started = Instant::now();
-    let result = calls.call(ctx, notification).await;
+    let result = calls.call(listener.cluster(), ctx, notification).await;
     let took = started.elapsed();
     listener.stats.duration.observe(took.as_secs_f64());
     listener

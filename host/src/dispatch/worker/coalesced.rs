@@ -162,7 +162,9 @@ mod tests {
     }
 
     fn next_ready(dispatch: &Dispatch) -> Instant {
-        dispatch.next_ready_at().expect("a key waits")
+        dispatch
+            .next_ready_at(&crate::dispatch::gate::Admitted::All)
+            .expect("a key waits")
     }
 
     #[test]

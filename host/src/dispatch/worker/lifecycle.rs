@@ -110,17 +110,37 @@ impl PluginWorker {
         subscription: crate::plugin::Subscription,
         resource: Arc<str>,
     ) -> Arc<Listener> {
-        Arc::new(Listener::new(
-            self.shared.plugin.name().into(),
-            subscription,
-            resource,
-            self.signal(),
-        ))
+        self.new_listener_in(None, subscription, resource)
+    }
+
+    /// A listener as [`new_listener`](Self::new_listener), on an informer
+    /// of `cluster` (`None`: the default one).
+    pub fn new_listener_in(
+        &self,
+        cluster: Option<crate::cluster::ClusterName>,
+        subscription: crate::plugin::Subscription,
+        resource: Arc<str>,
+    ) -> Arc<Listener> {
+        Arc::new(
+            Listener::new(
+                self.shared.plugin.name().into(),
+                subscription,
+                resource,
+                self.signal(),
+            )
+            .in_cluster(cluster),
+        )
     }
 
     /// Starts draining `listener`.
     pub fn attach(&self, listener: Arc<Listener>) {
         self.shared.dispatch.attach(listener);
+    }
+
+    /// Stops draining `listener` (its informer has let it go): what it
+    /// still holds is dropped with it.
+    pub fn detach(&self, listener: &Arc<Listener>) {
+        self.shared.dispatch.detach(listener);
     }
 
     /// The listeners being drained.

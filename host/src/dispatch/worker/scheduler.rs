@@ -5,7 +5,7 @@ use super::call::{Calls, Contexts, call_span, in_span};
 use super::every_event::Delivered;
 use super::slice::Slice;
 use super::state::{Dispatch, RunMode};
-use crate::dispatch::gate::Opened;
+use crate::dispatch::gate::Admitted;
 use crate::dispatch::listener::Listener;
 use crate::dispatch::queue::Item;
 use crate::plugin::{Busy, Delivery};
@@ -66,12 +66,14 @@ impl Dispatch {
     /// Takes the next ready entry, visiting listeners round-robin, and
     /// delivers it.
     pub(super) async fn step(&self, calls: &mut impl Calls, cursor: &mut Cursor) -> Step {
-        if !self.caches_synced() {
+        let Some(admitted) = self.admitted() else {
             // A listener's initial list coming in wakes the worker.
             return Step::Idle(None);
-        }
-        let Some((listener, item)) = self.next_item(&mut cursor.next_listener, self.now()) else {
-            return Step::Idle(self.next_ready_at());
+        };
+        let Some((listener, item)) =
+            self.next_item(&mut cursor.next_listener, self.now(), &admitted)
+        else {
+            return Step::Idle(self.next_ready_at(&admitted));
         };
         let notification = match item {
             Item::Synced => {
@@ -111,29 +113,28 @@ impl Dispatch {
         Step::Worked
     }
 
-    /// Whether every listener's cache is complete, so deliveries may start.
-    fn caches_synced(&self) -> bool {
+    /// Which listeners may deliver: all once every listener's cache is
+    /// complete; before that, those of the clusters whose caches are (see
+    /// [`crate::dispatch::gate`]); `None` while no cluster's is.
+    fn admitted(&self) -> Option<Admitted> {
         let listeners = self.listeners.read().unwrap_or_else(|e| e.into_inner());
-        match self.caches.open(&listeners, self.now()) {
-            Opened::Already => true,
-            Opened::No => false,
-            Opened::Now(waited) => {
-                tracing::debug!(
-                    plugin = %self.name,
-                    waited_ms = u64::try_from(waited.as_millis()).unwrap_or(u64::MAX),
-                    "caches synced; deliveries start"
-                );
-                true
-            }
-        }
+        self.caches.admitted(&self.name, &listeners, self.now())
     }
 
     /// Takes the next item ready at `now`, visiting listeners round-robin.
-    fn next_item(&self, next: &mut usize, now: Instant) -> Option<(Arc<Listener>, Item)> {
+    fn next_item(
+        &self,
+        next: &mut usize,
+        now: Instant,
+        admitted: &Admitted,
+    ) -> Option<(Arc<Listener>, Item)> {
         let listeners = self.listeners.read().unwrap_or_else(|e| e.into_inner());
         let count = listeners.len();
         for offset in 0..count {
             let index = (*next + offset) % count;
+            if !admitted.admits(&listeners[index]) {
+                continue;
+            }
             if let Some(item) = listeners[index].pop_ready(now) {
                 *next = index + 1;
                 return Some((listeners[index].clone(), item));
@@ -142,12 +143,14 @@ impl Dispatch {
         None
     }
 
-    /// The earliest instant a waiting entry of any listener becomes ready.
-    pub(super) fn next_ready_at(&self) -> Option<Instant> {
+    /// The earliest instant a waiting entry of an admitted listener
+    /// becomes ready.
+    pub(super) fn next_ready_at(&self, admitted: &Admitted) -> Option<Instant> {
         self.listeners
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .iter()
+            .filter(|l| admitted.admits(l))
             .filter_map(|l| l.next_ready_at())
             .min()
     }
@@ -157,7 +160,8 @@ impl Dispatch {
 mod tests {
     use super::super::retry::RetryPolicy;
     use super::super::testing::{
-        MS, ManualClock, NEVER, Script, dispatch_with, joining, listener, settle, spawn, threaded,
+        MS, ManualClock, NEVER, Script, dispatch_with, joining, joining_in, listener, settle,
+        spawn, threaded,
     };
     use super::*;
     use crate::dispatch::queue::tests::add;
@@ -204,6 +208,42 @@ mod tests {
             (true, Vec::new(), 50)
         );
         assert!(pods.has_synced() && namespaces.has_synced());
+    }
+
+    #[test]
+    fn a_cluster_still_listing_holds_back_only_its_own_listeners() {
+        let clock = ManualClock::new();
+        let dispatch = dispatch_with(RetryPolicy::default(), &clock);
+        let home = joining(&dispatch, Delivery::EveryEvent);
+        let west = joining_in(&dispatch, Delivery::EveryEvent, "west");
+        let mut script = Script::default();
+        let mut cursor = Cursor::default();
+        home.push(add("a", 1, true));
+        west.push(add("w", 1, true));
+        assert_eq!(
+            settle(&dispatch, &mut script, &mut cursor),
+            (Vec::new(), None),
+            "neither cluster's list is in"
+        );
+        home.push_synced();
+        home.push(add("b", 1, false));
+        let (calls, next) = settle(&dispatch, &mut script, &mut cursor);
+        assert_eq!(
+            calls,
+            ["add n/a@1", "add n/b@1"],
+            "the default cluster delivers"
+        );
+        assert_eq!(next, None, "west's waiting add is not waited on");
+        let status = dispatch
+            .caches
+            .status(&dispatch.listeners(), dispatch.now());
+        assert_eq!(
+            (status.synced, status.waiting_for),
+            (false, vec!["pods in cluster west".to_owned()])
+        );
+        west.push_synced();
+        let (calls, _) = settle(&dispatch, &mut script, &mut cursor);
+        assert_eq!(calls, ["add n/w@1"]);
     }
 
     #[test]

@@ -92,12 +92,26 @@ impl Dispatch {
         (self.clock)()
     }
 
-    /// Starts draining `listener`, and wakes the loop.
+    /// Starts draining `listener`, and wakes the loop. A listener joining
+    /// after the gate opened (a cluster added at run time) delivers only
+    /// once its own cluster's caches are in.
     pub(super) fn attach(&self, listener: Arc<Listener>) {
+        if !listener.initial_list_received() {
+            self.caches.joined_late();
+        }
         self.listeners
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .push(listener);
+        self.signal.notify();
+    }
+
+    /// Stops draining `listener`.
+    pub(super) fn detach(&self, listener: &Arc<Listener>) {
+        self.listeners
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|l| !Arc::ptr_eq(l, listener));
         self.signal.notify();
     }
 

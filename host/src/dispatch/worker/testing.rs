@@ -62,6 +62,7 @@ pub(super) struct Script {
 impl Calls for Script {
     fn call(
         &mut self,
+        _: Option<&crate::cluster::ClusterName>,
         ctx: &EventContext,
         notification: &Notification,
     ) -> impl Future<Output = Result<Handled, CallError>> + Send {
@@ -130,19 +131,39 @@ pub(super) fn listener(dispatch: &Dispatch, delivery: Delivery) -> Arc<Listener>
     listener
 }
 
-/// A listener of an informer still listing: its initial list is to come.
-pub(super) fn joining(dispatch: &Dispatch, delivery: Delivery) -> Arc<Listener> {
-    let subscription = Subscription {
+/// A listener of an informer of `cluster` still listing.
+pub(super) fn joining_in(dispatch: &Dispatch, delivery: Delivery, cluster: &str) -> Arc<Listener> {
+    let cluster = crate::cluster::ClusterName::parse("cluster", cluster).unwrap();
+    let listener = Arc::new(
+        Listener::new(
+            "test".into(),
+            pods(delivery),
+            "pods".into(),
+            dispatch.signal.clone(),
+        )
+        .in_cluster(Some(cluster)),
+    );
+    dispatch.attach(listener.clone());
+    listener
+}
+
+/// A subscription to Pods, delivered so.
+fn pods(delivery: Delivery) -> Subscription {
+    Subscription {
         kind: Gvk::new("", "v1", "Pod"),
         namespace: None,
         label_selector: None,
         field_selector: None,
         resync_period: None,
         delivery,
-    };
+    }
+}
+
+/// A listener of an informer still listing: its initial list is to come.
+pub(super) fn joining(dispatch: &Dispatch, delivery: Delivery) -> Arc<Listener> {
     let listener = Arc::new(Listener::new(
         "test".into(),
-        subscription,
+        pods(delivery),
         "pods".into(),
         dispatch.signal.clone(),
     ));
