@@ -49,7 +49,7 @@ use crate::dispatch::{
 };
 use crate::informer::{InformerKey, Informers, RequestFailure, SharedInformer};
 use crate::plugin::{LoadedPlugin, Subscription};
-use crate::readiness::{ForbiddenInformers, Hold, HoldKind, Readiness};
+use crate::readiness::{ForbiddenInformers, Hold, HoldKind, HoldPolicy, Readiness};
 use crate::store::ObjectReader;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -253,6 +253,7 @@ pub struct Daemon {
     feed: Option<Arc<Feed>>,
     plugin_metrics: PluginMetricsRegistry,
     forbidden_informers: ForbiddenInformers,
+    other_clusters: HoldPolicy,
     admission: Arc<AdmissionPlugins>,
 }
 
@@ -305,6 +306,7 @@ impl Daemon {
             feed: None,
             plugin_metrics: PluginMetricsRegistry::new(),
             forbidden_informers: ForbiddenInformers::default(),
+            other_clusters: HoldPolicy::default(),
             admission: Arc::default(),
         }
     }
@@ -320,6 +322,13 @@ impl Daemon {
     /// (`readiness.forbiddenInformers`).
     pub fn with_forbidden_informers(mut self, policy: ForbiddenInformers) -> Self {
         self.forbidden_informers = policy;
+        self
+    }
+
+    /// This daemon, with `policy` for the informers of other clusters than
+    /// the default one (`readiness.otherClusters`).
+    pub fn with_other_clusters(mut self, policy: HoldPolicy) -> Self {
+        self.other_clusters = policy;
         self
     }
 
@@ -959,6 +968,7 @@ impl Daemon {
     /// informer, is listed as not holding it instead.
     pub fn readiness(&self) -> Readiness {
         let spare = self.forbidden_informers == ForbiddenInformers::HoldPlugin;
+        let spare_clusters = self.other_clusters == HoldPolicy::HoldPlugin;
         let forbidden = |informer: &SharedInformer| {
             if informer.has_synced() {
                 return None;
@@ -967,6 +977,12 @@ impl Daemon {
                 .stats()
                 .last_failure()
                 .filter(RequestFailure::is_forbidden)
+        };
+        // Under `otherClusters: hold-plugin`, an informer of another
+        // cluster than the default one that has not synced holds only its
+        // plugins.
+        let elsewhere = |informer: &SharedInformer| {
+            spare_clusters && informer.key().cluster.is_some() && !informer.has_synced()
         };
         let (mut holding, mut not_holding) = (Vec::new(), Vec::new());
         let state = self.lock();
@@ -988,7 +1004,7 @@ impl Daemon {
             if !users.is_empty() {
                 why.push_str(&format!(" (subscribed: {})", users.join(", ")));
             }
-            let spared = spare && forbidden(informer).is_some();
+            let spared = (spare && forbidden(informer).is_some()) || elsewhere(informer);
             let hold = Hold {
                 kind: HoldKind::Informer,
                 name: key,
@@ -1018,6 +1034,12 @@ impl Daemon {
                 .iter()
                 .filter_map(|s| Some((s.key.to_string(), forbidden(&s.informer)?)))
                 .collect();
+            let waiting_elsewhere: Vec<String> = entry
+                .subscribed
+                .iter()
+                .filter(|s| elsewhere(&s.informer))
+                .map(|s| s.key.to_string())
+                .collect();
             let caches = active.worker.cache_sync();
             let why = if !caches.synced {
                 let mut why = format!("waiting for caches: {}", caches.waiting_for.join(", "));
@@ -1038,7 +1060,16 @@ impl Daemon {
                 why,
                 failure: blocked.first().map(|(_, failure)| failure.clone()),
             };
-            if spare && !blocked.is_empty() {
+            // Spared when what it waits for is forbidden, or in another
+            // cluster, and the policy says so; its other clusters deliver.
+            let only_elsewhere = !waiting_elsewhere.is_empty()
+                && unsettled.iter().all(|l| {
+                    l.cluster().is_some()
+                        && entry.subscribed.iter().any(|s| {
+                            s.key.cluster.as_ref() == l.cluster() && elsewhere(&s.informer)
+                        })
+                });
+            if (spare && !blocked.is_empty()) || only_elsewhere {
                 not_holding.push(hold);
             } else {
                 holding.push(hold);

@@ -1,38 +1,47 @@
 //! What holds a replica's readiness, named: each informer that has not
 //! synced (and the request the API server refused, with its verb and
 //! resource), each plugin still waiting for its caches or handling its
-//! initial list; and the policy for an informer the API server forbids
-//! (`readiness.forbiddenInformers`). [`Daemon::readiness`] builds the
-//! report; `/readyz`, the dashboard and the log say it.
+//! initial list; and the policies for an informer the API server forbids
+//! (`readiness.forbiddenInformers`) and for one of another cluster than the
+//! default one that has not synced (`readiness.otherClusters`: unreachable,
+//! slow or still listing). [`Daemon::readiness`] builds the report;
+//! `/readyz`, the dashboard and the log say it.
 //!
 //! [`Daemon::readiness`]: crate::daemon::Daemon::readiness
 
 use crate::informer::RequestFailure;
 use serde::{Deserialize, Serialize};
 
-/// Whether an informer the API server forbids (a `403` on its list or
-/// watch: a missing RBAC rule) holds the replica's readiness.
+/// Whether an informer a policy covers, while it has not synced, holds the
+/// replica's readiness: one the API server forbids (a `403` on its list or
+/// watch: a missing RBAC rule), or one of another cluster than the default
+/// one.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum ForbiddenInformers {
+pub enum HoldPolicy {
     /// It does, as any informer that has not synced: a replica missing a
-    /// rule one plugin needs is not ready, so a rollout that would bring
-    /// the gap in stops there and the replicas it replaces go on.
+    /// rule one plugin needs, or a cluster, is not ready, so a rollout that
+    /// would bring the gap in stops there and the replicas it replaces go
+    /// on.
     #[default]
     HoldReplica,
     /// Only the plugins subscribed to it wait (and say why in `/readyz`,
     /// `/plugins` and the dashboard); the replica is ready once everything
     /// else is. For plugins dropped in at run time, where one plugin's
-    /// missing rule should not take every replica out of readiness.
+    /// missing rule should not take every replica out of readiness, and for
+    /// fleets, where one cluster down should not either.
     HoldPlugin,
 }
 
-impl ForbiddenInformers {
+/// The policy for forbidden informers (`readiness.forbiddenInformers`).
+pub type ForbiddenInformers = HoldPolicy;
+
+impl HoldPolicy {
     /// The value as the configuration writes it.
     pub fn as_str(self) -> &'static str {
         match self {
-            ForbiddenInformers::HoldReplica => "hold-replica",
-            ForbiddenInformers::HoldPlugin => "hold-plugin",
+            HoldPolicy::HoldReplica => "hold-replica",
+            HoldPolicy::HoldPlugin => "hold-plugin",
         }
     }
 }
@@ -43,6 +52,10 @@ impl ForbiddenInformers {
 pub struct ReadinessConfig {
     /// `hold-replica` (the default) or `hold-plugin`.
     pub forbidden_informers: ForbiddenInformers,
+    /// What an informer of another cluster than the default one holds
+    /// while it has not synced: `hold-replica` (the default) or
+    /// `hold-plugin`.
+    pub other_clusters: HoldPolicy,
 }
 
 /// What holds readiness, or would but for the policy.
@@ -55,7 +68,8 @@ pub struct Readiness {
     /// plugins.
     pub holding: Vec<Hold>,
     /// What waits without holding it: under `hold-plugin`, the forbidden
-    /// informers and the plugins subscribed to them.
+    /// informers (or those of other clusters) and the plugins subscribed to
+    /// them.
     pub not_holding: Vec<Hold>,
 }
 
@@ -118,10 +132,16 @@ impl Readiness {
             text.push('\n');
         }
         if !self.not_holding.is_empty() {
-            text.push_str(&format!(
-                "not holding readiness (readiness.forbiddenInformers: {}):\n",
-                policy.as_str()
-            ));
+            // Spared by one policy or the other: forbidden informers only
+            // under `forbiddenInformers: hold-plugin`.
+            text.push_str(match policy {
+                HoldPolicy::HoldPlugin => {
+                    "not holding readiness (readiness.forbiddenInformers: hold-plugin):\n"
+                }
+                HoldPolicy::HoldReplica => {
+                    "not holding readiness (readiness.otherClusters: hold-plugin):\n"
+                }
+            });
             for hold in &self.not_holding {
                 text.push_str("- ");
                 text.push_str(&hold.line());

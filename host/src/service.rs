@@ -206,7 +206,8 @@ impl Service {
                 Daemon::new(informers, config.retry_policy())
             }
             .with_feed(Arc::new(Feed::default()))
-            .with_forbidden_informers(config.readiness.forbidden_informers),
+            .with_forbidden_informers(config.readiness.forbidden_informers)
+            .with_other_clusters(config.readiness.other_clusters),
         );
         let section = if sharded {
             (&config.sharding, "sharding")

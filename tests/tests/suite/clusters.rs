@@ -307,6 +307,31 @@ async fn a_plugin_that_cannot_tell_clusters_apart_runs_on_the_default_one_alone(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_hold_plugin_a_cluster_that_cannot_list_leaves_the_replica_ready() {
+    let fleet = TwoClusters::start().await;
+    let _forbidden = fleet.west.faults().forbid_reads("/api/v1/configmaps");
+    let (daemon, access) = fleet.daemon();
+    let daemon = daemon.with_other_clusters(herald::readiness::HoldPolicy::HoldPlugin);
+    let (plugin, logs) = fanout(&daemon, access, grants(clusters(&["*"]), true));
+    daemon.start(plugin).await.expect("fleet-fanout starts");
+    fleet.fan_out("east", "settings", "blue").await;
+    fleet.copy_in("west", "settings", &*logs).await;
+    let readiness = eventually("ready without west", PATIENCE, async || {
+        let readiness = daemon.readiness();
+        let text = readiness.text(daemon.forbidden_informers());
+        if readiness.ready { Ok(text) } else { Err(text) }
+    })
+    .await;
+    assert!(
+        readiness.contains("configmaps labels(herald.dev/fan-out=true) in cluster west")
+            && readiness.contains("fleet-fanout"),
+        "west's informer and the plugin waiting for it are named, holding nothing: {readiness}"
+    );
+    daemon.shutdown(std::time::Instant::now() + PATIENCE);
+    fleet.east.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cluster_that_cannot_list_holds_back_only_its_own_deliveries() {
     let fleet = TwoClusters::start().await;
     let forbidden = fleet.west.faults().forbid_reads("/api/v1/configmaps");
