@@ -1090,6 +1090,10 @@ impl State {
         crate::kind_rules::check(rt, obj)?;
         let name = object::name(obj).unwrap_or_default().to_string();
         match (rt.id.group.as_str(), rt.id.plural.as_str()) {
+            // kube-apiserver folds a Secret's write-only `stringData` into
+            // `data` (base64), the string winning over a key of both, and
+            // never stores it.
+            ("", "secrets") => fold_string_data(obj),
             ("", "namespaces") => {
                 let labels = meta_mut(obj).entry("labels").or_insert_with(|| json!({}));
                 if let Some(l) = labels.as_object_mut() {
@@ -1953,9 +1957,46 @@ fn being_deleted(obj: &Value) -> bool {
     !obj["metadata"]["deletionTimestamp"].is_null()
 }
 
+/// A Secret's `stringData` merged into `data` as base64, and removed.
+fn fold_string_data(obj: &mut Value) {
+    use base64::Engine as _;
+    let Some(Value::Object(strings)) = obj.as_object_mut().and_then(|o| o.remove("stringData"))
+    else {
+        return;
+    };
+    let data = obj
+        .as_object_mut()
+        .map(|o| o.entry("data").or_insert_with(|| json!({})));
+    if let Some(Value::Object(data)) = data {
+        for (key, value) in strings {
+            if let Value::String(text) = value {
+                let encoded = base64::engine::general_purpose::STANDARD.encode(text);
+                data.insert(key, Value::String(encoded));
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_secrets_string_data_is_folded_into_its_data_and_not_kept() {
+        let mut secret = json!({
+            "metadata": {"name": "s"},
+            "data": {"kept": "a2VwdA==", "both": "b2xk"},
+            "stringData": {"both": "new", "plain": "text"},
+        });
+        fold_string_data(&mut secret);
+        assert_eq!(
+            secret,
+            json!({
+                "metadata": {"name": "s"},
+                "data": {"kept": "a2VwdA==", "both": "bmV3", "plain": "dGV4dA=="},
+            })
+        );
+    }
 
     fn target(store: &Store, plural: &str, ns: Option<&str>) -> Target {
         let rt = store.lookup("", "v1", plural).unwrap();

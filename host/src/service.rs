@@ -11,7 +11,7 @@ use crate::capability::log::{LogSink, RecentLogs};
 use crate::config::Config;
 use crate::daemon::Daemon;
 use crate::dispatch::Feed;
-use crate::fleet::{ClusterDirectory, Fleet};
+use crate::fleet::{ClusterDirectory, ClusterSecrets, Fleet};
 use crate::informer::{Informers, ReflectorConfig};
 use crate::leader::{Election, LeaderElector, LeaderError};
 use crate::ops::dashboard::Replica;
@@ -85,6 +85,7 @@ pub struct Service {
     admission: Option<AdmissionServer>,
     fleet: Arc<Fleet>,
     cluster_directory: Option<ClusterDirectory>,
+    cluster_secrets: Option<ClusterSecrets>,
 }
 
 /// The admission server, when `admission.enabled`.
@@ -238,7 +239,7 @@ impl Service {
             let (applied, applied_rx) = watch::channel(BTreeSet::new());
             let names = daemon.clone();
             let known: KnownPlugins = Arc::new(move || names.names().into_iter().collect());
-            let sharding = Sharding::spawn(client, settings, known, applied_rx)?;
+            let sharding = Sharding::spawn(client.clone(), settings, known, applied_rx)?;
             let follower =
                 tokio::spawn(follow_ownership(sharding.owned(), daemon.clone(), applied));
             Some(Ownership { sharding, follower })
@@ -292,26 +293,36 @@ impl Service {
         };
         // The directory's clusters are there before the plugins load.
         let fleet = Arc::new(Fleet::new(daemon.informers().clone(), api, daemon.clone()));
-        let cluster_directory = match &config.cluster_directory {
-            Some(dir) => {
-                let reserved = std::iter::once(config.default_cluster_name().to_owned())
-                    .chain(
-                        config
-                            .clusters
-                            .iter()
-                            .filter_map(|c| c.name.as_ref().map(|n| n.as_str().to_owned())),
-                    )
-                    .collect();
-                Some(
-                    ClusterDirectory::start(
-                        dir.clone(),
-                        fleet.clone(),
-                        reserved,
-                        CLUSTER_RESCAN_INTERVAL,
-                    )
-                    .await?,
+        let reserved: BTreeSet<String> = std::iter::once(config.default_cluster_name().to_owned())
+            .chain(
+                config
+                    .clusters
+                    .iter()
+                    .filter_map(|c| c.name.as_ref().map(|n| n.as_str().to_owned())),
+            )
+            .collect();
+        let cluster_secrets = match &config.cluster_secrets {
+            Some(secrets) => Some(
+                ClusterSecrets::start(
+                    client.clone(),
+                    secrets.clone(),
+                    fleet.clone(),
+                    reserved.clone(),
                 )
-            }
+                .await,
+            ),
+            None => None,
+        };
+        let cluster_directory = match &config.cluster_directory {
+            Some(dir) => Some(
+                ClusterDirectory::start(
+                    dir.clone(),
+                    fleet.clone(),
+                    reserved.clone(),
+                    CLUSTER_RESCAN_INTERVAL,
+                )
+                .await?,
+            ),
             None => None,
         };
         let directory = PluginDirectory::start(ReloadSetup {
@@ -343,6 +354,7 @@ impl Service {
             admission,
             fleet,
             cluster_directory,
+            cluster_secrets,
         })
     }
 
@@ -405,6 +417,9 @@ impl Service {
             sources.stop().await;
         }
         if let Some(clusters) = self.cluster_directory {
+            clusters.stop().await;
+        }
+        if let Some(clusters) = self.cluster_secrets {
             clusters.stop().await;
         }
         self.directory.stop().await;

@@ -50,6 +50,10 @@ pub struct Config {
     /// A directory of kubeconfig files, one cluster each, followed while
     /// the daemon runs (`crate::fleet::ClusterDirectory`).
     pub cluster_directory: Option<PathBuf>,
+    /// Secrets holding kubeconfigs in a namespace of the default cluster
+    /// (Cluster API's and Argo CD's conventions), read while the daemon
+    /// runs (`crate::fleet::ClusterSecrets`).
+    pub cluster_secrets: Option<crate::fleet::ClusterSecretsConfig>,
     /// Address of the HTTP endpoints (`/metrics`, `/healthz`, `/readyz`, `/plugins`).
     pub listen: SocketAddr,
     /// Logging.
@@ -97,6 +101,7 @@ impl Default for Config {
             source: SourceConfig::default(),
             clusters: Vec::new(),
             cluster_directory: None,
+            cluster_secrets: None,
             listen: SocketAddr::from(([127, 0, 0, 1], 9090)),
             log: LogConfig::default(),
             cache: CacheConfig::default(),
@@ -189,6 +194,9 @@ impl Config {
     /// cluster's) and that every `plugins.<name>.clusters` names only
     /// clusters configured.
     fn validate_clusters(&self) -> Result<(), Invalid> {
+        if let Some(secrets) = &self.cluster_secrets {
+            secrets.validate().map_err(|e| e.within("clusterSecrets"))?;
+        }
         let default_name = self.default_cluster_name();
         let mut names = std::collections::BTreeSet::new();
         for (index, cluster) in self.clusters.iter().enumerate() {
@@ -213,7 +221,7 @@ impl Config {
         }
         // A cluster directory adds clusters at run time: a plugin may name
         // them before they come.
-        let open = self.cluster_directory.is_some();
+        let open = self.cluster_directory.is_some() || self.cluster_secrets.is_some();
         for (plugin, settings) in &self.plugins {
             for name in &settings.clusters.0 {
                 if !open
@@ -225,7 +233,8 @@ impl Config {
                         format!("plugins.{plugin}.clusters"),
                         format!(
                             "{name:?} is not a configured cluster (source.name {default_name:?} \
-                             or a clusters[].name; with a clusterDirectory, any name)"
+                             or a clusters[].name; with clusterDirectory or clusterSecrets, any \
+                             name)"
                         ),
                     ));
                 }

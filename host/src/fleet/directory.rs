@@ -11,9 +11,10 @@
 //! file turns bad keeps its previous connection, so nothing cached is lost.
 
 use super::Fleet;
+use super::tracker::{Found, Tracker};
 use crate::cluster::ClusterName;
 use notify::Watcher as _;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -89,14 +90,8 @@ impl ClusterDirectory {
                 dir: dir.clone(),
                 source,
             })?;
-        let mut follower = Follower {
-            dir,
-            fleet,
-            reserved,
-            known: BTreeMap::new(),
-            reported: BTreeMap::new(),
-        };
-        follower.scan().await;
+        let mut tracker = Tracker::new(fleet, reserved, "clusterDirectory");
+        tracker.apply(read_dir(&dir)).await;
         let (stop, mut stopped) = watch::channel(false);
         let task = tokio::spawn(async move {
             loop {
@@ -111,7 +106,7 @@ impl ClusterDirectory {
                     }
                     () = tokio::time::sleep(rescan) => {}
                 }
-                follower.scan().await;
+                tracker.apply(read_dir(&dir)).await;
             }
         });
         Ok(ClusterDirectory {
@@ -128,152 +123,53 @@ impl ClusterDirectory {
     }
 }
 
-/// The directory's state between two reads.
-struct Follower {
-    dir: PathBuf,
-    fleet: Arc<Fleet>,
-    reserved: BTreeSet<String>,
-    /// The clusters added from files, with the sha256 of the content used.
-    known: BTreeMap<ClusterName, String>,
-    /// The last problem logged for each file, so it is logged once.
-    reported: BTreeMap<PathBuf, String>,
+/// What one read of `dir` finds: a cluster per usable file, a problem per
+/// other file (or for the directory, when it cannot be read).
+fn read_dir(dir: &Path) -> Vec<Found> {
+    let files = match files_of(dir) {
+        Ok(files) => files,
+        Err(reason) => {
+            return vec![Found::Problem {
+                origin: dir.display().to_string(),
+                name: None,
+                problem: format!("{}: {reason}", dir.display()),
+            }];
+        }
+    };
+    files.iter().map(|path| read_file(path)).collect()
 }
 
-impl Follower {
-    /// Reads the directory and brings the fleet in line with it.
-    async fn scan(&mut self) {
-        let files = match files_of(&self.dir) {
-            Ok(files) => files,
-            Err(reason) => {
-                let dir = self.dir.clone();
-                self.report(
-                    &dir,
-                    format!("clusterDirectory {}: {reason}", dir.display()),
-                );
-                return;
-            }
-        };
-        let mut seen: BTreeMap<ClusterName, PathBuf> = BTreeMap::new();
-        let mut problems = BTreeSet::new();
-        for path in files {
-            match self.file(&path, &seen).await {
-                Ok(Some(name)) => {
-                    seen.insert(name, path.clone());
-                    self.reported.remove(&path);
-                }
-                Ok(None) => {
-                    self.reported.remove(&path);
-                }
-                Err((name, problem)) => {
-                    if let Some(name) = name {
-                        // A bad file keeps its cluster's previous connection.
-                        seen.entry(name).or_insert_with(|| path.clone());
-                    }
-                    problems.insert(path.clone());
-                    self.report(&path, problem);
-                }
-            }
-        }
-        self.reported
-            .retain(|path, _| problems.contains(path) || path == &self.dir);
-        let gone: Vec<ClusterName> = self
-            .known
-            .keys()
-            .filter(|name| !seen.contains_key(*name))
-            .cloned()
-            .collect();
-        for name in gone {
-            self.known.remove(&name);
-            self.fleet.remove(&name).await;
-        }
-    }
-
-    /// One file: the cluster it names, once added (or already there);
-    /// `None` for a file to pass over; or the cluster it names, if any, and
-    /// what is wrong with it.
-    async fn file(
-        &mut self,
-        path: &Path,
-        seen: &BTreeMap<ClusterName, PathBuf>,
-    ) -> Result<Option<ClusterName>, (Option<ClusterName>, String)> {
-        let shown = path.display();
-        let file_name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default();
-        let stem = file_name.split('.').next().unwrap_or_default();
-        let name = ClusterName::parse("cluster name", stem).map_err(|reason| {
-            (
-                None,
-                format!(
-                    "clusterDirectory: {shown}: the file's name up to its first dot names the \
-                     cluster: {reason}"
+/// One file: the cluster its name names, with its text.
+fn read_file(path: &Path) -> Found {
+    let origin = path.display().to_string();
+    let file_name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    let stem = file_name.split('.').next().unwrap_or_default();
+    let name = match ClusterName::parse("cluster name", stem) {
+        Ok(name) => name,
+        Err(reason) => {
+            return Found::Problem {
+                problem: format!(
+                    "{origin}: the file's name up to its first dot names the cluster: {reason}"
                 ),
-            )
-        })?;
-        if self.reserved.contains(stem) {
-            return Err((
-                None,
-                format!(
-                    "clusterDirectory: {shown}: cluster {stem} is named by the configuration \
-                     already (source.name or clusters[].name): each cluster once"
-                ),
-            ));
+                origin,
+                name: None,
+            };
         }
-        if let Some(first) = seen.get(&name) {
-            return Err((
-                None,
-                format!(
-                    "clusterDirectory: {shown}: cluster {stem} has a file already ({}): each \
-                     cluster once",
-                    first.display()
-                ),
-            ));
-        }
-        let text = read_small(path).map_err(|reason| {
-            (
-                Some(name.clone()),
-                format!(
-                    "clusterDirectory: cluster {stem}: {shown}: {reason}{}",
-                    self.keeps(&name)
-                ),
-            )
-        })?;
-        let digest = crate::plugin::digest(text.as_bytes());
-        if self.known.get(&name) == Some(&digest) {
-            return Ok(Some(name));
-        }
-        match crate::source::connect_kubeconfig(&text, &shown.to_string()).await {
-            Ok(connection) => {
-                self.fleet.add(name.clone(), connection).await;
-                self.known.insert(name.clone(), digest);
-                Ok(Some(name))
-            }
-            Err(error) => Err((
-                Some(name.clone()),
-                format!(
-                    "clusterDirectory: cluster {stem}: {error}{}",
-                    self.keeps(&name)
-                ),
-            )),
-        }
-    }
-
-    /// What happens to `name` while its file is bad.
-    fn keeps(&self, name: &ClusterName) -> &'static str {
-        if self.known.contains_key(name) {
-            "; its previous kubeconfig stays in use"
-        } else {
-            "; the cluster is left out"
-        }
-    }
-
-    /// Logs `problem` about `path`, unless it was the last one logged.
-    fn report(&mut self, path: &Path, problem: String) {
-        if self.reported.get(path) != Some(&problem) {
-            tracing::error!("{problem}");
-            self.reported.insert(path.to_owned(), problem);
-        }
+    };
+    match read_small(path) {
+        Ok(kubeconfig) => Found::Cluster {
+            name,
+            origin,
+            kubeconfig,
+        },
+        Err(reason) => Found::Problem {
+            problem: format!("cluster {name}: {origin}: {reason}"),
+            origin,
+            name: Some(name),
+        },
     }
 }
 

@@ -14,8 +14,11 @@
 //! again with the new credentials.
 
 mod directory;
+mod secrets;
+mod tracker;
 
 pub use directory::{ClusterDirectory, DirectoryError};
+pub use secrets::{ClusterSecrets, ClusterSecretsConfig};
 
 use crate::capability::kube::ClusterApi;
 use crate::cluster::ClusterName;

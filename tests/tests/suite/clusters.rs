@@ -563,3 +563,144 @@ async fn a_cluster_directory_adds_replaces_removes_and_adds_back_clusters_at_run
     let _ = std::fs::remove_dir_all(&work);
     east_cluster.cleanup().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_secrets_in_the_home_cluster_add_and_remove_clusters() {
+    use herald::fleet::{ClusterSecrets, ClusterSecretsConfig, Fleet};
+    use k8s_openapi::api::core::v1::Secret;
+    let log = herald_tests::host_log();
+    let east_cluster = TestCluster::start().await;
+    let ns = east_cluster.namespace.clone();
+    let work = std::env::temp_dir().join(format!("herald-secrets-{}-{ns}", std::process::id()));
+    std::fs::create_dir_all(&work).unwrap();
+    let west = west_server(&ns, &work.join("west")).await;
+    let north = west_server(&ns, &work.join("north")).await;
+
+    let informers = Arc::new(informers(east_cluster.client.clone()).with_default_name(east()));
+    let api = ClusterApi::new(east_cluster.writer.clone());
+    let daemon = Arc::new(Daemon::new(informers.clone(), RetryPolicy::default()));
+    let fleet = Arc::new(Fleet::new(informers, api.clone(), daemon.clone()));
+    let secrets: Api<Secret> = Api::namespaced(east_cluster.client.clone(), &ns);
+    let post = PostParams::default();
+    // Cluster API's convention for west, Argo CD's for north, and an Argo
+    // CD Secret whose name is no cluster name.
+    let capi: Secret = serde_json::from_value(json!({
+        "metadata": {"name": "west-kubeconfig", "labels": {"cluster.x-k8s.io/cluster-name": "west"}},
+        "stringData": {"value": std::fs::read_to_string(work.join("west")).unwrap()},
+    }))
+    .unwrap();
+    let argo: Secret = serde_json::from_value(json!({
+        "metadata": {"name": "north", "labels": {"argocd.argoproj.io/secret-type": "cluster"}},
+        "stringData": {"name": "north", "server": north.url(), "config": "{}"},
+    }))
+    .unwrap();
+    let bad: Secret = serde_json::from_value(json!({
+        "metadata": {"name": "prod", "labels": {"argocd.argoproj.io/secret-type": "cluster"}},
+        "stringData": {"name": "Prod EU", "server": "https://prod.example"},
+    }))
+    .unwrap();
+    for secret in [&capi, &argo, &bad] {
+        secrets.create(&post, secret).await.unwrap();
+    }
+    let following = ClusterSecrets::start(
+        east_cluster.client.clone(),
+        ClusterSecretsConfig {
+            namespace: ns.clone(),
+            poll_interval: std::time::Duration::from_millis(200),
+        },
+        fleet.clone(),
+        ["east".to_owned()].into(),
+    )
+    .await;
+    let names = |fleet: &Fleet| -> Vec<String> {
+        fleet
+            .names()
+            .iter()
+            .map(|n| n.as_str().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        names(&fleet),
+        ["north", "west"],
+        "both conventions read at start"
+    );
+    let refused = log.lines_with(&[&format!("Secret {ns}/prod"), "Prod EU"]);
+    assert!(
+        !refused.is_empty(),
+        "the Secret that names no cluster is named"
+    );
+
+    let (plugin, logs) = fanout(
+        &daemon,
+        ClusterAccess::new(Arc::new(api)),
+        Grants {
+            reads: Reads {
+                granted: vec![ReadRule {
+                    group: String::new(),
+                    kind: "ConfigMap".into(),
+                    namespaces: ["*".to_owned()].into(),
+                    clusters: clusters(&["*"]),
+                }],
+                ..grants(clusters(&["*"]), false).reads
+            },
+            ..grants(clusters(&["*"]), false)
+        },
+    );
+    daemon
+        .start(plugin)
+        .await
+        .expect("fleet-fanout starts on all three");
+    let north_maps: Api<ConfigMap> = Api::namespaced(
+        kube::Client::try_from(kube::Config::new(north.url().parse().unwrap())).unwrap(),
+        &ns,
+    );
+    let cm: ConfigMap = serde_json::from_value(json!({
+        "metadata": {"name": "from-east", "labels": {FAN_OUT: "true"}}, "data": {"a": "b"}
+    }))
+    .unwrap();
+    Api::<ConfigMap>::namespaced(east_cluster.client.clone(), &ns)
+        .create(&post, &cm)
+        .await
+        .unwrap();
+    eventually(
+        "from-east copied into north",
+        PATIENCE,
+        async || match north_maps.get_opt("from-east").await {
+            Ok(Some(copy)) if label(&copy, FANNED_FROM).as_deref() == Some("east") => Ok(()),
+            other => Err(format!("{other:?}; logged {:?}", logs())),
+        },
+    )
+    .await;
+
+    // The Secret deleted: the cluster goes, and the plugin with it.
+    secrets
+        .delete("west-kubeconfig", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("west removed", PATIENCE, async || {
+        let now = names(&fleet);
+        let in_west = daemon
+            .informers()
+            .all()
+            .iter()
+            .filter(|i| {
+                i.key()
+                    .cluster
+                    .as_ref()
+                    .is_some_and(|c| c.as_str() == "west")
+            })
+            .count();
+        if now == ["north"] && in_west == 0 {
+            Ok(())
+        } else {
+            Err(format!("clusters {now:?}, informers in west {in_west}"))
+        }
+    })
+    .await;
+
+    following.stop().await;
+    daemon.shutdown(std::time::Instant::now() + PATIENCE);
+    drop((west, north));
+    let _ = std::fs::remove_dir_all(&work);
+    east_cluster.cleanup().await;
+}
