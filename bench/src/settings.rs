@@ -74,6 +74,10 @@ pub struct Settings {
     pub b15_seconds: f64,
     /// B15: the plugin counts the memory row's slope is taken between.
     pub b15_memory_plugins: (usize, usize),
+    /// B17: clusters (embedded API servers) started over.
+    pub b17_clusters: usize,
+    /// B17: Pods in each.
+    pub b17_objects: usize,
     /// B11: the `herald` command line to compile in a child process with
     /// (`herald-child`, a binary of this crate: the bench and the quick test
     /// set it from `CARGO_BIN_EXE_herald-child`).
@@ -117,6 +121,8 @@ impl Settings {
             b15_rates: vec![100, 1_000],
             b15_seconds: 5.0,
             b15_memory_plugins: (4, 24),
+            b17_clusters: 4,
+            b17_objects: 10_000,
             compiler_program: None,
         }
     }
@@ -157,6 +163,8 @@ impl Settings {
             b15_rates: vec![100],
             b15_seconds: 0.2,
             b15_memory_plugins: (1, 3),
+            b17_clusters: 2,
+            b17_objects: 100,
             compiler_program: None,
         }
     }

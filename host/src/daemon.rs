@@ -653,57 +653,74 @@ impl Daemon {
         plugin: &LoadedPlugin,
         clusters: &[Option<ClusterName>],
     ) -> Result<Vec<(Subscription, InformerKey)>, StartError> {
+        // Each cluster's discovery at once: start-up over several clusters
+        // waits for the slowest, not for their sum.
+        let resolved = futures::future::join_all(
+            clusters
+                .iter()
+                .map(|cluster| self.resolve_one(plugin, cluster.as_ref())),
+        )
+        .await;
         let mut keys = Vec::new();
-        'clusters: for cluster in clusters {
-            let mut found = Vec::new();
-            for (index, subscription) in plugin.manifest().subscriptions.iter().enumerate() {
-                let key = match self.informers.key_for(subscription, cluster.as_ref()).await {
-                    Ok(key) => key,
-                    Err(source) => {
-                        let refused = StartError::Resolve {
-                            plugin: plugin.name().to_owned(),
-                            cluster: cluster.as_ref().map(|c| c.as_str().to_owned()),
-                            source,
-                        };
-                        if cluster.is_none() {
-                            return Err(refused);
-                        }
-                        tracing::warn!(
-                            plugin = %plugin.name(),
-                            "{refused}: not subscribing in that cluster for now"
-                        );
-                        continue 'clusters;
-                    }
-                };
-                if let Some(namespace) = &subscription.namespace
-                    && key.namespace.is_none()
-                {
-                    return Err(StartError::ClusterScoped(
-                        crate::subscription::cluster_scoped_refusal(
-                            plugin.name(),
-                            index,
-                            &subscription.kind,
-                            namespace,
-                        ),
-                    ));
+        for (cluster, outcome) in clusters.iter().zip(resolved) {
+            match outcome {
+                Ok(found) => keys.extend(found),
+                Err(refused @ StartError::Resolve { .. }) if cluster.is_some() => {
+                    tracing::warn!(
+                        plugin = %plugin.name(),
+                        "{refused}: not subscribing in that cluster for now"
+                    );
                 }
-                if cluster.is_some() {
-                    let read = crate::capability::reads::Read {
-                        group: &subscription.kind.group,
-                        kind: &subscription.kind.kind,
-                        namespace: key.namespace.as_deref(),
-                        cluster: cluster.as_ref(),
-                    };
-                    let reads = plugin.kube().reads();
-                    if reads.allows(&read).is_none() {
-                        return Err(StartError::NotGranted(reads.refusal(plugin.name(), &read)));
-                    }
-                }
-                found.push((subscription.clone(), key));
+                Err(refused) => return Err(refused),
             }
-            keys.extend(found);
         }
         Ok(keys)
+    }
+
+    /// The keys of `plugin`'s subscriptions in `cluster`.
+    async fn resolve_one(
+        &self,
+        plugin: &LoadedPlugin,
+        cluster: Option<&ClusterName>,
+    ) -> Result<Vec<(Subscription, InformerKey)>, StartError> {
+        let mut found = Vec::new();
+        for (index, subscription) in plugin.manifest().subscriptions.iter().enumerate() {
+            let key = self
+                .informers
+                .key_for(subscription, cluster)
+                .await
+                .map_err(|source| StartError::Resolve {
+                    plugin: plugin.name().to_owned(),
+                    cluster: cluster.map(|c| c.as_str().to_owned()),
+                    source,
+                })?;
+            if let Some(namespace) = &subscription.namespace
+                && key.namespace.is_none()
+            {
+                return Err(StartError::ClusterScoped(
+                    crate::subscription::cluster_scoped_refusal(
+                        plugin.name(),
+                        index,
+                        &subscription.kind,
+                        namespace,
+                    ),
+                ));
+            }
+            if cluster.is_some() {
+                let read = crate::capability::reads::Read {
+                    group: &subscription.kind.group,
+                    kind: &subscription.kind.kind,
+                    namespace: key.namespace.as_deref(),
+                    cluster,
+                };
+                let reads = plugin.kube().reads();
+                if reads.allows(&read).is_none() {
+                    return Err(StartError::NotGranted(reads.refusal(plugin.name(), &read)));
+                }
+            }
+            found.push((subscription.clone(), key));
+        }
+        Ok(found)
     }
 
     /// Follows the clusters configured now (see `crate::fleet`): each

@@ -16,6 +16,7 @@ mod pipe;
 mod plugin_new;
 mod process;
 mod proto_schema;
+mod rbac;
 mod replay;
 mod run;
 mod sdk_go;
