@@ -125,10 +125,10 @@ fn clusters(names: &[&str]) -> Clusters {
     Clusters(names.iter().map(|n| n.to_string()).collect())
 }
 
-/// fleet-fanout's grants: running on both, reading ConfigMaps in west (the
-/// default readable kinds cover east), writing its copies where `writes`
-/// says.
-fn grants(writes: Clusters, west_reads: bool) -> Grants {
+/// fleet-fanout's grants: running on every cluster, reading ConfigMaps in
+/// the clusters `reads` names (the default readable kinds cover east),
+/// writing its copies where `writes` says.
+fn grants(writes: Clusters, reads: Option<Clusters>) -> Grants {
     let mut write = granted(&json!({
         "verbs": ["get", "apply", "delete"], "kind": "ConfigMap", "namespaces": ["*"]
     }));
@@ -141,18 +141,33 @@ fn grants(writes: Clusters, west_reads: bool) -> Grants {
                 default_cluster: Some(east()),
                 ..ReadPolicy::default()
             },
-            granted: west_reads
-                .then(|| ReadRule {
+            granted: reads
+                .map(|clusters| ReadRule {
                     group: String::new(),
                     kind: "ConfigMap".into(),
                     namespaces: ["*".to_owned()].into(),
-                    clusters: clusters(&["west"]),
+                    clusters,
                 })
                 .into_iter()
                 .collect(),
         },
         ..Grants::default()
     }
+}
+
+/// A daemon over the test's cluster as east, with no other cluster yet,
+/// and the fleet that adds them: its informers, the plugins' way to the
+/// clusters, the daemon.
+fn fleet_of(east_cluster: &TestCluster) -> (Arc<herald::fleet::Fleet>, ClusterApi, Arc<Daemon>) {
+    let informers = Arc::new(informers(east_cluster.client.clone()).with_default_name(east()));
+    let api = ClusterApi::new(east_cluster.writer.clone());
+    let daemon = Arc::new(Daemon::new(informers.clone(), RetryPolicy::default()));
+    let fleet = Arc::new(herald::fleet::Fleet::new(
+        informers,
+        api.clone(),
+        daemon.clone(),
+    ));
+    (fleet, api, daemon)
 }
 
 fn fanout(daemon: &Daemon, access: ClusterAccess, grants: Grants) -> (LoadedPlugin, Arc<LogsOf>) {
@@ -172,7 +187,11 @@ fn fanout(daemon: &Daemon, access: ClusterAccess, grants: Grants) -> (LoadedPlug
 async fn one_plugin_acts_on_both_clusters_and_each_event_names_its_own() {
     let fleet = TwoClusters::start().await;
     let (daemon, access) = fleet.daemon();
-    let (plugin, logs) = fanout(&daemon, access, grants(clusters(&["*"]), true));
+    let (plugin, logs) = fanout(
+        &daemon,
+        access,
+        grants(clusters(&["*"]), Some(clusters(&["west"]))),
+    );
     daemon.start(plugin).await.expect("fleet-fanout starts");
     let ns = &fleet.east.namespace;
 
@@ -227,7 +246,7 @@ async fn grants_name_their_clusters_and_cover_the_default_one_alone_without() {
 
     // Run on west without a read grant there: refused, naming it.
     let (daemon, access) = fleet.daemon();
-    let (plugin, _) = fanout(&daemon, access.clone(), grants(clusters(&["*"]), false));
+    let (plugin, _) = fanout(&daemon, access.clone(), grants(clusters(&["*"]), None));
     match daemon.start(plugin).await {
         Err(refused @ StartError::NotGranted(_)) => {
             let refused = refused.to_string();
@@ -240,7 +259,11 @@ async fn grants_name_their_clusters_and_cover_the_default_one_alone_without() {
     }
 
     // Writes granted with no cluster named: the default cluster only.
-    let (plugin, logs) = fanout(&daemon, access, grants(Clusters::default(), true));
+    let (plugin, logs) = fanout(
+        &daemon,
+        access,
+        grants(Clusters::default(), Some(clusters(&["west"]))),
+    );
     daemon.start(plugin).await.expect("fleet-fanout starts");
     fleet.fan_out("west", "routes", "green").await;
     assert_eq!(
@@ -312,7 +335,11 @@ async fn under_hold_plugin_a_cluster_that_cannot_list_leaves_the_replica_ready()
     let _forbidden = fleet.west.faults().forbid_reads("/api/v1/configmaps");
     let (daemon, access) = fleet.daemon();
     let daemon = daemon.with_other_clusters(herald::readiness::HoldPolicy::HoldPlugin);
-    let (plugin, logs) = fanout(&daemon, access, grants(clusters(&["*"]), true));
+    let (plugin, logs) = fanout(
+        &daemon,
+        access,
+        grants(clusters(&["*"]), Some(clusters(&["west"]))),
+    );
     daemon.start(plugin).await.expect("fleet-fanout starts");
     fleet.fan_out("east", "settings", "blue").await;
     fleet.copy_in("west", "settings", &*logs).await;
@@ -336,7 +363,11 @@ async fn a_cluster_that_cannot_list_holds_back_only_its_own_deliveries() {
     let fleet = TwoClusters::start().await;
     let forbidden = fleet.west.faults().forbid_reads("/api/v1/configmaps");
     let (daemon, access) = fleet.daemon();
-    let (plugin, logs) = fanout(&daemon, access, grants(clusters(&["*"]), true));
+    let (plugin, logs) = fanout(
+        &daemon,
+        access,
+        grants(clusters(&["*"]), Some(clusters(&["west"]))),
+    );
     daemon.start(plugin).await.expect("fleet-fanout starts");
 
     // West cannot list: east's notifications are delivered all the same.
@@ -398,7 +429,7 @@ fn drop_in(from: &std::path::Path, dir: &std::path::Path, name: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cluster_directory_adds_replaces_removes_and_adds_back_clusters_at_run_time() {
-    use herald::fleet::{ClusterDirectory, Fleet};
+    use herald::fleet::ClusterDirectory;
     let east_cluster = TestCluster::start().await;
     let ns = east_cluster.namespace.clone();
     let work = std::env::temp_dir().join(format!("herald-fleet-{}-{ns}", std::process::id()));
@@ -409,10 +440,7 @@ async fn a_cluster_directory_adds_replaces_removes_and_adds_back_clusters_at_run
     std::fs::write(dir.join("bad.kubeconfig"), "apiVersion: [").unwrap();
     std::fs::write(dir.join("east.yaml"), "clusters: []").unwrap();
 
-    let informers = Arc::new(informers(east_cluster.client.clone()).with_default_name(east()));
-    let api = ClusterApi::new(east_cluster.writer.clone());
-    let daemon = Arc::new(Daemon::new(informers.clone(), RetryPolicy::default()));
-    let fleet = Arc::new(Fleet::new(informers.clone(), api.clone(), daemon.clone()));
+    let (fleet, api, daemon) = fleet_of(&east_cluster);
     let log = herald_tests::host_log();
     let following = ClusterDirectory::start(
         dir.clone(),
@@ -436,18 +464,7 @@ async fn a_cluster_directory_adds_replaces_removes_and_adds_back_clusters_at_run
     let (plugin, logs) = fanout(
         &daemon,
         ClusterAccess::new(Arc::new(api)),
-        Grants {
-            reads: Reads {
-                granted: vec![ReadRule {
-                    group: String::new(),
-                    kind: "ConfigMap".into(),
-                    namespaces: ["*".to_owned()].into(),
-                    clusters: clusters(&["*"]),
-                }],
-                ..grants(clusters(&["*"]), false).reads
-            },
-            ..grants(clusters(&["*"]), false)
-        },
+        grants(clusters(&["*"]), Some(clusters(&["*"]))),
     );
     daemon
         .start(plugin)
@@ -576,10 +593,7 @@ async fn cluster_secrets_in_the_home_cluster_add_and_remove_clusters() {
     let west = west_server(&ns, &work.join("west")).await;
     let north = west_server(&ns, &work.join("north")).await;
 
-    let informers = Arc::new(informers(east_cluster.client.clone()).with_default_name(east()));
-    let api = ClusterApi::new(east_cluster.writer.clone());
-    let daemon = Arc::new(Daemon::new(informers.clone(), RetryPolicy::default()));
-    let fleet = Arc::new(Fleet::new(informers, api.clone(), daemon.clone()));
+    let (fleet, api, daemon) = fleet_of(&east_cluster);
     let secrets: Api<Secret> = Api::namespaced(east_cluster.client.clone(), &ns);
     let post = PostParams::default();
     // Cluster API's convention for west, Argo CD's for north, and an Argo
@@ -633,18 +647,7 @@ async fn cluster_secrets_in_the_home_cluster_add_and_remove_clusters() {
     let (plugin, logs) = fanout(
         &daemon,
         ClusterAccess::new(Arc::new(api)),
-        Grants {
-            reads: Reads {
-                granted: vec![ReadRule {
-                    group: String::new(),
-                    kind: "ConfigMap".into(),
-                    namespaces: ["*".to_owned()].into(),
-                    clusters: clusters(&["*"]),
-                }],
-                ..grants(clusters(&["*"]), false).reads
-            },
-            ..grants(clusters(&["*"]), false)
-        },
+        grants(clusters(&["*"]), Some(clusters(&["*"]))),
     );
     daemon
         .start(plugin)
