@@ -1038,6 +1038,15 @@ impl Daemon {
             let Some(active) = &entry.active else {
                 continue;
             };
+            // A listener waiting on a cluster the policy spares (another
+            // cluster than the default one, not synced) does not hold the
+            // plugin: its other clusters deliver meanwhile.
+            let spared_cluster = |listener: &Listener| {
+                listener.cluster().is_some()
+                    && entry.subscribed.iter().any(|s| {
+                        s.key.cluster.as_ref() == listener.cluster() && elsewhere(&s.informer)
+                    })
+            };
             let unsettled: Vec<&Arc<Listener>> = active
                 .listeners
                 .iter()
@@ -1046,20 +1055,36 @@ impl Daemon {
             if unsettled.is_empty() {
                 continue;
             }
+            let holding_it: Vec<&Arc<Listener>> = unsettled
+                .iter()
+                .copied()
+                .filter(|listener| !spared_cluster(listener))
+                .collect();
             let blocked: Vec<(String, RequestFailure)> = entry
                 .subscribed
                 .iter()
                 .filter_map(|s| Some((s.key.to_string(), forbidden(&s.informer)?)))
                 .collect();
-            let waiting_elsewhere: Vec<String> = entry
-                .subscribed
-                .iter()
-                .filter(|s| elsewhere(&s.informer))
-                .map(|s| s.key.to_string())
-                .collect();
             let caches = active.worker.cache_sync();
-            let why = if !caches.synced {
-                let mut why = format!("waiting for caches: {}", caches.waiting_for.join(", "));
+            // Waiting for a cache of its own (one not spared), or handling its
+            // initial list.
+            let waiting = holding_it.is_empty()
+                || holding_it
+                    .iter()
+                    .any(|listener| !listener.initial_list_received());
+            let why = if waiting {
+                // The caches it waits for, those of spared clusters too
+                // only when nothing else holds it.
+                let waiting_for = if holding_it.is_empty() {
+                    caches.waiting_for.clone()
+                } else {
+                    holding_it
+                        .iter()
+                        .filter(|listener| !listener.initial_list_received())
+                        .map(|listener| listener.waiting_name())
+                        .collect()
+                };
+                let mut why = format!("waiting for caches: {}", waiting_for.join(", "));
                 for (key, failure) in &blocked {
                     why.push_str(&format!(
                         "; informer {key} is forbidden to {} {}",
@@ -1068,7 +1093,7 @@ impl Daemon {
                 }
                 why
             } else {
-                let queued: usize = unsettled.iter().map(|l| l.depth()).sum();
+                let queued: usize = holding_it.iter().map(|l| l.depth()).sum();
                 format!("handling its initial list ({queued} notifications queued)")
             };
             let hold = Hold {
@@ -1078,15 +1103,8 @@ impl Daemon {
                 failure: blocked.first().map(|(_, failure)| failure.clone()),
             };
             // Spared when what it waits for is forbidden, or in another
-            // cluster, and the policy says so; its other clusters deliver.
-            let only_elsewhere = !waiting_elsewhere.is_empty()
-                && unsettled.iter().all(|l| {
-                    l.cluster().is_some()
-                        && entry.subscribed.iter().any(|s| {
-                            s.key.cluster.as_ref() == l.cluster() && elsewhere(&s.informer)
-                        })
-                });
-            if (spare && !blocked.is_empty()) || only_elsewhere {
+            // cluster, and the policy says so.
+            if (spare && !blocked.is_empty()) || holding_it.is_empty() {
                 not_holding.push(hold);
             } else {
                 holding.push(hold);

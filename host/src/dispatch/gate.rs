@@ -113,10 +113,7 @@ impl CacheGate {
                 waiting_for: listeners
                     .iter()
                     .filter(|l| !l.initial_list_received())
-                    .map(|l| match l.cluster() {
-                        Some(cluster) => format!("{} in cluster {cluster}", l.resource()),
-                        None => l.resource().to_owned(),
-                    })
+                    .map(|l| l.waiting_name())
                     .collect(),
                 waited_ms: millis(now.saturating_duration_since(self.since)),
                 synced: false,

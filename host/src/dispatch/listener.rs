@@ -153,6 +153,15 @@ impl Listener {
         self.cluster.as_ref()
     }
 
+    /// Its resource as a wait for its cache names it: `configmaps`, or
+    /// `configmaps in cluster west`.
+    pub fn waiting_name(&self) -> String {
+        match &self.cluster {
+            Some(cluster) => format!("{} in cluster {cluster}", self.resource),
+            None => self.resource.to_string(),
+        }
+    }
+
     /// The plugin's name.
     pub fn plugin(&self) -> &str {
         &self.plugin

