@@ -119,6 +119,7 @@ fn python_sdk_builds_label_audit_that_the_host_checks_and_replays() {
     assert!(pytest("sdk/python") >= 30);
     assert!(pytest("plugins/label-audit") >= 10);
     assert!(pytest("plugins/reloader-py") >= 5);
+    assert!(pytest("plugins/fleet-fanout-py") >= 4);
 
     let wasm = build_label_audit();
     let wasm_arg = wasm.to_str().unwrap();
@@ -131,7 +132,7 @@ fn python_sdk_builds_label_audit_that_the_host_checks_and_replays() {
     );
     assert!(check.status.success(), "{check:?}");
     let report: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
-    assert_eq!(report["world"], "herald:plugin/plugin@0.5.0");
+    assert_eq!(report["world"], "herald:plugin/plugin@0.6.0");
     assert_eq!(report["manifest"]["name"], "label-audit");
     assert_eq!(report["manifest"]["version"], "0.1.0");
     let kinds: Vec<(&str, &str)> = report["manifest"]["subscriptions"]

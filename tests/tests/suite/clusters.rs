@@ -171,13 +171,23 @@ fn fleet_of(east_cluster: &TestCluster) -> (Arc<herald::fleet::Fleet>, ClusterAp
 }
 
 fn fanout(daemon: &Daemon, access: ClusterAccess, grants: Grants) -> (LoadedPlugin, Arc<LogsOf>) {
+    fanout_at(herald_test_artifacts::FLEET_FANOUT, daemon, access, grants)
+}
+
+/// A fleet-fanout built at `wasm` (the Rust plugin, or its Python port).
+fn fanout_at(
+    wasm: &str,
+    daemon: &Daemon,
+    access: ClusterAccess,
+    grants: Grants,
+) -> (LoadedPlugin, Arc<LogsOf>) {
     let options = LoadOptions {
         grants,
         access: Some(access),
         metrics: Some(daemon.plugin_metrics().clone()),
         ..LoadOptions::default()
     };
-    let (plugin, sink) = load_with(herald_test_artifacts::FLEET_FANOUT, options);
+    let (plugin, sink) = load_with(wasm, options);
     assert_eq!(plugin.world(), "herald:plugin/plugin@0.6.0");
     let logs: Arc<LogsOf> = Arc::new(move || messages(&sink.lines()));
     (plugin, logs)
@@ -185,9 +195,31 @@ fn fanout(daemon: &Daemon, access: ClusterAccess, grants: Grants) -> (LoadedPlug
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_plugin_acts_on_both_clusters_and_each_event_names_its_own() {
+    acts_on_both_clusters(herald_test_artifacts::FLEET_FANOUT).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_port_acts_on_both_clusters_as_the_rust_plugin_does() {
+    let test = "clusters::the_python_port_acts_on_both_clusters_as_the_rust_plugin_does";
+    let out = std::env::temp_dir()
+        .join(format!("herald-suite-python-{}", std::process::id()))
+        .join("fleet-fanout-py.wasm");
+    std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+    if let Some(wasm) =
+        super::replica_alert::build_python("fleet-fanout-py", "fleet_fanout.py", &out, test)
+    {
+        acts_on_both_clusters(wasm.to_str().unwrap()).await;
+    }
+}
+
+/// fleet-fanout built at `wasm` on east and west: a fan-out ConfigMap of
+/// each copied into the other, labelled with its origin, each copy logged
+/// naming both; a delete in east deleting west's copy and nothing else.
+async fn acts_on_both_clusters(wasm: &str) {
     let fleet = TwoClusters::start().await;
     let (daemon, access) = fleet.daemon();
-    let (plugin, logs) = fanout(
+    let (plugin, logs) = fanout_at(
+        wasm,
         &daemon,
         access,
         grants(clusters(&["*"]), Some(clusters(&["west"]))),

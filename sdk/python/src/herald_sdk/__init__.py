@@ -4,11 +4,11 @@ A Herald plugin is a WebAssembly component that the Herald daemon loads and
 feeds with the notifications of Kubernetes shared informers: every add,
 update and delete of the objects it subscribed to; it may also decide on
 writes at admission, before they reach the cluster. This package turns the
-ABI (``wit/0.5.0/herald.wit``, world ``herald:plugin/plugin@0.5.0``) into one
+ABI (``wit/0.6.0/herald.wit``, world ``herald:plugin/plugin@0.6.0``) into one
 base class, :class:`Handler`, plus objects as dicts, logging, cache and index
 look-ups, configuration, Kubernetes API calls and Events, metrics of the
-plugin's own, the work queue, the call's deadline, outbound HTTP and
-admission decisions;
+plugin's own, the work queue, the call's deadline and cluster, outbound HTTP
+and admission decisions;
 ``python -m herald_sdk build app.py -o plugin.wasm`` compiles a module into a
 component with componentize-py.
 
@@ -34,12 +34,14 @@ Modules: :mod:`herald_sdk.admission` (validating and mutating writes),
 :mod:`herald_sdk.config`, :mod:`herald_sdk.kube` (reads and writes through
 the API server), :mod:`herald_sdk.events` (Kubernetes Events),
 :mod:`herald_sdk.metrics`, :mod:`herald_sdk.workqueue`,
-:mod:`herald_sdk.deadline`, :mod:`herald_sdk.http` (outbound HTTP; the
+:mod:`herald_sdk.deadline`, :mod:`herald_sdk.cluster` (which cluster, on a
+daemon watching several), :mod:`herald_sdk.http` (outbound HTTP; the
 standard ``urllib.request`` works too), :mod:`herald_sdk.kinds` (typed
 views) and :mod:`herald_sdk.testing` (the stand-in host for pytest).
 """
 
-from herald_sdk import admission, cache, config, deadline, events, http, kinds, kube, log, metrics, workqueue
+from herald_sdk import (admission, cache, cluster, config, deadline, events, http, kinds, kube, log, metrics,
+                        workqueue)
 from herald_sdk.admission import AdmissionReview, AdmissionRule, FailurePolicy, Mutation, Operation, Verdict, Webhook
 from herald_sdk.cache import Index
 from herald_sdk.errors import CacheError, HandlerError, InvalidSelector, KubeError, NotSubscribed, UnknownIndex
@@ -51,12 +53,12 @@ from herald_sdk.manifest import EVENTS, HTTP, Delivery, Limits, Manifest, Subscr
 from herald_sdk.metrics import Metric
 
 #: The SDK's version.
-__version__ = "0.5.0"
+__version__ = "0.6.0"
 #: The WIT package this SDK targets.
-WIT_PACKAGE = "herald:plugin@0.5.0"
+WIT_PACKAGE = "herald:plugin@0.6.0"
 
 __all__ = [
-    "admission", "cache", "config", "deadline", "events", "http", "kinds", "kube", "log", "metrics", "workqueue",
+    "admission", "cache", "cluster", "config", "deadline", "events", "http", "kinds", "kube", "log", "metrics", "workqueue",
     "CacheError", "HandlerError", "HttpError", "InvalidSelector", "KubeError", "NotSubscribed", "UnknownIndex",
     "Context", "Event", "Update", "Handler", "export_plugin", "GroupVersionKind", "KubeObject", "Delivery",
     "Index", "Limits", "Manifest", "Metric", "Subscription", "Verb", "WriteRule", "EVENTS", "HTTP",

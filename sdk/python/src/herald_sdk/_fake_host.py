@@ -54,6 +54,8 @@ class KubeCall:
     resource_version: Optional[str] = None
     #: A delete's propagation policy.
     propagation: Optional[str] = None
+    #: The cluster it went to: the call's, or the one targeted.
+    cluster: str = field(default_factory=lambda: cluster_current())
 
     @property
     def object(self) -> Any:
@@ -180,6 +182,12 @@ class FakeHostState:
     requeues: List[int] = field(default_factory=list)
     #: What ``deadline.remaining_ms`` answers.
     remaining_ms: int = 1000
+    #: The clusters the plugin runs on; empty: ``default`` alone.
+    clusters: List[str] = field(default_factory=list)
+    #: The cluster of the call under way; ``None``: the first of ``clusters``.
+    cluster: Optional[str] = None
+    #: The cluster the plugin targeted, if it did.
+    target: Optional[str] = None
     #: Every HTTP request (hop), in order.
     http_requests: List[RecordedRequest] = field(default_factory=list)
     #: Scripted HTTP answers; the last added that matches wins, one-shot ones first.
@@ -385,6 +393,35 @@ def requeue_after(delay_ms: int) -> None:
 
 def remaining_ms() -> int:
     return STATE.remaining_ms
+
+
+#: The default cluster's name in the stand-in host.
+DEFAULT_CLUSTER = "default"
+
+
+def cluster_names() -> List[str]:
+    return sorted(STATE.clusters) if STATE.clusters else [DEFAULT_CLUSTER]
+
+
+def cluster_current() -> str:
+    if STATE.target is not None:
+        return STATE.target
+    if STATE.cluster is not None:
+        return STATE.cluster
+    return STATE.clusters[0] if STATE.clusters else DEFAULT_CLUSTER
+
+
+def cluster_target(name: Optional[str]) -> Optional[str]:
+    """Targets ``name`` (``None``: back to the call's cluster); the refusal's
+    message, or ``None``."""
+    if name is None:
+        STATE.target = None
+        return None
+    if name not in cluster_names():
+        return (f"this plugin is not delivered notifications from a cluster named {name!r}: it may "
+                f"target only its own clusters ({', '.join(cluster_names())})")
+    STATE.target = name
+    return None
 
 
 def http_send(hop: Hop) -> Response:

@@ -1,6 +1,6 @@
 """The host's imports, through the bindings componentize-py generates when
 it builds the component (module ``wit_world``, world
-``herald:plugin/plugin@0.5.0``). Only imported inside the component. Not a
+``herald:plugin/plugin@0.6.0``). Only imported inside the component. Not a
 public API."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from typing import List, Optional
 
 from componentize_py_types import Err
 from wit_world.imports import cache as wit_cache
+from wit_world.imports import cluster as wit_cluster
 from wit_world.imports import config as wit_config
 from wit_world.imports import deadline as wit_deadline
 from wit_world.imports import events as wit_events
@@ -166,6 +167,23 @@ def requeue_after(delay_ms: int) -> None:
 
 def remaining_ms() -> int:
     return wit_deadline.remaining_ms()
+
+
+def cluster_current() -> str:
+    return wit_cluster.current()
+
+
+def cluster_names() -> List[str]:
+    return list(wit_cluster.names())
+
+
+def cluster_target(name: Optional[str]) -> Optional[str]:
+    """Targets ``name``; the refusal's message, or ``None``."""
+    try:
+        wit_cluster.target(name)
+    except Err as refused:
+        return str(refused.value)
+    return None
 
 
 #: One request over wasi:http (``herald_sdk.http.Hop`` in, ``Response`` out).

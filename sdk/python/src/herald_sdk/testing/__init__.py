@@ -161,6 +161,22 @@ def take_requeues() -> List[float]:
     return taken
 
 
+def set_clusters(names) -> None:
+    """The clusters the plugin runs on, as :func:`herald_sdk.cluster.names`
+    answers (``["default"]`` after :func:`reset`); the first is the call's
+    cluster until :func:`set_cluster` says otherwise."""
+    _fake_host.STATE.clusters = [str(name) for name in names]
+
+
+def set_cluster(name: str) -> None:
+    """Makes ``name`` the cluster of the calls that follow, as the host does
+    for each notification (and ends any target the plugin set): what
+    :func:`herald_sdk.cluster.current` answers, and where the recorded kube
+    calls say they went (``KubeCall.cluster``)."""
+    _fake_host.STATE.cluster = str(name)
+    _fake_host.STATE.target = None
+
+
 def set_remaining_ms(milliseconds: int) -> None:
     """What :func:`herald_sdk.deadline.remaining_ms` answers (1000 after :func:`reset`)."""
     _fake_host.STATE.remaining_ms = int(milliseconds)
