@@ -1,7 +1,7 @@
 /**
  * Building a plugin module into a WebAssembly component: bundle the module
  * with the SDK (rolldown; TypeScript is accepted), then componentize the
- * bundle against the vendored `herald:plugin@0.5.0` WIT (ComponentizeJS).
+ * bundle against the vendored `herald:plugin@0.6.0` WIT (ComponentizeJS).
  * `herald-build` is the command-line face of {@link build}.
  *
  * @module
@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 const SDK_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The vendored copy of the contract (`wit/herald.wit` and `wit/deps/`): the repository's
- * `wit/0.5.0` with its `deps` resolved. */
+ * `wit/0.6.0` with its `deps` resolved. */
 export const WIT_DIR = join(SDK_ROOT, 'wit');
 
 /** The world every plugin targets. */
@@ -65,6 +65,11 @@ import { lookup as indexLookup } from 'herald:plugin/index@0.3.0';
 import { add as metricsAdd, set as metricsSet, observe as metricsObserve } from 'herald:plugin/metrics@0.3.0';
 import { requeueAfter } from 'herald:plugin/workqueue@0.3.0';
 import { remainingMs } from 'herald:plugin/deadline@0.4.0';
+import {
+  current as clusterCurrent,
+  names as clusterNames,
+  target as clusterTarget,
+} from 'herald:plugin/cluster@0.6.0';
 import { installHost } from ${sdk};
 import { followRedirects } from ${fetch};
 
@@ -89,6 +94,9 @@ installHost({
   metricsObserve,
   requeueAfter,
   remainingMs,
+  clusterCurrent,
+  clusterNames,
+  clusterTarget,
 });
 `;
 }

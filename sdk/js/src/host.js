@@ -35,6 +35,10 @@
  * @property {(name: string, labelValues: string[], value: number) => void} metricsObserve
  * @property {(delayMs: bigint) => void} requeueAfter
  * @property {() => bigint} remainingMs
+ * @property {() => string} clusterCurrent
+ * @property {() => string[]} clusterNames
+ * @property {(name: string | undefined) => void} clusterTarget
+ *   Throws `{payload: message}` for a cluster the plugin does not run on.
  */
 
 /** The functions a host must provide. */
@@ -56,6 +60,9 @@ const IMPORTS = Object.freeze([
   'metricsObserve',
   'requeueAfter',
   'remainingMs',
+  'clusterCurrent',
+  'clusterNames',
+  'clusterTarget',
 ]);
 
 const NO_HOST_MESSAGE =

@@ -4,7 +4,7 @@
  * A plugin module default-exports a class extending {@link Handler} (a
  * `manifest()` plus `onAdd`, `onUpdate`, `onDelete`, and `validate`, `mutate`
  * for the writes it admits); `herald-build` turns it into a WebAssembly
- * component for the world `herald:plugin/plugin@0.5.0`.
+ * component for the world `herald:plugin/plugin@0.6.0`.
  * Logging, cache and index look-ups and configuration are the `log`, `cache`
  * and `config` namespaces; Kubernetes API calls and Events are `kube` and
  * `events`; the plugin's metrics, the work queue and the call's deadline are
@@ -48,5 +48,7 @@ export * as metrics from './metrics.js';
 export * as workqueue from './workqueue.js';
 /** The call's deadline: `deadline.remainingMs()`. */
 export * as deadline from './deadline.js';
+/** Which cluster: `cluster.current()`, `cluster.names()`, `cluster.within(name, fn)`. */
+export * as cluster from './cluster.js';
 /** Common kinds as `GroupVersionKind` constants: `kinds.Pod`, `kinds.Deployment`, ... */
 export * as kinds from './kinds.js';

@@ -87,6 +87,7 @@ import * as objects from './objects.js';
  * @property {string | undefined} uid A delete's precondition.
  * @property {string | undefined} resourceVersion A delete's precondition.
  * @property {'orphan' | 'background' | 'foreground' | undefined} propagation
+ * @property {string} cluster The cluster it went to: the call's, or the one targeted.
  */
 
 let state = freshState();
@@ -108,6 +109,9 @@ function freshState() {
     /** @type {Map<string, number[]>} histogram observations by series key */ observations: new Map(),
     /** @type {number[]} requeue delays in milliseconds */ requeues: [],
     remainingMs: 1000,
+    /** @type {string[]} the clusters the plugin runs on; empty: `default` alone */ clusters: [],
+    /** @type {string | undefined} the call's cluster; undefined: the first of `clusters` */ cluster: undefined,
+    /** @type {string | undefined} the cluster targeted, if any */ target: undefined,
     /** @type {RecordedRequest[]} */ httpRequests: [],
     /** @type {{pattern: string, answer: Response | Error, times: number | undefined}[]} */ httpScripts: [],
     /** @type {string[]} */ httpGranted: [],
@@ -253,6 +257,40 @@ export function takeRequeues() {
  */
 export function setRemainingMs(milliseconds) {
   state.remainingMs = milliseconds;
+}
+
+/**
+ * The clusters the plugin runs on, as `cluster.names()` answers
+ * (`['default']` after {@link reset}); the first is the call's cluster until
+ * {@link setCluster} says otherwise.
+ *
+ * @param {string[]} names
+ */
+export function setClusters(names) {
+  state.clusters = names.map(String);
+}
+
+/**
+ * Makes `name` the cluster of the calls that follow, as the host does for
+ * each notification (and ends any target the plugin set): what
+ * `cluster.current()` answers, and where recorded kube calls say they went.
+ *
+ * @param {string} name
+ */
+export function setCluster(name) {
+  state.cluster = String(name);
+  state.target = undefined;
+}
+
+/** The stand-in host's default cluster. */
+const DEFAULT_CLUSTER = 'default';
+
+function clusterNames() {
+  return state.clusters.length === 0 ? [DEFAULT_CLUSTER] : [...state.clusters].sort();
+}
+
+function clusterCurrent() {
+  return state.target ?? state.cluster ?? state.clusters[0] ?? DEFAULT_CLUSTER;
 }
 
 /** Why the host would drop `update`, if it would. */
@@ -828,6 +866,7 @@ function answer(fields, fallback) {
     uid: fields.uid,
     resourceVersion: fields.resourceVersion,
     propagation: fields.propagation,
+    cluster: clusterCurrent(),
   };
   state.kubeCalls.push(call);
   const refusal = notGranted(call);
@@ -893,6 +932,22 @@ installHost({
   },
   remainingMs() {
     return BigInt(state.remainingMs);
+  },
+  clusterCurrent,
+  clusterNames,
+  clusterTarget(name) {
+    if (name === undefined) {
+      state.target = undefined;
+      return;
+    }
+    if (!clusterNames().includes(name)) {
+      throw {
+        payload:
+          `this plugin is not delivered notifications from a cluster named ${JSON.stringify(name)}: ` +
+          `it may target only its own clusters (${clusterNames().join(', ')})`,
+      };
+    }
+    state.target = name;
   },
   kubeGet(target) {
     return answer({ verb: 'get', ...target }, notFound);

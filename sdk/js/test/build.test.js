@@ -30,6 +30,7 @@ export default class Hello extends Handler {
   const imports = [...code.matchAll(/^import .* from ["']([^"']+)["'];?$/gm)].map((match) => match[1]).sort();
   assert.deepEqual(imports, [
     'herald:plugin/cache@0.2.0',
+    'herald:plugin/cluster@0.6.0',
     'herald:plugin/config@0.2.0',
     'herald:plugin/deadline@0.4.0',
     'herald:plugin/events@0.2.0',

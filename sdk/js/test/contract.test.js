@@ -1,5 +1,5 @@
 // The vendored contract and the declarations generated from it stay in step
-// with the repository's wit/0.5.0, the version this SDK targets.
+// with the repository's wit/0.6.0, the version this SDK targets.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 const sdk = (path) => fileURLToPath(new URL(`../${path}`, import.meta.url));
 
 const SYNC =
-  'rm -rf sdk/js/wit && cp -rL wit/0.5.0 sdk/js/wit && rm -rf sdk/js/wit/deps/*/deps, then regenerate the types (node sdk/js/scripts/wit-types.js)';
+  'rm -rf sdk/js/wit && cp -rL wit/0.6.0 sdk/js/wit && rm -rf sdk/js/wit/deps/*/deps, then regenerate the types (node sdk/js/scripts/wit-types.js)';
 
 /** `relative path -> bytes` of a WIT package: its files and each dependency's, not a dependency's own deps. */
 async function witFiles(root) {
@@ -27,14 +27,14 @@ async function witFiles(root) {
   return files;
 }
 
-test('wit/ is the repository contract (wit/0.5.0, its deps resolved), file for file', async () => {
+test('wit/ is the repository contract (wit/0.6.0, its deps resolved), file for file', async () => {
   const vendored = await witFiles(sdk('wit'));
-  const contract = await witFiles(sdk('../../wit/0.5.0'));
+  const contract = await witFiles(sdk('../../wit/0.6.0'));
   assert.deepEqual([...vendored.keys()], [...contract.keys()], `the vendored WIT differs: ${SYNC}`);
   for (const [name, bytes] of contract) {
     assert.ok(vendored.get(name).equals(bytes), `${name} differs from the repository's: ${SYNC}`);
   }
-  assert.match(vendored.get('herald.wit').toString(), /package herald:plugin@0\.5\.0;/);
+  assert.match(vendored.get('herald.wit').toString(), /package herald:plugin@0\.6\.0;/);
 });
 
 test('types/wit is what jco generates from the contract', () => {

@@ -3,7 +3,7 @@
 // the real host's imports return and throw.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CacheError, KubeError, cache, config, deadline, events, kube, log, metrics, workqueue } from '../src/index.js';
+import { CacheError, KubeError, cache, cluster, config, deadline, events, kube, log, metrics, workqueue } from '../src/index.js';
 import { installHost } from '../src/host.js';
 
 test('without a host every call says how to get one', () => {
@@ -19,9 +19,19 @@ const UNUSED = Object.fromEntries(
   ]),
 );
 
-/** The 0.3.0 and 0.4.0 imports, failing the test if called. */
+/** The 0.3.0, 0.4.0 and 0.6.0 imports, failing the test if called. */
 const UNUSED_NEWER = Object.fromEntries(
-  ['indexLookup', 'metricsAdd', 'metricsSet', 'metricsObserve', 'requeueAfter', 'remainingMs'].map((name) => [
+  [
+    'indexLookup',
+    'metricsAdd',
+    'metricsSet',
+    'metricsObserve',
+    'requeueAfter',
+    'remainingMs',
+    'clusterCurrent',
+    'clusterNames',
+    'clusterTarget',
+  ].map((name) => [
     name,
     () => assert.fail(`${name} called`),
   ]),
@@ -155,6 +165,14 @@ test('the metrics, workqueue, deadline and index imports get what the contract s
     metricsObserve: (...args) => calls.push(['observe', ...args]),
     requeueAfter: (delay) => calls.push(['requeue', delay]),
     remainingMs: () => 42n,
+    clusterCurrent: () => 'east',
+    clusterNames: () => ['east', 'west'],
+    clusterTarget: (name) => {
+      if (name === 'north') {
+        throw { payload: 'not one of its clusters' };
+      }
+      calls.push(['target', name]);
+    },
     indexLookup: (name, value, namespace) => {
       if (name === 'nodes') {
         throw { payload: { tag: 'unknown-index', val: name } };
@@ -176,6 +194,17 @@ test('the metrics, workqueue, deadline and index imports get what the contract s
   ]);
   assert.throws(() => workqueue.requeueAfter(-1), /must not be negative/);
   assert.equal(deadline.remainingMs(), 42);
+  assert.equal(cluster.current(), 'east');
+  assert.deepEqual(cluster.names(), ['east', 'west']);
+  assert.equal(
+    cluster.within('west', () => 'done'),
+    'done',
+  );
+  assert.deepEqual(calls.slice(-2), [
+    ['target', 'west'],
+    ['target', undefined],
+  ]);
+  assert.throws(() => cluster.within('north', () => assert.fail('ran')), /not one of its clusters/);
   assert.deepEqual(cache.byIndex('owner', 'u-1', 'shop'), [{ name: 'owner', value: 'u-1', namespace: 'shop' }]);
   assert.throws(
     () => cache.byIndex('nodes', 'n'),

@@ -758,6 +758,16 @@ export declare namespace deadline {
   function remainingMs(): number;
 }
 
+/** Which cluster (world 0.6.0): the call's, the plugin's, another for a while. */
+export declare namespace cluster {
+  /** The cluster of the call under way: the notification's, or the one `within` runs against. */
+  function current(): string;
+  /** The clusters the plugin is delivered notifications from, sorted. */
+  function names(): string[];
+  /** Runs `work` against the cluster `name` (one of `names()`), then goes back; returns what it returned. */
+  function within<T>(name: string, work: () => T): T;
+}
+
 /** Common kinds as `GroupVersionKind` constants. */
 export declare namespace kinds {
   const Pod: GroupVersionKind;

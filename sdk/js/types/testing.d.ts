@@ -44,6 +44,8 @@ export interface KubeCall {
   uid: string | undefined;
   resourceVersion: string | undefined;
   propagation: kube.Propagation | undefined;
+  /** The cluster it went to: the call's, or the one targeted. */
+  cluster: string;
 }
 
 /** Every kube call since the last take, removed. */
@@ -153,6 +155,12 @@ export function requeues(): number[];
 export function takeRequeues(): number[];
 /** What `deadline.remainingMs()` answers (1000 after `reset()`). */
 export function setRemainingMs(milliseconds: number): void;
+
+/** The clusters the plugin runs on (`['default']` after `reset`); the first is the call's until `setCluster`. */
+export function setClusters(names: string[]): void;
+
+/** Makes `name` the cluster of the calls that follow, ending any target the plugin set. */
+export function setCluster(name: string): void;
 
 /** One HTTP request (one hop) as the host received it. */
 export interface RecordedRequest {

@@ -167,14 +167,8 @@ async fn one_controller(name: &str, wasm: &Path) {
     };
     let (plugin, logs) = load_with(wasm.to_str().unwrap(), options);
     assert_eq!(plugin.manifest().name, name);
-    // The Python SDK is on world 0.6.0 (it imports every interface, `cluster`
-    // included); the JavaScript SDK on 0.5.0.
-    let world = if name.ends_with("-py") {
-        "0.6.0"
-    } else {
-        "0.5.0"
-    };
-    assert_eq!(plugin.world(), format!("herald:plugin/plugin@{world}"));
+    // Both SDKs import every interface of world 0.6.0, `cluster` included.
+    assert_eq!(plugin.world(), "herald:plugin/plugin@0.6.0");
     daemon.start(plugin).await.unwrap();
 
     let deployments: Api<Deployment> = Api::namespaced(cluster.client.clone(), &ns);

@@ -25,6 +25,7 @@ import {
   Verb,
   WriteRule,
   cache,
+  cluster,
   config,
   deadline,
   events,
@@ -105,6 +106,13 @@ export default class Typed extends Handler {
     const owned = cache.byIndex('owner', deployment?.metadata?.uid ?? '', update.namespace);
     metrics.counter('alerts_total').with(update.namespace ?? '').inc();
     metrics.histogram('took_seconds').observe(0.2);
+    const origin: string = cluster.current();
+    const elsewhere: number = cluster
+      .names()
+      .filter((name) => name !== origin)
+      .map((name) => cluster.within(name, () => name.length))
+      .reduce((a, b) => a + b, 0);
+    log.debug(`${origin} ${elsewhere}`);
     if (deadline.remainingMs() > 100) {
       const response = await fetch('https://hooks.example.com/x', { method: 'POST', body: JSON.stringify({ owned: owned.length }) });
       log.info(`posted status=${response.status}`);

@@ -1,5 +1,6 @@
 /// <reference path="./interfaces/herald-plugin-admission.d.ts" />
 /// <reference path="./interfaces/herald-plugin-cache.d.ts" />
+/// <reference path="./interfaces/herald-plugin-cluster.d.ts" />
 /// <reference path="./interfaces/herald-plugin-config.d.ts" />
 /// <reference path="./interfaces/herald-plugin-deadline.d.ts" />
 /// <reference path="./interfaces/herald-plugin-events.d.ts" />
@@ -16,9 +17,10 @@
 /// <reference path="./interfaces/wasi-io-error.d.ts" />
 /// <reference path="./interfaces/wasi-io-poll.d.ts" />
 /// <reference path="./interfaces/wasi-io-streams.d.ts" />
-declare module 'herald:plugin/plugin@0.5.0' {
+declare module 'herald:plugin/plugin@0.6.0' {
   export type Manifest = import('herald:plugin/types@0.3.0').Manifest;
   export type * as HeraldPluginCache020 from 'herald:plugin/cache@0.2.0'; // import herald:plugin/cache@0.2.0
+  export type * as HeraldPluginCluster060 from 'herald:plugin/cluster@0.6.0'; // import herald:plugin/cluster@0.6.0
   export type * as HeraldPluginConfig020 from 'herald:plugin/config@0.2.0'; // import herald:plugin/config@0.2.0
   export type * as HeraldPluginDeadline040 from 'herald:plugin/deadline@0.4.0'; // import herald:plugin/deadline@0.4.0
   export type * as HeraldPluginEvents020 from 'herald:plugin/events@0.2.0'; // import herald:plugin/events@0.2.0
