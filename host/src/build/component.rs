@@ -1,20 +1,22 @@
 //! A core module made a plugin component: the type of the world
-//! `herald:plugin/plugin@0.5.0` embedded as the `component-type` custom
+//! `herald:plugin/plugin@0.6.0` embedded as the `component-type` custom
 //! section (what `wasm-tools component embed` writes), then wrapped with
 //! wit-component and the WASI preview1 *reactor* adapter (what `wasm-tools
 //! component new --adapt` does).
 //!
-//! The WIT is the repository's `wit/0.5.0`, compiled into the binary, so a
+//! The WIT is the repository's `wit/0.6.0`, compiled into the binary, so a
 //! build needs no checkout and no other tool. The reactor adapter, not the
 //! command one: a plugin is a library whose exports the host calls, and the
 //! reactor's component runs the module's `_initialize` (the Go runtime and
 //! every package's `init`) when it is instantiated.
 
-/// The world Go plugins are built against: 0.5.0, whose `admission` export
-/// the Go SDK answers for every plugin (declaring no webhooks unless the
-/// manifest does). Plugins built against 0.4.0 still load: the host runs
-/// every released world.
-pub const WORLD: &str = "herald:plugin/plugin@0.5.0";
+/// The world Go plugins are built against: 0.6.0, whose `admission` export
+/// (0.5.0's) the Go SDK answers for every plugin (declaring no webhooks
+/// unless the manifest does). Go links only the imports a plugin calls, so
+/// one that never asks for its cluster imports no 0.6.0 interface and the
+/// host runs it as a 0.5.0 plugin, on the default cluster alone. Plugins
+/// built against older worlds still load: the host runs every released one.
+pub const WORLD: &str = "herald:plugin/plugin@0.6.0";
 use thiserror::Error;
 use wasi_preview1_component_adapter_provider::{
     WASI_SNAPSHOT_PREVIEW1_ADAPTER_NAME, WASI_SNAPSHOT_PREVIEW1_REACTOR_ADAPTER,
@@ -23,52 +25,57 @@ use wit_component::{ComponentEncoder, StringEncoding};
 use wit_parser::Resolve;
 
 /// The WIT packages of [`WORLD`], each after the packages it uses: the
-/// files of `wit/0.5.0` and its `deps/` (links to the released 0.4.0, 0.3.0
-/// and 0.2.0 packages and their WASI dependencies), as (path, text).
+/// files of `wit/0.6.0` and its `deps/` (links to the released 0.5.0,
+/// 0.4.0, 0.3.0 and 0.2.0 packages and their WASI dependencies), as (path,
+/// text).
 const PACKAGES: &[(&str, &str)] = &[
     (
-        "wit/0.5.0/deps/wasi-io/io.wit",
-        include_str!("../../../wit/0.5.0/deps/wasi-io/io.wit"),
+        "wit/0.6.0/deps/wasi-io/io.wit",
+        include_str!("../../../wit/0.6.0/deps/wasi-io/io.wit"),
     ),
     (
-        "wit/0.5.0/deps/wasi-clocks/clocks.wit",
-        include_str!("../../../wit/0.5.0/deps/wasi-clocks/clocks.wit"),
+        "wit/0.6.0/deps/wasi-clocks/clocks.wit",
+        include_str!("../../../wit/0.6.0/deps/wasi-clocks/clocks.wit"),
     ),
     (
-        "wit/0.5.0/deps/wasi-random/random.wit",
-        include_str!("../../../wit/0.5.0/deps/wasi-random/random.wit"),
+        "wit/0.6.0/deps/wasi-random/random.wit",
+        include_str!("../../../wit/0.6.0/deps/wasi-random/random.wit"),
     ),
     (
-        "wit/0.5.0/deps/wasi-filesystem/filesystem.wit",
-        include_str!("../../../wit/0.5.0/deps/wasi-filesystem/filesystem.wit"),
+        "wit/0.6.0/deps/wasi-filesystem/filesystem.wit",
+        include_str!("../../../wit/0.6.0/deps/wasi-filesystem/filesystem.wit"),
     ),
     (
-        "wit/0.5.0/deps/wasi-sockets/sockets.wit",
-        include_str!("../../../wit/0.5.0/deps/wasi-sockets/sockets.wit"),
+        "wit/0.6.0/deps/wasi-sockets/sockets.wit",
+        include_str!("../../../wit/0.6.0/deps/wasi-sockets/sockets.wit"),
     ),
     (
-        "wit/0.5.0/deps/wasi-cli/cli.wit",
-        include_str!("../../../wit/0.5.0/deps/wasi-cli/cli.wit"),
+        "wit/0.6.0/deps/wasi-cli/cli.wit",
+        include_str!("../../../wit/0.6.0/deps/wasi-cli/cli.wit"),
     ),
     (
-        "wit/0.5.0/deps/wasi-http/http.wit",
-        include_str!("../../../wit/0.5.0/deps/wasi-http/http.wit"),
+        "wit/0.6.0/deps/wasi-http/http.wit",
+        include_str!("../../../wit/0.6.0/deps/wasi-http/http.wit"),
     ),
     (
-        "wit/0.5.0/deps/herald-plugin-0.2.0/herald.wit",
-        include_str!("../../../wit/0.5.0/deps/herald-plugin-0.2.0/herald.wit"),
+        "wit/0.6.0/deps/herald-plugin-0.2.0/herald.wit",
+        include_str!("../../../wit/0.6.0/deps/herald-plugin-0.2.0/herald.wit"),
     ),
     (
-        "wit/0.5.0/deps/herald-plugin-0.3.0/herald.wit",
-        include_str!("../../../wit/0.5.0/deps/herald-plugin-0.3.0/herald.wit"),
+        "wit/0.6.0/deps/herald-plugin-0.3.0/herald.wit",
+        include_str!("../../../wit/0.6.0/deps/herald-plugin-0.3.0/herald.wit"),
     ),
     (
-        "wit/0.5.0/deps/herald-plugin-0.4.0/herald.wit",
-        include_str!("../../../wit/0.5.0/deps/herald-plugin-0.4.0/herald.wit"),
+        "wit/0.6.0/deps/herald-plugin-0.4.0/herald.wit",
+        include_str!("../../../wit/0.6.0/deps/herald-plugin-0.4.0/herald.wit"),
     ),
     (
-        "wit/0.5.0/herald.wit",
-        include_str!("../../../wit/0.5.0/herald.wit"),
+        "wit/0.6.0/deps/herald-plugin-0.5.0/herald.wit",
+        include_str!("../../../wit/0.6.0/deps/herald-plugin-0.5.0/herald.wit"),
+    ),
+    (
+        "wit/0.6.0/herald.wit",
+        include_str!("../../../wit/0.6.0/herald.wit"),
     ),
 ];
 

@@ -88,7 +88,7 @@ fn build_example() -> PathBuf {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         stdout.starts_with(&format!("built {} (", wasm.display()))
-            && stdout.contains("herald:plugin/plugin@0.5.0"),
+            && stdout.contains("herald:plugin/plugin@0.6.0"),
         "{stdout}"
     );
     wasm
@@ -561,4 +561,63 @@ fn herald_plugin_build_names_what_is_at_fault() {
         "{err}"
     );
     let _ = std::fs::remove_dir_all(Path::new(&dir));
+}
+
+/// The SDK's cluster fixture (`sdk/go/testdata/cluster-census`) built by
+/// `herald plugin build`: a Go plugin that asks for its cluster imports
+/// `herald:plugin/cluster@0.6.0` (one that does not stays a 0.5.0
+/// component, as go-pod-phases above), and the calls answer through the
+/// real ABI in replay (the default cluster, named `default`).
+#[test]
+fn a_go_plugin_that_asks_for_its_cluster_is_a_world_0_6_0_component() {
+    let dir = temp_dir("go-cluster");
+    let wasm = dir.join("go-cluster-census.wasm");
+    let building = one_go_build_at_a_time();
+    let output = succeed(
+        "herald plugin build sdk/go/testdata/cluster-census",
+        herald()
+            .args(["plugin", "build"])
+            .arg(repo().join("sdk/go/testdata/cluster-census"))
+            .arg("-o")
+            .arg(&wasm),
+        INSTALL,
+    );
+    drop(building);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("against herald:plugin/plugin@0.6.0"),
+        "{stdout}"
+    );
+    let wasm_arg = wasm.to_str().unwrap();
+    let check = run(&["plugin", "check", wasm_arg, "--output", "json"]);
+    assert!(check.status.success(), "{check:?}");
+    let report: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
+    assert_eq!(report["world"], "herald:plugin/plugin@0.6.0");
+    let events = dir.join("events.jsonl");
+    std::fs::write(
+        &events,
+        serde_json::json!({"type": "add", "initial": true, "object": {
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "settings", "namespace": "shop", "uid": "u1", "resourceVersion": "5"},
+            "data": {"a": "b"}}})
+        .to_string()
+            + "\n",
+    )
+    .unwrap();
+    let replay = run(&[
+        "plugin",
+        "replay",
+        wasm_arg,
+        "--events",
+        events.to_str().unwrap(),
+    ]);
+    let out = String::from_utf8_lossy(&replay.stdout);
+    assert!(replay.status.success(), "{out}");
+    assert!(
+        out.contains(
+            "[go-cluster-census] info counted key=shop/settings cluster=default clusters=default"
+        ),
+        "{out}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
 }

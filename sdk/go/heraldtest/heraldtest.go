@@ -57,6 +57,9 @@ type Host struct {
 	observed    map[string][]float64
 	requeues    []time.Duration
 	remaining   *time.Duration
+	clusters    []string
+	cluster     string
+	target      string
 
 	// HTTP scripts and records outbound HTTP (package wasihttp).
 	HTTP *HTTP
@@ -433,6 +436,9 @@ type Write struct {
 	PatchType string
 	Force     bool
 	Delete    host.DeleteOptions
+	// Cluster is the cluster the call went to: the call's, or the one the
+	// plugin targeted.
+	Cluster string
 }
 
 // Key is `namespace/name` (or `name`).
@@ -506,6 +512,7 @@ func matches(pattern string, w *Write) bool {
 
 func (h *Host) call(w Write, fallback func() (string, error)) (string, error) {
 	h.mu.Lock()
+	w.Cluster = h.currentLocked()
 	h.writes = append(h.writes, w)
 	found := -1
 	for i := len(h.responses) - 1; i >= 0; i-- {
@@ -783,4 +790,80 @@ func (h *Host) DeadlineRemaining() time.Duration {
 		return DefaultDeadlineRemaining
 	}
 	return *h.remaining
+}
+
+// DefaultCluster is the default cluster's name in the stand-in host.
+const DefaultCluster = "default"
+
+// SetClusters sets the clusters the plugin runs on, as cluster.Names
+// answers (DefaultCluster alone until set); the first is the call's cluster
+// until SetCluster says otherwise.
+func (h *Host) SetClusters(names ...string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.clusters = append([]string(nil), names...)
+}
+
+// SetCluster makes name the cluster of the calls that follow, as the host
+// does for each notification (ending any target the plugin set): what
+// cluster.Current answers, and where recorded writes say they went.
+func (h *Host) SetCluster(name string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.cluster, h.target = name, ""
+}
+
+func (h *Host) namesLocked() []string {
+	if len(h.clusters) == 0 {
+		return []string{DefaultCluster}
+	}
+	names := append([]string(nil), h.clusters...)
+	sort.Strings(names)
+	return names
+}
+
+func (h *Host) currentLocked() string {
+	switch {
+	case h.target != "":
+		return h.target
+	case h.cluster != "":
+		return h.cluster
+	case len(h.clusters) > 0:
+		return h.clusters[0]
+	}
+	return DefaultCluster
+}
+
+// ClusterCurrent implements cluster.current.
+func (h *Host) ClusterCurrent() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.currentLocked()
+}
+
+// ClusterNames implements cluster.names.
+func (h *Host) ClusterNames() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.namesLocked()
+}
+
+// ClusterTarget implements cluster.target: a cluster the plugin does not
+// run on is refused, naming its own.
+func (h *Host) ClusterTarget(name *string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if name == nil {
+		h.target = ""
+		return nil
+	}
+	names := h.namesLocked()
+	for _, known := range names {
+		if known == *name {
+			h.target = *name
+			return nil
+		}
+	}
+	return fmt.Errorf("this plugin is not delivered notifications from a cluster named %q: it may target only its own clusters (%s)",
+		*name, strings.Join(names, ", "))
 }

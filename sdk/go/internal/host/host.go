@@ -220,6 +220,13 @@ type Host interface {
 	// DeadlineRemaining is what is left of the call under way before its
 	// deadline, to the millisecond; zero once it has passed.
 	DeadlineRemaining() time.Duration
+	// ClusterCurrent is the cluster of the call under way.
+	ClusterCurrent() string
+	// ClusterNames are the clusters the plugin runs on, sorted.
+	ClusterNames() []string
+	// ClusterTarget makes name the call's cluster (nil: back to the
+	// notification's); an error names why it is refused.
+	ClusterTarget(name *string) error
 }
 
 // Current answers the SDK's calls: the Herald host under GOOS=wasip1, the

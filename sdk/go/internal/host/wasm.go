@@ -3,6 +3,7 @@
 package host
 
 import (
+	"errors"
 	"time"
 
 	"herald.dev/sdk/go/internal/wit/herald/plugin/v0.2.0/cache"
@@ -15,6 +16,7 @@ import (
 	"herald.dev/sdk/go/internal/wit/herald/plugin/v0.3.0/metrics"
 	"herald.dev/sdk/go/internal/wit/herald/plugin/v0.3.0/workqueue"
 	"herald.dev/sdk/go/internal/wit/herald/plugin/v0.4.0/deadline"
+	"herald.dev/sdk/go/internal/wit/herald/plugin/v0.6.0/cluster"
 )
 
 func init() { Current = wasmHost{} }
@@ -214,4 +216,15 @@ func (wasmHost) RequeueAfter(delay time.Duration) {
 
 func (wasmHost) DeadlineRemaining() time.Duration {
 	return time.Duration(plugin_deadline.RemainingMs()) * time.Millisecond
+}
+
+func (wasmHost) ClusterCurrent() string { return plugin_cluster.Current() }
+
+func (wasmHost) ClusterNames() []string { return plugin_cluster.Names() }
+
+func (wasmHost) ClusterTarget(name *string) error {
+	if r := plugin_cluster.Target(name); r.IsErr {
+		return errors.New(r.Err)
+	}
+	return nil
 }
