@@ -74,24 +74,30 @@ fn logged(stdout: &str) -> Vec<&str> {
 /// directory; returns the component's path.
 fn build_example() -> PathBuf {
     let wasm = temp_dir("sdk-go").join("go-pod-phases.wasm");
+    build_go("plugins/go-pod-phases", &wasm);
+    wasm
+}
+
+/// Builds the Go project at `project` (relative to the repository) into
+/// `wasm` with `herald plugin build`, checking what it says it built.
+fn build_go(project: &str, wasm: &Path) {
     let building = one_go_build_at_a_time();
     let output = succeed(
-        "herald plugin build plugins/go-pod-phases",
+        &format!("herald plugin build {project}"),
         herald()
             .args(["plugin", "build"])
-            .arg(repo().join("plugins/go-pod-phases"))
+            .arg(repo().join(project))
             .arg("-o")
-            .arg(&wasm),
+            .arg(wasm),
         INSTALL,
     );
     drop(building);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         stdout.starts_with(&format!("built {} (", wasm.display()))
-            && stdout.contains("herald:plugin/plugin@0.6.0"),
+            && stdout.contains("against herald:plugin/plugin@0.6.0"),
         "{stdout}"
     );
-    wasm
 }
 
 #[test]
@@ -274,17 +280,7 @@ fn a_go_admission_plugin_declares_its_webhooks_and_answers_replayed_reviews() {
     let started = Instant::now();
     let dir = temp_dir("go-admission");
     let wasm = dir.join("go-admission-gate.wasm");
-    let building = one_go_build_at_a_time();
-    succeed(
-        "herald plugin build sdk/go/testdata/admission-gate",
-        herald()
-            .args(["plugin", "build"])
-            .arg(repo().join("sdk/go/testdata/admission-gate"))
-            .arg("-o")
-            .arg(&wasm),
-        INSTALL,
-    );
-    drop(building);
+    build_go("sdk/go/testdata/admission-gate", &wasm);
     let wasm_arg = wasm.to_str().unwrap();
     let check = run(&["plugin", "check", wasm_arg, "--output", "json"]);
     assert!(check.status.success(), "{check:?}");
@@ -572,22 +568,7 @@ fn herald_plugin_build_names_what_is_at_fault() {
 fn a_go_plugin_that_asks_for_its_cluster_is_a_world_0_6_0_component() {
     let dir = temp_dir("go-cluster");
     let wasm = dir.join("go-cluster-census.wasm");
-    let building = one_go_build_at_a_time();
-    let output = succeed(
-        "herald plugin build sdk/go/testdata/cluster-census",
-        herald()
-            .args(["plugin", "build"])
-            .arg(repo().join("sdk/go/testdata/cluster-census"))
-            .arg("-o")
-            .arg(&wasm),
-        INSTALL,
-    );
-    drop(building);
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        stdout.contains("against herald:plugin/plugin@0.6.0"),
-        "{stdout}"
-    );
+    build_go("sdk/go/testdata/cluster-census", &wasm);
     let wasm_arg = wasm.to_str().unwrap();
     let check = run(&["plugin", "check", wasm_arg, "--output", "json"]);
     assert!(check.status.success(), "{check:?}");
