@@ -3,7 +3,10 @@
 //! Baseline: a bare kube-runtime reflector (`Store<Pod>`, no transform)
 //! with streaming lists, synced over the same objects from the same server.
 //! Context: the same reflector with its default paginated list. B7.streamed:
-//! Herald syncing by streaming list against Herald listing in pages.
+//! Herald syncing by streaming list against Herald listing in pages. Both
+//! sides read JSON; B7.protobuf shows Herald reading the embedded server's
+//! protobuf, which that server encodes from its JSON object by object (a
+//! cost of the stand-in, not of a real kube-apiserver).
 //!
 //! Plugins are compiled and loaded before the clock starts (restarts load
 //! compiled artifacts from the cache); each phase uses a new client, so new
@@ -53,6 +56,7 @@ pub fn run(settings: &Settings, fixtures: &Fixtures, runtime: &Runtime) -> Vec<R
         let mut paginated = Samples::new();
         let mut herald = Samples::new();
         let mut herald_paginated = Samples::new();
+        let mut herald_protobuf = Samples::new();
         for rep in 0..settings.repetitions {
             crate::progress(format!(
                 "B7 start-up repetition {}/{}",
@@ -60,16 +64,17 @@ pub fn run(settings: &Settings, fixtures: &Fixtures, runtime: &Runtime) -> Vec<R
                 settings.repetitions
             ));
             streaming.push(kube_reflector(&cluster, true).await);
-            herald.push(herald_ready(&cluster, &plugins, true).await);
+            herald.push(herald_ready(&cluster, &plugins, true, false).await);
             paginated.push(kube_reflector(&cluster, false).await);
-            herald_paginated.push(herald_ready(&cluster, &plugins, false).await);
+            herald_paginated.push(herald_ready(&cluster, &plugins, false, false).await);
+            herald_protobuf.push(herald_ready(&cluster, &plugins, true, true).await);
         }
         cluster.shutdown().await;
         let mut rows = vec![
             Row::ratio_of(
                 "B7.ready",
                 format!(
-                    "start-up to ready, {count} Pods, {} no-op plugins; baseline: bare kube-runtime reflector, streaming list",
+                    "start-up to ready, {count} Pods, {} no-op plugins, reading JSON; baseline: bare kube-runtime reflector, streaming list, JSON",
                     settings.b7_plugins
                 ),
                 Unit::Millis,
@@ -94,8 +99,18 @@ pub fn run(settings: &Settings, fixtures: &Fixtures, runtime: &Runtime) -> Vec<R
                 ),
                 Unit::Millis,
                 herald_paginated,
-                herald,
+                herald.clone(),
                 Goal::RatioAtMost(1.0),
+            ),
+            Row::ratio_of(
+                "B7.protobuf",
+                format!(
+                    "Herald's start-up to ready, {count} Pods, reading the embedded server's protobuf (Herald's default); baseline: reading its JSON (context: the embedded server encodes protobuf from its JSON, object by object)"
+                ),
+                Unit::Millis,
+                herald,
+                herald_protobuf,
+                Goal::None,
             ),
         ];
         rows.extend(against_clientgo(settings).await);
@@ -172,7 +187,7 @@ async fn against_clientgo(settings: &Settings) -> Vec<Row> {
         Row::ratio_of(
             "B7.process-ready",
             format!(
-                "fresh process to ready, `herald run`, {shape}; baseline: client-go SharedInformer with a strip transform, watch-list, JSON (bench/clientgo)"
+                "fresh process to ready, `herald run` reading JSON, {shape}; baseline: client-go SharedInformer with a strip transform, watch-list, JSON (bench/clientgo)"
             ),
             Unit::Millis,
             samples(&watch_list, millis),
@@ -231,10 +246,16 @@ async fn kube_reflector(cluster: &Cluster, streaming: bool) -> f64 {
 
 /// Milliseconds until a new daemon with `plugins` is ready, its informers
 /// syncing by streaming lists or by paginated lists.
-async fn herald_ready(cluster: &Cluster, plugins: &[LoadedPlugin], watch_list: bool) -> f64 {
+async fn herald_ready(
+    cluster: &Cluster,
+    plugins: &[LoadedPlugin],
+    watch_list: bool,
+    protobuf: bool,
+) -> f64 {
     let started = Instant::now();
     let config = ReflectorConfig {
         watch_list,
+        protobuf,
         ..ReflectorConfig::default()
     };
     let informers = Arc::new(Informers::new(cluster.client(), config));

@@ -269,11 +269,22 @@ impl Contenders {
     /// `herald run` with the no-op plugin (its compiled artifact cached by
     /// an earlier run, as on a restart), from spawn until `/readyz` says
     /// ready; its cache then holds `objects` Pods or more.
+    ///
+    /// It reads JSON, as client-go does here: the embedded server encodes
+    /// protobuf from its stored JSON object by object, a cost of the
+    /// stand-in server that B7.protobuf shows on its own (against a real
+    /// kube-apiserver, protobuf is Herald's faster default:
+    /// `bench/kube-apiserver/compare.sh`).
     pub fn herald(&self, objects: usize) -> Synced {
         let address = free_address();
+        let config = self.dir.join("herald-json.yaml");
+        std::fs::write(&config, "cache:\n  protobuf: false\n")
+            .expect("writing herald run's configuration");
         let started = Instant::now();
         let mut child = Command::new(&self.herald)
             .arg("run")
+            .arg("--config")
+            .arg(&config)
             .arg("--kubeconfig")
             .arg(&self.kubeconfig)
             .arg("--plugins")
