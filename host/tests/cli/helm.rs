@@ -24,12 +24,13 @@ pub(super) fn chart() -> PathBuf {
 
 /// The value sets the chart is tested with: the defaults (no file) and each
 /// file of `ci/`.
-const VALUE_SETS: [Option<&str>; 5] = [
+const VALUE_SETS: [Option<&str>; 6] = [
     None,
     Some("ci/single-values.yaml"),
     Some("ci/ha-values.yaml"),
     Some("ci/sharded-values.yaml"),
     Some("ci/admission-values.yaml"),
+    Some("ci/fleet-values.yaml"),
 ];
 
 /// The `helm` built from `tools/helm`, once per test run; `None` (a skip)
@@ -218,6 +219,58 @@ fn every_value_set_renders_a_config_the_daemons_loader_accepts() {
             );
         }
     }
+}
+
+#[test]
+fn the_fleet_value_set_follows_other_clusters_with_only_the_access_it_needs() {
+    let Some(helm) = helm() else { return };
+    let objects = render(helm, Some("ci/fleet-values.yaml"), &[]);
+    let config = load_config(&objects, "fleet").unwrap();
+    assert_eq!(config.default_cluster_name(), "east");
+    assert!(config.source.name.is_some());
+    let rendered: Value = serde_yaml::from_str(&herald_yaml(&objects)).unwrap();
+    assert_eq!(rendered["clusterDirectory"], "/etc/herald/clusters");
+    let secrets = config.cluster_secrets.as_ref().expect("clusterSecrets");
+    assert_eq!(
+        (secrets.namespace.as_str(), secrets.poll_interval),
+        ("fleet-registry", std::time::Duration::from_secs(30))
+    );
+    assert_eq!(
+        config.plugins["fleet-fanout"].clusters.to_string(),
+        "every cluster"
+    );
+    // The kubeconfig Secret is the cluster directory, read-only.
+    let deployment = one(&objects, "Deployment");
+    let spec = &deployment["spec"]["template"]["spec"];
+    let volume = spec["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == "clusters")
+        .expect("a clusters volume");
+    assert_eq!(volume["secret"]["secretName"], "herald-clusters");
+    let mount = spec["containers"][0]["volumeMounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "clusters")
+        .expect("mounted");
+    assert_eq!(
+        (&mount["mountPath"], &mount["readOnly"]),
+        (&Value::from("/etc/herald/clusters"), &Value::from(true))
+    );
+    // Listing Secrets in fleet-registry, and nothing else there.
+    let role = objects
+        .iter()
+        .find(|o| o["kind"] == "Role" && o["metadata"]["namespace"] == "fleet-registry")
+        .expect("a Role in the Secrets' namespace");
+    assert_eq!(
+        role["rules"],
+        serde_json::json!([{"apiGroups": [""], "resources": ["secrets"], "verbs": ["list"]}])
+    );
+    assert!(objects.iter().any(|o| o["kind"] == "RoleBinding"
+        && o["metadata"]["namespace"] == "fleet-registry"
+        && o["roleRef"]["name"] == role["metadata"]["name"]));
 }
 
 #[test]
@@ -418,17 +471,28 @@ fn every_rendered_object_passes_a_server_side_dry_run_on_the_embedded_api_server
             .expect("embedded API server");
         let client =
             kube::Client::try_from(kube::Config::new(server.url().parse().unwrap())).unwrap();
-        // A dry run persists nothing, so the namespace is created for real.
+        // A dry run persists nothing, so the namespaces are created for
+        // real: the release's, and any other an object names (the fleet's
+        // Secrets namespace).
         let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> =
             kube::Api::all(client.clone());
-        let namespace = serde_json::from_value(serde_json::json!({
-            "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "herald"}
-        }))
-        .unwrap();
-        namespaces
-            .create(&kube::api::PostParams::default(), &namespace)
-            .await
+        let named: BTreeSet<&str> = std::iter::once("herald")
+            .chain(sets.iter().flat_map(|(_, objects)| {
+                objects
+                    .iter()
+                    .filter_map(|o| o["metadata"]["namespace"].as_str())
+            }))
+            .collect();
+        for name in named {
+            let namespace = serde_json::from_value(serde_json::json!({
+                "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}
+            }))
             .unwrap();
+            namespaces
+                .create(&kube::api::PostParams::default(), &namespace)
+                .await
+                .unwrap();
+        }
         let discovery = kube::Discovery::new(client.clone()).run().await.unwrap();
         let mut unserved = BTreeSet::new();
         let mut checked = 0;
@@ -450,7 +514,9 @@ fn every_rendered_object_passes_a_server_side_dry_run_on_the_embedded_api_server
                         kube::Api::all_with(client.clone(), &resource)
                     }
                     kube::discovery::Scope::Namespaced => {
-                        kube::Api::namespaced_with(client.clone(), "herald", &resource)
+                        let namespace =
+                            object["metadata"]["namespace"].as_str().unwrap_or("herald");
+                        kube::Api::namespaced_with(client.clone(), namespace, &resource)
                     }
                 };
                 let dynamic: kube::api::DynamicObject =

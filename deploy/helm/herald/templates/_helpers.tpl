@@ -101,7 +101,17 @@ values around it. One document, so its checksum rolls the Pods.
 {{- define "herald.config" -}}
 {{- $c := deepCopy .Values.config }}
 {{- $_ := set $c "pluginDir" "/var/lib/herald/plugins" }}
-{{- $_ := set $c "source" (dict "kind" "in-cluster") }}
+{{- $source := dict "kind" "in-cluster" }}
+{{- if .Values.fleet.name }}
+{{- $_ := set $source "name" .Values.fleet.name }}
+{{- end }}
+{{- $_ := set $c "source" $source }}
+{{- if .Values.fleet.kubeconfigSecret }}
+{{- $_ := set $c "clusterDirectory" "/etc/herald/clusters" }}
+{{- end }}
+{{- if .Values.fleet.secretsNamespace }}
+{{- $_ := set $c "clusterSecrets" (dict "namespace" .Values.fleet.secretsNamespace "pollInterval" .Values.fleet.pollInterval) }}
+{{- end }}
 {{- $_ := set $c "listen" (printf "0.0.0.0:%d" (int .Values.service.port)) }}
 {{- $files := default (dict) (get $c "pluginFiles") }}
 {{- $cache := default (dict) (get $files "artifactCache") }}
