@@ -293,14 +293,7 @@ impl Service {
         };
         // The directory's clusters are there before the plugins load.
         let fleet = Arc::new(Fleet::new(daemon.informers().clone(), api, daemon.clone()));
-        let reserved: BTreeSet<String> = std::iter::once(config.default_cluster_name().to_owned())
-            .chain(
-                config
-                    .clusters
-                    .iter()
-                    .filter_map(|c| c.name.as_ref().map(|n| n.as_str().to_owned())),
-            )
-            .collect();
+        let reserved: BTreeSet<String> = config.configured_cluster_names().into_iter().collect();
         let cluster_secrets = match &config.cluster_secrets {
             Some(secrets) => Some(
                 ClusterSecrets::start(

@@ -304,17 +304,11 @@ fn clusters_of_plugins(
     manifests: &[Manifest],
 ) -> Vec<(String, Vec<String>)> {
     let default_name = config.default_cluster_name().to_owned();
-    let mut names = vec![default_name.clone()];
+    let mut names = config.configured_cluster_names();
     let named = config
-        .clusters
-        .iter()
-        .filter_map(|c| c.name.as_ref().map(|n| n.as_str().to_owned()))
-        .chain(
-            config
-                .plugins
-                .values()
-                .flat_map(|p| p.clusters.0.iter().cloned()),
-        )
+        .plugins
+        .values()
+        .flat_map(|p| p.clusters.0.iter().cloned())
         .filter(|n| n != crate::cluster::ALL_CLUSTERS);
     for name in named {
         if !names.contains(&name) {

@@ -243,6 +243,19 @@ impl Config {
         Ok(())
     }
 
+    /// The names of the clusters the configuration names itself: the
+    /// default cluster's first, then each of `clusters[]` (a provider's
+    /// come at run time).
+    pub fn configured_cluster_names(&self) -> Vec<String> {
+        std::iter::once(self.default_cluster_name().to_owned())
+            .chain(
+                self.clusters
+                    .iter()
+                    .filter_map(|c| c.name.as_ref().map(|n| n.as_str().to_owned())),
+            )
+            .collect()
+    }
+
     /// The default cluster's name: `source.name`, else
     /// [`DEFAULT_CLUSTER`](crate::cluster::DEFAULT_CLUSTER).
     pub fn default_cluster_name(&self) -> &str {

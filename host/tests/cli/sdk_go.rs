@@ -78,6 +78,14 @@ fn build_example() -> PathBuf {
     wasm
 }
 
+/// `herald plugin check --output json` of the component at `wasm`, which
+/// must pass.
+fn check_report(wasm: &str) -> serde_json::Value {
+    let check = run(&["plugin", "check", wasm, "--output", "json"]);
+    assert!(check.status.success(), "{check:?}");
+    serde_json::from_slice(&check.stdout).unwrap()
+}
+
 /// Builds the Go project at `project` (relative to the repository) into
 /// `wasm` with `herald plugin build`, checking what it says it built.
 fn build_go(project: &str, wasm: &Path) {
@@ -141,9 +149,7 @@ fn go_pod_phases_builds_with_herald_and_the_host_checks_and_replays_it() {
 
     let wasm = build_example();
     let wasm_arg = wasm.to_str().unwrap();
-    let check = run(&["plugin", "check", wasm_arg, "--output", "json"]);
-    assert!(check.status.success(), "{check:?}");
-    let report: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
+    let report = check_report(wasm_arg);
     // Every Go plugin exports 0.5.0's `admission`; this one admits nothing.
     assert_eq!(report["world"], "herald:plugin/plugin@0.5.0");
     assert_eq!(report["manifest"]["name"], "go-pod-phases");
@@ -282,9 +288,7 @@ fn a_go_admission_plugin_declares_its_webhooks_and_answers_replayed_reviews() {
     let wasm = dir.join("go-admission-gate.wasm");
     build_go("sdk/go/testdata/admission-gate", &wasm);
     let wasm_arg = wasm.to_str().unwrap();
-    let check = run(&["plugin", "check", wasm_arg, "--output", "json"]);
-    assert!(check.status.success(), "{check:?}");
-    let report: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
+    let report = check_report(wasm_arg);
     assert_eq!(report["world"], "herald:plugin/plugin@0.5.0");
     let pod = serde_json::json!({"group": "", "version": "v1", "kind": "Pod"});
     assert_eq!(
@@ -570,9 +574,7 @@ fn a_go_plugin_that_asks_for_its_cluster_is_a_world_0_6_0_component() {
     let wasm = dir.join("go-cluster-census.wasm");
     build_go("sdk/go/testdata/cluster-census", &wasm);
     let wasm_arg = wasm.to_str().unwrap();
-    let check = run(&["plugin", "check", wasm_arg, "--output", "json"]);
-    assert!(check.status.success(), "{check:?}");
-    let report: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
+    let report = check_report(wasm_arg);
     assert_eq!(report["world"], "herald:plugin/plugin@0.6.0");
     let events = dir.join("events.jsonl");
     std::fs::write(
