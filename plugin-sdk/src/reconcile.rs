@@ -419,7 +419,12 @@ pub enum FinalizerEvent<K> {
 /// write yet, and another notification mapped here) is left alone: the
 /// write's own change brings the next reconcile. So a cleanup that
 /// succeeded is not run again on the stale state, and an add does not
-/// fail with a conflict.
+/// fail with a conflict. Nor is a cleanup that succeeded run again when
+/// the finalizer's removal fails (a conflict with a write that landed
+/// after the deletion, say): the instance remembers the object (by UID)
+/// as cleaned up, and the retry only removes the finalizer. Only a new
+/// instance (a host restart, a hot swap, a trap) cleans up again, as any
+/// controller whose process stops between the two steps must.
 pub fn finalizer<K>(
     object: K,
     name: &str,
@@ -439,6 +444,7 @@ where
     let kind = GroupVersionKind::of::<K>();
     let api = DynamicApi::new(kind.clone(), meta.namespace.as_deref());
     let resource_version = meta.resource_version.clone();
+    let uid = meta.uid.clone();
     let written = written::Key::new(&kind, meta.namespace.as_deref(), &object_name, name);
     if resource_version
         .as_deref()
@@ -466,7 +472,18 @@ where
         }
         (false, true) => reconcile(FinalizerEvent::Apply(object)),
         (true, true) => {
-            let action = reconcile(FinalizerEvent::Cleanup(object))?;
+            let cleaned = uid
+                .as_deref()
+                .is_some_and(|uid| written::cleaned_up(&written, uid));
+            let action = if cleaned {
+                Action::await_change()
+            } else {
+                let action = reconcile(FinalizerEvent::Cleanup(object))?;
+                if let Some(uid) = &uid {
+                    written::remember_cleanup(written.clone(), uid);
+                }
+                action
+            };
             write(
                 finalizers.iter().filter(|f| *f != name).cloned().collect(),
                 "removing",
@@ -477,16 +494,18 @@ where
     }
 }
 
-/// The states of objects this instance wrote a finalizer change at, so that
-/// a reconcile of the same, stale state (the cache not yet caught up with
-/// the write) does not write, or clean up, again.
+/// What this instance did to objects' finalizers: the states it wrote a
+/// finalizer change at, so that a reconcile of the same, stale state (the
+/// cache not yet caught up with the write) does not write, or clean up,
+/// again; and the objects (by UID) it cleaned up, so that a removal of the
+/// finalizer that failed is retried without cleaning up twice.
 mod written {
     use crate::GroupVersionKind;
     use std::cell::RefCell;
     use std::collections::VecDeque;
 
-    /// How many objects are remembered; the oldest is forgotten first (a
-    /// forgotten one costs at most a repeated, idempotent write).
+    /// How many objects each record keeps; the oldest is forgotten first (a
+    /// forgotten one costs at most a repeated, idempotent write or cleanup).
     const REMEMBERED: usize = 1024;
 
     /// An object (kind, namespace, name) and one of its finalizers.
@@ -507,31 +526,52 @@ mod written {
         }
     }
 
+    /// One value per key, the latest, for the [`REMEMBERED`] latest keys.
+    type Record = RefCell<VecDeque<(Key, String)>>;
+
     thread_local! {
-        static WRITTEN: RefCell<VecDeque<(Key, String)>> = const { RefCell::new(VecDeque::new()) };
+        /// The resourceVersion each finalizer change was written at.
+        static WRITTEN: Record = const { RefCell::new(VecDeque::new()) };
+        /// The UID of the object each cleanup succeeded for.
+        static CLEANED: Record = const { RefCell::new(VecDeque::new()) };
+    }
+
+    fn holds(record: &'static std::thread::LocalKey<Record>, key: &Key, value: &str) -> bool {
+        record.with(|r| r.borrow().iter().any(|(k, v)| k == key && v == value))
+    }
+
+    fn keep(record: &'static std::thread::LocalKey<Record>, key: Key, value: &str) {
+        record.with(|r| {
+            let mut r = r.borrow_mut();
+            r.retain(|(k, _)| *k != key);
+            if r.len() == REMEMBERED {
+                r.pop_front();
+            }
+            r.push_back((key, value.to_owned()));
+        });
     }
 
     /// Whether this instance wrote `key`'s finalizer change at `version`.
     pub(super) fn at(key: &Key, version: &str) -> bool {
-        WRITTEN.with(|written| {
-            written
-                .borrow()
-                .iter()
-                .any(|(k, v)| k == key && v == version)
-        })
+        holds(&WRITTEN, key, version)
     }
 
     /// Remembers that this instance wrote `key`'s finalizer change at
     /// `version` (replacing what it remembered of `key`).
     pub(super) fn remember(key: Key, version: &str) {
-        WRITTEN.with(|written| {
-            let mut written = written.borrow_mut();
-            written.retain(|(k, _)| *k != key);
-            if written.len() == REMEMBERED {
-                written.pop_front();
-            }
-            written.push_back((key, version.to_owned()));
-        });
+        keep(&WRITTEN, key, version);
+    }
+
+    /// Whether this instance's cleanup for `key` succeeded on the object
+    /// with this `uid`.
+    pub(super) fn cleaned_up(key: &Key, uid: &str) -> bool {
+        holds(&CLEANED, key, uid)
+    }
+
+    /// Remembers that the cleanup for `key` succeeded on the object with
+    /// this `uid`.
+    pub(super) fn remember_cleanup(key: Key, uid: &str) {
+        keep(&CLEANED, key, uid);
     }
 }
 

@@ -1,5 +1,5 @@
 use super::*;
-use crate::kube::PatchType;
+use crate::kube::{KubeError, PatchType, Verb};
 use crate::testing;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -223,6 +223,7 @@ fn with_finalizers(finalizers: &[&str], deleting: bool) -> ConfigMap {
     let mut cm = ConfigMap::default();
     cm.metadata.namespace = Some("shop".into());
     cm.metadata.name = Some("web".into());
+    cm.metadata.uid = Some("0b5e5c1e-web".into());
     cm.metadata.resource_version = Some(VERSION.with(|v| v.replace(v.get() + 1)).to_string());
     cm.metadata.finalizers =
         (!finalizers.is_empty()).then(|| finalizers.iter().map(|f| (*f).to_owned()).collect());
@@ -313,6 +314,31 @@ fn a_state_the_instance_already_wrote_its_finalizer_change_at_is_left_alone() {
     // A newer state is reconciled as usual.
     let (_, asked) = finalize(with_finalizers(&["example.com/cleanup"], false));
     assert_eq!(asked, Some("apply"));
+}
+
+#[test]
+fn a_cleanup_that_succeeded_is_not_run_again_when_the_removal_conflicts() {
+    testing::reset();
+    // A write that landed after the deletion makes the removal conflict...
+    testing::respond_once(
+        Verb::Patch,
+        "ConfigMap shop/web",
+        Err(KubeError::Conflict("the object has been modified".into())),
+    );
+    let (result, asked) = finalize(with_finalizers(&["example.com/cleanup"], true));
+    let error = result.unwrap_err();
+    assert!(error.message().contains("removing finalizer"), "{error}");
+    assert_eq!(asked, Some("cleanup"));
+    assert_eq!(patched_finalizers().len(), 1);
+    // ...and the retry, at the newer state, only removes the finalizer.
+    let (result, asked) = finalize(with_finalizers(&["example.com/cleanup"], true));
+    assert_eq!((result.unwrap(), asked), (Action::AwaitChange, None));
+    assert_eq!(patched_finalizers(), [serde_json::json!([])]);
+    // A new object of the same name (another UID) is cleaned up as usual.
+    let mut reborn = with_finalizers(&["example.com/cleanup"], true);
+    reborn.metadata.uid = Some("7c1d-web".into());
+    let (_, asked) = finalize(reborn);
+    assert_eq!(asked, Some("cleanup"));
 }
 
 #[test]

@@ -345,6 +345,11 @@ func (h *handler[T]) reconcile(req Request) (result Result, err error) {
 // yet, and another notification mapped here) is left alone: the write's
 // own change brings the next reconcile. So a cleanup that succeeded is not
 // run again on the stale state, and an add does not fail with a conflict.
+// Nor is a cleanup that succeeded run again when the finalizer's removal
+// fails (a conflict with a write that landed after the deletion, say): the
+// instance remembers the object (by UID) as cleaned up, and the retry only
+// removes the finalizer. Only a new instance (a host restart, a hot swap, a
+// trap) cleans up again, as any controller stopped between the two steps.
 func Finalizer[P metav1.Object](obj P, name string, apply, cleanup func(P) (Result, error)) (Result, error) {
 	kind, ok := herald.KindOfType(reflect.TypeOf(obj))
 	if !ok {
@@ -355,7 +360,7 @@ func Finalizer[P metav1.Object](obj P, name string, apply, cleanup func(P) (Resu
 	}
 	key := fmt.Sprintf("%s %s/%s %s", kind, obj.GetNamespace(), obj.GetName(), name)
 	version := obj.GetResourceVersion()
-	if version != "" && written.at(key, version) {
+	if version != "" && written.holds(key, version) {
 		return Result{}, nil
 	}
 	finalizers := obj.GetFinalizers()
@@ -369,7 +374,7 @@ func Finalizer[P metav1.Object](obj P, name string, apply, cleanup func(P) (Resu
 			return fmt.Errorf("%s finalizer %s: %w", doing, name, err)
 		}
 		if version != "" {
-			written.remember(key, version)
+			written.keep(key, version)
 		}
 		return nil
 	}
@@ -379,9 +384,16 @@ func Finalizer[P metav1.Object](obj P, name string, apply, cleanup func(P) (Resu
 	case !deleting:
 		return apply(obj)
 	case has:
-		result, err := cleanup(obj)
-		if err != nil {
-			return Result{}, err
+		var result Result
+		uid := string(obj.GetUID())
+		if uid == "" || !cleaned.holds(key, uid) {
+			var err error
+			if result, err = cleanup(obj); err != nil {
+				return Result{}, err
+			}
+			if uid != "" {
+				cleaned.keep(key, uid)
+			}
 		}
 		kept := slices.DeleteFunc(slices.Clone(finalizers), func(f string) bool { return f == name })
 		return result, write(kept, "removing")
@@ -389,37 +401,40 @@ func Finalizer[P metav1.Object](obj P, name string, apply, cleanup func(P) (Resu
 	return Result{}, nil
 }
 
-// rememberedWrites is how many objects' finalizer writes an instance
-// remembers; the oldest is forgotten first (a forgotten one costs at most a
-// repeated, idempotent write).
-const rememberedWrites = 1024
+// remembered is how many objects each of an instance's finalizer records
+// keeps; the oldest is forgotten first (a forgotten one costs at most a
+// repeated, idempotent write or cleanup).
+const remembered = 1024
 
-// finalizerWrites are the states (resourceVersions) of objects this
-// instance wrote a finalizer change at, keyed by kind, object and
-// finalizer, oldest first.
-type finalizerWrites struct {
-	keys     []string
-	versions map[string]string
+// finalizerRecord holds one value per key (kind, object and finalizer),
+// the latest, for the remembered latest keys, oldest first.
+type finalizerRecord struct {
+	keys   []string
+	values map[string]string
 }
 
-// written is the instance's record (calls never overlap: no lock).
-var written = finalizerWrites{versions: map[string]string{}}
+// The instance's records (calls never overlap: no lock): the
+// resourceVersion each finalizer change was written at, and the UID of
+// the object each cleanup succeeded for.
+var (
+	written = finalizerRecord{values: map[string]string{}}
+	cleaned = finalizerRecord{values: map[string]string{}}
+)
 
-// at says whether this instance wrote key's finalizer change at version.
-func (w *finalizerWrites) at(key, version string) bool {
-	v, ok := w.versions[key]
-	return ok && v == version
+// holds says whether the record keeps value for key.
+func (r *finalizerRecord) holds(key, value string) bool {
+	v, ok := r.values[key]
+	return ok && v == value
 }
 
-// remember records that this instance wrote key's finalizer change at
-// version.
-func (w *finalizerWrites) remember(key, version string) {
-	if _, ok := w.versions[key]; ok {
-		w.keys = slices.DeleteFunc(w.keys, func(k string) bool { return k == key })
-	} else if len(w.keys) == rememberedWrites {
-		delete(w.versions, w.keys[0])
-		w.keys = w.keys[1:]
+// keep records value for key, replacing what it kept of key.
+func (r *finalizerRecord) keep(key, value string) {
+	if _, ok := r.values[key]; ok {
+		r.keys = slices.DeleteFunc(r.keys, func(k string) bool { return k == key })
+	} else if len(r.keys) == remembered {
+		delete(r.values, r.keys[0])
+		r.keys = r.keys[1:]
 	}
-	w.keys = append(w.keys, key)
-	w.versions[key] = version
+	r.keys = append(r.keys, key)
+	r.values[key] = value
 }

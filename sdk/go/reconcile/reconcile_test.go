@@ -320,6 +320,32 @@ func TestAStateTheInstanceAlreadyWroteItsFinalizerChangeAtIsLeftAlone(t *testing
 	}
 }
 
+func TestACleanupThatSucceededIsNotRunAgainWhenTheRemovalConflicts(t *testing.T) {
+	h := heraldtest.New(t)
+	d := deployment("shop", "web", "40")
+	now := metav1.Now()
+	d.UID, d.DeletionTimestamp, d.Finalizers = "0b5e-web", &now, []string{"example.com/cleanup"}
+	// A write that landed after the deletion makes the removal conflict...
+	h.RespondOnce(herald.VerbPatch, "shop/web", &kube.Error{Kind: kube.Conflict, Message: "the object has been modified"})
+	ran, _, err := finalized(t, d, nil)
+	if !kube.IsConflict(err) || ran != "cleanup" || len(h.TakeWrites()) != 1 {
+		t.Fatalf("first attempt: ran %q, %v; want the cleanup, then the removal's conflict", ran, err)
+	}
+	// ...and the retry, at the newer state, only removes the finalizer.
+	d.ResourceVersion = "41"
+	if ran, _, err = finalized(t, d, nil); err != nil || ran != "" {
+		t.Fatalf("the retry ran %q, %v; want only the finalizer removed", ran, err)
+	}
+	if got := patched(t, h)["finalizers"]; !reflectEqual(got, []any{}) {
+		t.Fatalf("finalizers after the retry %#v, want []", got)
+	}
+	// A new object of the same name (another UID) is cleaned up as usual.
+	d.UID, d.ResourceVersion = "7c1d-web", "50"
+	if ran, _, err = finalized(t, d, nil); err != nil || ran != "cleanup" {
+		t.Fatalf("a new object: ran %q, %v; want its cleanup", ran, err)
+	}
+}
+
 func TestTheLastFinalizerRemovedIsAnEmptyListNotNull(t *testing.T) {
 	h := heraldtest.New(t)
 	d := deployment("shop", "web", "8")

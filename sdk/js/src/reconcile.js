@@ -339,16 +339,30 @@ export class Reconciler extends Handler {
   }
 }
 
-/** How many objects' finalizer writes an instance remembers (a forgotten one costs at most a repeated, idempotent write). */
+/** How many objects each of an instance's finalizer records keeps (a forgotten one costs at most a repeated, idempotent write or cleanup). */
 const REMEMBERED = 1024;
 
 /**
- * The states (resourceVersions) of objects this instance wrote a finalizer
- * change at, keyed by kind, object and finalizer, oldest first.
+ * What this instance did to objects' finalizers, keyed by kind, object and
+ * finalizer, oldest first: the resourceVersion each finalizer change was
+ * written at, and the UID of the object each cleanup succeeded for.
  *
- * @type {Map<string, string>}
+ * @type {{written: Map<string, string>, cleaned: Map<string, string>}}
  */
-const written = new Map();
+const records = { written: new Map(), cleaned: new Map() };
+
+/**
+ * Records `value` for `key` in `record`, forgetting the oldest key when full.
+ *
+ * @param {Map<string, string>} record
+ * @param {string} key
+ * @param {string} value
+ */
+function keep(record, key, value) {
+  record.delete(key);
+  if (record.size === REMEMBERED) record.delete(record.keys().next().value);
+  record.set(key, value);
+}
 
 /**
  * Runs `reconcile` with `name` as `object`'s finalizer, as kube-rs's
@@ -365,7 +379,12 @@ const written = new Map();
  * (the same `resourceVersion`: the cache has not caught up with the write
  * yet, and another notification mapped here) is left alone: the write's own
  * change brings the next reconcile. So a cleanup that succeeded is not run
- * again on the stale state, and an add does not fail with a conflict.
+ * again on the stale state, and an add does not fail with a conflict. Nor is
+ * a cleanup that succeeded run again when the finalizer's removal fails (a
+ * conflict with a write that landed after the deletion, say): the instance
+ * remembers the object (by UID) as cleaned up, and the retry only removes
+ * the finalizer. Only a new instance (a host restart, a hot swap, a trap)
+ * cleans up again, as any controller stopped between the two steps.
  *
  * @param {any} object
  * @param {string} name
@@ -381,7 +400,7 @@ export async function finalizer(object, name, reconcile) {
   const api = new Api(kind, { namespace: metadata.namespace || undefined });
   const key = `${kind} ${metadata.namespace ?? ''}/${metadata.name} ${name}`;
   const version = metadata.resourceVersion;
-  if (version && written.get(key) === version) {
+  if (version && records.written.get(key) === version) {
     return Action.awaitChange();
   }
   const finalizers = [...(metadata.finalizers ?? [])];
@@ -394,11 +413,7 @@ export async function finalizer(object, name, reconcile) {
       if (error instanceof KubeError) error.message = `${doing} finalizer ${name}: ${error.message}`;
       throw error;
     }
-    if (version) {
-      written.delete(key);
-      if (written.size === REMEMBERED) written.delete(written.keys().next().value);
-      written.set(key, version);
-    }
+    if (version) keep(records.written, key, version);
   };
   if (!deleting && !has) {
     write([...finalizers, name], 'adding');
@@ -408,7 +423,12 @@ export async function finalizer(object, name, reconcile) {
     return (await reconcile({ type: 'apply', object })) ?? Action.awaitChange();
   }
   if (has) {
-    const action = (await reconcile({ type: 'cleanup', object })) ?? Action.awaitChange();
+    const uid = metadata.uid;
+    let action = Action.awaitChange();
+    if (!uid || records.cleaned.get(key) !== uid) {
+      action = (await reconcile({ type: 'cleanup', object })) ?? action;
+      if (uid) keep(records.cleaned, key, uid);
+    }
     write(finalizers.filter((f) => f !== name), 'removing');
     return action;
   }

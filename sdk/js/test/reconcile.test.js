@@ -190,6 +190,21 @@ test('a state the instance already wrote its finalizer change at is left alone',
   assert.deepEqual((await finalized(deployment('stale-add', '31', { finalizers: ['example.com/cleanup'] })))[0], ['apply']);
 });
 
+test('a cleanup that succeeded is not run again when the removal conflicts', async () => {
+  const object = deployment('web', '40', { uid: '0b5e-web', finalizers: ['example.com/cleanup'], deletionTimestamp: '2026-11-29T10:00:00Z' });
+  // A write that landed after the deletion makes the removal conflict...
+  testing.scriptKube({ verb: 'patch', throws: new KubeError('conflict', 'the object has been modified'), times: 1 });
+  await assert.rejects(finalized(object), (error) => error.kind === 'conflict' && /removing finalizer/.test(error.message));
+  assert.equal(testing.takeKubeCalls().length, 1);
+  // ...and the retry, at the newer state, only removes the finalizer.
+  object.metadata.resourceVersion = '41';
+  assert.deepEqual(await finalized(object), [[], Action.awaitChange()]);
+  assert.deepEqual(patchedMetadata().finalizers, []);
+  // A new object of the same name (another UID) is cleaned up as usual.
+  Object.assign(object.metadata, { uid: '7c1d-web', resourceVersion: '50' });
+  assert.deepEqual((await finalized(object))[0], ['cleanup']);
+});
+
 test('a finalizer write refused keeps its kind and names the finalizer', async () => {
   testing.scriptKube({ verb: 'patch', throws: new KubeError('not-granted', 'patch apps/Deployment is not granted') });
   await assert.rejects(

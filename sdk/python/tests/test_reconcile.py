@@ -218,6 +218,23 @@ def test_a_state_the_instance_already_wrote_its_finalizer_change_at_is_left_alon
     assert finalized(newer)[0] == ["Apply"]
 
 
+def test_a_cleanup_that_succeeded_is_not_run_again_when_the_removal_conflicts():
+    obj = deployment("web", "40", uid="0b5e-web", finalizers=["example.com/cleanup"],
+                     deletionTimestamp="2026-11-29T10:00:00Z")
+    # A write that landed after the deletion makes the removal conflict...
+    testing.script_kube("patch", raises=kube.Conflict("the object has been modified"), times=1)
+    with pytest.raises(kube.Conflict, match="removing finalizer"):
+        finalized(obj)
+    assert len(testing.take_kube_calls()) == 1
+    # ...and the retry, at the newer state, only removes the finalizer.
+    obj["metadata"]["resourceVersion"] = "41"
+    assert finalized(obj) == ([], Action.await_change())
+    assert patched_finalizers()["finalizers"] == []
+    # A new object of the same name (another UID) is cleaned up as usual.
+    obj["metadata"].update(uid="7c1d-web", resourceVersion="50")
+    assert finalized(obj)[0] == ["Cleanup"]
+
+
 def test_a_finalizer_write_refused_keeps_its_kind_and_names_the_finalizer():
     testing.script_kube("patch", raises=kube.NotGranted("patch apps/Deployment is not granted"))
     with pytest.raises(kube.NotGranted, match="adding finalizer example.com/cleanup: patch apps"):

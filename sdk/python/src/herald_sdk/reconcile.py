@@ -314,11 +314,23 @@ class Cleanup:
         self.object = obj
 
 
-#: The states (resourceVersions) of objects this instance wrote a finalizer
-#: change at, keyed by kind, object and finalizer, oldest first; at most
-#: ``_REMEMBERED`` (a forgotten one costs at most a repeated, idempotent write).
+#: What this instance did to objects' finalizers, keyed by kind, object and
+#: finalizer, oldest first, at most ``_REMEMBERED`` each (a forgotten one
+#: costs at most a repeated, idempotent write or cleanup): the
+#: resourceVersion each finalizer change was written at, and the UID of the
+#: object each cleanup succeeded for.
 _WRITTEN: Dict[str, str] = {}
+_CLEANED: Dict[str, str] = {}
 _REMEMBERED = 1024
+
+
+def _keep(record: Dict[str, str], key: str, value: str) -> None:
+    """Records ``value`` for ``key`` in ``record``, forgetting the oldest
+    key when full."""
+    record.pop(key, None)
+    if len(record) == _REMEMBERED:
+        record.pop(next(iter(record)))
+    record[key] = value
 
 
 def finalizer(obj: KubeObject, name: str,
@@ -338,7 +350,12 @@ def finalizer(obj: KubeObject, name: str,
     write yet, and another notification mapped here) is left alone: the
     write's own change brings the next reconcile. So a cleanup that
     succeeded is not run again on the stale state, and an add does not fail
-    with a conflict."""
+    with a conflict. Nor is a cleanup that succeeded run again when the
+    finalizer's removal fails (a conflict with a write that landed after the
+    deletion, say): the instance remembers the object (by UID) as cleaned
+    up, and the retry only removes the finalizer. Only a new instance (a
+    host restart, a hot swap, a trap) cleans up again, as any controller
+    stopped between the two steps."""
     kind = obj.group_version_kind
     if kind is None or not obj.name:
         raise HandlerError(f"finalizer {name}: the object has no apiVersion, kind or name")
@@ -361,10 +378,7 @@ def finalizer(obj: KubeObject, name: str,
             error.args = (error.message,) + error.args[1:]
             raise
         if version:
-            _WRITTEN.pop(key, None)
-            if len(_WRITTEN) == _REMEMBERED:
-                _WRITTEN.pop(next(iter(_WRITTEN)))
-            _WRITTEN[key] = version
+            _keep(_WRITTEN, key, version)
 
     if not deleting and not has:
         write(finalizers + [name], "adding")
@@ -372,7 +386,13 @@ def finalizer(obj: KubeObject, name: str,
     if not deleting:
         return reconcile(Apply(obj)) or Action.await_change()
     if has:
-        action = reconcile(Cleanup(obj)) or Action.await_change()
+        uid = obj.uid
+        if uid and _CLEANED.get(key) == uid:
+            action = Action.await_change()
+        else:
+            action = reconcile(Cleanup(obj)) or Action.await_change()
+            if uid:
+                _keep(_CLEANED, key, uid)
         write([f for f in finalizers if f != name], "removing")
         return action
     return Action.await_change()
