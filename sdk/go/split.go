@@ -1,8 +1,10 @@
 package herald
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"unsafe"
 )
 
 // splitObject splits a JSON object into its members' names and value texts
@@ -12,7 +14,8 @@ import (
 // copy every value, which under GOOS=wasip1 costs more than the handler's
 // own work. A value left unread is checked in full when it is decoded. A
 // name that appears twice is refused, as the Rust SDK's view refuses it.
-func splitObject(data []byte) (map[string]json.RawMessage, error) {
+// With meta, the member `metadata` is decoded into it in the same pass.
+func splitObject(data []byte, meta *MetaView) (map[string]json.RawMessage, error) {
 	s := scanner{data: data}
 	s.space()
 	if s.peek() == 'n' && s.literal("null") {
@@ -42,7 +45,11 @@ func splitObject(data []byte) (map[string]json.RawMessage, error) {
 		}
 		s.space()
 		start := s.at
-		if err := s.skipValue(0); err != nil {
+		if meta != nil && name == "metadata" {
+			if err := s.meta(meta); err != nil {
+				return nil, fmt.Errorf("`metadata`: %w", err)
+			}
+		} else if err := s.skipValue(0); err != nil {
 			return nil, err
 		}
 		if _, seen := fields[name]; seen {
@@ -83,16 +90,7 @@ func (s *scanner) consume(c byte) bool {
 	return false
 }
 
-func (s *scanner) space() {
-	for s.at < len(s.data) {
-		switch s.data[s.at] {
-		case ' ', '\t', '\n', '\r':
-			s.at++
-		default:
-			return
-		}
-	}
-}
+func (s *scanner) space() { s.at = skipSpace(s.data, s.at) }
 
 func (s *scanner) literal(word string) bool {
 	if len(s.data)-s.at >= len(word) && string(s.data[s.at:s.at+len(word)]) == word {
@@ -137,104 +135,184 @@ func (s *scanner) name() (string, error) {
 
 // skipString passes a string; true if it has escapes.
 func (s *scanner) skipString() (bool, error) {
-	if !s.consume('"') {
+	if s.peek() != '"' {
 		return false, s.fail("expected a string")
 	}
-	escaped := false
-	for s.at < len(s.data) {
-		c := s.data[s.at]
-		switch {
-		case c == '"':
-			s.at++
-			return escaped, nil
-		case c == '\\':
-			escaped = true
-			s.at += 2
-		case c < 0x20:
-			return false, s.fail("a control character in a string")
-		default:
-			s.at++
-		}
+	start := s.at
+	end := stringEnd(s.data, start)
+	switch {
+	case end == unterminated:
+		s.at = len(s.data)
+		return false, s.fail("an unterminated string")
+	case end < 0:
+		s.at = -end
+		return false, s.fail("a control character in a string")
 	}
-	return false, s.fail("an unterminated string")
+	s.at = end
+	return bytes.IndexByte(s.data[start:end], '\\') >= 0, nil
 }
 
-// skipValue passes one value at nesting depth.
-func (s *scanner) skipValue(depth int) error {
-	if depth > maxDepth {
-		return s.fail("nested too deeply")
+// unterminated is stringEnd's answer for a string without its closing
+// quote.
+const unterminated = -1 << 62
+
+// stringEnd is the index just past the string that starts (with its
+// quote) at i; unterminated if it does not end; minus the index of a
+// control character in it. One int, not a pair with an error: this runs
+// for every string of every object, and under GOOS=wasip1 a call's every
+// result is a store and a load.
+func stringEnd(data []byte, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for i++; i < len(data); i++ {
+		// Eight bytes at a time while none is a quote, a backslash or a
+		// control character (a byte below n leaves its top bit set in
+		// b - n where it was clear in b). The word is read with one load:
+		// under GOOS=wasip1 encoding/binary reads it a byte at a time.
+		for i+8 <= len(data) {
+			w := *(*uint64)(unsafe.Pointer(&data[i]))
+			q, b := w^(ones*'"'), w^(ones*'\\')
+			if ((w-ones*0x20)&^w|(q-ones)&^q|(b-ones)&^b)&highs != 0 {
+				break
+			}
+			i += 8
+		}
+		if i == len(data) {
+			break
+		}
+		c := data[i]
+		if plainInString[c] {
+			continue
+		}
+		switch c {
+		case '"':
+			return i + 1
+		case '\\':
+			i++
+		default:
+			return -i
+		}
 	}
-	switch c := s.peek(); {
+	return unterminated
+}
+
+// plainInString are the bytes a string's scan passes without a look:
+// all but the quote, the backslash and control characters.
+var plainInString = func() (plain [256]bool) {
+	for c := range plain {
+		plain[c] = c >= 0x20 && c != '"' && c != '\\'
+	}
+	return plain
+}()
+
+// skipValue passes one value at nesting depth, checking its structure. It
+// is one loop over the text with the open containers on a stack of its
+// own, not a call per value: function calls are dear under GOOS=wasip1,
+// and this loop is most of a view's time.
+func (s *scanner) skipValue(depth int) error {
+	data, i := s.data, s.at
+	var (
+		small [32]byte
+		open  = small[:0] // '{' or '[' for each container entered
+		fail  = func(what string) error {
+			s.at = i
+			return s.fail(what)
+		}
+	)
+value:
+	if depth+len(open) > maxDepth {
+		return fail("nested too deeply")
+	}
+	i = skipSpace(data, i)
+	if i == len(data) {
+		return fail("expected a value")
+	}
+	switch c := data[i]; {
 	case c == '"':
-		_, err := s.skipString()
-		return err
+		end := stringEnd(data, i)
+		if end < 0 {
+			s.at = i
+			_, err := s.skipString()
+			return err
+		}
+		i = end
 	case c == '{':
-		s.at++
-		s.space()
-		if s.consume('}') {
-			return nil
+		i = skipSpace(data, i+1)
+		if i < len(data) && data[i] == '}' {
+			i++
+			break
 		}
-		for {
-			s.space()
-			if _, err := s.skipString(); err != nil {
-				return err
-			}
-			s.space()
-			if !s.consume(':') {
-				return s.fail("expected ':' after a member's name")
-			}
-			s.space()
-			if err := s.skipValue(depth + 1); err != nil {
-				return err
-			}
-			s.space()
-			if s.consume(',') {
-				continue
-			}
-			if s.consume('}') {
-				return nil
-			}
-			return s.fail("expected ',' or '}' after a member")
-		}
+		open = append(open, '{')
+		goto member
 	case c == '[':
-		s.at++
-		s.space()
-		if s.consume(']') {
-			return nil
+		i = skipSpace(data, i+1)
+		if i < len(data) && data[i] == ']' {
+			i++
+			break
 		}
-		for {
-			s.space()
-			if err := s.skipValue(depth + 1); err != nil {
-				return err
-			}
-			s.space()
-			if s.consume(',') {
-				continue
-			}
-			if s.consume(']') {
-				return nil
-			}
-			return s.fail("expected ',' or ']' after an element")
+		open = append(open, '[')
+		goto value
+	case c == 't' || c == 'f' || c == 'n':
+		s.at = i
+		if !s.literal("true") && !s.literal("false") && !s.literal("null") {
+			return s.fail("expected a value")
 		}
-	case c == 't':
-		if s.literal("true") {
-			return nil
-		}
-	case c == 'f':
-		if s.literal("false") {
-			return nil
-		}
-	case c == 'n':
-		if s.literal("null") {
-			return nil
-		}
+		i = s.at
 	case c == '-' || (c >= '0' && c <= '9'):
-		for s.at < len(s.data) && isNumberByte(s.data[s.at]) {
-			s.at++
+		for i < len(data) && isNumberByte(data[i]) {
+			i++
 		}
+	default:
+		return fail("expected a value")
+	}
+next:
+	if len(open) == 0 {
+		s.at = i
 		return nil
 	}
-	return s.fail("expected a value")
+	i = skipSpace(data, i)
+	if i < len(data) {
+		switch top := open[len(open)-1]; data[i] {
+		case ',':
+			i++
+			if top == '{' {
+				goto member
+			}
+			goto value
+		case '}', ']':
+			if (top == '{') == (data[i] == '}') {
+				open = open[:len(open)-1]
+				i++
+				goto next
+			}
+		}
+	}
+	if open[len(open)-1] == '{' {
+		return fail("expected ',' or '}' after a member")
+	}
+	return fail("expected ',' or ']' after an element")
+member:
+	i = skipSpace(data, i)
+	if end := stringEnd(data, i); i == len(data) || data[i] != '"' || end < 0 {
+		s.at = i
+		_, err := s.skipString()
+		return err
+	} else {
+		i = skipSpace(data, end)
+	}
+	if i == len(data) || data[i] != ':' {
+		return fail("expected ':' after a member's name")
+	}
+	i++
+	goto value
+}
+
+// skipSpace is the index of the first byte from i on that is not JSON
+// whitespace.
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\n' || data[i] == '\t' || data[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 // isNumberByte: a byte a JSON number may hold (checked in full when the

@@ -34,7 +34,7 @@ func TestSplitObjectAgreesWithEncodingJSON(t *testing.T) {
 		if err := json.Unmarshal(doc, &want); err != nil {
 			t.Fatalf("encoding/json: %v", err)
 		}
-		got, err := splitObject(doc)
+		got, err := splitObject(doc, nil)
 		if err != nil {
 			t.Fatalf("splitObject(%.40s…): %v", doc, err)
 		}
@@ -75,12 +75,12 @@ func TestSplitObjectRefusesWhatIsNotAnObject(t *testing.T) {
 		`{"a": 1,}`:         "expected a string",
 		`{"a": [` + strings.Repeat("[", 10001) + `]}`: "nested too deeply",
 	} {
-		_, err := splitObject([]byte(doc))
+		_, err := splitObject([]byte(doc), nil)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("splitObject(%.30q): %v, want %q", doc, err, want)
 		}
 	}
-	if fields, err := splitObject([]byte(" null ")); fields != nil || err != nil {
+	if fields, err := splitObject([]byte(" null "), nil); fields != nil || err != nil {
 		t.Fatalf("null: %v %v", fields, err)
 	}
 }
@@ -127,7 +127,110 @@ func BenchmarkViewOfA4KPod(b *testing.B) {
 	})
 	b.Run("split", func(b *testing.B) {
 		for range b.N {
-			if _, err := splitObject([]byte(doc)); err != nil {
+			if _, err := splitObject([]byte(doc), nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func TestTheMetadataReaderAgreesWithEncodingJSON(t *testing.T) {
+	for _, doc := range []string{
+		`null`,
+		`{}`,
+		`{"name": null, "labels": null, "ownerReferences": null, "finalizers": null, "generation": null}`,
+		`{"labels": {}, "annotations": {"a": ""}, "ownerReferences": [], "finalizers": []}`,
+		`{"name": "caf\u00e9", "namespace": "a\"b", "labels": {"k\u0041": "v\n"}}`,
+		`{"generation": -42, "uid": "u", "name": "first", "name": "last"}`,
+		`{"ownerReferences": [null, {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "x",
+		  "controller": true, "blockOwnerDeletion": true}, {"controller": null}], "finalizers": ["a", null, "b"]}`,
+		`{"managedFields": [{"manager": "kubectl", "fieldsV1": {"f:metadata": {}}}], "selfLink": "/x",
+		  "deletionTimestamp": "2026-11-30T00:00:00Z", "creationTimestamp": null, "generateName": "web-"}`,
+		` { "resourceVersion" : "7" , "labels" : { "a" : "1" , "b" : "2" } } `,
+		`{"annotations": {"last-applied": "` + strings.Repeat(`{\"spec\": 1} `, 40) + `"}}`,
+	} {
+		var want, got MetaView
+		if err := json.Unmarshal([]byte(doc), &want); err != nil {
+			t.Fatalf("encoding/json on %s: %v", doc, err)
+		}
+		if err := readMeta([]byte(doc), &got); err != nil {
+			t.Fatalf("readMeta(%s): %v", doc, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("readMeta(%s):\n%+v\nencoding/json:\n%+v", doc, got, want)
+		}
+	}
+}
+
+func TestTheMetadataReaderNamesTheFieldAtFault(t *testing.T) {
+	for doc, want := range map[string]string{
+		`[]`:                                   "expected an object",
+		`{"name": 5}`:                          "`name`: invalid JSON: expected a string",
+		`{"generation": 1.5}`:                  "`generation`: expected an integer, found \"1.5\"",
+		`{"generation": 99999999999999999999}`: "`generation`: expected an integer",
+		`{"generation": "1"}`:                  "`generation`: invalid JSON: expected an integer",
+		`{"labels": {"app": 1}}`:               "`labels`: `app`: invalid JSON: expected a string",
+		`{"labels": []}`:                       "`labels`: invalid JSON: expected an object",
+		`{"finalizers": "a"}`:                  "`finalizers`: invalid JSON: expected an array",
+		`{"ownerReferences": [{"controller": "yes"}]}`: "`ownerReferences`: `controller`: invalid JSON: expected true or false",
+		`{"managedFields": [1 2]}`:                     "expected ',' or ']'",
+		`{"name": "a"} x`:                              "text after the object",
+		"{\"name\": \"a\x01\"}":                        "a control character",
+	} {
+		var m MetaView
+		err := readMeta([]byte(doc), &m)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("readMeta(%s): %v, want %q", doc, err, want)
+		}
+	}
+	_, err := ParseView(`{"kind": "Pod", "metadata": {"labels": {"app": 1}}}`)
+	if err == nil || !strings.Contains(err.Error(), "reading the object: `metadata`: `labels`: `app`") {
+		t.Fatalf("ParseView: %v, want the path to the bad label", err)
+	}
+}
+
+func TestStringsOfEveryLengthAndStopAreScannedAsEncodingJSONDoes(t *testing.T) {
+	// Eight bytes are passed at a time: put each stopping byte at every
+	// place of a word, in strings long and short.
+	for n := range 20 {
+		for _, stop := range []string{`\"`, `\\`, `\n`, `\u00e9`, "é"} {
+			for at := 0; at <= n; at++ {
+				text := strings.Repeat("x", at) + stop + strings.Repeat("y", n-at)
+				doc := `{"a":"` + text + `","b":1}`
+				fields, err := splitObject([]byte(doc), nil)
+				if err != nil || string(fields["a"]) != `"`+text+`"` || string(fields["b"]) != "1" {
+					t.Fatalf("split %s: %v %q", doc, err, fields)
+				}
+			}
+		}
+		for _, bad := range []string{"\x01", "\x1f", "\t"} {
+			doc := `{"a":"` + strings.Repeat("x", n) + bad + `"}`
+			if _, err := splitObject([]byte(doc), nil); err == nil || !strings.Contains(err.Error(), "a control character") {
+				t.Fatalf("split %q: %v, want a control character refused", doc, err)
+			}
+		}
+		doc := `{"a":"` + strings.Repeat("x", n)
+		if _, err := splitObject([]byte(doc), nil); err == nil || !strings.Contains(err.Error(), "unterminated") {
+			t.Fatalf("split %q: %v, want an unterminated string", doc, err)
+		}
+	}
+}
+
+func BenchmarkMetaOfA4KPod(b *testing.B) {
+	fields, _ := splitObject(benchPods(b)[0], nil)
+	raw := fields["metadata"]
+	b.Run("reader", func(b *testing.B) {
+		for range b.N {
+			var m MetaView
+			if err := readMeta(raw, &m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		for range b.N {
+			var m MetaView
+			if err := json.Unmarshal(raw, &m); err != nil {
 				b.Fatal(err)
 			}
 		}

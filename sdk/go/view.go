@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"unsafe"
 )
 
 // ObjectView is an object read lazily: its apiVersion, kind and metadata
@@ -72,8 +73,9 @@ func ParseView(text string) (*ObjectView, error) { return readView(text, "object
 
 func readView(text, what string) (*ObjectView, error) {
 	v := &ObjectView{}
-	// []byte(text) is a copy of its own, which the view may keep.
-	if err := v.read([]byte(text)); err != nil {
+	// The view reads text's memory in place, and never writes it (a Go
+	// string's memory never changes): no copy of the object.
+	if err := v.read(unsafe.Slice(unsafe.StringData(text), len(text))); err != nil {
 		return nil, fmt.Errorf("reading the %s: %w", what, err)
 	}
 	return v, nil
@@ -85,10 +87,10 @@ func (v *ObjectView) UnmarshalJSON(data []byte) error {
 	return v.read(bytes.Clone(data))
 }
 
-// read splits data (which the view keeps) into its top-level fields and
-// decodes apiVersion, kind and metadata.
+// read splits data (which the view keeps, and never writes) into its
+// top-level fields and decodes apiVersion, kind and metadata.
 func (v *ObjectView) read(data []byte) error {
-	fields, err := splitObject(data)
+	fields, err := splitObject(data, &v.Metadata)
 	if err != nil {
 		return err
 	}
@@ -111,14 +113,7 @@ func (v *ObjectView) read(data []byte) error {
 			v.APIVersion = text
 		}
 	}
-	if raw, ok := fields["metadata"]; ok {
-		delete(fields, "metadata")
-		if !bytes.Equal(raw, []byte("null")) {
-			if err := json.Unmarshal(raw, &v.Metadata); err != nil {
-				return fmt.Errorf("`metadata`: %w", err)
-			}
-		}
-	}
+	delete(fields, "metadata") // decoded by the split
 	v.fields = fields
 	return nil
 }
