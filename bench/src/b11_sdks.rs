@@ -439,9 +439,9 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
             Goal::None,
         );
         if language == Language::Go {
-            rows.push(parse.with_details(
-                "Go: the whole object into a map[string]any with encoding/json",
-            ));
+            rows.push(
+                parse.with_details("Go: the whole object into a map[string]any with encoding/json"),
+            );
             rows.push(
                 Row::ratio_of(
                     "B11.view-go".to_owned(),

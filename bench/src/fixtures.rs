@@ -17,6 +17,8 @@ pub enum Fixture {
     Noop,
     /// Does nothing without the SDK's glue: the floor of a call.
     Floor,
+    /// The same through world 0.6.0's handler export.
+    HandlerFloor,
     /// Decodes `metadata` with serde_json.
     JsonMeta,
     /// Decodes the whole k8s-openapi `Pod`.
@@ -39,6 +41,7 @@ impl Fixture {
         match self {
             Fixture::Noop => "no-op",
             Fixture::Floor => "floor",
+            Fixture::HandlerFloor => "handler-floor",
             Fixture::JsonMeta => "json-meta",
             Fixture::TypedPod => "typed-pod",
             Fixture::PodView => "pod-view",
@@ -53,6 +56,7 @@ impl Fixture {
         match self {
             Fixture::Noop => artifacts::NOOP,
             Fixture::Floor => artifacts::FLOOR,
+            Fixture::HandlerFloor => artifacts::HANDLER_FLOOR,
             Fixture::JsonMeta => artifacts::JSON_META,
             Fixture::TypedPod => artifacts::TYPED_POD,
             Fixture::PodView => artifacts::POD_VIEW,

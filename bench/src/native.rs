@@ -52,7 +52,11 @@ fn read_view(json: &str) {
 /// Handles one added object as `fixture` does, natively.
 pub fn on_add(fixture: Fixture, json: &str) {
     match fixture {
-        Fixture::Noop | Fixture::Floor | Fixture::NamedNoop | Fixture::LatencyProbe => {
+        Fixture::Noop
+        | Fixture::Floor
+        | Fixture::HandlerFloor
+        | Fixture::NamedNoop
+        | Fixture::LatencyProbe => {
             black_box(json);
         }
         Fixture::JsonMeta => {

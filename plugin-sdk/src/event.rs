@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use crate::bindings::herald::plugin0_2_0::types as wit;
+use crate::frame::{Head, Text};
 use crate::view::{ObjectView, decode};
 use crate::{Error, GroupVersionKind};
 
@@ -31,27 +31,23 @@ pub struct Context {
 impl Context {
     /// The namespace part of the key; `None` for a cluster-scoped object.
     pub fn namespace(&self) -> Option<&str> {
-        self.key.split_once('/').map(|(namespace, _)| namespace)
+        namespace_of(&self.key)
     }
 
     /// The name part of the key.
     pub fn name(&self) -> &str {
-        self.key
-            .split_once('/')
-            .map_or(self.key.as_str(), |(_, name)| name)
+        name_of(&self.key)
     }
+}
 
-    pub(crate) fn from_wit(context: wit::EventContext) -> Self {
-        Self {
-            kind: GroupVersionKind::from_wit(context.kind),
-            resource: context.resource,
-            key: context.key,
-            resource_version: context.resource_version,
-            is_initial_list: context.is_initial_list,
-            is_resync: context.is_resync,
-            final_state_unknown: context.final_state_unknown,
-        }
-    }
+/// The namespace part of a key; `None` for a cluster-scoped object's.
+fn namespace_of(key: &str) -> Option<&str> {
+    key.split_once('/').map(|(namespace, _)| namespace)
+}
+
+/// The name part of a key.
+fn name_of(key: &str) -> &str {
+    key.split_once('/').map_or(key, |(_, name)| name)
 }
 
 /// Accessors shared by [`Event`] and [`Update`], forwarding to their context.
@@ -59,53 +55,53 @@ macro_rules! context_accessors {
     () => {
         /// Everything the host said about this notification.
         pub fn context(&self) -> &Context {
-            &self.context
+            self.head.context()
         }
 
         /// The subscription's kind.
         pub fn kind(&self) -> &GroupVersionKind {
-            &self.context.kind
+            &self.head.context().kind
         }
 
         /// The plural resource name, e.g. `pods`.
         pub fn resource(&self) -> &str {
-            &self.context.resource
+            self.head.resource()
         }
 
         /// The object's key: `namespace/name`, or `name` when cluster-scoped.
         pub fn key(&self) -> &str {
-            &self.context.key
+            self.head.key()
         }
 
         /// The object's namespace; `None` when cluster-scoped.
         pub fn namespace(&self) -> Option<&str> {
-            self.context.namespace()
+            namespace_of(self.head.key())
         }
 
         /// The object's name.
         pub fn name(&self) -> &str {
-            self.context.name()
+            name_of(self.head.key())
         }
 
         /// The `metadata.resourceVersion` of the (new) object.
         pub fn resource_version(&self) -> &str {
-            &self.context.resource_version
+            self.head.resource_version()
         }
 
         /// Whether this is a synthetic add replaying the cache on join.
         pub fn is_initial_list(&self) -> bool {
-            self.context.is_initial_list
+            self.head.is_initial_list()
         }
 
         /// Whether this is a periodic resync (old and new are equal).
         pub fn is_resync(&self) -> bool {
-            self.context.is_resync
+            self.head.is_resync()
         }
 
         /// Whether this delete was inferred from a relist, the object being
         /// its last known state (a "final state unknown" tombstone).
         pub fn final_state_unknown(&self) -> bool {
-            self.context.final_state_unknown
+            self.head.final_state_unknown()
         }
     };
 }
@@ -114,25 +110,26 @@ macro_rules! context_accessors {
 /// object's JSON.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Event {
-    context: Context,
-    json: String,
+    head: Head,
+    json: Text,
 }
 
 impl Event {
     /// An event from its parts; the host builds these, tests may too (see
     /// also `testing::added`).
     pub fn from_parts(context: Context, json: impl Into<String>) -> Self {
-        Self {
-            context,
-            json: json.into(),
-        }
+        Self::from_text(Head::Built(context), Text::from(json.into()))
+    }
+
+    pub(crate) fn from_text(head: Head, json: Text) -> Self {
+        Self { head, json }
     }
 
     context_accessors!();
 
     /// The object as the JSON text the host sent.
     pub fn json(&self) -> &str {
-        &self.json
+        self.json.as_str()
     }
 
     /// The object decoded into `T`: any `k8s-openapi` type (`Pod`,
@@ -140,23 +137,24 @@ impl Event {
     /// struct with only the fields a plugin reads, which may borrow its
     /// strings from the event.
     pub fn object<'a, T: Deserialize<'a>>(&'a self) -> Result<T, Error> {
-        decode(&self.json, "the object")
+        decode(self.json(), "the object")
     }
 
     /// The object read lazily: its metadata now, borrowed, and its spec,
     /// status and other fields when asked for (see [`crate::view`]).
     pub fn view(&self) -> Result<ObjectView<'_>, Error> {
-        ObjectView::parse(&self.json)
+        ObjectView::parse(self.json())
     }
 }
 
 /// An update notification (`on_update`): a context and the old and new
-/// states' JSON (equal on a resync).
+/// states' JSON (equal on a resync). The old state is there unless the
+/// plugin's [`Handler::OLD_STATE`](crate::Handler::OLD_STATE) declined it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Update {
-    context: Context,
-    old_json: String,
-    new_json: String,
+    head: Head,
+    old_json: Option<Text>,
+    new_json: Text,
 }
 
 impl Update {
@@ -167,38 +165,52 @@ impl Update {
         old_json: impl Into<String>,
         new_json: impl Into<String>,
     ) -> Self {
+        let old = Text::from(old_json.into());
+        Self::from_text(Head::Built(context), Some(old), Text::from(new_json.into()))
+    }
+
+    pub(crate) fn from_text(head: Head, old_json: Option<Text>, new_json: Text) -> Self {
         Self {
-            context,
-            old_json: old_json.into(),
-            new_json: new_json.into(),
+            head,
+            old_json,
+            new_json,
         }
     }
 
     context_accessors!();
 
-    /// The previous state as JSON text.
+    /// The previous state as JSON text; empty when the plugin declined it
+    /// ([`Handler::OLD_STATE`](crate::Handler::OLD_STATE)).
     pub fn old_json(&self) -> &str {
-        &self.old_json
+        self.old_json.as_ref().map_or("", Text::as_str)
     }
 
     /// The new state as JSON text.
     pub fn new_json(&self) -> &str {
-        &self.new_json
+        self.new_json.as_str()
     }
 
-    /// The previous state decoded into `T` (see [`Event::object`]).
+    /// The previous state decoded into `T` (see [`Event::object`]); an
+    /// error when the plugin declined it.
     pub fn old<'a, T: Deserialize<'a>>(&'a self) -> Result<T, Error> {
-        decode(&self.old_json, "the old object")
+        decode(self.delivered_old()?, "the old object")
     }
 
-    /// The previous state read lazily (see [`Event::view`]).
+    /// The previous state read lazily (see [`Event::view`]); an error when
+    /// the plugin declined it.
     pub fn old_view(&self) -> Result<ObjectView<'_>, Error> {
-        ObjectView::read(&self.old_json, "old object")
+        ObjectView::read(self.delivered_old()?, "old object")
+    }
+
+    fn delivered_old(&self) -> Result<&str, Error> {
+        self.old_json.as_ref().map(Text::as_str).ok_or_else(|| {
+            Error::new("the old state was not delivered: the plugin's Handler::OLD_STATE is false")
+        })
     }
 
     /// The new state read lazily (see [`Event::view`]).
     pub fn new_view(&self) -> Result<ObjectView<'_>, Error> {
-        ObjectView::read(&self.new_json, "new object")
+        ObjectView::read(self.new_json(), "new object")
     }
 
     /// The new state decoded into `T` (see [`Event::object`]).
@@ -207,7 +219,7 @@ impl Update {
         reason = "pairs with `old`: `update.new::<Pod>()` reads as the new state"
     )]
     pub fn new<'a, T: Deserialize<'a>>(&'a self) -> Result<T, Error> {
-        decode(&self.new_json, "the new object")
+        decode(self.new_json(), "the new object")
     }
 }
 

@@ -14,6 +14,19 @@ use crate::{Error, Event, Manifest, Update};
 /// Every handler defaults to doing nothing; an `Err` is a handler failure
 /// that the host records and retries with backoff a bounded number of times.
 pub trait Handler: Default + 'static {
+    /// Whether updates carry the old state beside the new one
+    /// ([`Update::old`]). A plugin that never reads it sets this to `false`
+    /// and the host does not copy it into the plugin at all.
+    const OLD_STATE: bool = true;
+
+    /// The most notifications the host may hand over in one call (each
+    /// still reaches `on_add`, `on_update` or `on_delete` on its own, in
+    /// order). More than 1 opts into batches: fewer calls for a plugin that
+    /// wants throughput, one call deadline covering the batch, and a
+    /// failure retrying only the notification that failed and those after
+    /// it. (This host sends one notification per call for now.)
+    const MAX_BATCH: u32 = 1;
+
     /// Describes the plugin: called once per load, before any handler call.
     /// [`config::get`](crate::config::get) already works here, so the
     /// operator's configuration may shape the subscriptions.
@@ -97,13 +110,14 @@ pub mod export {
     use std::marker::PhantomData;
 
     use super::Handler;
+    use crate::Error;
     use crate::admission::{AdmissionReview, Mutation, Verdict};
     use crate::bindings;
-    use crate::bindings::exports::herald::plugin0_2_0::handler::{
-        EventContext, Guest as HandlerGuest,
-    };
     use crate::bindings::exports::herald::plugin0_5_0::admission::{self, Guest as AdmissionGuest};
-    use crate::{Context, Error, Event, Update};
+    use crate::bindings::exports::herald::plugin0_7_0::delivery::{
+        DeliveryOptions, Failure, Guest as DeliveryGuest,
+    };
+    use crate::frame::{Notification, Notifications};
 
     /// The type the generated export functions are instantiated with.
     pub struct Export<H>(PhantomData<H>);
@@ -149,20 +163,29 @@ pub mod export {
         }
     }
 
-    impl<H: Handler> HandlerGuest for Export<H> {
-        fn on_add(context: EventContext, object: String) -> Result<(), String> {
-            let event = Event::from_parts(Context::from_wit(context), object);
-            with_handler(|handler: &mut H| handler.on_add(&event))
+    impl<H: Handler> DeliveryGuest for Export<H> {
+        fn options() -> DeliveryOptions {
+            DeliveryOptions {
+                old_state: H::OLD_STATE,
+                max_batch: H::MAX_BATCH.max(1),
+            }
         }
 
-        fn on_update(context: EventContext, old: String, new: String) -> Result<(), String> {
-            let update = Update::from_parts(Context::from_wit(context), old, new);
-            with_handler(|handler: &mut H| handler.on_update(&update))
-        }
-
-        fn on_delete(context: EventContext, object: String) -> Result<(), String> {
-            let event = Event::from_parts(Context::from_wit(context), object);
-            with_handler(|handler: &mut H| handler.on_delete(&event))
+        fn deliver(frame: Vec<u8>) -> Result<(), Failure> {
+            for (index, notification) in Notifications::new(frame).enumerate() {
+                let handled = notification.and_then(|notification| {
+                    with_handler(|handler: &mut H| match &notification {
+                        Notification::Added(event) => handler.on_add(event),
+                        Notification::Updated(update) => handler.on_update(update),
+                        Notification::Deleted(event) => handler.on_delete(event),
+                    })
+                });
+                if let Err(message) = handled {
+                    let index = u32::try_from(index).unwrap_or(u32::MAX);
+                    return Err(Failure { index, message });
+                }
+            }
+            Ok(())
         }
     }
 
@@ -170,8 +193,8 @@ pub mod export {
     #[cfg(all(test, not(target_arch = "wasm32")))]
     mod tests {
         use super::*;
-        use crate::bindings::herald::plugin0_2_0::types::GroupVersionKind;
-        use crate::{Manifest, Subscription};
+        use crate::frame::write::{ADDED, DELETED, UPDATED, Written, frame};
+        use crate::{Context, Event, GroupVersionKind, Manifest, Subscription, Update};
 
         #[derive(Default)]
         struct Counting {
@@ -179,6 +202,8 @@ pub mod export {
         }
 
         impl Handler for Counting {
+            const MAX_BATCH: u32 = 8;
+
             fn manifest() -> Manifest {
                 Manifest::new("counting", "1")
                     .subscribe(Subscription::to::<k8s_openapi::api::core::v1::Pod>())
@@ -194,20 +219,31 @@ pub mod export {
             }
 
             fn on_update(&mut self, event: &Update) -> Result<(), Error> {
-                self.calls
-                    .push(format!("update {} after {}", event.key(), self.calls.len()));
+                self.calls.push(format!(
+                    "update {} from {} after {}",
+                    event.key(),
+                    event.old_json(),
+                    self.calls.len()
+                ));
                 crate::info!("{}", self.calls.join("; "));
                 Ok(())
             }
         }
 
-        fn context(key: &str) -> EventContext {
-            EventContext {
-                kind: GroupVersionKind {
-                    group: String::new(),
-                    version: "v1".into(),
-                    kind: "Pod".into(),
-                },
+        #[derive(Default)]
+        struct NewOnly;
+
+        impl Handler for NewOnly {
+            const OLD_STATE: bool = false;
+
+            fn manifest() -> Manifest {
+                Manifest::new("new-only", "1")
+            }
+        }
+
+        fn context(key: &str) -> Context {
+            Context {
+                kind: GroupVersionKind::new("", "v1", "Pod"),
                 resource: "pods".into(),
                 key: key.into(),
                 resource_version: "1".into(),
@@ -217,33 +253,80 @@ pub mod export {
             }
         }
 
+        fn one(what: u8, key: &str, old: Option<&str>) -> Vec<u8> {
+            frame(&[Written {
+                what,
+                context: &context(key),
+                object: "{}",
+                old,
+            }])
+        }
+
         #[test]
-        fn state_persists_across_calls_and_errors_become_strings() {
+        fn state_persists_across_calls_and_errors_become_failures() {
             crate::testing::reset();
             assert_eq!(
                 <Export<Counting> as bindings::Guest>::manifest().name,
                 "counting"
             );
-            assert_eq!(
-                Export::<Counting>::on_add(context("a/good"), "{}".into()),
-                Ok(())
-            );
-            assert_eq!(
-                Export::<Counting>::on_add(context("a/bad"), "{}".into()),
-                Err("bad pod".to_owned())
-            );
-            assert_eq!(
-                Export::<Counting>::on_update(context("a/good"), "{}".into(), "{}".into()),
-                Ok(())
-            );
-            assert_eq!(
-                Export::<Counting>::on_delete(context("a/good"), "{}".into()),
-                Ok(())
-            );
+            assert!(Export::<Counting>::deliver(one(ADDED, "a/good", None)).is_ok());
+            let failure = Export::<Counting>::deliver(one(ADDED, "a/bad", None)).unwrap_err();
+            assert_eq!((failure.index, failure.message.as_str()), (0, "bad pod"));
+            assert!(Export::<Counting>::deliver(one(UPDATED, "a/good", Some("{\"v\":1}"))).is_ok());
+            assert!(Export::<Counting>::deliver(one(DELETED, "a/good", None)).is_ok());
             assert_eq!(
                 crate::testing::take_messages(),
-                ["add a/good; add a/bad; update a/good after 2"]
+                ["add a/good; add a/bad; update a/good from {\"v\":1} after 2"]
             );
+        }
+
+        #[test]
+        fn a_batch_is_handled_in_order_and_a_failure_names_where_it_stopped() {
+            crate::testing::reset();
+            let (good, bad, later) = (context("a/one"), context("a/bad"), context("a/later"));
+            let batch = frame(&[
+                Written {
+                    what: ADDED,
+                    context: &good,
+                    object: "{}",
+                    old: None,
+                },
+                Written {
+                    what: ADDED,
+                    context: &bad,
+                    object: "{}",
+                    old: None,
+                },
+                Written {
+                    what: ADDED,
+                    context: &later,
+                    object: "{}",
+                    old: None,
+                },
+            ]);
+            let failure = Export::<Counting>::deliver(batch).unwrap_err();
+            assert_eq!((failure.index, failure.message.as_str()), (1, "bad pod"));
+            INSTANCE.with(|cell| {
+                let slot = cell.borrow();
+                let counting = slot.as_ref().unwrap().downcast_ref::<Counting>().unwrap();
+                // The one after the failure was not handled.
+                assert_eq!(counting.calls, ["add a/one", "add a/bad"]);
+            });
+            let malformed = Export::<Counting>::deliver(vec![1, 0, 0, 0, 0]).unwrap_err();
+            assert_eq!(malformed.index, 0);
+            assert!(
+                malformed.message.contains("malformed delivery frame"),
+                "{}",
+                malformed.message
+            );
+        }
+
+        #[test]
+        fn the_options_say_what_the_handler_declared() {
+            let counting = Export::<Counting>::options();
+            assert_eq!((counting.old_state, counting.max_batch), (true, 8));
+            let new_only = Export::<NewOnly>::options();
+            assert_eq!((new_only.old_state, new_only.max_batch), (false, 1));
         }
     }
 }

@@ -252,6 +252,7 @@ pub mod deadline;
 mod error;
 mod event;
 pub mod events;
+pub(crate) mod frame;
 mod handler;
 mod host;
 pub mod http;

@@ -18,6 +18,7 @@ mod compiler;
 mod deadline;
 mod engine;
 mod error;
+mod frame;
 mod instance;
 mod limits;
 mod loaded;

@@ -9,30 +9,45 @@
 //! export, `admission`, looked up on its own beside 0.3.0's (a component
 //! that has it is a 0.5.0 plugin, called through 0.3.0's exports for the
 //! rest). 0.6.0 adds the `cluster` import only: a component importing it is
-//! reported as 0.6.0, and is the one kind of plugin that runs beyond the
-//! default cluster. Exports are called
-//! with wasmtime's async API, so the call deadline bounds host calls that
-//! wait as well as wasm ([`deadline`](super::deadline)).
+//! reported as 0.6.0, and is (with 0.7.0's) the one kind of plugin that
+//! runs beyond the default cluster. 0.7.0 exports `delivery` instead of
+//! `handler`: its notifications go as frames of bytes ([`frame`](super::frame)),
+//! with the options the instance asked for when it was made. Exports are
+//! called with wasmtime's async API, so the call deadline bounds host calls
+//! that wait as well as wasm ([`deadline`](super::deadline)).
 
 use super::LoadError;
+use super::frame::{self, Change};
 use super::state::HostState;
 use crate::wit::abi::{EventContext, Manifest};
 use crate::wit::v0_5::exports::herald::plugin0_5_0::admission;
-use crate::wit::{PACKAGE, WORLD_VERSIONS, v0_1, v0_2, v0_3};
+use crate::wit::v0_7::exports::herald::plugin0_7_0::delivery;
+use crate::wit::{PACKAGE, WORLD_VERSIONS, v0_1, v0_2, v0_3, v0_7};
+use std::sync::Mutex;
 use wasmtime::Store;
 use wasmtime::component::InstancePre;
 
 /// The `admission` interface's name among a component's exports.
 const ADMISSION_EXPORT: &str = "herald:plugin/admission@0.5.0";
 
+/// The `delivery` interface's name among a component's exports.
+const DELIVERY_EXPORT: &str = "herald:plugin/delivery@0.7.0";
+
+/// The `cluster` interface's name among a component's imports.
+const CLUSTER_IMPORT: &str = "herald:plugin/cluster@0.6.0";
+
 /// A component linked and checked against one world version, ready to be
 /// instantiated.
 pub(crate) struct PluginPre {
     exports: Exports,
     version: &'static str,
+    knows_clusters: bool,
 }
 
 enum Exports {
+    /// 0.7.0's exports: `delivery` in place of `handler`, and 0.5.0's
+    /// `admission` (called through [`v0_5`](crate::wit::v0_5)'s types).
+    V0_7(v0_7::PluginPre<HostState>, admission::GuestIndices),
     V0_1(v0_1::PluginPre<HostState>),
     V0_2(v0_2::PluginPre<HostState>),
     V0_3(v0_3::PluginPre<HostState>),
@@ -52,40 +67,46 @@ impl PluginPre {
                 .imports(instance_pre.component().engine())
                 .any(|(name, _)| name.starts_with(&interfaces) && name.ends_with(version))
         };
+        let knows_clusters = instance_pre
+            .component()
+            .component_type()
+            .imports(instance_pre.component().engine())
+            .any(|(name, _)| name == CLUSTER_IMPORT);
+        let pre = |exports, version| PluginPre {
+            exports,
+            version,
+            knows_clusters,
+        };
+        if has_export(&instance_pre, DELIVERY_EXPORT) {
+            let wrong = |e: wasmtime::Error| LoadError::WrongWorld(super::engine::one_line(&e));
+            let indices = admission::GuestIndices::new(&instance_pre).map_err(wrong)?;
+            let p = v0_7::PluginPre::new(instance_pre).map_err(wrong)?;
+            return Ok(pre(Exports::V0_7(p, indices), "0.7.0"));
+        }
         let newest = match v0_3::PluginPre::new(instance_pre.clone()) {
-            Ok(pre) if exports_admission(&instance_pre) => {
+            Ok(p) if has_export(&instance_pre, ADMISSION_EXPORT) => {
                 let indices = admission::GuestIndices::new(&instance_pre)
                     .map_err(|e| LoadError::WrongWorld(super::engine::one_line(&e)))?;
-                return Ok(PluginPre {
-                    exports: Exports::V0_5(pre, indices),
-                    version: if imports("@0.6.0") { "0.6.0" } else { "0.5.0" },
-                });
+                let version = if imports("@0.6.0") { "0.6.0" } else { "0.5.0" };
+                return Ok(pre(Exports::V0_5(p, indices), version));
             }
-            Ok(pre) => {
-                return Ok(PluginPre {
-                    exports: Exports::V0_3(pre),
-                    version: if imports("@0.6.0") {
-                        "0.6.0"
-                    } else if imports("@0.4.0") {
-                        "0.4.0"
-                    } else {
-                        "0.3.0"
-                    },
-                });
+            Ok(p) => {
+                let version = if imports("@0.6.0") {
+                    "0.6.0"
+                } else if imports("@0.4.0") {
+                    "0.4.0"
+                } else {
+                    "0.3.0"
+                };
+                return Ok(pre(Exports::V0_3(p), version));
             }
             Err(error) => error,
         };
-        if let Ok(pre) = v0_2::PluginPre::new(instance_pre.clone()) {
-            return Ok(PluginPre {
-                exports: Exports::V0_2(pre),
-                version: "0.2.0",
-            });
+        if let Ok(p) = v0_2::PluginPre::new(instance_pre.clone()) {
+            return Ok(pre(Exports::V0_2(p), "0.2.0"));
         }
         match v0_1::PluginPre::new(instance_pre) {
-            Ok(pre) => Ok(PluginPre {
-                exports: Exports::V0_1(pre),
-                version: "0.1.0",
-            }),
+            Ok(p) => Ok(pre(Exports::V0_1(p), "0.1.0")),
             Err(_) => Err(LoadError::WrongWorld(format!(
                 "{} (this host runs {PACKAGE} worlds {})",
                 super::engine::one_line(&newest),
@@ -102,7 +123,7 @@ impl PluginPre {
     /// Whether the component imports `cluster` (0.6.0): only such a plugin
     /// can tell clusters apart, so only it runs beyond the default one.
     pub(crate) fn knows_clusters(&self) -> bool {
-        self.version == "0.6.0"
+        self.knows_clusters
     }
 
     /// Instantiates the component in `store`.
@@ -111,6 +132,28 @@ impl PluginPre {
         store: &mut Store<HostState>,
     ) -> wasmtime::Result<Plugin> {
         Ok(match &self.exports {
+            Exports::V0_7(pre, indices) => {
+                let instance = pre.instance_pre().instantiate_async(&mut *store).await?;
+                let plugin = v0_7::Plugin::new(&mut *store, &instance)?;
+                let admission = indices.load(&mut *store, &instance)?;
+                let options = plugin
+                    .herald_plugin0_7_0_delivery()
+                    .call_options(&mut *store)
+                    .await?;
+                if options.max_batch == 0 {
+                    return Err(wasmtime::format_err!(
+                        "the plugin's delivery options ask for batches of at most 0 notifications (max-batch must be at least 1)"
+                    ));
+                }
+                Plugin::V0_7(
+                    Box::new(plugin),
+                    admission,
+                    Deliveries {
+                        options,
+                        buffer: Mutex::default(),
+                    },
+                )
+            }
             Exports::V0_1(pre) => Plugin::V0_1(pre.instantiate_async(store).await?),
             Exports::V0_2(pre) => Plugin::V0_2(pre.instantiate_async(store).await?),
             Exports::V0_3(pre) => Plugin::V0_3(pre.instantiate_async(store).await?),
@@ -123,16 +166,37 @@ impl PluginPre {
     }
 }
 
-/// True when the component exports 0.5.0's `admission` interface.
-fn exports_admission(instance_pre: &InstancePre<HostState>) -> bool {
+/// A 0.7.0 instance's deliveries: the options it asked for, and the
+/// buffer its frames are written in, reused from call to call.
+pub(crate) struct Deliveries {
+    options: delivery::DeliveryOptions,
+    buffer: Mutex<Vec<u8>>,
+}
+
+/// The largest frame buffer an instance keeps between calls; a frame
+/// larger than this (a huge object) is written in a buffer of its own.
+const KEPT_FRAME_BYTES: usize = 64 << 10;
+
+/// The buffer, whatever a panic elsewhere left in it (a buffer is cleared
+/// before every use).
+fn lock(buffer: &Mutex<Vec<u8>>) -> std::sync::MutexGuard<'_, Vec<u8>> {
+    buffer
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// True when the component exports the interface `name`.
+fn has_export(instance_pre: &InstancePre<HostState>, name: &str) -> bool {
     instance_pre
         .component()
-        .get_export_index(None, ADMISSION_EXPORT)
+        .get_export_index(None, name)
         .is_some()
 }
 
 /// A live instance's exports, of whichever world version it was built for.
 pub(crate) enum Plugin {
+    /// With 0.5.0's `admission` and the instance's deliveries.
+    V0_7(Box<v0_7::Plugin>, admission::Guest, Deliveries),
     V0_1(v0_1::Plugin),
     V0_2(v0_2::Plugin),
     V0_3(v0_3::Plugin),
@@ -179,6 +243,7 @@ impl Plugin {
             Plugin::V0_1(plugin) => Ok(from_v0_2(from_v0_1(plugin.call_manifest(store).await?))),
             Plugin::V0_2(plugin) => Ok(from_v0_2(plugin.call_manifest(store).await?)),
             Plugin::V0_3(plugin) | Plugin::V0_5(plugin, _) => plugin.call_manifest(store).await,
+            Plugin::V0_7(plugin, ..) => plugin.call_manifest(store).await,
         }
     }
 
@@ -189,7 +254,9 @@ impl Plugin {
         store: &mut Store<HostState>,
     ) -> wasmtime::Result<Option<admission::Webhooks>> {
         match self {
-            Plugin::V0_5(_, guest) => guest.call_declare(store).await.map(Some),
+            Plugin::V0_5(_, guest) | Plugin::V0_7(_, guest, _) => {
+                guest.call_declare(store).await.map(Some)
+            }
             _ => Ok(None),
         }
     }
@@ -202,10 +269,13 @@ impl Plugin {
         store: &mut Store<HostState>,
         call: AdmissionCall<'_>,
     ) -> wasmtime::Result<Result<AdmissionAnswer, String>> {
-        let Plugin::V0_5(_, guest) = self else {
-            return Err(wasmtime::format_err!(
-                "the plugin exports no admission interface"
-            ));
+        let guest = match self {
+            Plugin::V0_5(_, guest) | Plugin::V0_7(_, guest, _) => guest,
+            _ => {
+                return Err(wasmtime::format_err!(
+                    "the plugin exports no admission interface"
+                ));
+            }
         };
         Ok(match call {
             AdmissionCall::Validate(review) => {
@@ -256,6 +326,21 @@ impl Plugin {
             Plugin::V0_2(plugin) => dispatch!(plugin.herald_plugin_handler(), ctx),
             Plugin::V0_3(plugin) | Plugin::V0_5(plugin, _) => {
                 dispatch!(plugin.herald_plugin0_2_0_handler(), ctx)
+            }
+            Plugin::V0_7(plugin, _, deliveries) => {
+                let buffer = std::mem::take(&mut *lock(&deliveries.buffer));
+                let change = match call {
+                    HandlerCall::Add(object) => Change::Added(object),
+                    HandlerCall::Update(old, new) => Change::Updated { old, new },
+                    HandlerCall::Delete(object) => Change::Deleted(object),
+                };
+                let frame = frame::encode(buffer, ctx, change, deliveries.options.old_state);
+                let delivered = plugin
+                    .herald_plugin0_7_0_delivery()
+                    .call_deliver(store, frame.bytes())
+                    .await;
+                *lock(&deliveries.buffer) = frame.into_buffer(KEPT_FRAME_BYTES);
+                Ok(delivered?.map_err(|failure| failure.message))
             }
         }
     }

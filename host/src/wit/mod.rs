@@ -11,7 +11,8 @@
 //! `kube`, `events`, `types` and `handler`; 0.4.0 reuses those and 0.3.0's
 //! `metrics`, `workqueue`, `index` and manifest, and adds `deadline`; 0.5.0
 //! reuses all of 0.4.0 and adds the `admission` export; 0.6.0 reuses all of
-//! 0.5.0 and adds the `cluster` import.
+//! 0.5.0 and adds the `cluster` import; 0.7.0 reuses 0.6.0's imports and
+//! exports `delivery` in place of `handler`.
 
 #![allow(missing_docs, unsafe_code)]
 
@@ -142,16 +143,46 @@ pub mod v0_6 {
     });
 }
 
+/// `herald:plugin@0.7.0`: 0.6.0's imports, manifest and admission, and
+/// notifications as frames of bytes through `delivery` instead of
+/// `handler`.
+pub mod v0_7 {
+    wasmtime::component::bindgen!({
+        path: "../wit/0.7.0",
+        world: "herald:plugin/plugin@0.7.0",
+        exports: { default: async },
+        with: {
+            "herald:plugin/types@0.2.0": super::v0_2::herald::plugin::types,
+            "herald:plugin/log@0.2.0": super::v0_2::herald::plugin::log,
+            "herald:plugin/cache@0.2.0": super::v0_2::herald::plugin::cache,
+            "herald:plugin/config@0.2.0": super::v0_2::herald::plugin::config,
+            "herald:plugin/kube@0.2.0": super::v0_2::herald::plugin::kube,
+            "herald:plugin/events@0.2.0": super::v0_2::herald::plugin::events,
+            "herald:plugin/types@0.3.0": super::v0_3::herald::plugin0_3_0::types,
+            "herald:plugin/metrics@0.3.0": super::v0_3::herald::plugin0_3_0::metrics,
+            "herald:plugin/workqueue@0.3.0": super::v0_3::herald::plugin0_3_0::workqueue,
+            "herald:plugin/index@0.3.0": super::v0_3::herald::plugin0_3_0::index,
+            "herald:plugin/deadline@0.4.0": super::v0_4::herald::plugin0_4_0::deadline,
+            "herald:plugin/cluster@0.6.0": super::v0_6::herald::plugin0_6_0::cluster,
+            "wasi:http": wasmtime_wasi_http::p2::bindings::http,
+            "wasi:io": wasmtime_wasi::p2::bindings::io,
+            "wasi:clocks": wasmtime_wasi::p2::bindings::clocks,
+        },
+    });
+}
+
 /// The versions of the world this host implements, newest first.
-pub const WORLD_VERSIONS: &[&str] = &["0.6.0", "0.5.0", "0.4.0", "0.3.0", "0.2.0", "0.1.0"];
+pub const WORLD_VERSIONS: &[&str] = &[
+    "0.7.0", "0.6.0", "0.5.0", "0.4.0", "0.3.0", "0.2.0", "0.1.0",
+];
 
 /// The WIT package of the plugin world and of its interfaces.
 pub const PACKAGE: &str = "herald:plugin";
 
 /// The newest plugin world this host runs, as WIT names it: the world
-/// [`v0_6`] binds (whose `bindgen!` needs the name written out), the one
+/// [`v0_7`] binds (whose `bindgen!` needs the name written out), the one
 /// the Rust SDK builds against and `herald version` prints.
-pub const WORLD: &str = "herald:plugin/plugin@0.6.0";
+pub const WORLD: &str = "herald:plugin/plugin@0.7.0";
 
 /// The plugin world of `version`, as WIT names it:
 /// `herald:plugin/plugin@0.2.0`.
@@ -180,12 +211,12 @@ mod tests {
     #[test]
     fn the_newest_world_is_the_one_the_newest_wit_declares() {
         assert_eq!(WORLD, world(WORLD_VERSIONS[0]));
-        let wit = include_str!("../../../wit/0.6.0/herald.wit");
+        let wit = include_str!("../../../wit/0.7.0/herald.wit");
         let declared = |keyword: &str| {
             wit.lines()
                 .find_map(|line| line.strip_prefix(keyword))
                 .map(|rest| rest.trim_end_matches([';', '{', ' ']))
-                .unwrap_or_else(|| panic!("wit/0.6.0/herald.wit declares no {keyword}"))
+                .unwrap_or_else(|| panic!("wit/0.7.0/herald.wit declares no {keyword}"))
         };
         let (package, version) = declared("package ").split_once('@').unwrap();
         assert_eq!(WORLD, format!("{package}/{}@{version}", declared("world ")));

@@ -27,7 +27,7 @@ fn each_example_plugin_passes_and_prints_its_manifest() {
         assert!(json.status.success(), "{name}: {json:?}");
         let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
         assert_eq!(report["manifest"]["name"], name);
-        assert_eq!(report["world"], "herald:plugin/plugin@0.5.0");
+        assert_eq!(report["world"], "herald:plugin/plugin@0.7.0");
         let subscribed: Vec<&str> = report["manifest"]["subscriptions"]
             .as_array()
             .unwrap()
@@ -73,7 +73,7 @@ fn the_manifest_also_prints_for_people_and_as_yaml() {
     assert!(text.status.success(), "{text:?}");
     let stdout = String::from_utf8(text.stdout).unwrap();
     assert!(
-        stdout.contains("ok, implements herald:plugin/plugin@0.5.0"),
+        stdout.contains("ok, implements herald:plugin/plugin@0.7.0"),
         "{stdout}"
     );
     assert!(stdout.contains("plugin         pod-lifecycle "), "{stdout}");
@@ -162,7 +162,7 @@ fn version_names_the_plugin_world() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("(plugin world herald:plugin/plugin@0.6.0)"),
+        stdout.contains("(plugin world herald:plugin/plugin@0.7.0)"),
         "the newest world: {stdout}"
     );
 }

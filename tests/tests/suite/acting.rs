@@ -451,7 +451,7 @@ fn a_plugin_declaring_more_than_its_grant_is_not_loaded() {
     };
     let plugin = load(enough).expect("a grant covering the declaration loads");
     assert_eq!(plugin.kube().rules().len(), 1);
-    assert_eq!(plugin.world(), "herald:plugin/plugin@0.5.0");
+    assert_eq!(plugin.world(), "herald:plugin/plugin@0.7.0");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

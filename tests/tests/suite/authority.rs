@@ -722,7 +722,7 @@ async fn a_plugin_asks_how_long_its_call_has_left() {
             ..LoadOptions::default()
         },
     );
-    assert_eq!(plugin.world(), "herald:plugin/plugin@0.5.0");
+    assert_eq!(plugin.world(), "herald:plugin/plugin@0.7.0");
     daemon.start(plugin).await.unwrap();
     cluster.create_config_map("now", "a", "1").await;
     eventually("the plugin logged what it has left", PATIENCE, async || {

@@ -57,7 +57,7 @@ fn a_component_of_another_world_is_refused() {
     assert!(matches!(err, LoadError::WrongWorld(_)), "{err}");
     assert!(
         err.to_string().contains(
-            "a herald:plugin/plugin world this host runs (0.6.0, 0.5.0, 0.4.0, 0.3.0, 0.2.0, 0.1.0)"
+            "a herald:plugin/plugin world this host runs (0.7.0, 0.6.0, 0.5.0, 0.4.0, 0.3.0, 0.2.0, 0.1.0)"
         ),
         "{err}"
     );

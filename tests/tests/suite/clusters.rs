@@ -2,7 +2,7 @@
 //! suite's cluster: the embedded API server, or the real one
 //! `HERALD_TEST_KUBECONFIG` names) and a second embedded API server
 //! ("west"), each reached by its own kube client over real HTTP. The
-//! plugin is `plugins/fleet-fanout` (world 0.6.0): a ConfigMap labelled for
+//! plugin is `plugins/fleet-fanout` (world 0.7.0): a ConfigMap labelled for
 //! fan-out in one cluster is copied into the other, labelled with the
 //! cluster it came from, so what each cluster holds afterwards says which
 //! cluster each notification came from and where each write went.
@@ -171,12 +171,16 @@ fn fleet_of(east_cluster: &TestCluster) -> (Arc<herald::fleet::Fleet>, ClusterAp
 }
 
 fn fanout(daemon: &Daemon, access: ClusterAccess, grants: Grants) -> (LoadedPlugin, Arc<LogsOf>) {
-    fanout_at(herald_test_artifacts::FLEET_FANOUT, daemon, access, grants)
+    fanout_at(RUST_FANOUT, daemon, access, grants)
 }
 
-/// A fleet-fanout built at `wasm` (the Rust plugin, or its Python port).
+/// The Rust fleet-fanout and the world it is built for (the Rust SDK's).
+const RUST_FANOUT: (&str, &str) = (herald_test_artifacts::FLEET_FANOUT, "0.7.0");
+
+/// A fleet-fanout built at `wasm` for `world` (the Rust plugin, or its
+/// Python port): any world that knows clusters.
 fn fanout_at(
-    wasm: &str,
+    (wasm, world): (&str, &str),
     daemon: &Daemon,
     access: ClusterAccess,
     grants: Grants,
@@ -188,14 +192,15 @@ fn fanout_at(
         ..LoadOptions::default()
     };
     let (plugin, sink) = load_with(wasm, options);
-    assert_eq!(plugin.world(), "herald:plugin/plugin@0.6.0");
+    assert_eq!(plugin.world(), format!("herald:plugin/plugin@{world}"));
+    assert!(plugin.knows_clusters());
     let logs: Arc<LogsOf> = Arc::new(move || messages(&sink.lines()));
     (plugin, logs)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_plugin_acts_on_both_clusters_and_each_event_names_its_own() {
-    acts_on_both_clusters(herald_test_artifacts::FLEET_FANOUT).await;
+    acts_on_both_clusters(RUST_FANOUT).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -208,14 +213,14 @@ async fn the_python_port_acts_on_both_clusters_as_the_rust_plugin_does() {
     if let Some(wasm) =
         super::replica_alert::build_python("fleet-fanout-py", "fleet_fanout.py", &out, test)
     {
-        acts_on_both_clusters(wasm.to_str().unwrap()).await;
+        acts_on_both_clusters((wasm.to_str().unwrap(), "0.6.0")).await;
     }
 }
 
 /// fleet-fanout built at `wasm` on east and west: a fan-out ConfigMap of
 /// each copied into the other, labelled with its origin, each copy logged
 /// naming both; a delete in east deleting west's copy and nothing else.
-async fn acts_on_both_clusters(wasm: &str) {
+async fn acts_on_both_clusters(wasm: (&str, &str)) {
     let fleet = TwoClusters::start().await;
     let (daemon, access) = fleet.daemon();
     let (plugin, logs) = fanout_at(
