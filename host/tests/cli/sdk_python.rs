@@ -132,7 +132,7 @@ fn python_sdk_builds_label_audit_that_the_host_checks_and_replays() {
     );
     assert!(check.status.success(), "{check:?}");
     let report: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
-    assert_eq!(report["world"], "herald:plugin/plugin@0.6.0");
+    assert_eq!(report["world"], "herald:plugin/plugin@0.7.0");
     assert_eq!(report["manifest"]["name"], "label-audit");
     assert_eq!(report["manifest"]["version"], "0.1.0");
     let kinds: Vec<(&str, &str)> = report["manifest"]["subscriptions"]

@@ -11,9 +11,11 @@ import pytest
 import herald_sdk
 from herald_sdk import Handler, HandlerError, Limits, Manifest, Subscription, Verb, WriteRule, events, kube, log, testing
 from herald_sdk import handler as handler_module
-from herald_sdk._export import (Admission, Dispatcher, context_from_wit, logged_manifest, manifest_to_wit,
-                                mutation_to_wit, require_exported_plugin, review_from_wit, verdict_to_wit,
-                                webhooks_to_wit)
+from herald_sdk._export import (Admission, Dispatcher, deliver, delivery_options, logged_manifest,
+                                manifest_to_wit, mutation_to_wit, require_exported_plugin, review_from_wit,
+                                verdict_to_wit, webhooks_to_wit)
+from herald_sdk._frame import ADDED, DELETED, UPDATED, notifications, write
+from herald_sdk.event import Context
 from herald_sdk.admission import AdmissionRule, FailurePolicy, Mutation, Operation, UserInfo, Verdict, Webhook
 from herald_sdk.build import WIT_DIR, WORLD
 from herald_sdk.cache import Index
@@ -102,14 +104,60 @@ def test_manifest_becomes_the_generated_record(bindings):
         manifest_to_wit({"name": "x"}, types, types_0_3)
 
 
-def test_context_comes_from_the_generated_record(bindings):
-    types, _, _ = bindings
-    ctx = types.EventContext(types.GroupVersionKind("", "v1", "Pod"), "pods", "shop/web-0", "9",
-                             is_initial_list=False, is_resync=True, final_state_unknown=True)
-    context = context_from_wit(ctx)
-    assert (context.kind, context.resource, context.key, context.resource_version) == (
-        Pod.KIND, "pods", "shop/web-0", "9")
-    assert (context.is_initial_list, context.is_resync, context.final_state_unknown) == (False, True, True)
+def context(key, initial=False, resync=False, unknown=False):
+    return Context(Pod.KIND, "pods", key, "9", is_initial_list=initial, is_resync=resync,
+                   final_state_unknown=unknown)
+
+
+def test_a_frame_reads_back_as_the_notifications_written():
+    frame = write([(ADDED, context("shop/a", initial=True), '{"a": 1}', None),
+                   (UPDATED, context("shop/b", resync=True), '{"é": 2}', "{}"),
+                   (UPDATED, context("shop/b"), "{}", None),
+                   (DELETED, context("c", unknown=True), '{"c": 3}', None)])
+    read = list(notifications(frame))
+    assert [method for method, _ in read] == ["on_add", "on_update", "on_update", "on_delete"]
+    added, with_old, without_old, deleted = (argument for _, argument in read)
+    assert (added.context, added.json, added.object["a"]) == (context("shop/a", initial=True), '{"a": 1}', 1)
+    assert (with_old.key, with_old.is_resync, with_old.old_json, with_old.new["é"]) == ("shop/b", True, "{}", 2)
+    assert without_old.old_json == ""
+    with pytest.raises(HandlerError, match="OLD_STATE"):
+        without_old.old
+    assert (deleted.namespace, deleted.name, deleted.final_state_unknown) == (None, "c", True)
+
+
+def test_a_malformed_frame_fails_after_the_good_notifications():
+    one = write([(ADDED, context("shop/a"), "{}", None)])
+    short = b"\x02" + one[1:]
+    read = notifications(short)
+    assert next(read)[0] == "on_add"
+    with pytest.raises(Exception, match="inside a notification's head"):
+        next(read)
+    with pytest.raises(Exception, match="too short"):
+        list(notifications(b"\x01"))
+    with pytest.raises(Exception, match="unknown notification type 9"):
+        list(notifications(one[:4] + b"\x09" + one[5:]))
+    with pytest.raises(Exception, match="1 bytes follow"):
+        list(notifications(one + b"x"))
+    with pytest.raises(Exception, match="past the frame's end"):
+        list(notifications(one[:-1]))
+    assert list(notifications(b"\x00\x00\x00\x00")) == []
+
+
+def test_delivery_options_say_what_the_class_declares(bindings):
+    delivery = importlib.import_module("wit_world.exports.delivery")
+
+    class Plain(Handler):
+        pass
+
+    class NewOnly(Handler):
+        OLD_STATE = False
+        MAX_BATCH = 16
+
+    assert delivery_options(Plain, delivery) == delivery.DeliveryOptions(old_state=True, max_batch=1)
+    assert delivery_options(NewOnly, delivery) == delivery.DeliveryOptions(old_state=False, max_batch=16)
+    NewOnly.MAX_BATCH = 0
+    with pytest.raises(TypeError, match="MAX_BATCH must be an int of at least 1"):
+        delivery_options(NewOnly, delivery)
 
 
 class Counting(Handler):
@@ -154,6 +202,19 @@ def test_one_instance_keeps_state_and_exceptions_become_err(bindings, no_export)
     dispatcher.call("on_delete", good)  # the default does nothing
     assert Counting.instances == 1
     assert testing.take_messages() == ["add a/good; add a/bad; add a/broken; update a/good"]
+
+
+def test_a_frame_is_delivered_in_order_until_a_notification_fails(bindings, no_export):
+    herald_sdk.export_plugin(Counting)
+    dispatcher = Dispatcher(lambda message: None)
+    frame = write([(ADDED, context("a/one"), "{}", None), (ADDED, context("a/bad"), "{}", None),
+                   (ADDED, context("a/later"), "{}", None)])
+    assert deliver(frame, dispatcher) == (1, "bad pod")
+    assert dispatcher._instance.calls == ["add a/one", "add a/bad"]
+    assert deliver(write([(UPDATED, context("a/one"), "{}", "{}")]), dispatcher) is None
+    assert deliver(b"\x01\x00\x00\x00", dispatcher) == (0, "malformed delivery frame: it ends at byte 4 "
+                                                      "inside a notification's head")
+    testing.take_messages()
 
 
 def test_exporting_is_checked(no_export):

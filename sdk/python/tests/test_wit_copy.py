@@ -1,13 +1,13 @@
 """The WIT the build command uses is the repository's contract (the world
-this SDK targets, ``wit/0.6.0``, its ``deps`` symlinks resolved), file for
+this SDK targets, ``wit/0.7.0``, its ``deps`` symlinks resolved), file for
 file and byte for byte."""
 
 from pathlib import Path
 
 from herald_sdk.build import WIT_DIR
 
-REPOSITORY_WIT = Path(__file__).resolve().parents[3] / "wit" / "0.6.0"
-SYNC = ("rm -rf sdk/python/src/herald_sdk/wit && cp -rL wit/0.6.0 sdk/python/src/herald_sdk/wit"
+REPOSITORY_WIT = Path(__file__).resolve().parents[3] / "wit" / "0.7.0"
+SYNC = ("rm -rf sdk/python/src/herald_sdk/wit && cp -rL wit/0.7.0 sdk/python/src/herald_sdk/wit"
         " && rm -rf sdk/python/src/herald_sdk/wit/deps/*/deps")
 
 
@@ -27,7 +27,7 @@ def test_vendored_wit_is_the_repository_world_with_its_deps():
     assert sorted(vendored) == sorted(repository), f"the vendored WIT differs: {SYNC}"
     for name, text in repository.items():
         assert vendored[name] == text, f"{name} differs from the repository's: {SYNC}"
-    assert b"package herald:plugin@0.6.0;" in vendored["herald.wit"]
+    assert b"package herald:plugin@0.7.0;" in vendored["herald.wit"]
 
 
 def test_the_package_wit_directory_holds_nothing_else():

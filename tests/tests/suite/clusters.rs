@@ -213,7 +213,7 @@ async fn the_python_port_acts_on_both_clusters_as_the_rust_plugin_does() {
     if let Some(wasm) =
         super::replica_alert::build_python("fleet-fanout-py", "fleet_fanout.py", &out, test)
     {
-        acts_on_both_clusters((wasm.to_str().unwrap(), "0.6.0")).await;
+        acts_on_both_clusters((wasm.to_str().unwrap(), "0.7.0")).await;
     }
 }
 

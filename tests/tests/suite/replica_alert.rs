@@ -97,8 +97,9 @@ pub(super) fn build_python(name: &str, module: &str, out: &Path, test: &str) -> 
     )
 }
 
-/// Both plugins, built into a fresh directory.
-fn build_both(dir: &Path) -> Option<[(String, PathBuf); 2]> {
+/// Both plugins, built into a fresh directory, with the world each SDK
+/// builds.
+fn build_both(dir: &Path) -> Option<[(String, PathBuf, &'static str); 2]> {
     std::fs::create_dir_all(dir).unwrap();
     let root = repo();
     let python = build_python(
@@ -121,8 +122,8 @@ fn build_both(dir: &Path) -> Option<[(String, PathBuf); 2]> {
         "run `npm ci` at the repository root",
     )?;
     Some([
-        ("replica-alert-py".to_owned(), python),
-        ("replica-alert-js".to_owned(), js),
+        ("replica-alert-py".to_owned(), python, "0.7.0"),
+        ("replica-alert-js".to_owned(), js, "0.6.0"),
     ])
 }
 
@@ -133,14 +134,14 @@ async fn the_python_and_javascript_controllers_act_on_the_api_server_and_a_webho
     let Some(plugins) = build_both(&dir) else {
         return;
     };
-    for (name, wasm) in plugins {
-        one_controller(&name, &wasm).await;
+    for (name, wasm, world) in plugins {
+        one_controller(&name, &wasm, world).await;
     }
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// The scenario for the plugin `name` built at `wasm`.
-async fn one_controller(name: &str, wasm: &Path) {
+/// The scenario for the plugin `name` built at `wasm` for `world`.
+async fn one_controller(name: &str, wasm: &Path, world: &str) {
     let cluster = TestCluster::start().await;
     let webhook = TestServer::start().await;
     let ns = cluster.namespace.clone();
@@ -167,8 +168,9 @@ async fn one_controller(name: &str, wasm: &Path) {
     };
     let (plugin, logs) = load_with(wasm.to_str().unwrap(), options);
     assert_eq!(plugin.manifest().name, name);
-    // Both SDKs import every interface of world 0.6.0, `cluster` included.
-    assert_eq!(plugin.world(), "herald:plugin/plugin@0.6.0");
+    // Both SDKs import every interface of their world, `cluster` included.
+    assert_eq!(plugin.world(), format!("herald:plugin/plugin@{world}"));
+    assert!(plugin.knows_clusters());
     daemon.start(plugin).await.unwrap();
 
     let deployments: Api<Deployment> = Api::namespaced(cluster.client.clone(), &ns);

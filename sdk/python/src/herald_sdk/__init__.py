@@ -4,7 +4,7 @@ A Herald plugin is a WebAssembly component that the Herald daemon loads and
 feeds with the notifications of Kubernetes shared informers: every add,
 update and delete of the objects it subscribed to; it may also decide on
 writes at admission, before they reach the cluster. This package turns the
-ABI (``wit/0.6.0/herald.wit``, world ``herald:plugin/plugin@0.6.0``) into one
+ABI (``wit/0.7.0/herald.wit``, world ``herald:plugin/plugin@0.7.0``) into one
 base class, :class:`Handler`, plus objects as dicts, logging, cache and index
 look-ups, configuration, Kubernetes API calls and Events, metrics of the
 plugin's own, the work queue, the call's deadline and cluster, outbound HTTP
@@ -53,9 +53,9 @@ from herald_sdk.manifest import EVENTS, HTTP, Delivery, Limits, Manifest, Subscr
 from herald_sdk.metrics import Metric
 
 #: The SDK's version.
-__version__ = "0.6.0"
+__version__ = "0.7.0"
 #: The WIT package this SDK targets.
-WIT_PACKAGE = "herald:plugin@0.6.0"
+WIT_PACKAGE = "herald:plugin@0.7.0"
 
 __all__ = [
     "admission", "cache", "cluster", "config", "deadline", "events", "http", "kinds", "kube", "log", "metrics", "workqueue",

@@ -1,6 +1,6 @@
 """The component's exports: the classes componentize-py looks for in the
 entry module the build command generates (``WitWorld`` for the world's
-``manifest`` function, ``Handler`` for the ``handler`` interface,
+``manifest`` function, ``Delivery`` for 0.7.0's ``delivery`` interface,
 ``Admission`` for 0.5.0's ``admission`` interface), forwarding to the class
 named with :func:`herald_sdk.export_plugin`. Not a public API.
 
@@ -14,14 +14,14 @@ bindings``.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Tuple
 
 from herald_sdk.admission import AdmissionReview, Mutation, Operation, UserInfo, Verdict, Webhook
+from herald_sdk._frame import FrameError, notifications
 from herald_sdk.errors import failure_message
-from herald_sdk.event import Context, Event, Update
 from herald_sdk.handler import exported_plugin
 from herald_sdk.kinds import GroupVersionKind
-from herald_sdk.manifest import Delivery, Manifest
+from herald_sdk.manifest import Delivery as DeliveryMode, Manifest
 
 
 def require_exported_plugin() -> type:
@@ -39,8 +39,8 @@ def manifest_to_wit(manifest: Manifest, wit_types: Any, wit_types_0_3: Any) -> A
     if not isinstance(manifest, Manifest):
         raise TypeError(f"manifest() must return a herald_sdk.Manifest, got {manifest!r}")
     delivery = {
-        Delivery.EVERY_EVENT: wit_types.DeliveryMode.EVERY_EVENT,
-        Delivery.COALESCED: wit_types.DeliveryMode.COALESCED,
+        DeliveryMode.EVERY_EVENT: wit_types.DeliveryMode.EVERY_EVENT,
+        DeliveryMode.COALESCED: wit_types.DeliveryMode.COALESCED,
     }
     subscriptions = [
         wit_types.Subscription(
@@ -84,19 +84,6 @@ def manifest_to_wit(manifest: Manifest, wit_types: Any, wit_types_0_3: Any) -> A
                 index_by[index.by](index.key) if index.by in index_by else wit_types_0_3.IndexBy_Owner())
             for index in manifest.indexes
         ],
-    )
-
-
-def context_from_wit(ctx: Any) -> Context:
-    """The SDK's :class:`Context` for a generated ``types.EventContext``."""
-    return Context(
-        kind=GroupVersionKind(ctx.kind.group, ctx.kind.version, ctx.kind.kind),
-        resource=ctx.resource,
-        key=ctx.key,
-        resource_version=ctx.resource_version,
-        is_initial_list=ctx.is_initial_list,
-        is_resync=ctx.is_resync,
-        final_state_unknown=ctx.final_state_unknown,
     )
 
 
@@ -192,6 +179,17 @@ class Dispatcher:
             message = failure_message(error)
         self._raise_err(message)
 
+    def failure(self, method: str, argument: Any) -> Optional[str]:
+        """Runs ``method`` of the handler on ``argument``: ``None``, or the
+        failure's message."""
+        try:
+            if self._instance is None:
+                self._instance = require_exported_plugin()()
+            getattr(self._instance, method)(argument)
+            return None
+        except Exception as error:  # every Exception is a handler failure, by contract
+            return failure_message(error)
+
 
 def _raise_wit_err(message: str) -> None:
     from componentize_py_types import Err
@@ -227,20 +225,48 @@ def logged_manifest() -> Manifest:
         raise
 
 
-class Handler:
-    """The ``handler`` interface's exports."""
+def delivery_options(plugin: type, wit_delivery: Any) -> Any:
+    """The exported class's ``OLD_STATE`` and ``MAX_BATCH`` as the
+    generated ``DeliveryOptions`` record."""
+    max_batch = getattr(plugin, "MAX_BATCH", 1)
+    if not isinstance(max_batch, int) or isinstance(max_batch, bool) or not 1 <= max_batch <= 2**32 - 1:
+        raise TypeError(f"{plugin.__name__}.MAX_BATCH must be an int of at least 1, got {max_batch!r}")
+    return wit_delivery.DeliveryOptions(old_state=bool(getattr(plugin, "OLD_STATE", True)), max_batch=max_batch)
 
-    def on_add(self, ctx: Any, obj: str) -> None:
-        """Forwards ``on-add``."""
-        _DISPATCHER.call("on_add", Event(context_from_wit(ctx), obj))
 
-    def on_update(self, ctx: Any, old: str, new: str) -> None:
-        """Forwards ``on-update``."""
-        _DISPATCHER.call("on_update", Update(context_from_wit(ctx), old, new))
+def deliver(frame: bytes, dispatcher: Dispatcher) -> Optional[Tuple[int, str]]:
+    """Hands the frame's notifications to the handler in order: ``None``,
+    or the index of the one that failed (those after it are not handled)
+    and its message."""
+    index = 0
+    try:
+        for index, (method, argument) in enumerate(notifications(frame)):
+            message = dispatcher.failure(method, argument)
+            if message is not None:
+                return index, message
+    except FrameError as error:
+        return index, str(error)
+    return None
 
-    def on_delete(self, ctx: Any, obj: str) -> None:
-        """Forwards ``on-delete``."""
-        _DISPATCHER.call("on_delete", Event(context_from_wit(ctx), obj))
+
+class Delivery:
+    """The ``delivery`` interface's exports (world 0.7.0)."""
+
+    def options(self) -> Any:
+        """What the exported class asks of its deliveries."""
+        from wit_world.exports import delivery
+
+        return delivery_options(require_exported_plugin(), delivery)
+
+    def deliver(self, frame: bytes) -> None:
+        """Forwards the frame's notifications; raises the ``err`` the ABI
+        expects naming the one that failed."""
+        failed = deliver(frame, _DISPATCHER)
+        if failed is not None:
+            from componentize_py_types import Err
+            from wit_world.exports import delivery
+
+            raise Err(delivery.Failure(index=failed[0], message=failed[1]))
 
 
 class Admission:

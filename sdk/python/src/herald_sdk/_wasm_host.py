@@ -1,6 +1,6 @@
 """The host's imports, through the bindings componentize-py generates when
 it builds the component (module ``wit_world``, world
-``herald:plugin/plugin@0.6.0``). Only imported inside the component. Not a
+``herald:plugin/plugin@0.7.0``). Only imported inside the component. Not a
 public API."""
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ The build checks the module natively first (it imports it, finds the class
 named with :func:`herald_sdk.export_plugin`, calls its ``manifest()`` and
 checks what the host would refuse; no bytecode is written), then runs
 componentize-py against the WIT world vendored in this package
-(``herald_sdk/wit/``, a copy of the repository's ``wit/0.6.0`` with its
+(``herald_sdk/wit/``, a copy of the repository's ``wit/0.7.0`` with its
 ``deps`` resolved, kept identical by a test) with a generated entry module
 that imports the app and exposes the SDK's exports. The component's Python
 path is the app's directory and a copy of this package made for the build,
@@ -48,7 +48,7 @@ import sys
 
 sys.dont_write_bytecode = True  # the build writes nothing into the app's directory
 import {app}
-from herald_sdk._export import WitWorld, Handler, Admission, require_exported_plugin
+from herald_sdk._export import WitWorld, Delivery, Admission, require_exported_plugin
 
 require_exported_plugin()
 if "urllib.request" in sys.modules:  # the app uses urllib: send through wasi:http

@@ -56,10 +56,30 @@ def _decode(what: str, text: str, view: type) -> KubeObject:
     return view(value)
 
 
-class _ContextAccessors:
-    """The :class:`Context` fields, forwarded."""
+def _context_of(frame: bytes, fields: list, flags: int) -> Context:
+    """The context a frame's notification carries (see ``_frame``)."""
+    group, version, kind, resource, key, resource_version = (
+        frame[start:end].decode() for start, end in fields[:6])
+    return Context(GroupVersionKind(group, version, kind), resource, key, resource_version,
+                   is_initial_list=bool(flags & 1), is_resync=bool(flags & 2),
+                   final_state_unknown=bool(flags & 4))
 
-    context: Context
+
+class _ContextAccessors:
+    """The :class:`Context` fields, forwarded. An event read from a frame
+    makes its context on first use: a handler that reads none of it pays
+    for none of it."""
+
+    _context: Optional[Context] = None
+    _frame: Optional[tuple] = None
+
+    @property
+    def context(self) -> Context:
+        """What the host said about this notification."""
+        if self._context is None:
+            frame, fields, flags = self._frame
+            self._context = _context_of(frame, fields, flags)
+        return self._context
 
     @property
     def kind(self) -> GroupVersionKind:
@@ -116,11 +136,25 @@ class Event(_ContextAccessors):
     """
 
     def __init__(self, context: Context, json_text: str) -> None:
-        #: What the host said about this notification.
-        self.context = context
-        #: The object's JSON text, as the host sent it.
-        self.json = json_text
+        self._context = context
+        self._json: Optional[str] = json_text
         self._object: Optional[KubeObject] = None
+
+    @classmethod
+    def framed(cls, frame: bytes, fields: list, flags: int) -> "Event":
+        """The event of a delivery frame's notification (``_frame``)."""
+        event = cls.__new__(cls)
+        event._frame, event._json, event._object = (frame, fields, flags), None, None
+        return event
+
+    @property
+    def json(self) -> str:
+        """The object's JSON text, as the host sent it."""
+        if self._json is None:
+            frame, fields, _ = self._frame
+            start, end = fields[6]
+            self._json = frame[start:end].decode()
+        return self._json
 
     @property
     def object(self) -> KubeObject:
@@ -141,19 +175,50 @@ class Update(_ContextAccessors):
     """An update: the context plus the old and the new object (equal on a resync)."""
 
     def __init__(self, context: Context, old_json: str, new_json: str) -> None:
-        #: What the host said about this notification.
-        self.context = context
-        #: The old object's JSON text.
-        self.old_json = old_json
-        #: The new object's JSON text.
-        self.new_json = new_json
+        self._context = context
+        self._old_json: Optional[str] = old_json
+        self._new_json: Optional[str] = new_json
+        self._old_range: Optional[tuple] = None
         self._old: Optional[KubeObject] = None
         self._new: Optional[KubeObject] = None
 
+    @classmethod
+    def framed(cls, frame: bytes, fields: list, flags: int, old: Optional[tuple]) -> "Update":
+        """The update of a delivery frame's notification (``_frame``);
+        ``old`` is where its old state is, ``None`` when the plugin's
+        ``OLD_STATE`` declined it."""
+        update = cls.__new__(cls)
+        update._frame, update._old_range = (frame, fields, flags), old
+        update._old_json = update._new_json = update._old = update._new = None
+        return update
+
+    @property
+    def old_json(self) -> str:
+        """The old object's JSON text; ``""`` when the plugin declined it
+        (``OLD_STATE = False``)."""
+        if self._old_json is None:
+            if self._old_range is None:
+                return ""
+            start, end = self._old_range
+            self._old_json = self._frame[0][start:end].decode()
+        return self._old_json
+
+    @property
+    def new_json(self) -> str:
+        """The new object's JSON text."""
+        if self._new_json is None:
+            frame, fields, _ = self._frame
+            start, end = fields[6]
+            self._new_json = frame[start:end].decode()
+        return self._new_json
+
     @property
     def old(self) -> KubeObject:
-        """The object before the change, parsed (once)."""
+        """The object before the change, parsed (once); a
+        :class:`~herald_sdk.HandlerError` when the plugin declined it."""
         if self._old is None:
+            if self._old_json is None and self._old_range is None:
+                raise HandlerError("the old state was not delivered: the plugin's OLD_STATE is False")
             self._old = _decode("old object", self.old_json, view_for(self.context.kind))
         return self._old
 

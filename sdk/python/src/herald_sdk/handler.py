@@ -31,6 +31,17 @@ class Handler:
     answers by the webhook's failure policy (no retry).
     """
 
+    #: Whether updates carry the old state beside the new one
+    #: (``event.old``). A plugin that never reads it sets ``OLD_STATE =
+    #: False`` and the host does not copy it into the plugin at all.
+    OLD_STATE: bool = True
+
+    #: The most notifications the host may hand over in one call (each
+    #: still reaches ``on_add``, ``on_update`` or ``on_delete`` on its own,
+    #: in order; a failure stops the batch there and the host retries from
+    #: it). This host sends one notification per call for now.
+    MAX_BATCH: int = 1
+
     @classmethod
     def manifest(cls) -> Manifest:
         """Describes the plugin: called once per load, before any handler
