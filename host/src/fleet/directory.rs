@@ -159,18 +159,7 @@ fn read_file(path: &Path) -> Found {
             };
         }
     };
-    match read_small(path) {
-        Ok(kubeconfig) => Found::Cluster {
-            name,
-            origin,
-            kubeconfig,
-        },
-        Err(reason) => Found::Problem {
-            problem: format!("cluster {name}: {origin}: {reason}"),
-            origin,
-            name: Some(name),
-        },
-    }
+    Found::named(name, origin, read_small(path))
 }
 
 /// The regular files of `dir` whose names do not start with a dot, sorted.

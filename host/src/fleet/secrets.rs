@@ -171,18 +171,7 @@ fn found_in(secret: &Secret, namespace: &str) -> Option<Found> {
             });
         }
     };
-    Some(match kubeconfig {
-        Ok(kubeconfig) => Found::Cluster {
-            name,
-            origin,
-            kubeconfig,
-        },
-        Err(reason) => Found::Problem {
-            problem: format!("cluster {name}: {origin}: {reason}"),
-            origin,
-            name: Some(name),
-        },
-    })
+    Some(Found::named(name, origin, kubeconfig))
 }
 
 /// Argo CD's `data.config`, as far as Herald reads it.

@@ -33,6 +33,29 @@ pub(super) enum Found {
     },
 }
 
+impl Found {
+    /// The cluster `name` found at `origin`, or, when its kubeconfig could
+    /// not be had, the problem naming both.
+    pub(super) fn named(
+        name: ClusterName,
+        origin: String,
+        kubeconfig: Result<String, String>,
+    ) -> Self {
+        match kubeconfig {
+            Ok(kubeconfig) => Found::Cluster {
+                name,
+                origin,
+                kubeconfig,
+            },
+            Err(reason) => Found::Problem {
+                problem: format!("cluster {name}: {origin}: {reason}"),
+                origin,
+                name: Some(name),
+            },
+        }
+    }
+}
+
 /// The clusters one provider added, and the problems it logged.
 pub(super) struct Tracker {
     fleet: Arc<Fleet>,
