@@ -212,7 +212,8 @@ pub(crate) struct Notifications {
 }
 
 impl Notifications {
-    /// Reads `frame`.
+    /// Reads `frame`. One too short for its count reads as one
+    /// notification, whose reading names where the frame ends.
     pub(crate) fn new(frame: Vec<u8>) -> Self {
         let mut reader = Notifications {
             bytes: Rc::new(frame),
@@ -220,9 +221,8 @@ impl Notifications {
             left: 1,
             broken: false,
         };
-        match reader.u32() {
-            Ok(count) => reader.left = count,
-            Err(_) => reader.at = usize::MAX,
+        if let Ok(count) = reader.u32() {
+            reader.left = count;
         }
         reader
     }
@@ -313,10 +313,6 @@ impl Iterator for Notifications {
     fn next(&mut self) -> Option<Self::Item> {
         if self.broken {
             return None;
-        }
-        if self.at == usize::MAX {
-            self.broken = true;
-            return Some(Err("the frame is shorter than its count".into()));
         }
         if self.left == 0 {
             return (self.at != self.bytes.len()).then(|| {

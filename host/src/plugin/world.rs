@@ -77,16 +77,15 @@ impl PluginPre {
             version,
             knows_clusters,
         };
+        let wrong = |e: wasmtime::Error| LoadError::WrongWorld(super::engine::one_line(&e));
         if has_export(&instance_pre, DELIVERY_EXPORT) {
-            let wrong = |e: wasmtime::Error| LoadError::WrongWorld(super::engine::one_line(&e));
             let indices = admission::GuestIndices::new(&instance_pre).map_err(wrong)?;
             let p = v0_7::PluginPre::new(instance_pre).map_err(wrong)?;
             return Ok(pre(Exports::V0_7(p, indices), "0.7.0"));
         }
         let newest = match v0_3::PluginPre::new(instance_pre.clone()) {
             Ok(p) if has_export(&instance_pre, ADMISSION_EXPORT) => {
-                let indices = admission::GuestIndices::new(&instance_pre)
-                    .map_err(|e| LoadError::WrongWorld(super::engine::one_line(&e)))?;
+                let indices = admission::GuestIndices::new(&instance_pre).map_err(wrong)?;
                 let version = if imports("@0.6.0") { "0.6.0" } else { "0.5.0" };
                 return Ok(pre(Exports::V0_5(p, indices), version));
             }
