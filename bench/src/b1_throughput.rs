@@ -23,7 +23,9 @@
 //! figures are in the details.
 //!
 //! The host's own cost per notification is Herald's CPU time less the bare
-//! call's; its goal is at most one no-op call. The no-op's bare call is
+//! call's; its goal is at most one no-op call. The no-op also goes through
+//! Herald taking batches of up to 64 notifications per call (the
+//! `noop-batch` fixture, B1.a1b), against the same native listener. The no-op's bare call is
 //! itself held to at most 1.3× the floor's, a component that takes the same
 //! event through the raw bindings and returns (the `floor` fixture), timed
 //! in the same repetition. A typed-Pod plugin's rate must be at least 0.8
@@ -109,6 +111,7 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
         let mut noop_bare = Samples::new();
         let floor = fixtures.load(Fixture::Floor);
         let handler_floor = fixtures.load(Fixture::HandlerFloor);
+        let noop_batch = fixtures.load(Fixture::NoopBatch);
         for (index, &fixture) in plugins.iter().enumerate() {
             let count = if fixture == Fixture::Noop {
                 settings.b1_noop_notifications
@@ -119,6 +122,7 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
             let mut times = Times::default();
             let mut floor_bare = Samples::new();
             let mut handler_floor_bare = Samples::new();
+            let mut batched = Samples::new();
             for rep in 0..settings.repetitions {
                 crate::progress(format!(
                     "B1 {} {} repetition {}/{}",
@@ -133,6 +137,9 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
                     handler_floor_bare.push(bare_call(&handler_floor, warm, &objects[..count]).cpu);
                 }
                 let herald = through_herald(&plugin, warm, &objects[..count]);
+                if fixture == Fixture::Noop {
+                    batched.push(through_herald(&noop_batch, warm, &objects[..count]).cpu);
+                }
                 let native = native_listener(fixture, warm, &objects[..count]);
                 times.push(bare, herald, native);
                 if fixture == Fixture::PodView {
@@ -215,6 +222,25 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
                     )
                     .with_details(details.clone()),
                 );
+                rows.push(
+                    Row::ratio_of(
+                        format!("B1.{letter}1b"),
+                        format!(
+                            "notifications per CPU-second, no-op plugin taking batches of up to {MAX_BATCH}, {}; baseline: native in-process listener",
+                            size.label()
+                        ),
+                        Unit::PerSecond,
+                        rate(&times.native),
+                        rate(&batched),
+                        Goal::RatioAtLeast(BATCH_GOAL),
+                    )
+                    .with_details(format!(
+                        "CPU µs per notification through Herald: batches {:.3}, one per call {:.3}, native listener {:.3}",
+                        batched.median(),
+                        times.herald.median(),
+                        times.native.median(),
+                    )),
+                );
             } else {
                 let mut row = Row::ratio_of(
                     format!("B1.{letter}{}", index + 1),
@@ -280,6 +306,13 @@ const TYPED_GOAL: f64 = 0.8;
 /// A no-op plugin's rate against the native listener's: at most twice its
 /// CPU per notification (issue 44).
 const NOOP_GOAL: f64 = 0.5;
+
+/// Batched no-op delivery against the native listener: at most 1.2 times
+/// its CPU per notification (issue 44).
+const BATCH_GOAL: f64 = 1.0 / 1.2;
+
+/// What the `noop-batch` fixture asks for.
+const MAX_BATCH: u32 = 64;
 
 fn goal_for(fixture: Fixture) -> Goal {
     match fixture {
@@ -397,6 +430,10 @@ fn through_herald(
     let result = per_notification(objects.len(), started, cpu);
     worker.stop_now();
     assert_eq!(listener.stats.failed.load(Ordering::Relaxed), 0);
+    assert!(
+        plugin.manifest().max_batch == 1 || plugin.manifest().max_batch == MAX_BATCH,
+        "a batching fixture asks for what the row says"
+    );
     result
 }
 

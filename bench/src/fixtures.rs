@@ -15,6 +15,8 @@ use wasmtime::component::Component;
 pub enum Fixture {
     /// Does nothing.
     Noop,
+    /// Does nothing, taking notifications in batches of up to 64.
+    NoopBatch,
     /// Does nothing without the SDK's glue: the floor of a call.
     Floor,
     /// The same through world 0.6.0's handler export.
@@ -40,6 +42,7 @@ impl Fixture {
     pub fn label(self) -> &'static str {
         match self {
             Fixture::Noop => "no-op",
+            Fixture::NoopBatch => "no-op-batch",
             Fixture::Floor => "floor",
             Fixture::HandlerFloor => "handler-floor",
             Fixture::JsonMeta => "json-meta",
@@ -55,6 +58,7 @@ impl Fixture {
     fn path(self) -> &'static str {
         match self {
             Fixture::Noop => artifacts::NOOP,
+            Fixture::NoopBatch => artifacts::NOOP_BATCH,
             Fixture::Floor => artifacts::FLOOR,
             Fixture::HandlerFloor => artifacts::HANDLER_FLOOR,
             Fixture::JsonMeta => artifacts::JSON_META,

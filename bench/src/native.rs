@@ -53,6 +53,7 @@ fn read_view(json: &str) {
 pub fn on_add(fixture: Fixture, json: &str) {
     match fixture {
         Fixture::Noop
+        | Fixture::NoopBatch
         | Fixture::Floor
         | Fixture::HandlerFloor
         | Fixture::NamedNoop

@@ -21,10 +21,14 @@ pub trait Handler: Default + 'static {
 
     /// The most notifications the host may hand over in one call (each
     /// still reaches `on_add`, `on_update` or `on_delete` on its own, in
-    /// order). More than 1 opts into batches: fewer calls for a plugin that
-    /// wants throughput, one call deadline covering the batch, and a
-    /// failure retrying only the notification that failed and those after
-    /// it. (This host sends one notification per call for now.)
+    /// order). More than 1 opts into batches of every-event notifications
+    /// (coalesced ones keep one per call: their retries and requeues are
+    /// per key): fewer calls for a plugin that wants throughput, one call
+    /// deadline covering the batch, and an `Err` retrying only the
+    /// notification that failed, alone, then those after it. A trap loses
+    /// the instance and what it knew of the batch: the host delivers the
+    /// batch again one notification at a time, so those handled before the
+    /// trap come twice.
     const MAX_BATCH: u32 = 1;
 
     /// Describes the plugin: called once per load, before any handler call.

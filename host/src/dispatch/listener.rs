@@ -36,6 +36,8 @@ pub struct ListenerStats {
     pub requeues_ignored: AtomicU64,
     /// Faults, by kind (see [`record_fault`](Self::record_fault)).
     faults: [AtomicU64; FaultKind::ALL.len()],
+    /// Handler calls made, whatever their outcome (a batch is one call).
+    pub calls: AtomicU64,
     /// Duration of handler calls, in seconds.
     pub duration: prometheus_client::metrics::histogram::Histogram,
     /// Time spent in handler calls, in microseconds (the histogram's sum,
@@ -55,6 +57,7 @@ impl Default for ListenerStats {
             requeued: AtomicU64::new(0),
             requeues_ignored: AtomicU64::new(0),
             faults: Default::default(),
+            calls: AtomicU64::new(0),
             duration: crate::telemetry::handler_histogram(),
             call_micros: AtomicU64::new(0),
         }

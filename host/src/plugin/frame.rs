@@ -93,18 +93,6 @@ impl Frame {
     }
 }
 
-/// The one frame of a single notification, written into `buffer`.
-pub(crate) fn encode(
-    buffer: Vec<u8>,
-    ctx: &EventContext,
-    change: Change<'_>,
-    old_state: bool,
-) -> Frame {
-    let mut frame = Frame::reusing(buffer);
-    frame.push(ctx, change, old_state);
-    frame
-}
-
 fn flag(set: bool, bit: u8) -> u8 {
     if set { bit } else { 0 }
 }
@@ -135,6 +123,13 @@ mod tests {
             is_resync: resync,
             final_state_unknown: unknown,
         }
+    }
+
+    /// The frame of one notification, written into `buffer`.
+    fn encode(buffer: Vec<u8>, ctx: &EventContext, change: Change<'_>, old_state: bool) -> Frame {
+        let mut frame = Frame::reusing(buffer);
+        frame.push(ctx, change, old_state);
+        frame
     }
 
     /// Reads a frame back by the layout the WIT documents, as an SDK does:

@@ -4,6 +4,7 @@
 use super::deadline::{DeadlinePassed, block_on, within};
 use super::engine::one_line;
 use super::error::{CallError, FaultKind};
+use super::frame::Frame;
 use super::limits::{
     HandleLimitExceeded, InstanceLimiter, MAX_HOST_RESOURCES, MemoryLimitExceeded,
 };
@@ -13,6 +14,7 @@ use super::world::{AdmissionAnswer, AdmissionCall, HandlerCall, Plugin};
 use crate::capability::{CallCluster, PluginCapabilities};
 use crate::cluster::ClusterName;
 use crate::wit::abi::EventContext;
+use crate::wit::v0_7::exports::herald::plugin0_7_0::delivery::Failure;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmtime::Store;
@@ -24,6 +26,39 @@ pub struct Handled {
     /// Deliver the notification again after this delay (the last
     /// `requeue-after` of the call). Honoured by coalesced delivery only.
     pub requeue_after: Option<Duration>,
+}
+
+/// How a call delivering a batch failed.
+#[derive(Debug)]
+pub(crate) struct BatchError {
+    /// How many notifications, from the batch's start, the plugin handled
+    /// before the one that failed; `None` when that is unknown: the call
+    /// faulted (trap, deadline, limit), and the instance that handled
+    /// some of them is gone, or the plugin named a notification the batch
+    /// does not have.
+    pub(crate) handled: Option<usize>,
+    /// The failure.
+    pub(crate) error: CallError,
+}
+
+impl BatchError {
+    /// The plugin's own failure of a batch of `count`.
+    fn at(failure: Failure, count: usize) -> Self {
+        let message = truncate_error(failure.message);
+        match usize::try_from(failure.index) {
+            Ok(index) if index < count => BatchError {
+                handled: Some(index),
+                error: CallError::Handler(message),
+            },
+            _ => BatchError {
+                handled: None,
+                error: CallError::Handler(format!(
+                    "{message} (the plugin said notification {} failed, of a batch of {count})",
+                    failure.index
+                )),
+            },
+        }
+    }
 }
 
 /// Longest handler error message kept; a plugin returning megabytes of error
@@ -163,6 +198,37 @@ impl PluginInstance {
             })
             .await?;
         Ok(Handled { requeue_after })
+    }
+
+    /// Delivers several notifications in one call, bounded by one call
+    /// deadline: `write` puts the `count` notifications into the frame
+    /// (told whether the plugin asked for old states). Only a plugin whose
+    /// [`max_batch`](super::Manifest::max_batch) is above 1 is asked.
+    /// A requeue request is returned as for one notification, for the
+    /// caller to count.
+    pub(crate) async fn deliver_batch(
+        &mut self,
+        cluster: Option<&ClusterName>,
+        count: usize,
+        write: impl FnOnce(&mut Frame, bool) + Send,
+    ) -> Result<Handled, BatchError> {
+        let deadline = self.plugin.limits().call_deadline;
+        let answer = self
+            .call(deadline, cluster, async |bindings, store| {
+                store.data_mut().take_requeue();
+                let delivered = bindings.call_deliver(store, write).await;
+                let requeue_after = store.data_mut().take_requeue();
+                delivered.map(|answer| Ok(answer.map(|()| Handled { requeue_after })))
+            })
+            .await;
+        match answer {
+            Ok(Ok(handled)) => Ok(handled),
+            Ok(Err(failure)) => Err(BatchError::at(failure, count)),
+            Err(error) => Err(BatchError {
+                handled: None,
+                error,
+            }),
+        }
     }
 
     /// Makes one admission call, bounded by `deadline` (what the review's

@@ -310,14 +310,15 @@ fn read_manifest(
             Ok(manifest) => manifest,
             Err(trap) => return Ok(Err(trap)),
         };
+        let max_batch = bindings.max_batch();
         Ok::<_, CallError>(
             bindings
                 .call_declare(&mut store)
                 .await
-                .map(|declared| (manifest, declared)),
+                .map(|declared| (manifest, declared, max_batch)),
         )
     });
-    let (raw, declared) = match outcome {
+    let (raw, declared, max_batch) = match outcome {
         Ok(Ok(Ok(answers))) => answers,
         Ok(Ok(Err(trap))) => {
             let memory_hit = store.data().limiter.memory_limit_hit;
@@ -327,7 +328,10 @@ fn read_manifest(
         Err(DeadlinePassed) => return Err(CallError::deadline(limits.call_deadline).into()),
     };
     store.data().finish_output();
-    Ok(Manifest::from_guest(raw, declared)?)
+    Ok(Manifest {
+        max_batch,
+        ..Manifest::from_guest(raw, declared)?
+    })
 }
 
 /// Compiles `bytes`, or takes the component from `cache`, once the file's

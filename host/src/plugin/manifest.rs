@@ -59,6 +59,16 @@ pub struct Manifest {
     /// decision.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub admission: Option<Webhooks>,
+    /// The most notifications one call may carry: what a world 0.7.0
+    /// plugin's delivery options ask for (1 for older worlds, whose
+    /// handler takes one per call). Above 1, every-event notifications
+    /// are delivered in batches.
+    #[serde(skip_serializing_if = "is_one")]
+    pub max_batch: u32,
+}
+
+fn is_one(value: &u32) -> bool {
+    *value == 1
 }
 
 impl Manifest {
@@ -417,6 +427,7 @@ impl Manifest {
             metrics: raw.metrics.into_iter().map(metric_definition).collect(),
             indexes,
             admission,
+            max_batch: 1,
         })
     }
 }

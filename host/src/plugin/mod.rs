@@ -38,6 +38,8 @@ pub use engine::{
     DEFAULT_MAX_FILE_BYTES, EPOCH_TICK, EngineError, EngineSettings, PluginEngine, check_header,
 };
 pub use error::{CallError, FaultKind, LoadError};
+pub(crate) use frame::{Change, Frame};
+pub(crate) use instance::BatchError;
 pub use instance::{Handled, MAX_ERROR_BYTES, PluginInstance};
 pub use limits::{
     DEFAULT_CALL_DEADLINE, DEFAULT_MEMORY_BYTES, HandleLimitExceeded, IdlePolicy, LimitError,

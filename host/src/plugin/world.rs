@@ -17,7 +17,7 @@
 //! that wait as well as wasm ([`deadline`](super::deadline)).
 
 use super::LoadError;
-use super::frame::{self, Change};
+use super::frame::{Change, Frame};
 use super::state::HostState;
 use crate::wit::abi::{EventContext, Manifest};
 use crate::wit::v0_5::exports::herald::plugin0_5_0::admission;
@@ -326,22 +326,53 @@ impl Plugin {
             Plugin::V0_3(plugin) | Plugin::V0_5(plugin, _) => {
                 dispatch!(plugin.herald_plugin0_2_0_handler(), ctx)
             }
-            Plugin::V0_7(plugin, _, deliveries) => {
-                let buffer = std::mem::take(&mut *lock(&deliveries.buffer));
+            Plugin::V0_7(..) => {
                 let change = match call {
                     HandlerCall::Add(object) => Change::Added(object),
                     HandlerCall::Update(old, new) => Change::Updated { old, new },
                     HandlerCall::Delete(object) => Change::Deleted(object),
                 };
-                let frame = frame::encode(buffer, ctx, change, deliveries.options.old_state);
-                let delivered = plugin
-                    .herald_plugin0_7_0_delivery()
-                    .call_deliver(store, frame.bytes())
-                    .await;
-                *lock(&deliveries.buffer) = frame.into_buffer(KEPT_FRAME_BYTES);
-                Ok(delivered?.map_err(|failure| failure.message))
+                let delivered = self
+                    .call_deliver(store, |frame, old_state| frame.push(ctx, change, old_state))
+                    .await?;
+                Ok(delivered.map_err(|failure| failure.message))
             }
         }
+    }
+
+    /// The most notifications one call may carry: what a 0.7.0 instance
+    /// asked for, 1 for an older world's, whose handler takes one
+    /// notification per call.
+    pub(crate) fn max_batch(&self) -> u32 {
+        match self {
+            Plugin::V0_7(_, _, deliveries) => deliveries.options.max_batch,
+            _ => 1,
+        }
+    }
+
+    /// Calls a 0.7.0 plugin's `deliver` with the frame `write` fills (told
+    /// whether the plugin asked for old states), in the buffer the instance
+    /// keeps. An older world's plugin has no `delivery` export, and the
+    /// host hands it more than one notification only through
+    /// [`Self::call_handler`]: asked here, it traps.
+    pub(crate) async fn call_deliver(
+        &self,
+        store: &mut Store<HostState>,
+        write: impl FnOnce(&mut Frame, bool),
+    ) -> wasmtime::Result<Result<(), delivery::Failure>> {
+        let Plugin::V0_7(plugin, _, deliveries) = self else {
+            return Err(wasmtime::format_err!(
+                "the plugin exports no delivery interface (it was built for world 0.6.0 or older)"
+            ));
+        };
+        let mut frame = Frame::reusing(std::mem::take(&mut *lock(&deliveries.buffer)));
+        write(&mut frame, deliveries.options.old_state);
+        let delivered = plugin
+            .herald_plugin0_7_0_delivery()
+            .call_deliver(store, frame.bytes())
+            .await;
+        *lock(&deliveries.buffer) = frame.into_buffer(KEPT_FRAME_BYTES);
+        delivered
     }
 }
 

@@ -6,6 +6,7 @@ mod api_faults;
 mod authority;
 mod bad_files;
 mod bad_manifests;
+mod batches;
 mod blind_writes;
 mod cluster;
 mod clusters;

@@ -5,7 +5,9 @@ use crate::cluster::ClusterName;
 use crate::dispatch::feed::FeedEvent;
 use crate::dispatch::listener::Listener;
 use crate::informer::Notification;
-use crate::plugin::{CallError, EventContext, Handled, HandlerCall, PluginInstance};
+use crate::plugin::{
+    BatchError, CallError, Change, EventContext, Frame, Handled, HandlerCall, PluginInstance,
+};
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -22,6 +24,18 @@ pub(super) trait Calls {
         ctx: &EventContext,
         notification: &Notification,
     ) -> impl Future<Output = Result<Handled, CallError>> + Send;
+
+    /// The most notifications one call may carry (1: one per call).
+    fn max_batch(&self) -> usize;
+
+    /// Calls the handler once for all of `batch`, notifications of
+    /// `listener` in order, each with its context from `contexts`.
+    fn call_batch(
+        &mut self,
+        listener: &Arc<Listener>,
+        contexts: &mut Contexts,
+        batch: &[Notification],
+    ) -> impl Future<Output = Result<Handled, BatchError>> + Send;
 
     /// Drops what the calls hold while the plugin is idle; true if there
     /// was something to drop.
@@ -41,6 +55,33 @@ impl Calls for PluginInstance {
             Notification::Delete { object, .. } => HandlerCall::Delete(object.json()),
         };
         self.deliver(cluster, ctx, call)
+    }
+
+    fn max_batch(&self) -> usize {
+        usize::try_from(self.plugin().manifest().max_batch).unwrap_or(usize::MAX)
+    }
+
+    fn call_batch(
+        &mut self,
+        listener: &Arc<Listener>,
+        contexts: &mut Contexts,
+        batch: &[Notification],
+    ) -> impl Future<Output = Result<Handled, BatchError>> + Send {
+        let write = move |frame: &mut Frame, old_state: bool| {
+            for notification in batch {
+                let ctx = contexts.for_notification(listener, notification);
+                let change = match notification {
+                    Notification::Add { object, .. } => Change::Added(object.json()),
+                    Notification::Update { old, new, .. } => Change::Updated {
+                        old: old.json(),
+                        new: new.json(),
+                    },
+                    Notification::Delete { object, .. } => Change::Deleted(object.json()),
+                };
+                frame.push(ctx, change, old_state);
+            }
+        };
+        self.deliver_batch(listener.cluster(), batch.len(), write)
     }
 
     fn reclaim(&mut self) -> bool {
@@ -107,18 +148,40 @@ pub(super) async fn timed_call(
     let started = Instant::now();
     let result = calls.call(listener.cluster(), ctx, notification).await;
     let took = started.elapsed();
+    record_call(listener, took, result.as_ref().err());
+    (result, took)
+}
+
+/// Calls the handler with a batch, timing the call into the listener's
+/// stats.
+pub(super) async fn timed_batch(
+    calls: &mut impl Calls,
+    listener: &Arc<Listener>,
+    contexts: &mut Contexts,
+    batch: &[Notification],
+) -> (Result<Handled, BatchError>, Duration) {
+    let started = Instant::now();
+    let result = calls.call_batch(listener, contexts, batch).await;
+    let took = started.elapsed();
+    record_call(listener, took, result.as_ref().err().map(|e| &e.error));
+    (result, took)
+}
+
+/// Counts a call that took `took` and failed with `error`, if it did, in
+/// the listener's stats.
+fn record_call(listener: &Listener, took: Duration, error: Option<&CallError>) {
+    listener.stats.calls.fetch_add(1, Ordering::Relaxed);
     listener.stats.duration.observe(took.as_secs_f64());
     listener
         .stats
         .call_micros
         .fetch_add(FeedEvent::micros(took), Ordering::Relaxed);
-    if let Err(err) = &result {
+    if let Some(err) = error {
         listener.stats.failed.fetch_add(1, Ordering::Relaxed);
         if let CallError::Fault { kind, .. } = err {
             listener.stats.record_fault(*kind);
         }
     }
-    (result, took)
 }
 
 /// With `herald::call=debug` in the log filter, each delivery is a span

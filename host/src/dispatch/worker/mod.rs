@@ -37,6 +37,18 @@
 //!   consecutive skip, so a plugin that keeps failing is backed off rather
 //!   than spun. A handler's requeue request cannot keep that order, so it is
 //!   not honoured: it is counted and logged once per listener.
+//! - Batches (a world 0.7.0 plugin whose delivery options ask for more
+//!   than one notification per call): an every-event listener's ready
+//!   notifications go in one call, up to the plugin's maximum, never
+//!   waiting for more to arrive and never past its initial-list marker;
+//!   one call deadline covers the batch. Order and the retry policy are
+//!   as above: a notification the plugin reports failed is retried in
+//!   place on its own, those before it are done and those after it go on
+//!   in the next call. A call that faults loses the instance and what it
+//!   handled, so the batch is delivered again one notification at a time,
+//!   pinning the fault to its notification (those handled before it come
+//!   twice, as after any fault). Coalesced listeners keep one call per
+//!   key: their backoffs and requeues are per key.
 //! - Coalesced listeners are client-go's rate-limited work queue: each key's
 //!   notifications reach the plugin in order, merged, newest state last.
 //!   A failed call does not block: the notification goes back to its queue,

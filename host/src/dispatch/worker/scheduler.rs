@@ -8,6 +8,7 @@ use super::state::{Dispatch, RunMode};
 use crate::dispatch::gate::Admitted;
 use crate::dispatch::listener::Listener;
 use crate::dispatch::queue::Item;
+use crate::informer::Notification;
 use crate::plugin::{Busy, Delivery};
 use std::sync::Arc;
 use std::time::Instant;
@@ -21,6 +22,8 @@ pub(super) struct Cursor {
     consecutive_skips: u32,
     /// The event context of each listener, reused call after call.
     contexts: Contexts,
+    /// The buffer a batch is gathered in, reused batch after batch.
+    batch: Vec<Notification>,
 }
 
 /// What one step of the delivery loop did.
@@ -84,23 +87,39 @@ impl Dispatch {
         };
         match listener.subscription().delivery {
             Delivery::EveryEvent => {
-                let skips = cursor.consecutive_skips;
-                if skips > 0
-                    && !self
-                        .pause(self.retry.backoff(skips + self.retry.max_retries))
-                        .await
-                {
-                    return Step::Stopped;
-                }
-                let ctx = cursor.contexts.for_notification(&listener, &notification);
-                let span = call_span(&self.name, &listener, ctx, notification.kind());
-                let delivery = self.deliver_in_order(calls, &listener, &notification, ctx);
-                match in_span(span, delivery).await {
-                    Delivered::Ok => cursor.consecutive_skips = 0,
-                    Delivered::Skipped => {
-                        cursor.consecutive_skips = skips.saturating_add(1);
+                let max = calls.max_batch();
+                let delivered = if max > 1 {
+                    let mut batch = std::mem::take(&mut cursor.batch);
+                    batch.push(notification);
+                    let synced = self.fill_batch(&listener, &mut batch, max);
+                    let delivered = self
+                        .deliver_batch_in_order(
+                            calls,
+                            &mut cursor.contexts,
+                            &mut cursor.consecutive_skips,
+                            &listener,
+                            &batch,
+                        )
+                        .await;
+                    batch.clear();
+                    cursor.batch = batch;
+                    if synced {
+                        listener.mark_synced();
                     }
-                    Delivered::Stopped => return Step::Stopped,
+                    delivered
+                } else {
+                    self.deliver_one_in_order(
+                        calls,
+                        &mut cursor.contexts,
+                        &mut cursor.consecutive_skips,
+                        &listener,
+                        &notification,
+                        None,
+                    )
+                    .await
+                };
+                if matches!(delivered, Delivered::Stopped) {
+                    return Step::Stopped;
                 }
             }
             Delivery::Coalesced => {
@@ -111,6 +130,22 @@ impl Dispatch {
             }
         }
         Step::Worked
+    }
+
+    /// Adds to `batch` the every-event notifications of `listener` ready
+    /// after it, up to `max` in all; true when it stopped at the marker of
+    /// the listener's initial list, taken too: the caller marks the
+    /// listener synced once the batch is delivered.
+    fn fill_batch(&self, listener: &Listener, batch: &mut Vec<Notification>, max: usize) -> bool {
+        let now = self.now();
+        while batch.len() < max {
+            match listener.pop_ready(now) {
+                Some(Item::Notify(notification)) => batch.push(notification),
+                Some(Item::Synced) => return true,
+                None => break,
+            }
+        }
+        false
     }
 
     /// Which listeners may deliver: all once every listener's cache is

@@ -1,7 +1,7 @@
 //! The worker's test doubles: a stand-in plugin, a clock moved by hand, and
 //! helpers that build a [`Dispatch`] and drive it.
 
-use super::call::Calls;
+use super::call::{Calls, Contexts};
 use super::retry::RetryPolicy;
 use super::scheduler::{Cursor, Step};
 use super::state::Dispatch;
@@ -9,7 +9,7 @@ use crate::dispatch::listener::Listener;
 use crate::dispatch::queue::KeyBackoff;
 use crate::gvk::Gvk;
 use crate::informer::Notification;
-use crate::plugin::{CallError, Delivery, Demand, EventContext, Handled, Subscription};
+use crate::plugin::{BatchError, CallError, Delivery, Demand, EventContext, Handled, Subscription};
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::sync::atomic::Ordering;
@@ -57,6 +57,12 @@ pub(super) struct Script {
     pub(super) live: bool,
     /// Times asked to reclaim.
     pub(super) reclaims: Arc<std::sync::atomic::AtomicU32>,
+    /// The most notifications a call may carry (0 or 1: one per call).
+    pub(super) max_batch: usize,
+    /// Keys whose call traps, in a batch or alone.
+    pub(super) trapping: HashSet<String>,
+    /// How many notifications each batch call carried.
+    pub(super) batches: Vec<usize>,
 }
 
 impl Calls for Script {
@@ -69,6 +75,44 @@ impl Calls for Script {
         let stuck = self.stuck.contains(&ctx.key);
         self.live = true;
         let answer = self.answer(ctx, notification);
+        async move {
+            if stuck {
+                std::future::pending::<()>().await;
+            }
+            answer
+        }
+    }
+
+    fn max_batch(&self) -> usize {
+        self.max_batch.max(1)
+    }
+
+    fn call_batch(
+        &mut self,
+        listener: &Arc<Listener>,
+        contexts: &mut Contexts,
+        batch: &[Notification],
+    ) -> impl Future<Output = Result<Handled, BatchError>> + Send {
+        self.live = true;
+        self.batches.push(batch.len());
+        let mut answer = Ok(Handled::default());
+        let mut stuck = false;
+        for (handled, notification) in batch.iter().enumerate() {
+            let ctx = contexts.for_notification(listener, notification);
+            stuck |= self.stuck.contains(&ctx.key);
+            match self.answer(ctx, notification) {
+                Ok(one) => {
+                    if let Ok(all) = &mut answer {
+                        all.requeue_after = one.requeue_after.or(all.requeue_after);
+                    }
+                }
+                Err(error) => {
+                    let handled = (error.fault().is_none()).then_some(handled);
+                    answer = Err(BatchError { handled, error });
+                    break;
+                }
+            }
+        }
         async move {
             if stuck {
                 std::future::pending::<()>().await;
@@ -103,6 +147,12 @@ impl Script {
             && let Some((_, hook)) = self.hook.take()
         {
             hook();
+        }
+        if self.trapping.contains(&ctx.key) {
+            return Err(CallError::Fault {
+                kind: crate::plugin::FaultKind::Trap,
+                detail: format!("trapped on {}", ctx.key),
+            });
         }
         if self.failing.contains(&ctx.key) {
             return Err(CallError::Handler(format!("refused {}", ctx.key)));
