@@ -2,6 +2,7 @@ package herald
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -64,18 +65,37 @@ func (e *Event) View() (*ObjectView, error) { return readView(e.JSON, "object") 
 // equal on a resync.
 type Update struct {
 	Context
+	// OldJSON is the previous state as the host sent it; "" when the
+	// handler's DeliveryOptions skip it (SkipOldState).
 	OldJSON string
+	// NewJSON is the new state as the host sent it.
 	NewJSON string
 }
 
-// Old decodes the previous state into v (see Event.Object).
-func (u *Update) Old(v any) error { return decode(u.OldJSON, v, "the old object") }
+// errNoOldState is what Old and OldView say of an update without its old
+// state.
+var errNoOldState = errors.New("the update carries no old state (the handler's DeliveryOptions skip it: SkipOldState)")
+
+// Old decodes the previous state into v (see Event.Object); an error when
+// the update carries none (DeliveryOptions.SkipOldState).
+func (u *Update) Old(v any) error {
+	if u.OldJSON == "" {
+		return errNoOldState
+	}
+	return decode(u.OldJSON, v, "the old object")
+}
 
 // New decodes the new state into v (see Event.Object).
 func (u *Update) New(v any) error { return decode(u.NewJSON, v, "the new object") }
 
-// OldView reads the previous state lazily.
-func (u *Update) OldView() (*ObjectView, error) { return readView(u.OldJSON, "old object") }
+// OldView reads the previous state lazily; an error when the update
+// carries none (DeliveryOptions.SkipOldState).
+func (u *Update) OldView() (*ObjectView, error) {
+	if u.OldJSON == "" {
+		return nil, errNoOldState
+	}
+	return readView(u.OldJSON, "old object")
+}
 
 // NewView reads the new state lazily.
 func (u *Update) NewView() (*ObjectView, error) { return readView(u.NewJSON, "new object") }

@@ -6,23 +6,26 @@ import (
 	"time"
 
 	"herald.dev/sdk/go/internal/cabi"
-	handler "herald.dev/sdk/go/internal/wit/herald/plugin/v0.2.0/handler"
 	types2 "herald.dev/sdk/go/internal/wit/herald/plugin/v0.2.0/types"
 	types3 "herald.dev/sdk/go/internal/wit/herald/plugin/v0.3.0/types"
+	delivery "herald.dev/sdk/go/internal/wit/herald/plugin/v0.7.0/delivery"
 	world "herald.dev/sdk/go/internal/wit/world"
 )
 
-// The component's exports call the registered handler.
+// The component's exports call the registered handler: the manifest, the
+// delivery options it asks for (DeliveryConfigurer), and each frame's
+// notifications, read in place from the frame (deliver, frame.go).
 func init() {
 	world.ExportManifest = func() types3.Manifest { return must().Manifest().toWIT() }
-	handler.ExportOnAdd = func(ctx types2.EventContext, obj string) cabi.Result[struct{}, string] {
-		return result(must().OnAdd(&Event{Context: fromWIT(ctx), JSON: obj}))
+	delivery.ExportOptions = func() delivery.DeliveryOptions {
+		oldState, maxBatch := deliveryOptions(must())
+		return delivery.DeliveryOptions{OldState: oldState, MaxBatch: maxBatch}
 	}
-	handler.ExportOnUpdate = func(ctx types2.EventContext, old, new string) cabi.Result[struct{}, string] {
-		return result(must().OnUpdate(&Update{Context: fromWIT(ctx), OldJSON: old, NewJSON: new}))
-	}
-	handler.ExportOnDelete = func(ctx types2.EventContext, obj string) cabi.Result[struct{}, string] {
-		return result(must().OnDelete(&Event{Context: fromWIT(ctx), JSON: obj}))
+	delivery.ExportDeliver = func(frame []byte) cabi.Result[struct{}, delivery.Failure] {
+		if f := deliver(must(), frame); f != nil {
+			return cabi.Err[struct{}](delivery.Failure{Index: f.index, Message: f.message})
+		}
+		return cabi.OK[struct{}, delivery.Failure](struct{}{})
 	}
 }
 
@@ -31,25 +34,6 @@ func must() Handler {
 		panic("herald: no handler registered: call herald.Register from an init function of the main package")
 	}
 	return registered
-}
-
-func result(err error) cabi.Result[struct{}, string] {
-	if err != nil {
-		return cabi.Err[struct{}](errorText(err))
-	}
-	return cabi.OK[struct{}, string](struct{}{})
-}
-
-func fromWIT(c types2.EventContext) Context {
-	return Context{
-		Kind:              gvkFromWIT(c.Kind),
-		Resource:          c.Resource,
-		Key:               c.Key,
-		ResourceVersion:   c.ResourceVersion,
-		IsInitialList:     c.IsInitialList,
-		IsResync:          c.IsResync,
-		FinalStateUnknown: c.FinalStateUnknown,
-	}
 }
 
 func gvkWIT(k GroupVersionKind) types2.GroupVersionKind {

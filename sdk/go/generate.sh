@@ -2,8 +2,8 @@
 # Regenerates the Go SDK's bindings, internal/wit/, from the WIT with witgen
 # (this SDK's generator; see README.md, "Bindings").
 #
-#   sdk/go/generate.sh                                   # wit/0.6.0, herald:plugin/plugin@0.6.0
-#   sdk/go/generate.sh ../../wit/0.6.0 herald:plugin/plugin@0.6.0
+#   sdk/go/generate.sh                                   # wit/0.7.0, herald:plugin/plugin@0.7.0
+#   sdk/go/generate.sh ../../wit/0.7.0 herald:plugin/plugin@0.7.0
 #   sdk/go/generate.sh --check                           # fail if the committed output is stale
 #
 # Needs Go only: witgen parses the WIT with go.bytecodealliance.org/wit. The
@@ -13,8 +13,8 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 check=0
 if [[ "${1:-}" == "--check" ]]; then check=1; shift; fi
-wit="$(cd "${1:-$here/../../wit/0.6.0}" && pwd)"
-world="${2:-herald:plugin/plugin@0.6.0}"
+wit="$(cd "${1:-$here/../../wit/0.7.0}" && pwd)"
+world="${2:-herald:plugin/plugin@0.7.0}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 

@@ -43,6 +43,11 @@
 // that decides on writes at admission declares a Webhook
 // (Manifest.Validating, Manifest.Mutating) and implements Validator or
 // Mutator, answering each AdmissionReview with a Verdict or a Mutation.
+//
+// The host delivers notifications as world 0.7.0's frames, read in place
+// (an Event's strings share the frame's memory); a plugin that wants
+// batches of them, or updates without the old state, implements
+// DeliveryConfigurer.
 package herald
 
 import (

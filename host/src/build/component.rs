@@ -1,22 +1,23 @@
 //! A core module made a plugin component: the type of the world
-//! `herald:plugin/plugin@0.6.0` embedded as the `component-type` custom
+//! `herald:plugin/plugin@0.7.0` embedded as the `component-type` custom
 //! section (what `wasm-tools component embed` writes), then wrapped with
 //! wit-component and the WASI preview1 *reactor* adapter (what `wasm-tools
 //! component new --adapt` does).
 //!
-//! The WIT is the repository's `wit/0.6.0`, compiled into the binary, so a
+//! The WIT is the repository's `wit/0.7.0`, compiled into the binary, so a
 //! build needs no checkout and no other tool. The reactor adapter, not the
 //! command one: a plugin is a library whose exports the host calls, and the
 //! reactor's component runs the module's `_initialize` (the Go runtime and
 //! every package's `init`) when it is instantiated.
 
-/// The world Go plugins are built against: 0.6.0, whose `admission` export
-/// (0.5.0's) the Go SDK answers for every plugin (declaring no webhooks
-/// unless the manifest does). Go links only the imports a plugin calls, so
-/// one that never asks for its cluster imports no 0.6.0 interface and the
-/// host runs it as a 0.5.0 plugin, on the default cluster alone. Plugins
+/// The world Go plugins are built against: 0.7.0, whose `delivery` export
+/// hands the Go SDK its notifications as frames of bytes, and whose
+/// `admission` export (0.5.0's) the SDK answers for every plugin (declaring
+/// no webhooks unless the manifest does). Go links only the imports a
+/// plugin calls, so one that never asks for its cluster imports no 0.6.0
+/// interface and the host runs it on the default cluster alone. Plugins
 /// built against older worlds still load: the host runs every released one.
-pub const WORLD: &str = "herald:plugin/plugin@0.6.0";
+pub const WORLD: &str = "herald:plugin/plugin@0.7.0";
 use thiserror::Error;
 use wasi_preview1_component_adapter_provider::{
     WASI_SNAPSHOT_PREVIEW1_ADAPTER_NAME, WASI_SNAPSHOT_PREVIEW1_REACTOR_ADAPTER,
@@ -25,64 +26,68 @@ use wit_component::{ComponentEncoder, StringEncoding};
 use wit_parser::Resolve;
 
 /// The WIT packages of [`WORLD`], each after the packages it uses: the
-/// files of `wit/0.6.0` and its `deps/` (links to the released 0.5.0,
-/// 0.4.0, 0.3.0 and 0.2.0 packages and their WASI dependencies), as (path,
-/// text).
+/// files of `wit/0.7.0` and its `deps/` (links to the released 0.6.0,
+/// 0.5.0, 0.4.0, 0.3.0 and 0.2.0 packages and their WASI dependencies), as
+/// (path, text).
 const PACKAGES: &[(&str, &str)] = &[
     (
-        "wit/0.6.0/deps/wasi-io/io.wit",
-        include_str!("../../../wit/0.6.0/deps/wasi-io/io.wit"),
+        "wit/0.7.0/deps/wasi-io/io.wit",
+        include_str!("../../../wit/0.7.0/deps/wasi-io/io.wit"),
     ),
     (
-        "wit/0.6.0/deps/wasi-clocks/clocks.wit",
-        include_str!("../../../wit/0.6.0/deps/wasi-clocks/clocks.wit"),
+        "wit/0.7.0/deps/wasi-clocks/clocks.wit",
+        include_str!("../../../wit/0.7.0/deps/wasi-clocks/clocks.wit"),
     ),
     (
-        "wit/0.6.0/deps/wasi-random/random.wit",
-        include_str!("../../../wit/0.6.0/deps/wasi-random/random.wit"),
+        "wit/0.7.0/deps/wasi-random/random.wit",
+        include_str!("../../../wit/0.7.0/deps/wasi-random/random.wit"),
     ),
     (
-        "wit/0.6.0/deps/wasi-filesystem/filesystem.wit",
-        include_str!("../../../wit/0.6.0/deps/wasi-filesystem/filesystem.wit"),
+        "wit/0.7.0/deps/wasi-filesystem/filesystem.wit",
+        include_str!("../../../wit/0.7.0/deps/wasi-filesystem/filesystem.wit"),
     ),
     (
-        "wit/0.6.0/deps/wasi-sockets/sockets.wit",
-        include_str!("../../../wit/0.6.0/deps/wasi-sockets/sockets.wit"),
+        "wit/0.7.0/deps/wasi-sockets/sockets.wit",
+        include_str!("../../../wit/0.7.0/deps/wasi-sockets/sockets.wit"),
     ),
     (
-        "wit/0.6.0/deps/wasi-cli/cli.wit",
-        include_str!("../../../wit/0.6.0/deps/wasi-cli/cli.wit"),
+        "wit/0.7.0/deps/wasi-cli/cli.wit",
+        include_str!("../../../wit/0.7.0/deps/wasi-cli/cli.wit"),
     ),
     (
-        "wit/0.6.0/deps/wasi-http/http.wit",
-        include_str!("../../../wit/0.6.0/deps/wasi-http/http.wit"),
+        "wit/0.7.0/deps/wasi-http/http.wit",
+        include_str!("../../../wit/0.7.0/deps/wasi-http/http.wit"),
     ),
     (
-        "wit/0.6.0/deps/herald-plugin-0.2.0/herald.wit",
-        include_str!("../../../wit/0.6.0/deps/herald-plugin-0.2.0/herald.wit"),
+        "wit/0.7.0/deps/herald-plugin-0.2.0/herald.wit",
+        include_str!("../../../wit/0.7.0/deps/herald-plugin-0.2.0/herald.wit"),
     ),
     (
-        "wit/0.6.0/deps/herald-plugin-0.3.0/herald.wit",
-        include_str!("../../../wit/0.6.0/deps/herald-plugin-0.3.0/herald.wit"),
+        "wit/0.7.0/deps/herald-plugin-0.3.0/herald.wit",
+        include_str!("../../../wit/0.7.0/deps/herald-plugin-0.3.0/herald.wit"),
     ),
     (
-        "wit/0.6.0/deps/herald-plugin-0.4.0/herald.wit",
-        include_str!("../../../wit/0.6.0/deps/herald-plugin-0.4.0/herald.wit"),
+        "wit/0.7.0/deps/herald-plugin-0.4.0/herald.wit",
+        include_str!("../../../wit/0.7.0/deps/herald-plugin-0.4.0/herald.wit"),
     ),
     (
-        "wit/0.6.0/deps/herald-plugin-0.5.0/herald.wit",
-        include_str!("../../../wit/0.6.0/deps/herald-plugin-0.5.0/herald.wit"),
+        "wit/0.7.0/deps/herald-plugin-0.5.0/herald.wit",
+        include_str!("../../../wit/0.7.0/deps/herald-plugin-0.5.0/herald.wit"),
     ),
     (
-        "wit/0.6.0/herald.wit",
-        include_str!("../../../wit/0.6.0/herald.wit"),
+        "wit/0.7.0/deps/herald-plugin-0.6.0/herald.wit",
+        include_str!("../../../wit/0.7.0/deps/herald-plugin-0.6.0/herald.wit"),
+    ),
+    (
+        "wit/0.7.0/herald.wit",
+        include_str!("../../../wit/0.7.0/herald.wit"),
     ),
 ];
 
 /// The exports a core module needs before it is worth componentizing: the
-/// reactor's initializer, the world's own (the manifest) and the first of
-/// 0.5.0's (one without it was built with an older SDK); the other
-/// functions are checked by wit-component.
+/// reactor's initializer, the world's own (the manifest), the first of
+/// 0.5.0's and 0.7.0's `deliver` (one without either was built with an
+/// older SDK); the other functions are checked by wit-component.
 const REQUIRED_EXPORTS: &[(&str, &str)] = &[
     (
         "_initialize",
@@ -95,6 +100,10 @@ const REQUIRED_EXPORTS: &[(&str, &str)] = &[
     (
         "herald:plugin/admission@0.5.0#declare",
         "its herald.dev/sdk/go predates world 0.5.0 (admission): build it with the SDK of this Herald's checkout (the `replace` directive in go.mod)",
+    ),
+    (
+        "herald:plugin/delivery@0.7.0#deliver",
+        "its herald.dev/sdk/go predates world 0.7.0 (delivery): build it with the SDK of this Herald's checkout (the `replace` directive in go.mod)",
     ),
 ];
 
@@ -200,7 +209,7 @@ mod tests {
     }
 
     #[test]
-    fn the_embedded_wit_resolves_to_the_world_with_deadline_and_admission() {
+    fn the_embedded_wit_resolves_to_the_world_with_delivery_and_admission() {
         let (resolve, world) = world().unwrap();
         let world = &resolve.worlds[world];
         let imports: Vec<String> = world
@@ -212,6 +221,7 @@ mod tests {
             "herald:plugin/log@0.2.0",
             "herald:plugin/index@0.3.0",
             "herald:plugin/deadline@0.4.0",
+            "herald:plugin/cluster@0.6.0",
             "wasi:http/outgoing-handler@0.2.12",
         ] {
             assert!(
@@ -229,9 +239,15 @@ mod tests {
             exports,
             [
                 "herald:plugin/admission@0.5.0",
-                "herald:plugin/handler@0.2.0",
+                "herald:plugin/delivery@0.7.0",
                 "manifest"
             ]
+        );
+        assert!(
+            !imports
+                .iter()
+                .any(|name| name.starts_with("herald:plugin/handler")),
+            "0.7.0 replaces the handler export and imports none: {imports:?}"
         );
     }
 
@@ -258,12 +274,27 @@ mod tests {
             "{err}"
         );
         assert!(err.contains("predates world 0.5.0"), "{err}");
+
+        // Built with the SDK of world 0.6.0: admission, and 0.2.0's handler
+        // in place of delivery.
+        let before_delivery = module(
+            r#"(module (memory (export "memory") 1) (func (export "_initialize"))
+                (func (export "manifest") (result i32) i32.const 0)
+                (func (export "herald:plugin/admission@0.5.0#declare") (result i32) i32.const 0)
+                (func (export "herald:plugin/handler@0.2.0#on-add") (param i32) (result i32) i32.const 0))"#,
+        );
+        let err = componentize(&before_delivery).unwrap_err().to_string();
+        assert!(
+            err.contains("exports no `herald:plugin/delivery@0.7.0#deliver`"),
+            "{err}"
+        );
+        assert!(err.contains("predates world 0.7.0"), "{err}");
     }
 
     #[test]
-    fn a_module_missing_a_handler_function_is_refused_by_the_encoder() {
-        // Exports the manifest and admission but none of the handler's
-        // functions.
+    fn a_module_missing_a_delivery_function_is_refused_by_the_encoder() {
+        // Exports the manifest, admission and `deliver`, but not
+        // `options`.
         let partial = module(
             r#"(module
                 (memory (export "memory") 1)
@@ -272,14 +303,15 @@ mod tests {
                 (func (export "manifest") (result i32) i32.const 0)
                 (func (export "herald:plugin/admission@0.5.0#declare") (result i32) i32.const 0)
                 (func (export "herald:plugin/admission@0.5.0#validate") (param i32) (result i32) i32.const 0)
-                (func (export "herald:plugin/admission@0.5.0#mutate") (param i32) (result i32) i32.const 0))"#,
+                (func (export "herald:plugin/admission@0.5.0#mutate") (param i32) (result i32) i32.const 0)
+                (func (export "herald:plugin/delivery@0.7.0#deliver") (param i32 i32) (result i32) i32.const 0))"#,
         );
         let err = componentize(&partial).unwrap_err().to_string();
         assert!(
             err.starts_with(&format!("componentizing against {WORLD}")),
             "{err}"
         );
-        assert!(err.contains("on-add"), "{err}");
+        assert!(err.contains("options"), "{err}");
     }
 
     #[test]

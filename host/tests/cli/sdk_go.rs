@@ -1,10 +1,11 @@
 //! The Go SDK (`sdk/go`) end to end: its `go test` suite and vet, bindings
-//! regenerated from `wit/0.5.0` equal to the committed ones, the example
+//! regenerated from `wit/0.7.0` equal to the committed ones, the example
 //! plugin's tests, the example built by `herald plugin build` (Go only:
 //! `go build`, then Herald embeds the world's type and componentizes), and
 //! that component checked and replayed by the real binary; the SDK's
 //! admission fixture built, its webhooks declared and reviews replayed
-//! through it (every field of a review in, every kind of answer out); a Go plugin
+//! through it (every field of a review in, every kind of answer out); the
+//! SDK's delivery fixture, whose options skip the old state, replayed; a Go plugin
 //! taking hundreds of Pods whose copies into its memory grow its heap (the
 //! SDK's `cabi_realloc` and the adapter's clock); and what `herald plugin
 //! build` says when Go is missing or the build fails.
@@ -103,7 +104,7 @@ fn build_go(project: &str, wasm: &Path) {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         stdout.starts_with(&format!("built {} (", wasm.display()))
-            && stdout.contains("against herald:plugin/plugin@0.6.0"),
+            && stdout.contains("against herald:plugin/plugin@0.7.0"),
         "{stdout}"
     );
 }
@@ -150,8 +151,9 @@ fn go_pod_phases_builds_with_herald_and_the_host_checks_and_replays_it() {
     let wasm = build_example();
     let wasm_arg = wasm.to_str().unwrap();
     let report = check_report(wasm_arg);
-    // Every Go plugin exports 0.5.0's `admission`; this one admits nothing.
-    assert_eq!(report["world"], "herald:plugin/plugin@0.5.0");
+    // Every Go plugin exports 0.7.0's `delivery` and 0.5.0's `admission`;
+    // this one admits nothing.
+    assert_eq!(report["world"], "herald:plugin/plugin@0.7.0");
     assert_eq!(report["manifest"]["name"], "go-pod-phases");
     assert!(
         report["manifest"].get("admission").is_none(),
@@ -289,7 +291,7 @@ fn a_go_admission_plugin_declares_its_webhooks_and_answers_replayed_reviews() {
     build_go("sdk/go/testdata/admission-gate", &wasm);
     let wasm_arg = wasm.to_str().unwrap();
     let report = check_report(wasm_arg);
-    assert_eq!(report["world"], "herald:plugin/plugin@0.5.0");
+    assert_eq!(report["world"], "herald:plugin/plugin@0.7.0");
     let pod = serde_json::json!({"group": "", "version": "v1", "kind": "Pod"});
     assert_eq!(
         report["manifest"]["admission"],
@@ -482,6 +484,61 @@ fn a_go_plugin_takes_hundreds_of_pods_whose_copies_grow_its_heap() {
     );
 }
 
+/// The SDK's delivery fixture (`sdk/go/testdata/delivery-options`) built by
+/// `herald plugin build`: a Go plugin whose `DeliveryOptions` skip the old
+/// state (and take batches of 16) answers 0.7.0's `options` through the
+/// real ABI, and the host honours it: replayed, its update carries the new
+/// state alone, and `Old` says why. (go-pod-phases above takes the default,
+/// and reads each update's old state.)
+#[test]
+fn a_go_plugin_that_skips_the_old_state_gets_updates_without_it() {
+    let dir = temp_dir("go-delivery-options");
+    let wasm = dir.join("go-delivery-options.wasm");
+    build_go("sdk/go/testdata/delivery-options", &wasm);
+    let wasm_arg = wasm.to_str().unwrap();
+    assert_eq!(
+        check_report(wasm_arg)["world"],
+        "herald:plugin/plugin@0.7.0"
+    );
+    let config_map = |version: &str, value: &str| {
+        serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "settings", "namespace": "shop", "uid": "u1", "resourceVersion": version},
+            "data": {"a": value}})
+    };
+    let (old, new) = (config_map("5", "b"), config_map("6", "c"));
+    let events = dir.join("events.jsonl");
+    std::fs::write(
+        &events,
+        format!(
+            "{}\n{}\n",
+            serde_json::json!({"type": "add", "object": old}),
+            serde_json::json!({"type": "update", "old": old, "object": new}),
+        ),
+    )
+    .unwrap();
+    let replay = run(&[
+        "plugin",
+        "replay",
+        wasm_arg,
+        "--events",
+        events.to_str().unwrap(),
+    ]);
+    let out = String::from_utf8_lossy(&replay.stdout);
+    assert!(replay.status.success(), "{out}");
+    let new_bytes = new.to_string().len();
+    assert!(
+        out.contains(&format!(
+            "[go-delivery-options] info updated key=shop/settings old=0 new={new_bytes} err=\"the update carries no old state (the handler's DeliveryOptions skip it: SkipOldState)\""
+        )),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("summary: 2 events, 2 ok, 0 failed, 0 skipped\n"),
+        "{out}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 /// A Go module whose main package does not compile.
 fn broken_project() -> PathBuf {
     let dir = temp_dir("go-broken");
@@ -565,17 +622,18 @@ fn herald_plugin_build_names_what_is_at_fault() {
 
 /// The SDK's cluster fixture (`sdk/go/testdata/cluster-census`) built by
 /// `herald plugin build`: a Go plugin that asks for its cluster imports
-/// `herald:plugin/cluster@0.6.0` (one that does not stays a 0.5.0
-/// component, as go-pod-phases above), and the calls answer through the
-/// real ABI in replay (the default cluster, named `default`).
+/// `herald:plugin/cluster@0.6.0` (one that does not imports nothing of
+/// 0.6.0, as go-pod-phases above; both are world 0.7.0 components), and the
+/// calls answer through the real ABI in replay (the default cluster, named
+/// `default`).
 #[test]
-fn a_go_plugin_that_asks_for_its_cluster_is_a_world_0_6_0_component() {
+fn a_go_plugin_that_asks_for_its_cluster_is_answered_through_the_abi() {
     let dir = temp_dir("go-cluster");
     let wasm = dir.join("go-cluster-census.wasm");
     build_go("sdk/go/testdata/cluster-census", &wasm);
     let wasm_arg = wasm.to_str().unwrap();
     let report = check_report(wasm_arg);
-    assert_eq!(report["world"], "herald:plugin/plugin@0.6.0");
+    assert_eq!(report["world"], "herald:plugin/plugin@0.7.0");
     let events = dir.join("events.jsonl");
     std::fs::write(
         &events,

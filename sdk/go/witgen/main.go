@@ -10,7 +10,7 @@
 // match the canonical ABI where pointers are 32-bit (TinyGo); see
 // ../README.md, "Bindings".
 //
-//	go run . -wit ../../../wit/0.5.0 -world herald:plugin/plugin@0.5.0 -out ../internal/wit -pkg herald.dev/sdk/go/internal/wit
+//	go run . -wit ../../../wit/0.7.0 -world herald:plugin/plugin@0.7.0 -out ../internal/wit -pkg herald.dev/sdk/go/internal/wit
 //
 // With -json the WIT is read from `wasm-tools component wit -j` output
 // instead of being parsed (which runs wasm-tools compiled to wasm, slowly).
@@ -34,7 +34,7 @@ import (
 func main() {
 	witPath := flag.String("wit", "", "WIT directory (or file) to read")
 	jsonPath := flag.String("json", "", "read this `wasm-tools component wit -j` output instead of -wit")
-	worldName := flag.String("world", "", "world to generate, e.g. herald:plugin/plugin@0.5.0")
+	worldName := flag.String("world", "", "world to generate, e.g. herald:plugin/plugin@0.7.0")
 	out := flag.String("out", "", "output directory")
 	pkgRoot := flag.String("pkg", "", "Go import path of the output directory")
 	cabiPath := flag.String("cabi", "herald.dev/sdk/go/internal/cabi", "Go import path of the runtime")

@@ -95,8 +95,10 @@ async fn the_go_example_plugin_follows_a_pod_and_acts_on_the_api_server() {
         "go-pod-phases compiled and loaded in {:.1} s",
         started.elapsed().as_secs_f64()
     );
-    // Every Go plugin exports 0.5.0's `admission`; this one admits nothing.
-    assert_eq!(plugin.world(), "herald:plugin/plugin@0.5.0");
+    // Every Go plugin exports 0.7.0's `delivery` and 0.5.0's `admission`;
+    // this one admits nothing, and asks for no cluster.
+    assert_eq!(plugin.world(), "herald:plugin/plugin@0.7.0");
+    assert!(!plugin.knows_clusters());
     assert_eq!(plugin.manifest().name, "go-pod-phases");
     assert_eq!(plugin.manifest().admission, None);
     daemon.start(plugin).await.expect("go-pod-phases starts");
