@@ -14,6 +14,7 @@
 //! - At most [`MAX_WATCHERS`] watch at once; more are refused, so the
 //!   feed's memory and the time a publish takes stay bounded.
 
+use crate::cluster::ClusterName;
 use serde::Serialize;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -51,6 +52,9 @@ pub struct FeedEvent {
     /// The plural resource of the listener it came through.
     #[serde(serialize_with = "shared_str")]
     pub resource: Arc<str>,
+    /// The cluster it came from; left out for the default cluster.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterName>,
     /// `add`, `update` or `delete`.
     pub event: &'static str,
     /// The object's key, `namespace/name` or `name`.
@@ -198,6 +202,7 @@ mod tests {
             at_ms: 0,
             plugin: "p".into(),
             resource: "pods".into(),
+            cluster: None,
             event: "add",
             key: format!("ns/pod-{n}"),
             initial: false,
@@ -250,6 +255,7 @@ mod tests {
                 at_ms: FeedEvent::epoch_ms(SystemTime::now()),
                 plugin: plugin.clone(),
                 resource: resource.clone(),
+                cluster: None,
                 event: "update",
                 key: key.clone(),
                 initial: false,

@@ -62,6 +62,9 @@ pub struct Snapshot {
     pub replica: ReplicaStatus,
     /// Each running plugin.
     pub plugins: Vec<PluginView>,
+    /// The default cluster's name: the cluster of a feed event that names
+    /// none.
+    pub default_cluster: String,
     /// Each running informer, by key.
     pub informers: Vec<InformerView>,
     /// What the reloader did, newest first.
@@ -117,6 +120,8 @@ pub struct InformerView {
     pub resource: String,
     /// API group (empty for the core group).
     pub group: String,
+    /// The cluster it watches.
+    pub cluster: String,
     /// Objects in its cache.
     pub objects: usize,
     /// Its first list is in the cache.
@@ -195,6 +200,7 @@ impl OpsState {
                 status,
             })
             .collect();
+        let default_cluster = self.daemon.informers().default_cluster_name();
         let mut informers: Vec<InformerView> = self
             .daemon
             .informers()
@@ -207,6 +213,10 @@ impl OpsState {
                     key: key.to_string(),
                     resource: key.resource.plural.clone(),
                     group: key.resource.gvk.group.clone(),
+                    cluster: key
+                        .cluster
+                        .as_ref()
+                        .map_or_else(|| default_cluster.clone(), |c| c.to_string()),
                     objects: informer.store().len(),
                     synced: informer.has_synced(),
                     watch_restarts: stats.watch_restarts.load(Ordering::Relaxed),
@@ -240,6 +250,7 @@ impl OpsState {
                 shutting_down: self.shutting_down.load(Ordering::Acquire),
             },
             plugins,
+            default_cluster,
             informers,
             reloads,
             files: files
@@ -304,6 +315,7 @@ mod tests {
             at_ms: 1,
             plugin: "pod-lifecycle".into(),
             resource: "pods".into(),
+            cluster: Some(crate::cluster::ClusterName::parse("cluster", "west").unwrap()),
             event: "delete",
             key: "shop/web-1".into(),
             initial: false,
@@ -316,7 +328,7 @@ mod tests {
         assert_eq!(
             event,
             "event: delivery\ndata: {\"atMs\":1,\"plugin\":\"pod-lifecycle\",\"resource\":\"pods\",\
-             \"event\":\"delete\",\"key\":\"shop/web-1\",\"initial\":false,\"outcome\":\"delivered\",\
+             \"cluster\":\"west\",\"event\":\"delete\",\"key\":\"shop/web-1\",\"initial\":false,\"outcome\":\"delivered\",\
              \"attempts\":1,\"micros\":42,\"error\":null}\n\n"
         );
     }

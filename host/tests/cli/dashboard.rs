@@ -305,6 +305,7 @@ const READ_PAGE: &str = r##"
         plugins: [...document.querySelectorAll("[data-plugin]")].map((e) => e.dataset.plugin),
         replica: document.getElementById("replica").textContent,
         informers: [...document.querySelectorAll("[data-informer]")].map((e) => e.dataset.informer),
+        clusters: [...document.querySelectorAll("[data-cluster]")].map((e) => e.dataset.cluster),
         reloads: texts("#reloads tr"),
         reads: Object.fromEntries([...document.querySelectorAll("[data-reads]")]
             .map((e) => [e.dataset.reads, e.textContent])),
@@ -327,6 +328,7 @@ fn the_dashboard_lists_the_plugins_and_streams_live_deliveries_in_chromium() {
         ("pod-lifecycle", artifacts::POD_LIFECYCLE),
         ("image-policy", artifacts::IMAGE_POLICY),
         ("rollout-watch", artifacts::ROLLOUT_WATCH),
+        ("fleet-fanout", artifacts::FLEET_FANOUT),
     ] {
         std::fs::copy(path, plugins.join(format!("{name}.wasm"))).unwrap();
     }
@@ -350,7 +352,12 @@ fn the_dashboard_lists_the_plugins_and_streams_live_deliveries_in_chromium() {
     let session = Session::open(&driver, &chromium);
     session.go(&url);
 
-    let wanted = ["image-policy", "pod-lifecycle", "rollout-watch"];
+    let wanted = [
+        "fleet-fanout",
+        "image-policy",
+        "pod-lifecycle",
+        "rollout-watch",
+    ];
     let deadline = Instant::now() + PATIENCE;
     let page = loop {
         let page = session.run(READ_PAGE);
@@ -385,6 +392,25 @@ fn the_dashboard_lists_the_plugins_and_streams_live_deliveries_in_chromium() {
             "informer {informer} listed: {page:#}"
         );
     }
+    // The demo's two clusters: fleet-fanout watches ConfigMaps in both, the
+    // others run on the default one, east, whose deliveries say so.
+    for cluster in ["east", "west"] {
+        assert!(
+            page["clusters"]
+                .as_array()
+                .unwrap()
+                .contains(&json!(cluster)),
+            "an informer of cluster {cluster} listed: {page:#}"
+        );
+    }
+    assert!(
+        page["feed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|row| row.as_str().unwrap().contains("pod-lifecycle | east | ")),
+        "a delivery names its cluster: {page:#}"
+    );
     for plugin in wanted {
         assert!(
             page["reloads"].as_array().unwrap().iter().any(|row| row

@@ -113,6 +113,7 @@ impl Report {
             at_ms: FeedEvent::epoch_ms(SystemTime::now()),
             plugin: listener.plugin_name().clone(),
             resource: listener.resource_name().clone(),
+            cluster: listener.cluster().cloned(),
             event,
             key: ctx.key.clone(),
             initial: ctx.is_initial_list,

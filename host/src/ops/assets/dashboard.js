@@ -201,6 +201,7 @@ function renderInformers(snapshot) {
   $("informers").replaceChildren(...snapshot.informers.map((informer) =>
     h("tr", { dataset: { informer: informer.key } },
       h("td", {}, h("code", {}, informer.key)),
+      h("td", { dataset: { cluster: informer.cluster } }, informer.cluster),
       h("td", { class: "num" }, informer.objects),
       h("td", { title: informer.failure ? informer.failure.message : "" },
         informer.synced ? badge("synced", "ok")
@@ -252,6 +253,8 @@ function renderFeedMeta(feed, nowMs) {
 
 let pollTimer = null;
 let polling = false;
+// The cluster of a delivery that names none (the default one's name).
+let defaultCluster = "";
 
 async function poll() {
   if (polling) return;
@@ -264,6 +267,7 @@ async function poll() {
     const snapshot = await response.json();
     renderReplica(snapshot);
     renderPlugins(snapshot);
+    defaultCluster = snapshot.defaultCluster;
     renderInformers(snapshot);
     renderReloads(snapshot);
     renderFeedMeta(snapshot.feed, snapshot.nowMs);
@@ -294,6 +298,7 @@ function feedRow(event) {
   return h("tr", { class: "fresh", dataset: { feedPlugin: event.plugin }, title: event.error || "" },
     h("td", {}, clock(event.atMs)),
     h("td", {}, event.plugin),
+    h("td", {}, event.cluster || defaultCluster),
     h("td", {}, event.event + (event.initial ? " (initial)" : "")),
     h("td", { class: "mono" }, event.resource + " " + event.key),
     h("td", {}, badge(outcome, tone)),
