@@ -124,7 +124,7 @@ fn the_built_example_passes_plugin_check() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(
-        stdout.contains("ok, implements herald:plugin/plugin@0.6.0"),
+        stdout.contains("ok, implements herald:plugin/plugin@0.7.0"),
         "{stdout}"
     );
     assert!(

@@ -6,7 +6,7 @@ import { build } from '../src/build.js';
 const USAGE = `usage: herald-build <plugin.js|plugin.ts> -o <plugin.wasm> [--bundle <bundle.js>]
 
 Bundles the plugin module (which default-exports a class extending Handler)
-with @herald/sdk and componentizes it for the world herald:plugin/plugin@0.5.0.
+with @herald/sdk and componentizes it for the world herald:plugin/plugin@0.7.0.
 Then: herald plugin check <plugin.wasm>`;
 
 let parsed;

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Generates the TypeScript declarations of the contract (types/wit/) from the
-// vendored wit/ (the repository's wit/0.6.0 with its deps resolved) with
+// vendored wit/ (the repository's wit/0.7.0 with its deps resolved) with
 // jco's guest type generator, or with --check says whether the committed
 // ones are up to date.
 //

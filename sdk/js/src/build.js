@@ -1,7 +1,7 @@
 /**
  * Building a plugin module into a WebAssembly component: bundle the module
  * with the SDK (rolldown; TypeScript is accepted), then componentize the
- * bundle against the vendored `herald:plugin@0.6.0` WIT (ComponentizeJS).
+ * bundle against the vendored `herald:plugin@0.7.0` WIT (ComponentizeJS).
  * `herald-build` is the command-line face of {@link build}.
  *
  * @module
@@ -15,10 +15,10 @@ import { fileURLToPath } from 'node:url';
 const SDK_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The vendored copy of the contract (`wit/herald.wit` and `wit/deps/`): the repository's
- * `wit/0.6.0` with its `deps` resolved. */
+ * `wit/0.7.0` with its `deps` resolved. */
 export const WIT_DIR = join(SDK_ROOT, 'wit');
 
-/** The world every plugin targets. */
+/** The world every plugin targets (`herald:plugin/plugin@0.7.0`, the package of {@link WIT_DIR}). */
 export const WORLD = 'plugin';
 
 /**
@@ -41,7 +41,7 @@ import plugin from ${JSON.stringify(pluginPath)};
 
 const bound = bindPlugin(plugin);
 export const manifest = bound.manifest;
-export const handler = bound.handler;
+export const delivery = bound.delivery;
 export const admission = bound.admission;
 `;
 }

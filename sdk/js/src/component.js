@@ -1,8 +1,9 @@
 /**
  * The glue between a plugin's default export and the component's exports
- * (`manifest`, the `handler` interface and 0.5.0's `admission` interface).
- * `herald-build` generates an entry that calls {@link bindPlugin};
- * `testing.dispatch` uses the same path. Not a public API.
+ * (`manifest`, 0.7.0's `delivery` interface and 0.5.0's `admission`
+ * interface). `herald-build` generates an entry that calls
+ * {@link bindPlugin}; `testing.dispatch` and `testing.replay` use the same
+ * path. Not a public API.
  *
  * @module
  * @internal
@@ -10,7 +11,7 @@
 
 import { AdmissionReview, Mutation, Verdict, doesNotAdmit } from './admission.js';
 import { messageOf } from './errors.js';
-import { Context, Event, Update } from './event.js';
+import { FrameReader } from './frame.js';
 import { Handler } from './handler.js';
 import { Manifest } from './manifest.js';
 
@@ -106,14 +107,92 @@ function decide(instance, name, method, record, type) {
   return call(instance, method, review, { answer: recordOf(type, method), missing });
 }
 
+/** The largest `u32`, the most `maxBatch` can ask for. */
+const U32_MAX = 0xffff_ffff;
+
 /**
- * The component's exports for `plugin`.
+ * The delivery options `plugin` declares, as the WIT `delivery-options`
+ * record: `oldState` (default `true`) and `maxBatch` (default 1), static
+ * properties of a class (`Handler` declares the defaults) or properties of
+ * an object plugin. A `TypeError` names a value the contract cannot carry.
  *
  * @param {unknown} plugin The plugin module's default export.
- * @returns {{manifest: () => object, handler: {onAdd: Function, onUpdate: Function, onDelete: Function}, admission: {declare: Function, validate: Function, mutate: Function}}}
+ * @returns {{oldState: boolean, maxBatch: number}}
+ */
+export function deliveryOptions(plugin) {
+  const oldState = plugin?.oldState ?? true;
+  const maxBatch = plugin?.maxBatch ?? 1;
+  if (typeof oldState !== 'boolean') {
+    throw new TypeError(`the plugin's oldState must be true or false, got ${typeof oldState} ${String(oldState)}`);
+  }
+  if (!Number.isInteger(maxBatch) || maxBatch < 1 || maxBatch > U32_MAX) {
+    throw new TypeError(`the plugin's maxBatch must be a whole number from 1 to ${U32_MAX}, got ${String(maxBatch)}`);
+  }
+  return { oldState, maxBatch };
+}
+
+/** The `ok` of `deliver`: every notification handled. */
+const DELIVERED = Object.freeze({ tag: 'ok', val: undefined });
+
+/** The `err` of `deliver`: the notification at `index` failed with `thrown`; those after it were not handled. */
+function failedAt(index, thrown) {
+  return { tag: 'err', val: { index, message: messageOf(thrown) } };
+}
+
+/**
+ * Hands the notifications of `reader`, from the one at `index` on, to the
+ * handler, in order: `{tag: 'ok'}` once every one is handled, or at the
+ * first that throws, rejects or cannot be read, `{tag: 'err', val: {index,
+ * message}}` (the WIT `result<_, failure>`), leaving the rest unhandled. A
+ * handler returning a promise is awaited before the next notification, so
+ * the answer is then a promise too; handlers that return none are called
+ * one after the other without one.
+ *
+ * @param {() => any} instance
+ * @param {FrameReader} reader
+ * @param {number} index The index of the next notification.
+ */
+function deliverFrom(instance, reader, index) {
+  for (; ; index++) {
+    let returned;
+    try {
+      const notification = reader.next();
+      if (notification === undefined) {
+        return DELIVERED;
+      }
+      const method = reader.method;
+      const handler = instance();
+      const fn = handler[method];
+      if (fn === undefined) {
+        continue;
+      }
+      if (typeof fn !== 'function') {
+        throw new TypeError(`the plugin's ${method} is not a function`);
+      }
+      returned = fn.call(handler, notification);
+    } catch (thrown) {
+      return failedAt(index, thrown);
+    }
+    if (returned !== null && typeof returned === 'object' && typeof returned.then === 'function') {
+      const at = index;
+      return Promise.resolve(returned).then(
+        () => deliverFrom(instance, reader, at + 1),
+        (thrown) => failedAt(at, thrown),
+      );
+    }
+  }
+}
+
+/**
+ * The component's exports for `plugin`. Its delivery options are read (and
+ * checked) here, once: in a built component, when the component is built.
+ *
+ * @param {unknown} plugin The plugin module's default export.
+ * @returns {{manifest: () => object, delivery: {options: () => {oldState: boolean, maxBatch: number}, deliver: (frame: Uint8Array) => object}, admission: {declare: Function, validate: Function, mutate: Function}}}
  */
 export function bindPlugin(plugin) {
   const instance = instanceOf(plugin);
+  const options = deliveryOptions(plugin);
   const name = typeof plugin === 'function' ? plugin.name : 'its default export';
   const manifestOf = () => {
     const manifest = instance().manifest();
@@ -126,15 +205,18 @@ export function bindPlugin(plugin) {
     manifest() {
       return manifestOf().toRecord();
     },
-    handler: {
-      onAdd(context, json) {
-        return call(instance, 'onAdd', new Event(new Context(context), json));
+    delivery: {
+      options() {
+        return { ...options };
       },
-      onUpdate(context, oldJson, newJson) {
-        return call(instance, 'onUpdate', new Update(new Context(context), oldJson, newJson));
-      },
-      onDelete(context, json) {
-        return call(instance, 'onDelete', new Event(new Context(context), json));
+      deliver(frame) {
+        let reader;
+        try {
+          reader = new FrameReader(frame);
+        } catch (thrown) {
+          return failedAt(0, thrown);
+        }
+        return deliverFrom(instance, reader, 0);
       },
     },
     admission: {

@@ -1,7 +1,7 @@
 /**
  * The error a handler throws, and how any thrown value becomes the message
- * the host records (the WIT `err(string)` of `on-add`, `on-update` and
- * `on-delete`).
+ * the host records (the `message` of the WIT `failure` that `deliver`
+ * returns; the `err(string)` of admission's `validate` and `mutate`).
  *
  * @module
  */

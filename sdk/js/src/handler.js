@@ -34,8 +34,46 @@ import { doesNotAdmit } from './admission.js';
  * `mutate` are called only for the webhooks the manifest declares; a throw
  * there is a fault the host answers by the webhook's failure policy (no
  * retry).
+ *
+ * Two static properties say how the host delivers notifications (world
+ * 0.7.0's delivery options); they are read when the component is built:
+ *
+ * ```js
+ * export default class Hello extends Handler {
+ *   static oldState = false; // onUpdate never reads update.old
+ *   static maxBatch = 16;    // up to 16 notifications per call
+ *   // ...
+ * }
+ * ```
+ *
+ * A plain-object plugin sets `oldState` and `maxBatch` as properties.
  */
 export class Handler {
+  /**
+   * Whether an update carries the old state beside the new one
+   * (`update.old`, `update.oldJson`). A plugin that never reads it sets
+   * `static oldState = false`: the host then does not copy it into the
+   * plugin at all, `update.oldJson` is `''` and `update.old` throws.
+   *
+   * @type {boolean}
+   */
+  static oldState = true;
+
+  /**
+   * The most notifications the host may hand over in one call, at least 1
+   * (a whole number). Each still reaches `onAdd`, `onUpdate` or `onDelete`
+   * on its own, in order, each awaited before the next. More than 1 opts
+   * into batches of every-event notifications (coalesced ones come one per
+   * call): fewer calls, one call deadline covering the batch, and a
+   * failure stopping the batch there, the host retrying from the
+   * notification that failed. A trap (memory exhausted, say) loses the
+   * instance: the host delivers that batch again one notification at a
+   * time, so those handled before the trap come twice.
+   *
+   * @type {number}
+   */
+  static maxBatch = 1;
+
   /**
    * Describes the plugin: called once per load, before any handler call.
    * `config.get()` already works here, so configuration may shape the

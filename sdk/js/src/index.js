@@ -4,7 +4,9 @@
  * A plugin module default-exports a class extending {@link Handler} (a
  * `manifest()` plus `onAdd`, `onUpdate`, `onDelete`, and `validate`, `mutate`
  * for the writes it admits); `herald-build` turns it into a WebAssembly
- * component for the world `herald:plugin/plugin@0.6.0`.
+ * component for the world `herald:plugin/plugin@0.7.0` (notifications
+ * arrive in delivery frames, read lazily: see `Handler.oldState` and
+ * `Handler.maxBatch`).
  * Logging, cache and index look-ups and configuration are the `log`, `cache`
  * and `config` namespaces; Kubernetes API calls and Events are `kube` and
  * `events`; the plugin's metrics, the work queue and the call's deadline are

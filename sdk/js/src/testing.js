@@ -56,6 +56,7 @@ import { Index } from './cache.js';
 import { bindPlugin } from './component.js';
 import { Context, Event, Update } from './event.js';
 import { followRedirects } from './fetch.js';
+import { ADDED, DELETED, UPDATED, write } from './frame.js';
 import { installHost } from './host.js';
 import { GroupVersionKind } from './kind.js';
 import { KubeError } from './kube.js';
@@ -700,10 +701,34 @@ export function deleting(object) {
 }
 
 /**
+ * Delivers one notification through the component's `delivery` glue, as
+ * the host would: written into a frame (with the old state only if the
+ * plugin's `oldState` asks for it), read back and handed to the handler.
+ * The answer is the host's view of the call: `{tag: 'ok', val: undefined}`,
+ * or `{tag: 'err', val: message}`.
+ *
+ * @param {ReturnType<typeof bindPlugin>} bound The plugin's exports.
+ * @param {'add' | 'update' | 'delete'} type
+ * @param {Context} context
+ * @param {string} json The object (an update's new state).
+ * @param {string} [oldJson] An update's old state.
+ */
+async function deliverOne(bound, type, context, json, oldJson) {
+  const { oldState } = bound.delivery.options();
+  const what = type === 'update' ? UPDATED : type === 'delete' ? DELETED : ADDED;
+  const frame = write([{ what, context, json, oldJson: type === 'update' && oldState ? oldJson : undefined }]);
+  const result = await bound.delivery.deliver(frame);
+  return result.tag === 'ok' ? { tag: 'ok', val: undefined } : { tag: 'err', val: result.val.message };
+}
+
+/**
  * What the component would answer the host for `notification`, going
- * through the same glue as the built component: `{tag: 'ok'}` or
- * `{tag: 'err', val: message}` (a thrown error's message, as the host
- * records it). Handlers that return promises are awaited.
+ * through the same glue as the built component (the notification written
+ * into a delivery frame, as the host writes it, then read back: an update
+ * carries its old state only if the plugin's `oldState` asks for it):
+ * `{tag: 'ok'}` or `{tag: 'err', val: message}` (a thrown error's
+ * message, as the host records it). Handlers that return promises are
+ * awaited.
  *
  * @param {unknown} plugin The plugin module's default export (a class or object).
  * @param {Event | Update} notification From {@link added}, {@link updated}, ...
@@ -711,15 +736,14 @@ export function deleting(object) {
  * @returns {Promise<{tag: 'ok', val?: undefined} | {tag: 'err', val: string}>}
  */
 export async function dispatch(plugin, notification, type) {
-  const { handler } = bindPlugin(plugin);
-  const record = { ...notification.context, kind: notification.context.kind.toRecord() };
+  const bound = bindPlugin(plugin);
   if (notification instanceof Update) {
-    return handler.onUpdate(record, notification.oldJson, notification.newJson);
+    return deliverOne(bound, 'update', notification.context, notification.newJson, notification.oldJson);
   }
   if (!(notification instanceof Event)) {
     throw new TypeError('dispatch takes an Event or an Update');
   }
-  return type === 'delete' ? handler.onDelete(record, notification.json) : handler.onAdd(record, notification.json);
+  return deliverOne(bound, type === 'delete' ? 'delete' : 'add', notification.context, notification.json);
 }
 
 /**
@@ -1208,7 +1232,7 @@ const WATCH_TYPES = { ADDED: 'add', MODIFIED: 'update', DELETED: 'delete', add: 
  * @returns {Promise<ReplayedEvent[]>}
  */
 export async function replay(plugin, text) {
-  const { handler } = bindPlugin(plugin);
+  const bound = bindPlugin(plugin);
   const lastSeen = new Map();
   const replayed = [];
   const lines = text.split('\n');
@@ -1234,23 +1258,22 @@ export async function replay(plugin, text) {
       isResync: Boolean(event.resync),
       finalStateUnknown: Boolean(event.finalStateUnknown),
     });
-    const record = { ...context, kind: kind.toRecord() };
     const json = JSON.stringify(object);
     const identity = `${kind}/${context.key}`;
     let result;
     if (type === 'add') {
       cacheInsertJson(kind, json);
-      result = await handler.onAdd(record, json);
+      result = await deliverOne(bound, 'add', context, json);
     } else if (type === 'update') {
       const old = event.old === undefined ? lastSeen.get(identity) : JSON.stringify(event.old);
       if (old === undefined) {
         throw new Error(`line ${line}: an update of ${context.key} with no old state recorded or seen before`);
       }
       cacheInsertJson(kind, json);
-      result = await handler.onUpdate(record, old, json);
+      result = await deliverOne(bound, 'update', context, json, old);
     } else {
       cacheRemove(kind, objects.namespace(object), objects.name(object));
-      result = await handler.onDelete(record, json);
+      result = await deliverOne(bound, 'delete', context, json);
     }
     lastSeen.set(identity, json);
     replayed.push({ line, type, key: context.key, result, logs: takeLogs() });

@@ -41,7 +41,8 @@ export default class Hello extends Handler {
     'herald:plugin/workqueue@0.3.0',
   ]);
   assert.match(code, /globalThis\.fetch = followRedirects\(/, 'fetch follows redirects');
-  assert.match(code, /export \{[^}]*\bhandler\b[^}]*\}/);
+  assert.match(code, /export \{[^}]*\bdelivery\b[^}]*\}/);
+  assert.doesNotMatch(code, /export \{[^}]*\bhandler\b[^}]*\}/, "0.6.0's handler export is gone");
   assert.match(code, /export \{[^}]*\bmanifest\b[^}]*\}/);
   assert.match(code, /export \{[^}]*\badmission\b[^}]*\}/);
   assert.doesNotMatch(code, /: Event/, 'types are stripped');

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Handler, HeraldError, Manifest, Subscription, log } from '../src/index.js';
 import { bindPlugin } from '../src/component.js';
+import { ADDED, DELETED, UPDATED, write } from '../src/frame.js';
 import * as testing from '../src/testing.js';
 
 const pod = (name) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'a', resourceVersion: '1' } });
@@ -26,15 +27,21 @@ class Counting extends Handler {
   }
 }
 
-test('one instance keeps its state across calls; a throw becomes err(message)', () => {
+/** A frame of one notification of `what` ('add', 'update', 'delete') about the Pod `name`. */
+function frameOf(what, name, old) {
+  const codes = { add: ADDED, update: UPDATED, delete: DELETED };
+  return write([{ what: codes[what], context: testing.contextFor(pod(name)), json: '{}', oldJson: old }]);
+}
+
+test('one instance keeps its state across deliveries; a throw becomes err({index, message})', () => {
   testing.reset();
-  const { manifest, handler } = bindPlugin(Counting);
+  const { manifest, delivery } = bindPlugin(Counting);
   assert.equal(manifest().name, 'counting');
-  const context = (key) => ({ ...testing.contextFor(pod(key)), kind: { group: '', version: 'v1', kind: 'Pod' } });
-  assert.deepEqual(handler.onAdd(context('good'), '{}'), { tag: 'ok', val: undefined });
-  assert.deepEqual(handler.onAdd(context('bad'), '{}'), { tag: 'err', val: 'bad pod' });
-  assert.deepEqual(handler.onUpdate(context('good'), '{}', '{}'), { tag: 'ok', val: undefined });
-  assert.deepEqual(handler.onDelete(context('good'), '{}'), { tag: 'ok', val: undefined }, 'the default onDelete does nothing');
+  assert.deepEqual(delivery.options(), { oldState: true, maxBatch: 1 });
+  assert.deepEqual(delivery.deliver(frameOf('add', 'good')), { tag: 'ok', val: undefined });
+  assert.deepEqual(delivery.deliver(frameOf('add', 'bad')), { tag: 'err', val: { index: 0, message: 'bad pod' } });
+  assert.deepEqual(delivery.deliver(frameOf('update', 'good', '{}')), { tag: 'ok', val: undefined });
+  assert.deepEqual(delivery.deliver(frameOf('delete', 'good')), { tag: 'ok', val: undefined }, 'the default onDelete does nothing');
   assert.deepEqual(testing.takeMessages(), ['add a/good; add a/bad; update a/good after 2']);
 });
 
@@ -85,9 +92,9 @@ test('a plugin must be a class or an object with manifest(), and manifest() must
   assert.throws(() => bindPlugin({ onAdd() {} }), /must default-export a class extending Handler/);
   assert.throws(() => bindPlugin({ manifest: () => ({ name: 'x' }) }).manifest(), /manifest\(\) must return a Manifest/);
   assert.throws(() => bindPlugin(class extends Handler {}).manifest(), /must define manifest\(\)/);
-  assert.deepEqual(bindPlugin({ manifest: () => new Manifest('x', '1'), onAdd: 'no' }).handler.onAdd(testing.contextFor(pod('p')), '{}'), {
+  assert.deepEqual(bindPlugin({ manifest: () => new Manifest('x', '1'), onAdd: 'no' }).delivery.deliver(frameOf('add', 'p')), {
     tag: 'err',
-    val: "TypeError: the plugin's onAdd is not a function",
+    val: { index: 0, message: "TypeError: the plugin's onAdd is not a function" },
   });
 });
 

@@ -470,9 +470,10 @@ export class Event<T = KubeObject> extends Notification {
 /** An update notification; old and new are equal on a resync. */
 export class Update<T = KubeObject> extends Notification {
   constructor(context: Context, oldJson: string, newJson: string);
+  /** The previous state as JSON text; `''` when the plugin declined it (`static oldState = false`). */
   readonly oldJson: string;
   readonly newJson: string;
-  /** The previous state, parsed on first use. */
+  /** The previous state, parsed on first use; throws a `HeraldError` when the plugin declined it (`static oldState = false`). */
   readonly old: T;
   /** The new state, parsed on first use. */
   readonly new: T;
@@ -483,9 +484,15 @@ export class Update<T = KubeObject> extends Notification {
  * (each defaults to doing nothing), and default-export the class. Throwing
  * (or rejecting) is a handler failure the host records and retries.
  * `validate` and `mutate` answer the webhooks the manifest declares; they
- * throw unless overridden (the plugin does not admit).
+ * throw unless overridden (the plugin does not admit). The static
+ * `oldState` and `maxBatch` say how notifications are delivered (read when
+ * the component is built).
  */
 export class Handler {
+  /** Whether updates carry the old state (`update.old`); `false` saves its copy. Default `true`. */
+  static oldState: boolean;
+  /** The most notifications one call may carry (a whole number, at least 1), each handled in order. Default 1. */
+  static maxBatch: number;
   manifest(): Manifest;
   onAdd(event: Event): void | Promise<void>;
   onUpdate(update: Update): void | Promise<void>;

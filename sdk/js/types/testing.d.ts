@@ -113,7 +113,7 @@ export function creating<T extends KubeObject>(object: T): AdmissionReview<T>;
 export function updating<T extends KubeObject>(old: T, updated: T): AdmissionReview<T>;
 /** The review of the deletion of `object` (only its `oldObject`). */
 export function deleting<T extends KubeObject>(object: T): AdmissionReview<T>;
-/** What the component would answer for a notification, through the same glue as the built component. */
+/** What the component would answer for a notification, through the same glue as the built component (written into a delivery frame, without the old state if the plugin's `oldState` is false). */
 export function dispatch(plugin: unknown, notification: Event | Update, type?: 'add' | 'update' | 'delete'): Promise<CallResult>;
 /** The manifest record the component would return. */
 export function manifestOf(plugin: unknown): ManifestRecord;

@@ -123,7 +123,7 @@ fn build_both(dir: &Path) -> Option<[(String, PathBuf, &'static str); 2]> {
     )?;
     Some([
         ("replica-alert-py".to_owned(), python, "0.7.0"),
-        ("replica-alert-js".to_owned(), js, "0.6.0"),
+        ("replica-alert-js".to_owned(), js, "0.7.0"),
     ])
 }
 

@@ -51,6 +51,8 @@ interface Pod {
 }
 
 export default class Typed extends Handler {
+  static override maxBatch = 8;
+  static override oldState = true;
   seen = 0;
 
   override manifest(): Manifest {
@@ -127,6 +129,14 @@ const resync: bigint | undefined = record.subscriptions[0]!.resyncPeriodMs;
 const result = await testing.dispatch(Typed, testing.added({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'a', namespace: 'b' } }));
 const message: string | undefined = result.tag === 'err' ? result.val : undefined;
 void [delivery, resync, message];
+
+const batch: number = Typed.maxBatch + Handler.maxBatch;
+void batch;
+// @ts-expect-error: oldState is a boolean.
+class Wrong extends Handler {
+  static override oldState = 'no';
+}
+void Wrong;
 
 // @ts-expect-error: a namespace is a string.
 Subscription.to('', 'v1', 'Pod').namespace(3);

@@ -3,8 +3,8 @@
 /// <reference path="./interfaces/herald-plugin-cluster.d.ts" />
 /// <reference path="./interfaces/herald-plugin-config.d.ts" />
 /// <reference path="./interfaces/herald-plugin-deadline.d.ts" />
+/// <reference path="./interfaces/herald-plugin-delivery.d.ts" />
 /// <reference path="./interfaces/herald-plugin-events.d.ts" />
-/// <reference path="./interfaces/herald-plugin-handler.d.ts" />
 /// <reference path="./interfaces/herald-plugin-index.d.ts" />
 /// <reference path="./interfaces/herald-plugin-kube.d.ts" />
 /// <reference path="./interfaces/herald-plugin-log.d.ts" />
@@ -17,7 +17,7 @@
 /// <reference path="./interfaces/wasi-io-error.d.ts" />
 /// <reference path="./interfaces/wasi-io-poll.d.ts" />
 /// <reference path="./interfaces/wasi-io-streams.d.ts" />
-declare module 'herald:plugin/plugin@0.6.0' {
+declare module 'herald:plugin/plugin@0.7.0' {
   export type Manifest = import('herald:plugin/types@0.3.0').Manifest;
   export type * as HeraldPluginCache020 from 'herald:plugin/cache@0.2.0'; // import herald:plugin/cache@0.2.0
   export type * as HeraldPluginCluster060 from 'herald:plugin/cluster@0.6.0'; // import herald:plugin/cluster@0.6.0
@@ -38,7 +38,7 @@ declare module 'herald:plugin/plugin@0.6.0' {
   export type * as WasiIoPoll0212 from 'wasi:io/poll@0.2.12'; // import wasi:io/poll@0.2.12
   export type * as WasiIoStreams0212 from 'wasi:io/streams@0.2.12'; // import wasi:io/streams@0.2.12
   export * as admission from 'herald:plugin/admission@0.5.0'; // export herald:plugin/admission@0.5.0
-  export * as handler from 'herald:plugin/handler@0.2.0'; // export herald:plugin/handler@0.2.0
+  export * as delivery from 'herald:plugin/delivery@0.7.0'; // export herald:plugin/delivery@0.7.0
   /**
   * What the plugin is and needs.
   */
