@@ -38,8 +38,10 @@ class Handler:
 
     #: The most notifications the host may hand over in one call (each
     #: still reaches ``on_add``, ``on_update`` or ``on_delete`` on its own,
-    #: in order; a failure stops the batch there and the host retries from
-    #: it). This host sends one notification per call for now.
+    #: in order; a failure stops the batch there and the host retries that
+    #: notification alone, then the rest). Every-event subscriptions only:
+    #: coalesced ones stay one per call. A trap loses what the instance
+    #: knew, so the batch is delivered again one notification at a time.
     MAX_BATCH: int = 1
 
     @classmethod
