@@ -115,3 +115,30 @@ fn invalid_plugin_names_and_kinds_are_refused() {
         &["namespace \"Bad Namespace\" is not a valid namespace name"],
     );
 }
+
+#[test]
+fn delivery_options_asking_for_batches_of_zero_are_refused_and_others_are_kept() {
+    // The `floor` fixture answers `options` with its configuration's
+    // `maxBatch`, through the raw bindings (the SDKs never answer 0).
+    let bytes = artifacts::bytes(artifacts::FLOOR);
+    let load = |max_batch: u32| {
+        let options = LoadOptions {
+            config: Some(serde_json::json!({ "maxBatch": max_batch }).to_string()),
+            ..LoadOptions::default()
+        };
+        LoadedPlugin::load(engine(), &bytes, options)
+    };
+    let err = load(0).expect_err("batches of at most 0 must be refused");
+    assert_says(
+        &err.to_string(),
+        &["delivery options", "max-batch must be at least 1"],
+    );
+    assert_eq!(load(64).expect("64 is fine").manifest().max_batch, 64);
+    assert_eq!(
+        LoadedPlugin::load(engine(), &bytes, LoadOptions::default())
+            .expect("the floor loads")
+            .manifest()
+            .max_batch,
+        1
+    );
+}
