@@ -11,7 +11,7 @@ use crate::capability::log::{LogSink, RecentLogs};
 use crate::config::Config;
 use crate::daemon::Daemon;
 use crate::dispatch::Feed;
-use crate::fleet::{ClusterDirectory, ClusterSecrets, Fleet};
+use crate::fleet::{ClusterDirectory, ClusterSecrets, ConfiguredClusters, Fleet};
 use crate::informer::{Informers, ReflectorConfig};
 use crate::leader::{Election, LeaderElector, LeaderError};
 use crate::ops::dashboard::Replica;
@@ -86,6 +86,8 @@ pub struct Service {
     fleet: Arc<Fleet>,
     cluster_directory: Option<ClusterDirectory>,
     cluster_secrets: Option<ClusterSecrets>,
+    /// The configuration's clusters' kubeconfig files, followed.
+    configured_clusters: Option<ConfiguredClusters>,
 }
 
 /// The admission server, when `admission.enabled`.
@@ -294,6 +296,8 @@ impl Service {
         // The directory's clusters are there before the plugins load.
         let fleet = Arc::new(Fleet::new(daemon.informers().clone(), api, daemon.clone()));
         let reserved: BTreeSet<String> = config.configured_cluster_names().into_iter().collect();
+        let configured_clusters =
+            ConfiguredClusters::start(&config.clusters, fleet.clone(), CLUSTER_RESCAN_INTERVAL);
         let cluster_secrets = match &config.cluster_secrets {
             Some(secrets) => Some(
                 ClusterSecrets::start(
@@ -348,6 +352,7 @@ impl Service {
             fleet,
             cluster_directory,
             cluster_secrets,
+            configured_clusters,
         })
     }
 
@@ -410,6 +415,9 @@ impl Service {
             sources.stop().await;
         }
         if let Some(clusters) = self.cluster_directory {
+            clusters.stop().await;
+        }
+        if let Some(clusters) = self.configured_clusters {
             clusters.stop().await;
         }
         if let Some(clusters) = self.cluster_secrets {

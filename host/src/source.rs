@@ -213,12 +213,21 @@ pub async fn connect_others(clusters: &[SourceConfig]) -> Vec<(ClusterName, Conn
     connected
 }
 
-/// Connects through the kubeconfig `text` (its current context), read from
-/// `origin` (named in the description and in errors).
-pub async fn connect_kubeconfig(text: &str, origin: &str) -> Result<Connection, SourceError> {
+/// Connects through the kubeconfig `text` and its `context` (`None`: its
+/// current one), read from `origin` (named in the description and in
+/// errors).
+pub async fn connect_kubeconfig(
+    text: &str,
+    context: Option<&str>,
+    origin: &str,
+) -> Result<Connection, SourceError> {
     let kubeconfig = kube::config::Kubeconfig::from_yaml(text)
         .map_err(|e| SourceError::Kubeconfig(format!("{origin}: {e}")))?;
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+    let options = kube::config::KubeConfigOptions {
+        context: context.map(str::to_owned),
+        ..Default::default()
+    };
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
         .await
         .map_err(|e| SourceError::Kubeconfig(format!("{origin}: {e}")))?;
     let description = format!("cluster at {} (kubeconfig {origin})", config.cluster_url);

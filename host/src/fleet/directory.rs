@@ -177,7 +177,7 @@ fn files_of(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 }
 
 /// The text of `path`, refused past [`MAX_FILE_BYTES`].
-fn read_small(path: &Path) -> Result<String, String> {
+pub(super) fn read_small(path: &Path) -> Result<String, String> {
     let size = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
     if size > MAX_FILE_BYTES {
         return Err(format!(

@@ -1,7 +1,8 @@
 //! The clusters a daemon watches while it runs. Those `clusters` names are
-//! there from the start; a provider adds and removes others at run time:
-//! [`ClusterDirectory`], a directory of kubeconfig files followed as the
-//! plugin directory is.
+//! there from the start, their kubeconfig files followed
+//! ([`ConfiguredClusters`]); a provider adds and removes others at run
+//! time: [`ClusterDirectory`], a directory of kubeconfig files followed as
+//! the plugin directory is, and [`ClusterSecrets`].
 //!
 //! Adding a cluster hands its clients to the informers and to the plugins'
 //! API access, then has the daemon subscribe every plugin that runs there
@@ -13,10 +14,12 @@
 //! kubeconfig rotated) is a removal and an addition: its informers list
 //! again with the new credentials.
 
+mod configured;
 mod directory;
 mod secrets;
 mod tracker;
 
+pub use configured::ConfiguredClusters;
 pub use directory::{ClusterDirectory, DirectoryError};
 pub use secrets::{ClusterSecrets, ClusterSecretsConfig};
 

@@ -166,7 +166,7 @@ impl Tracker {
         if self.known.get(name) == Some(&digest) {
             return Ok(());
         }
-        match crate::source::connect_kubeconfig(kubeconfig, origin).await {
+        match crate::source::connect_kubeconfig(kubeconfig, None, origin).await {
             Ok(connection) => {
                 self.fleet.add(name.clone(), connection).await;
                 self.known.insert(name.clone(), digest);

@@ -482,6 +482,35 @@ async fn west_server(namespace: &str, path: &std::path::Path) -> herald_apiserve
     server
 }
 
+/// A probe that the ConfigMap `name` was copied into `maps` from the cluster
+/// `from` by fleet-fanout (whose log lines `logs` gives, for the message).
+fn copied_into(
+    maps: &Api<ConfigMap>,
+    logs: &Arc<LogsOf>,
+    name: &'static str,
+    from: &'static str,
+) -> impl AsyncFnMut() -> Result<(), String> {
+    let (maps, logs) = (maps.clone(), logs.clone());
+    async move || match maps.get_opt(name).await {
+        Ok(Some(copy)) if label(&copy, FANNED_FROM).as_deref() == Some(from) => Ok(()),
+        other => Err(format!("{other:?}; the plugin logged {:?}", logs())),
+    }
+}
+
+/// Creates, in `server`'s namespace `ns`, a ConfigMap `name` for
+/// fleet-fanout to copy.
+async fn fan_out_in(server: &herald_apiserver::ApiServer, ns: &str, name: &str) {
+    let client = kube::Client::try_from(kube::Config::new(server.url().parse().unwrap())).unwrap();
+    let cm: ConfigMap = serde_json::from_value(json!({
+        "metadata": {"name": name, "labels": {FAN_OUT: "true"}}, "data": {"at": name}
+    }))
+    .unwrap();
+    Api::<ConfigMap>::namespaced(client, ns)
+        .create(&PostParams::default(), &cm)
+        .await
+        .unwrap();
+}
+
 /// Moves `from` into `dir` as `name`, as a provider writes a file: whole.
 fn drop_in(from: &std::path::Path, dir: &std::path::Path, name: &str) {
     let staged = dir.join(format!(".{name}.tmp"));
@@ -533,25 +562,10 @@ async fn a_cluster_directory_adds_replaces_removes_and_adds_back_clusters_at_run
         .await
         .expect("fleet-fanout starts on east alone");
     let east_maps: Api<ConfigMap> = Api::namespaced(east_cluster.client.clone(), &ns);
-    let copied_into_east = |name: &'static str, from: &'static str| {
-        let east_maps = east_maps.clone();
-        let logs = logs.clone();
-        async move || match east_maps.get_opt(name).await {
-            Ok(Some(copy)) if label(&copy, FANNED_FROM).as_deref() == Some(from) => Ok(()),
-            other => Err(format!("{other:?}; the plugin logged {:?}", logs())),
-        }
-    };
+    let copied_into_east =
+        |name: &'static str, from: &'static str| copied_into(&east_maps, &logs, name, from);
     let fan_out_in = async |server: &herald_apiserver::ApiServer, name: &str| {
-        let client =
-            kube::Client::try_from(kube::Config::new(server.url().parse().unwrap())).unwrap();
-        let cm: ConfigMap = serde_json::from_value(json!({
-            "metadata": {"name": name, "labels": {FAN_OUT: "true"}}, "data": {"at": name}
-        }))
-        .unwrap();
-        Api::<ConfigMap>::namespaced(client, &ns)
-            .create(&PostParams::default(), &cm)
-            .await
-            .unwrap();
+        fan_out_in(server, &ns, name).await;
     };
 
     // Added: a kubeconfig dropped in; west's objects reach the plugin.
@@ -633,6 +647,97 @@ async fn a_cluster_directory_adds_replaces_removes_and_adds_back_clusters_at_run
         "west added back, again copied into east",
         PATIENCE,
         copied_into_east("again", "west"),
+    )
+    .await;
+
+    following.stop().await;
+    daemon.shutdown(std::time::Instant::now() + PATIENCE);
+    drop(second);
+    let _ = std::fs::remove_dir_all(&work);
+    east_cluster.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_configured_clusters_kubeconfig_rewritten_replaces_its_connection_and_a_bad_one_keeps_it()
+{
+    use herald::fleet::ConfiguredClusters;
+    use herald::source::{SourceConfig, SourceKind, connect_kubeconfig};
+    let east_cluster = TestCluster::start().await;
+    let ns = east_cluster.namespace.clone();
+    let work = std::env::temp_dir().join(format!("herald-configured-{}-{ns}", std::process::id()));
+    let dir = work.join("etc");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("west.kubeconfig");
+    let first = west_server(&ns, &file).await;
+
+    // As the service starts a `clusters[]` entry: connected, then followed.
+    let (fleet, api, daemon) = fleet_of(&east_cluster);
+    let west = ClusterName::parse("cluster", "west").unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    let connection = connect_kubeconfig(&text, None, "west.kubeconfig")
+        .await
+        .unwrap();
+    fleet.add(west.clone(), connection).await;
+    let configured = [SourceConfig {
+        name: Some(west),
+        kind: SourceKind::Kubeconfig,
+        kubeconfig: Some(file.clone()),
+        ..SourceConfig::default()
+    }];
+    let following = ConfiguredClusters::start(
+        &configured,
+        fleet.clone(),
+        std::time::Duration::from_secs(1),
+    )
+    .expect("a kubeconfig entry is followed");
+    let log = herald_tests::host_log();
+
+    let (plugin, logs) = fanout(
+        &daemon,
+        ClusterAccess::new(Arc::new(api)),
+        grants(clusters(&["*"]), Some(clusters(&["*"]))),
+    );
+    daemon.start(plugin).await.expect("fleet-fanout starts");
+    let east_maps: Api<ConfigMap> = Api::namespaced(east_cluster.client.clone(), &ns);
+    fan_out_in(&first, &ns, "routes").await;
+    eventually(
+        "west's routes copied into east",
+        PATIENCE,
+        copied_into(&east_maps, &logs, "routes", "west"),
+    )
+    .await;
+
+    // The credentials rotate and the server moves: the file rewritten, the
+    // cluster replaced, its informers listing again from the new server.
+    drop(first);
+    let second = west_server(&ns, &work.join("west-2")).await;
+    fan_out_in(&second, &ns, "later").await;
+    drop_in(&work.join("west-2"), &dir, "west.kubeconfig");
+    eventually(
+        "west replaced, later copied into east",
+        PATIENCE,
+        copied_into(&east_maps, &logs, "later", "west"),
+    )
+    .await;
+
+    // A rewrite that is no kubeconfig is reported; the connection stays.
+    std::fs::write(&file, "apiVersion: [").unwrap();
+    eventually("the bad rewrite reported", PATIENCE, async || {
+        if log
+            .lines_with(&["clusters[] west", "stays in use"])
+            .is_empty()
+        {
+            Err("not yet".to_owned())
+        } else {
+            Ok(())
+        }
+    })
+    .await;
+    fan_out_in(&second, &ns, "still").await;
+    eventually(
+        "west still delivers",
+        PATIENCE,
+        copied_into(&east_maps, &logs, "still", "west"),
     )
     .await;
 
