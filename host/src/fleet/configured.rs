@@ -10,19 +10,16 @@
 
 use super::Fleet;
 use super::directory::read_small;
+use super::following::{Following, Pass};
 use crate::cluster::ClusterName;
 use crate::source::{SourceConfig, SourceKind, connect_kubeconfig};
-use notify::Watcher as _;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{mpsc, watch};
-
-/// How long changes settle before the files are read again.
-const SETTLE: Duration = Duration::from_millis(100);
 
 /// One configured cluster's kubeconfig file, as last read.
+#[derive(Clone)]
 struct Followed {
     name: ClusterName,
     path: PathBuf,
@@ -34,11 +31,24 @@ struct Followed {
     reported: Option<String>,
 }
 
+/// Every configured cluster's file, read again.
+#[derive(Clone)]
+struct FilesPass {
+    files: Vec<Followed>,
+    fleet: Arc<Fleet>,
+}
+
+impl Pass for FilesPass {
+    async fn pass(&mut self) {
+        for file in &mut self.files {
+            file.read_again(&self.fleet).await;
+        }
+    }
+}
+
 /// The configured clusters' kubeconfig files, followed.
 pub struct ConfiguredClusters {
-    stop: watch::Sender<bool>,
-    task: tokio::task::JoinHandle<()>,
-    _watcher: notify::RecommendedWatcher,
+    following: Following,
 }
 
 impl std::fmt::Debug for ConfiguredClusters {
@@ -52,81 +62,59 @@ impl ConfiguredClusters {
     /// `clusters[]`; entries of other kinds are passed over), taking what
     /// each holds now as what is in use, on a task of its own that reads
     /// them again after every change in their directories and every
-    /// `rescan`. `None` when no entry has a kubeconfig file. A directory
-    /// that cannot be watched is logged, and its files are read at every
-    /// `rescan` only.
+    /// `rescan`. `None` when no entry has a kubeconfig file. When their
+    /// directories cannot be watched, that is logged and the files are
+    /// read at every `rescan` only.
     pub fn start(
         clusters: &[SourceConfig],
         fleet: Arc<Fleet>,
         rescan: Duration,
     ) -> Option<ConfiguredClusters> {
-        let mut followed: Vec<Followed> = clusters
+        let files: Vec<Followed> = clusters
             .iter()
             .filter(|cluster| cluster.kind == SourceKind::Kubeconfig)
             .filter_map(|cluster| {
+                let path = cluster.kubeconfig.clone()?;
                 Some(Followed {
                     name: cluster.name.clone()?,
-                    path: cluster.kubeconfig.clone()?,
+                    tried: read_small(&path)
+                        .ok()
+                        .map(|text| crate::plugin::digest(text.as_bytes())),
+                    path,
                     context: cluster.context.clone(),
-                    tried: None,
                     reported: None,
                 })
             })
             .collect();
-        if followed.is_empty() {
+        if files.is_empty() {
             return None;
         }
-        for file in &mut followed {
-            file.tried = read_small(&file.path)
-                .ok()
-                .map(|text| crate::plugin::digest(text.as_bytes()));
-        }
-        let (changed, mut changes) = mpsc::unbounded_channel();
-        let mut watcher = notify::recommended_watcher(move |_| {
-            let _ = changed.send(());
-        })
-        .ok()?;
-        let dirs: BTreeSet<&Path> = followed.iter().filter_map(|f| f.path.parent()).collect();
-        for dir in dirs {
-            if let Err(error) = watcher.watch(dir, notify::RecursiveMode::NonRecursive) {
+        let dirs: BTreeSet<&Path> = files.iter().filter_map(|f| f.path.parent()).collect();
+        let dirs: Vec<PathBuf> = dirs.into_iter().map(Path::to_owned).collect();
+        let pass = FilesPass { files, fleet };
+        let following = Following::start(dirs.iter().map(PathBuf::as_path), rescan, pass.clone())
+            .or_else(|(dir, error)| {
                 tracing::error!(
-                    "clusters[]: cannot watch {} for rotated kubeconfigs ({error}); its files \
+                    "clusters[]: cannot watch {} for rotated kubeconfigs ({error}); the files \
                      are read again every {}s",
                     dir.display(),
                     rescan.as_secs()
                 );
+                Following::start(std::iter::empty(), rescan, pass)
+            });
+        let following = match following {
+            Ok(following) => following,
+            Err((_, error)) => {
+                tracing::error!("clusters[]: kubeconfig files not followed: {error}");
+                return None;
             }
-        }
-        let (stop, mut stopped) = watch::channel(false);
-        let task = tokio::spawn(async move {
-            loop {
-                tokio::select! {
-                    _ = stopped.changed() => return,
-                    change = changes.recv() => {
-                        if change.is_none() {
-                            return;
-                        }
-                        tokio::time::sleep(SETTLE).await;
-                        while changes.try_recv().is_ok() {}
-                    }
-                    () = tokio::time::sleep(rescan) => {}
-                }
-                for file in &mut followed {
-                    file.read_again(&fleet).await;
-                }
-            }
-        });
-        Some(ConfiguredClusters {
-            stop,
-            task,
-            _watcher: watcher,
-        })
+        };
+        Some(ConfiguredClusters { following })
     }
 
     /// Stops following the files; the clusters stay.
     pub async fn stop(self) {
-        let _ = self.stop.send(true);
-        let _ = self.task.await;
+        self.following.stop().await;
     }
 }
 

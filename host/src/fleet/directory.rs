@@ -11,20 +11,16 @@
 //! file turns bad keeps its previous connection, so nothing cached is lost.
 
 use super::Fleet;
+use super::following::{Following, Pass};
 use super::tracker::{Found, Tracker};
 use crate::cluster::ClusterName;
-use notify::Watcher as _;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{mpsc, watch};
 
 /// The largest kubeconfig file read.
 const MAX_FILE_BYTES: u64 = 1 << 20;
-
-/// How long changes settle before the directory is read again.
-const SETTLE: Duration = Duration::from_millis(100);
 
 /// The directory could not be followed.
 #[derive(Debug, thiserror::Error)]
@@ -50,14 +46,24 @@ pub enum DirectoryError {
 
 /// A followed directory of kubeconfig files.
 pub struct ClusterDirectory {
-    stop: watch::Sender<bool>,
-    task: tokio::task::JoinHandle<()>,
-    _watcher: notify::RecommendedWatcher,
+    following: Following,
 }
 
 impl std::fmt::Debug for ClusterDirectory {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ClusterDirectory").finish_non_exhaustive()
+    }
+}
+
+/// One read of the directory, brought into the fleet.
+struct DirectoryPass {
+    dir: PathBuf,
+    tracker: Tracker,
+}
+
+impl Pass for DirectoryPass {
+    async fn pass(&mut self) {
+        self.tracker.apply(read_dir(&self.dir)).await;
     }
 }
 
@@ -76,50 +82,19 @@ impl ClusterDirectory {
             dir: dir.clone(),
             reason,
         })?;
-        let (changed, mut changes) = mpsc::unbounded_channel();
-        let mut watcher = notify::recommended_watcher(move |_| {
-            let _ = changed.send(());
-        })
-        .map_err(|source| DirectoryError::Watch {
+        let mut pass = DirectoryPass {
+            tracker: Tracker::new(fleet, reserved, "clusterDirectory"),
             dir: dir.clone(),
-            source,
-        })?;
-        watcher
-            .watch(&dir, notify::RecursiveMode::NonRecursive)
-            .map_err(|source| DirectoryError::Watch {
-                dir: dir.clone(),
-                source,
-            })?;
-        let mut tracker = Tracker::new(fleet, reserved, "clusterDirectory");
-        tracker.apply(read_dir(&dir)).await;
-        let (stop, mut stopped) = watch::channel(false);
-        let task = tokio::spawn(async move {
-            loop {
-                tokio::select! {
-                    _ = stopped.changed() => return,
-                    change = changes.recv() => {
-                        if change.is_none() {
-                            return;
-                        }
-                        tokio::time::sleep(SETTLE).await;
-                        while changes.try_recv().is_ok() {}
-                    }
-                    () = tokio::time::sleep(rescan) => {}
-                }
-                tracker.apply(read_dir(&dir)).await;
-            }
-        });
-        Ok(ClusterDirectory {
-            stop,
-            task,
-            _watcher: watcher,
-        })
+        };
+        pass.pass().await;
+        let following = Following::start([dir.as_path()], rescan, pass)
+            .map_err(|(_, source)| DirectoryError::Watch { dir, source })?;
+        Ok(ClusterDirectory { following })
     }
 
     /// Stops following the directory; the clusters it added stay.
     pub async fn stop(self) {
-        let _ = self.stop.send(true);
-        let _ = self.task.await;
+        self.following.stop().await;
     }
 }
 

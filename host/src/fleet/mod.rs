@@ -16,6 +16,7 @@
 
 mod configured;
 mod directory;
+mod following;
 mod secrets;
 mod tracker;
 
