@@ -10,7 +10,7 @@
 //!
 //! One module per measurement ([`b1_throughput`] … [`b7_startup`], and
 //! [`b8_pool`], [`b9_deadline`], [`b10_patch`], [`b11_sdks`], [`b12_capabilities`],
-//! [`b13_index`], [`b14_sharding`], [`b15_admission`] with [`b15_memory`], [`b16_reconcile`], [`b17_clusters`]); the rest is what they share: [`data`] (Pod variations), [`fixtures`] (plugin
+//! [`b13_index`], [`b14_sharding`], [`b15_admission`] with [`b15_memory`], [`b16_reconcile`], [`b17_clusters`], [`b18_controllers`]); the rest is what they share: [`data`] (Pod variations), [`fixtures`] (plugin
 //! components), [`native`] (the same handlers compiled natively),
 //! [`cluster`] (the embedded API server), [`latency`] (write-to-entry
 //! latencies), [`measure`] (repetitions, medians, memory) and [`table`]
@@ -26,6 +26,7 @@ pub mod b15_admission;
 pub mod b15_memory;
 pub mod b16_reconcile;
 pub mod b17_clusters;
+pub mod b18_controllers;
 pub mod b1_throughput;
 pub mod b2_fanout;
 pub mod b3_cache_memory;
@@ -108,6 +109,9 @@ pub fn run(settings: &Settings) -> Vec<Row> {
     }
     if settings.selected("B17") {
         rows.extend(b17_clusters::run(settings, &fixtures, &runtime));
+    }
+    if settings.selected("B18") {
+        rows.extend(b18_controllers::run(settings, &runtime));
     }
     rows
 }

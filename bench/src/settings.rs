@@ -78,6 +78,8 @@ pub struct Settings {
     pub b17_clusters: usize,
     /// B17: Pods in each.
     pub b17_objects: usize,
+    /// B18: Deployments each controller reconciles (one summary each).
+    pub b18_deployments: usize,
     /// B11: the `herald` command line to compile in a child process with
     /// (`herald-child`, a binary of this crate: the bench and the quick test
     /// set it from `CARGO_BIN_EXE_herald-child`).
@@ -123,6 +125,7 @@ impl Settings {
             b15_memory_plugins: (4, 24),
             b17_clusters: 4,
             b17_objects: 10_000,
+            b18_deployments: 1_000,
             compiler_program: None,
         }
     }
@@ -165,6 +168,7 @@ impl Settings {
             b15_memory_plugins: (1, 3),
             b17_clusters: 2,
             b17_objects: 100,
+            b18_deployments: 20,
             compiler_program: None,
         }
     }

@@ -16,7 +16,7 @@ fn every_benchmark_runs_in_quick_mode_and_reports_finite_numbers() {
     });
     for id in [
         "B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9", "B10", "B11", "B12", "B13", "B14",
-        "B15", "B16", "B17",
+        "B15", "B16", "B17", "B18",
     ] {
         assert!(
             rows.iter().any(|row| row.id.starts_with(id)),
