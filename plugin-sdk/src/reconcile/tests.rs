@@ -342,6 +342,36 @@ fn a_cleanup_that_succeeded_is_not_run_again_when_the_removal_conflicts() {
 }
 
 #[test]
+fn a_finalizer_the_plugin_may_not_write_fails_the_reconcile_naming_it_and_runs_nothing() {
+    testing::reset();
+    testing::respond(
+        Verb::Patch,
+        "ConfigMap shop/web",
+        Err(KubeError::NotGranted(
+            "patch ConfigMap in shop is not granted".into(),
+        )),
+    );
+    // Adding it is refused: the error names the finalizer and the grant,
+    // and nothing is applied without it.
+    let (result, asked) = finalize(with_finalizers(&[], false));
+    let error = result.unwrap_err().to_string();
+    assert!(
+        error.contains("adding finalizer example.com/cleanup") && error.contains("not granted"),
+        "{error}"
+    );
+    assert_eq!(asked, None);
+    // Removing it is refused after a cleanup: the same, and the finalizer
+    // stays for the retry (which, the grant fixed, only removes it).
+    let (result, asked) = finalize(with_finalizers(&["example.com/cleanup"], true));
+    let error = result.unwrap_err().to_string();
+    assert!(
+        error.contains("removing finalizer example.com/cleanup") && error.contains("not granted"),
+        "{error}"
+    );
+    assert_eq!(asked, Some("cleanup"));
+}
+
+#[test]
 fn a_failed_cleanup_keeps_the_finalizer() {
     testing::reset();
     let result = finalizer(
