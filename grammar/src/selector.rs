@@ -429,6 +429,13 @@ fn validate_name_part(name: &str, what: &str) -> Result<(), SelectorError> {
     }
 }
 
+/// Checks one label, `key: value`, by the API's rules for label keys
+/// (an optional DNS-subdomain prefix and a name part) and values.
+pub fn validate_label(key: &str, value: &str) -> Result<(), SelectorError> {
+    validate_label_key(key)?;
+    validate_label_value(value)
+}
+
 fn validate_label_key(key: &str) -> Result<(), SelectorError> {
     let name = match key.split_once('/') {
         Some((prefix, name)) => {

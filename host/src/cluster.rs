@@ -20,6 +20,23 @@ pub const DEFAULT_CLUSTER: &str = "default";
 /// In a set of clusters: every cluster the daemon watches.
 pub const ALL_CLUSTERS: &str = "*";
 
+/// A cluster's labels (`source.labels`, `clusters[].labels`, a cluster
+/// Secret's labels), which a plugin's `clusters` may select by.
+pub type ClusterLabels = std::collections::BTreeMap<String, String>;
+
+/// The label selector an entry of a set of clusters is, if it is one: an
+/// entry with an operator (`=`, `!=`, `in (…)`, `notin (…)`) selects the
+/// clusters whose labels match; `*` and names do not (a bare key, which a
+/// selector would read as "has this label", is taken for a name, so that a
+/// mistyped name is refused rather than read as a selector).
+pub fn selector_entry(
+    entry: &str,
+) -> Option<Result<crate::selector::LabelSelector, crate::selector::SelectorError>> {
+    entry
+        .contains(['=', '!', '('])
+        .then(|| crate::selector::LabelSelector::parse(entry))
+}
+
 /// A cluster's name: a DNS label (RFC 1123), as it appears in metrics
 /// labels, log lines and the plugin's `cluster` import.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -81,6 +98,26 @@ impl Clusters {
         Ok(())
     }
 
+    /// Checks every entry of a plugin's `clusters` is `*`, a DNS label or a
+    /// label selector (see [`selector_entry`]); the error names `field`.
+    pub fn validate_reach(&self, field: &str) -> Result<(), String> {
+        for entry in &self.0 {
+            match selector_entry(entry) {
+                Some(Ok(_)) => {}
+                Some(Err(error)) => {
+                    return Err(format!(
+                        "{field} {entry:?} is not a label selector over clusters' labels: {error}"
+                    ));
+                }
+                None if entry == ALL_CLUSTERS => {}
+                None => {
+                    ClusterName::parse(field, entry)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Whether the set covers `cluster` (`None`: the default cluster, named
     /// `default_name`, which a set names only by that name).
     pub fn covers(&self, cluster: Option<&ClusterName>, default_name: &str) -> bool {
@@ -90,6 +127,22 @@ impl Clusters {
             }
             Some(name) => self.0.contains(ALL_CLUSTERS) || self.0.contains(name.as_str()),
         }
+    }
+
+    /// Whether the set covers `cluster`, whose labels are `labels`: as
+    /// [`covers`](Self::covers) does by name, or by an entry that is a
+    /// label selector (see [`selector_entry`]) its labels match. Only a
+    /// plugin's `clusters` take selectors; grants name clusters.
+    pub fn covers_labelled(
+        &self,
+        cluster: Option<&ClusterName>,
+        default_name: &str,
+        labels: &ClusterLabels,
+    ) -> bool {
+        self.covers(cluster, default_name)
+            || self.0.iter().any(|entry| {
+                matches!(selector_entry(entry), Some(Ok(selector)) if selector.matches(labels))
+            })
     }
 
     /// Whether every cluster `other` covers, this set covers too.
@@ -142,6 +195,27 @@ mod tests {
             "the default is covered only if named"
         );
         assert!(set(&["east"]).covers(None, "east"));
+    }
+
+    #[test]
+    fn a_selector_entry_covers_the_clusters_whose_labels_match() {
+        let west = ClusterName::parse("name", "west").unwrap();
+        let edge: ClusterLabels = [("tier".into(), "edge".into())].into();
+        let core: ClusterLabels = [("tier".into(), "core".into())].into();
+        let by_tier = set(&["tier=edge"]);
+        assert!(by_tier.covers_labelled(Some(&west), "east", &edge));
+        assert!(!by_tier.covers_labelled(Some(&west), "east", &core));
+        assert!(
+            by_tier.covers_labelled(None, "east", &edge),
+            "the default cluster too, by its labels"
+        );
+        assert!(!by_tier.covers_labelled(None, "east", &ClusterLabels::new()));
+        assert!(set(&["tier in (edge,core)"]).covers_labelled(Some(&west), "east", &core));
+        assert!(set(&["tier!=edge"]).covers_labelled(Some(&west), "east", &core));
+        // Names still cover by name; a bare word is a name, never "has label".
+        assert!(set(&["west"]).covers_labelled(Some(&west), "east", &ClusterLabels::new()));
+        assert!(selector_entry("tier").is_none());
+        assert!(matches!(selector_entry("=edge"), Some(Err(_))));
     }
 
     #[test]

@@ -836,13 +836,17 @@ impl Daemon {
     }
 
     /// The clusters `plugin` runs on, the default one (`None`) first: those
-    /// configured that `plugins.<name>.clusters` covers.
+    /// configured that `plugins.<name>.clusters` covers, by name or by a
+    /// selector over their labels.
     fn clusters_of(&self, plugin: &LoadedPlugin) -> Vec<Option<ClusterName>> {
         let wanted = plugin.clusters();
         let default_name = self.informers.default_cluster_name();
         std::iter::once(None)
             .chain(self.informers.cluster_names().into_iter().map(Some))
-            .filter(|cluster| wanted.covers(cluster.as_ref(), &default_name))
+            .filter(|cluster| {
+                let labels = self.informers.labels(cluster.as_ref());
+                wanted.covers_labelled(cluster.as_ref(), &default_name, &labels)
+            })
             .collect()
     }
 

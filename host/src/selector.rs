@@ -4,4 +4,5 @@
 
 pub use herald_grammar::selector::{
     FieldOperator, FieldSelector, FieldTerm, LabelSelector, Operator, Requirement, SelectorError,
+    validate_label,
 };

@@ -192,7 +192,15 @@ impl Service {
         if let Some(name) = &config.source.name {
             informers = informers.with_default_name(name.clone());
         }
+        informers.set_labels(None, config.source.labels.clone());
         for (name, clients) in others {
+            let labels = config
+                .clusters
+                .iter()
+                .find(|cluster| cluster.name.as_ref() == Some(&name))
+                .map(|cluster| cluster.labels.clone())
+                .unwrap_or_default();
+            informers.set_labels(Some(name.clone()), labels);
             informers.add_cluster(name, clients.client);
         }
         let informers = Arc::new(informers);

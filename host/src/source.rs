@@ -283,6 +283,8 @@ pub struct SourceConfig {
     pub seed: Vec<PathBuf>,
     /// Where to write the embedded server's kubeconfig (kind `embedded`).
     pub kubeconfig_out: Option<PathBuf>,
+    /// The cluster's labels, which plugins' `clusters` may select by.
+    pub labels: crate::cluster::ClusterLabels,
 }
 
 impl SourceConfig {
@@ -324,9 +326,13 @@ impl SourceConfig {
         self.validate()
     }
 
-    /// Checks keys that only some kinds of source take; the key at fault is
-    /// relative to `source`.
+    /// Checks keys that only some kinds of source take, and the labels;
+    /// the key at fault is relative to `source`.
     pub fn validate(&self) -> Result<(), crate::yaml::Invalid> {
+        for (key, value) in &self.labels {
+            crate::selector::validate_label(key, value)
+                .map_err(|e| crate::yaml::Invalid::new("labels", e.to_string()))?;
+        }
         match self.kind {
             SourceKind::Embedded | SourceKind::InCluster | SourceKind::Auto
                 if self.kubeconfig.is_some() || self.context.is_some() =>

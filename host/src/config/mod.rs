@@ -192,7 +192,7 @@ impl Config {
 
     /// Checks `clusters` (each named, each name once, none the default
     /// cluster's) and that every `plugins.<name>.clusters` names only
-    /// clusters configured.
+    /// clusters configured, or is a well-formed label selector.
     fn validate_clusters(&self) -> Result<(), Invalid> {
         if let Some(secrets) = &self.cluster_secrets {
             secrets.validate().map_err(|e| e.within("clusterSecrets"))?;
@@ -224,6 +224,10 @@ impl Config {
         let open = self.cluster_directory.is_some() || self.cluster_secrets.is_some();
         for (plugin, settings) in &self.plugins {
             for name in &settings.clusters.0 {
+                // A selector (checked with the plugin's entry) names none.
+                if crate::cluster::selector_entry(name).is_some() {
+                    continue;
+                }
                 if !open
                     && name != crate::cluster::ALL_CLUSTERS
                     && name != default_name

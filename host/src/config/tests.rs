@@ -698,6 +698,15 @@ fn clusters_are_named_once_each_and_plugins_run_only_on_configured_ones() {
         "clusters east, west"
     );
     assert_eq!(Config::default().default_cluster_name(), "default");
+    // Clusters carry labels, and a plugin may select clusters by them,
+    // configured or yet to come.
+    let labelled = Config::parse(
+        "source:\n  name: east\n  labels: {tier: core}\nclusters:\n  - name: west\n    kind: embedded\n    labels: {tier: edge, region: eu}\nplugins:\n  fanout:\n    clusters: [east, \"tier in (edge)\"]\n",
+        "herald.yaml",
+    )
+    .unwrap();
+    assert_eq!(labelled.source.labels["tier"], "core");
+    assert_eq!(labelled.clusters[0].labels["region"], "eu");
     for (text, key, says) in [
         (
             "clusters:\n  - kind: embedded\n",
@@ -733,6 +742,16 @@ fn clusters_are_named_once_each_and_plugins_run_only_on_configured_ones() {
             "plugins:\n  p:\n    clusters: [north]\n",
             "plugins.p.clusters",
             "not a configured cluster",
+        ),
+        (
+            "plugins:\n  p:\n    clusters: [\"=edge\"]\n",
+            "plugins.p.clusters",
+            "not a label selector",
+        ),
+        (
+            "clusters:\n  - name: west\n    kind: embedded\n    labels: {\"-tier\": edge}\n",
+            "clusters[0].labels",
+            "label key",
         ),
         (
             "plugins:\n  p:\n    grants:\n      writes:\n        - {verbs: [apply], kind: ConfigMap, namespaces: [\"*\"], clusters: [No]}\n",

@@ -11,7 +11,7 @@
 use super::Fleet;
 use super::directory::read_small;
 use super::following::{Following, Pass};
-use crate::cluster::ClusterName;
+use crate::cluster::{ClusterLabels, ClusterName};
 use crate::source::{SourceConfig, SourceKind, connect_kubeconfig};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -24,6 +24,8 @@ struct Followed {
     name: ClusterName,
     path: PathBuf,
     context: Option<String>,
+    /// Its labels, as configured.
+    labels: ClusterLabels,
     /// The sha256 of the content last tried (in use if it worked): a file
     /// is acted on only when its content changes.
     tried: Option<String>,
@@ -82,6 +84,7 @@ impl ConfiguredClusters {
                         .map(|text| crate::plugin::digest(text.as_bytes())),
                     path,
                     context: cluster.context.clone(),
+                    labels: cluster.labels.clone(),
                     reported: None,
                 })
             })
@@ -135,7 +138,9 @@ impl Followed {
         match connect_kubeconfig(&text, self.context.as_deref(), &origin).await {
             Ok(connection) => {
                 self.reported = None;
-                fleet.add(self.name.clone(), connection).await;
+                fleet
+                    .add(self.name.clone(), connection, self.labels.clone())
+                    .await;
             }
             Err(error) => self.report(error.to_string()),
         }

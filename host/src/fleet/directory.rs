@@ -13,7 +13,7 @@
 use super::Fleet;
 use super::following::{Following, Pass};
 use super::tracker::{Found, Tracker};
-use crate::cluster::ClusterName;
+use crate::cluster::{ClusterLabels, ClusterName};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -134,7 +134,7 @@ fn read_file(path: &Path) -> Found {
             };
         }
     };
-    Found::named(name, origin, read_small(path))
+    Found::named(name, origin, read_small(path), ClusterLabels::new())
 }
 
 /// The regular files of `dir` whose names do not start with a dot, sorted.

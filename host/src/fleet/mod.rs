@@ -25,7 +25,7 @@ pub use directory::{ClusterDirectory, DirectoryError};
 pub use secrets::{ClusterSecrets, ClusterSecretsConfig};
 
 use crate::capability::kube::ClusterApi;
-use crate::cluster::ClusterName;
+use crate::cluster::{ClusterLabels, ClusterName};
 use crate::daemon::Daemon;
 use crate::informer::Informers;
 use crate::source::Connection;
@@ -61,13 +61,14 @@ impl Fleet {
         }
     }
 
-    /// Adds the cluster `name` reached through `connection`, replacing one
-    /// of that name (whose informers then list again); returns once the
-    /// plugins that run there have joined it.
-    pub async fn add(&self, name: ClusterName, connection: Connection) {
+    /// Adds the cluster `name`, labelled `labels`, reached through
+    /// `connection`, replacing one of that name (whose informers then list
+    /// again); returns once the plugins that run there have joined it.
+    pub async fn add(&self, name: ClusterName, connection: Connection, labels: ClusterLabels) {
         if self.informers.has_cluster(Some(&name)) {
             self.remove(&name).await;
         }
+        self.informers.set_labels(Some(name.clone()), labels);
         tracing::info!(cluster = %name, "cluster added: {}", connection.description);
         self.api
             .add_cluster(name.clone(), connection.writer.clone());
@@ -78,6 +79,15 @@ impl Fleet {
             .unwrap_or_else(|e| e.into_inner())
             .insert(name, connection);
         self.daemon.refresh_clusters().await;
+    }
+
+    /// Gives the cluster `name` the labels `labels`; when they changed, the
+    /// plugins whose `clusters` select by labels join or leave it.
+    pub async fn relabel(&self, name: &ClusterName, labels: ClusterLabels) {
+        if self.informers.set_labels(Some(name.clone()), labels) {
+            tracing::info!(cluster = %name, "cluster labels changed");
+            self.daemon.refresh_clusters().await;
+        }
     }
 
     /// Removes the cluster `name`; returns once the plugins have left it.

@@ -171,7 +171,7 @@ fn found_in(secret: &Secret, namespace: &str) -> Option<Found> {
             });
         }
     };
-    Some(Found::named(name, origin, kubeconfig))
+    Some(Found::named(name, origin, kubeconfig, labels))
 }
 
 /// Argo CD's `data.config`, as far as Herald reads it.
@@ -279,7 +279,13 @@ mod tests {
                 name,
                 origin,
                 kubeconfig,
+                labels,
             }) => {
+                assert_eq!(
+                    labels.get(CAPI_CLUSTER_LABEL).map(String::as_str),
+                    Some("west"),
+                    "a cluster Secret's labels are its cluster's"
+                );
                 assert_eq!(
                     (name.as_str(), origin.as_str()),
                     ("west", "Secret fleet/west-kubeconfig")

@@ -5,7 +5,7 @@
 //! keeps its previous connection, so nothing cached is lost.
 
 use super::Fleet;
-use crate::cluster::ClusterName;
+use crate::cluster::{ClusterLabels, ClusterName};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -20,6 +20,8 @@ pub(super) enum Found {
         origin: String,
         /// Its kubeconfig (YAML or JSON).
         kubeconfig: String,
+        /// Its labels (a cluster Secret's own).
+        labels: ClusterLabels,
     },
     /// Something that cannot be used: where it was found, the cluster it
     /// names if any (which then keeps its previous connection), and why.
@@ -34,18 +36,20 @@ pub(super) enum Found {
 }
 
 impl Found {
-    /// The cluster `name` found at `origin`, or, when its kubeconfig could
-    /// not be had, the problem naming both.
+    /// The cluster `name` found at `origin` with `labels`, or, when its
+    /// kubeconfig could not be had, the problem naming both.
     pub(super) fn named(
         name: ClusterName,
         origin: String,
         kubeconfig: Result<String, String>,
+        labels: ClusterLabels,
     ) -> Self {
         match kubeconfig {
             Ok(kubeconfig) => Found::Cluster {
                 name,
                 origin,
                 kubeconfig,
+                labels,
             },
             Err(reason) => Found::Problem {
                 problem: format!("cluster {name}: {origin}: {reason}"),
@@ -100,7 +104,11 @@ impl Tracker {
                     name,
                     origin,
                     kubeconfig,
-                } => match self.cluster(&name, &origin, &kubeconfig, &seen).await {
+                    labels,
+                } => match self
+                    .cluster(&name, &origin, &kubeconfig, labels, &seen)
+                    .await
+                {
                     Ok(()) => {
                         seen.insert(name, origin.clone());
                         self.reported.remove(&origin);
@@ -138,13 +146,14 @@ impl Tracker {
         }
     }
 
-    /// Adds (or keeps) the cluster `name`; the cluster named, if it is to
-    /// keep its connection, and the problem otherwise.
+    /// Adds (or keeps, with `labels`) the cluster `name`; the cluster
+    /// named, if it is to keep its connection, and the problem otherwise.
     async fn cluster(
         &mut self,
         name: &ClusterName,
         origin: &str,
         kubeconfig: &str,
+        labels: ClusterLabels,
         seen: &BTreeMap<ClusterName, String>,
     ) -> Result<(), (Option<ClusterName>, String)> {
         if self.reserved.contains(name.as_str()) {
@@ -164,11 +173,12 @@ impl Tracker {
         }
         let digest = crate::plugin::digest(kubeconfig.as_bytes());
         if self.known.get(name) == Some(&digest) {
+            self.fleet.relabel(name, labels).await;
             return Ok(());
         }
         match crate::source::connect_kubeconfig(kubeconfig, None, origin).await {
             Ok(connection) => {
-                self.fleet.add(name.clone(), connection).await;
+                self.fleet.add(name.clone(), connection, labels).await;
                 self.known.insert(name.clone(), digest);
                 Ok(())
             }

@@ -7,7 +7,7 @@
 use super::SharedInformer;
 use super::reflector::ReflectorConfig;
 use super::resource::InformerKey;
-use crate::cluster::{ClusterName, DEFAULT_CLUSTER};
+use crate::cluster::{ClusterLabels, ClusterName, DEFAULT_CLUSTER};
 use crate::discovery::{ResolveError, Resolver};
 use crate::subscription::Subscription;
 use std::collections::{BTreeMap, HashMap};
@@ -46,6 +46,8 @@ pub struct Informers {
     home_name: Option<ClusterName>,
     /// The other clusters, by name.
     others: RwLock<BTreeMap<ClusterName, Arc<Connected>>>,
+    /// Each cluster's labels (`None`: the default one's); none when absent.
+    labels: RwLock<BTreeMap<Option<ClusterName>, ClusterLabels>>,
     config: ReflectorConfig,
     running: Mutex<HashMap<InformerKey, Entry>>,
 }
@@ -67,6 +69,7 @@ impl Informers {
             home: Connected::new(client),
             home_name: None,
             others: RwLock::default(),
+            labels: RwLock::default(),
             config,
             running: Mutex::new(HashMap::new()),
         }
@@ -101,10 +104,34 @@ impl Informers {
             .insert(name, Arc::new(Connected::new(client)));
     }
 
+    /// Sets the labels of `cluster` (`None`: the default one); true when
+    /// they changed.
+    pub fn set_labels(&self, cluster: Option<ClusterName>, labels: ClusterLabels) -> bool {
+        let mut all = self.labels.write().unwrap_or_else(|e| e.into_inner());
+        if labels.is_empty() {
+            return all.remove(&cluster).is_some();
+        }
+        all.insert(cluster, labels.clone()).as_ref() != Some(&labels)
+    }
+
+    /// The labels of `cluster` (`None`: the default one).
+    pub fn labels(&self, cluster: Option<&ClusterName>) -> ClusterLabels {
+        self.labels
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&cluster.cloned())
+            .cloned()
+            .unwrap_or_default()
+    }
+
     /// Forgets the cluster `name`: no informer starts there from now on.
     /// Those running stop as their users release them (the daemon's
     /// `refresh_clusters`). True if it was there.
     pub fn remove_cluster(&self, name: &ClusterName) -> bool {
+        self.labels
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&Some(name.clone()));
         self.others
             .write()
             .unwrap_or_else(|e| e.into_inner())

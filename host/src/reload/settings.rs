@@ -159,7 +159,7 @@ impl PluginConfig {
         let _ = name;
         limits.check_overrides(&self.limits)?;
         self.clusters
-            .validate("clusters")
+            .validate_reach("clusters")
             .map_err(|e| crate::yaml::Invalid::new("clusters", e))?;
         check_digests("sha256", &self.sha256)?;
         check_grants(&self.grants, self.rate_limit.as_ref())?;

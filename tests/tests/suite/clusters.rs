@@ -677,7 +677,9 @@ async fn a_configured_clusters_kubeconfig_rewritten_replaces_its_connection_and_
     let connection = connect_kubeconfig(&text, None, "west.kubeconfig")
         .await
         .unwrap();
-    fleet.add(west.clone(), connection).await;
+    fleet
+        .add(west.clone(), connection, Default::default())
+        .await;
     let configured = [SourceConfig {
         name: Some(west),
         kind: SourceKind::Kubeconfig,
@@ -744,6 +746,61 @@ async fn a_configured_clusters_kubeconfig_rewritten_replaces_its_connection_and_
     following.stop().await;
     daemon.shutdown(std::time::Instant::now() + PATIENCE);
     drop(second);
+    let _ = std::fs::remove_dir_all(&work);
+    east_cluster.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugin_selecting_clusters_by_label_joins_those_labelled_and_leaves_one_relabelled() {
+    use herald::source::connect_kubeconfig;
+    let east_cluster = TestCluster::start().await;
+    let ns = east_cluster.namespace.clone();
+    let work = std::env::temp_dir().join(format!("herald-labels-{}-{ns}", std::process::id()));
+    std::fs::create_dir_all(&work).unwrap();
+    let server = west_server(&ns, &work.join("west")).await;
+
+    let (fleet, api, daemon) = fleet_of(&east_cluster);
+    let mut runs_on = grants(clusters(&["*"]), Some(clusters(&["*"])));
+    runs_on.clusters = clusters(&["east", "tier=edge"]);
+    let (plugin, _logs) = fanout(&daemon, ClusterAccess::new(Arc::new(api)), runs_on);
+    daemon
+        .start(plugin)
+        .await
+        .expect("fleet-fanout starts on east");
+    let subscribed_in_west = |daemon: &Daemon| {
+        daemon.status()[0]
+            .subscriptions
+            .iter()
+            .any(|s| s.informer.contains("in cluster west"))
+    };
+    let west = ClusterName::parse("cluster", "west").unwrap();
+    let connect = async || {
+        let text = std::fs::read_to_string(work.join("west")).unwrap();
+        connect_kubeconfig(&text, None, "west").await.unwrap()
+    };
+    let labels = |tier: &str| [("tier".to_owned(), tier.to_owned())].into();
+
+    // Labelled as the plugin selects: it joins west.
+    fleet
+        .add(west.clone(), connect().await, labels("edge"))
+        .await;
+    eventually("the plugin subscribed in west", PATIENCE, async || {
+        subscribed_in_west(&daemon)
+    })
+    .await;
+    // Relabelled: it leaves west, which stays in the fleet.
+    fleet.relabel(&west, labels("core")).await;
+    eventually("the plugin left west", PATIENCE, async || {
+        !subscribed_in_west(&daemon)
+    })
+    .await;
+    assert_eq!(fleet.names(), std::slice::from_ref(&west));
+    // Added again with no labels: it stays out.
+    fleet.add(west, connect().await, Default::default()).await;
+    assert!(!subscribed_in_west(&daemon));
+
+    daemon.shutdown(std::time::Instant::now() + PATIENCE);
+    drop(server);
     let _ = std::fs::remove_dir_all(&work);
     east_cluster.cleanup().await;
 }
