@@ -1341,7 +1341,9 @@ impl State {
         new["apiVersion"] = Value::String(rt.api_version(&rt.storage_version));
         new["kind"] = Value::String(rt.kind.clone());
         let crd_type = self.type_rules(&rt, &mut new)?;
-        if !object::spec_part_eq(&existing, &new) {
+        if !object::spec_part_eq(&existing, &new)
+            || annotations_move_generation(&rt, &existing, &new)
+        {
             let generation = new["metadata"]["generation"].as_i64().unwrap_or(1);
             new["metadata"]["generation"] = json!(generation + 1);
         }
@@ -1975,6 +1977,22 @@ fn fold_string_data(obj: &mut Value) {
             }
         }
     }
+}
+
+/// Whether an update of a `rt` from `old` to `new` moves the generation for
+/// its annotations: kube-apiserver's Deployment strategy bumps it when they
+/// change (they are copied to the Deployment's ReplicaSets), not only when
+/// the spec does.
+fn annotations_move_generation(rt: &ResourceType, old: &Value, new: &Value) -> bool {
+    // As apimachinery's semantic equality: no annotations and empty ones
+    // are the same.
+    let annotations = |object: &Value| {
+        object
+            .pointer("/metadata/annotations")
+            .filter(|a| a.as_object().is_some_and(|m| !m.is_empty()))
+            .cloned()
+    };
+    rt.id.group == "apps" && rt.kind == "Deployment" && annotations(old) != annotations(new)
 }
 
 #[cfg(test)]

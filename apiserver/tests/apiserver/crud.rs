@@ -323,6 +323,53 @@ async fn generation_tracks_spec_changes_only() {
 }
 
 #[tokio::test]
+async fn a_deployments_generation_also_moves_with_its_annotations_as_kube_apiserver_does() {
+    let server = server().await;
+    let deps: Api<Deployment> = Api::default_namespaced(client(&server));
+    let dep: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "d"},
+        "spec": {"selector": {"matchLabels": {"app": "d"}},
+                 "template": {"metadata": {"labels": {"app": "d"}},
+                              "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}
+    }))
+    .unwrap();
+    deps.create(&PostParams::default(), &dep).await.unwrap();
+    let pp = PatchParams::default();
+    let patch = |body| Patch::Merge(body);
+    let generation = |d: Deployment| d.metadata.generation;
+    // Labels do not move it (nor do they a Pod's); annotations do, as
+    // kube-apiserver's Deployment strategy says (they are copied to the
+    // ReplicaSets); annotations set to what they are do not.
+    let labelled = deps
+        .patch(
+            "d",
+            &pp,
+            &patch(json!({"metadata": {"labels": {"x": "1"}}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(generation(labelled), Some(1));
+    let annotated = deps
+        .patch(
+            "d",
+            &pp,
+            &patch(json!({"metadata": {"annotations": {"a": "1"}}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(generation(annotated), Some(2));
+    let same = deps
+        .patch(
+            "d",
+            &pp,
+            &patch(json!({"metadata": {"annotations": {"a": "1"}}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(generation(same), Some(2));
+}
+
+#[tokio::test]
 async fn status_subresource_changes_only_status() {
     let server = server().await;
     let pods: Api<Pod> = Api::default_namespaced(client(&server));

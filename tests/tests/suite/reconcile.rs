@@ -108,7 +108,9 @@ fn mirrors(cluster: &TestCluster) -> Api<DynamicObject> {
     Api::namespaced_with(cluster.client.clone(), &cluster.namespace, &resource)
 }
 
-/// Creates the mirror `name` of `settings` into `targets`.
+/// Creates the mirror `name` of `settings` into `targets`, once the
+/// ConfigMirror kind is served: a real kube-apiserver serves a CRD created
+/// a moment ago only once it is established, answering 404 until then.
 async fn create_mirror(mirrors: &Api<DynamicObject>, name: &str, targets: &[String]) {
     let mirror: DynamicObject = serde_json::from_value(json!({
         "apiVersion": "herald.example.com/v1", "kind": "ConfigMirror",
@@ -116,11 +118,25 @@ async fn create_mirror(mirrors: &Api<DynamicObject>, name: &str, targets: &[Stri
         "spec": {"source": "settings", "targets": targets},
     }))
     .unwrap();
-    mirrors
-        .create(&PostParams::default(), &mirror)
-        .await
-        .unwrap();
+    eventually(
+        "the ConfigMirror kind served",
+        PATIENCE,
+        async || match mirrors.create(&PostParams::default(), &mirror).await {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(status)) if status.code == 404 => {
+                Err(format!("not served yet: {}", status.message))
+            }
+            Err(error) => panic!("creating the mirror {name}: {error}"),
+        },
+    )
+    .await;
 }
+
+/// The ConfigMirror CRD is cluster-wide: on a real cluster the tests share
+/// it, so the one that deletes it runs alone (a write lock) and the others
+/// beside each other (read locks). On the embedded server each test has a
+/// server of its own and the lock costs nothing but order.
+static CRD: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
 
 /// Whether the copy `name` exists in each of `targets`.
 async fn copies(
@@ -176,6 +192,7 @@ async fn tear_down(cluster: TestCluster, targets: &[String]) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reconciler_copies_follows_its_source_reports_conditions_and_cleans_up_through_its_finalizer()
  {
+    let _crd = CRD.read().await;
     let cluster = TestCluster::start().await;
     let client = cluster.client.clone();
     let ns = cluster.namespace.clone();
@@ -325,6 +342,7 @@ fn all_gone<'a>(
 /// it, being deleted, to a reconcile that cleans up once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cleanup_asked_for_while_the_controller_was_stopped_runs_when_it_starts_again() {
+    let _crd = CRD.read().await;
     let cluster = TestCluster::start().await;
     let client = cluster.client.clone();
     let targets = set_up(&cluster).await;
@@ -384,6 +402,7 @@ async fn a_cleanup_asked_for_while_the_controller_was_stopped_runs_when_it_start
 /// new mirror is reconciled.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crd_removed_under_the_controller_is_cleaned_up_once_and_nothing_else_stops() {
+    let _crd = CRD.write().await;
     let cluster = TestCluster::start().await;
     let client = cluster.client.clone();
     let ns = cluster.namespace.clone();
