@@ -83,29 +83,36 @@ async fn a_failing_handler_is_retried_with_backoff_then_skipped_and_recorded() {
         listener.stats.skipped.load(Ordering::Relaxed) >= 3
     })
     .await;
-    assert_eq!(listener.stats.delivered.load(Ordering::Relaxed), 0);
-    let failed = listener.stats.failed.load(Ordering::Relaxed);
-    let retried = listener.stats.retried.load(Ordering::Relaxed);
-    let skipped = listener.stats.skipped.load(Ordering::Relaxed);
-    assert_eq!(
-        failed,
-        skipped * 3,
-        "each notification: one attempt and two retries"
-    );
-    assert_eq!(retried, skipped * 2);
     let status = daemon
         .status()
         .into_iter()
         .find(|s| s.name == name)
         .unwrap();
+    // Stopped before its counters are read, so they stand still. The
+    // plugin sees every Pod of the cluster (on a shared real cluster, other
+    // tests' too), so one more notification may have been part-way through
+    // its attempts when the worker stopped: `part` of them.
+    daemon.shutdown(Instant::now() + PATIENCE);
+    assert_eq!(listener.stats.delivered.load(Ordering::Relaxed), 0);
+    let failed = listener.stats.failed.load(Ordering::Relaxed);
+    let retried = listener.stats.retried.load(Ordering::Relaxed);
+    let skipped = listener.stats.skipped.load(Ordering::Relaxed);
+    let part = failed - skipped * 3;
+    assert!(
+        part <= 2,
+        "each notification: one attempt and two retries ({failed} failed, {skipped} skipped)"
+    );
+    assert_eq!(retried, skipped * 2 + part);
     let last = status
         .last_error
         .expect("the failure is recorded in the status");
+    // The failure is recorded (on a shared cluster the last one may be
+    // another test's Pod, still being retried when the status was read).
     assert!(
-        last.skipped && last.message.contains("handler returned an error"),
+        last.message
+            .contains("handler returned an error: always-error"),
         "{last:?}"
     );
-    daemon.shutdown(Instant::now());
     cluster.cleanup().await;
 }
 
