@@ -144,37 +144,12 @@ fn context(object: &CachedObject) -> EventContext {
     }
 }
 
-/// Deployment `web-<i>`: a realistic size (labels, annotations, a pod
-/// template of two containers with resources, probes and environment).
+/// Deployment `web-<i>` ([`crate::data::deployment`]), as the cache
+/// holds it.
 fn deployment(i: usize) -> CachedObject {
-    let json = json!({
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {
-            "name": format!("web-{i}"), "namespace": NAMESPACE, "resourceVersion": (1000 + i).to_string(),
-            "uid": format!("20000000-0000-4000-8000-{i:012x}"), "generation": 3,
-            "labels": {"app.kubernetes.io/name": "web", "app.kubernetes.io/part-of": "shop", "tier": "frontend"},
-            "annotations": {"deployment.kubernetes.io/revision": "3"},
-        },
-        "spec": {
-            "replicas": 3,
-            "selector": {"matchLabels": {"app.kubernetes.io/name": "web"}},
-            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
-            "template": {
-                "metadata": {"labels": {"app.kubernetes.io/name": "web", "tier": "frontend"}},
-                "spec": {"containers": [
-                    {"name": "nginx", "image": "docker.io/library/nginx:1.27",
-                     "ports": [{"name": "http", "containerPort": 80}],
-                     "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "256Mi"}},
-                     "readinessProbe": {"httpGet": {"path": "/healthz", "port": "http"}, "periodSeconds": 5},
-                     "env": [{"name": "MODE", "value": "production"}, {"name": "CART_URL", "value": "http://cart:8080"}]},
-                    {"name": "envoy", "image": "docker.io/envoyproxy/envoy:v1.31.0",
-                     "ports": [{"name": "admin", "containerPort": 9901}],
-                     "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}}}
-                ]}
-            }
-        },
-        "status": {"replicas": 3, "readyReplicas": 3, "availableReplicas": 3, "observedGeneration": 3}
-    });
+    let mut json = crate::data::deployment(NAMESPACE, i);
+    json["metadata"]["resourceVersion"] = json!((1000 + i).to_string());
+    json["metadata"]["uid"] = json!(format!("20000000-0000-4000-8000-{i:012x}"));
     CachedObject::from_json(
         &json.to_string(),
         "apps/v1",

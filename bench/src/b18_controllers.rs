@@ -39,7 +39,6 @@ use herald_test_artifacts as artifacts;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, ListParams, PostParams, WatchEvent, WatchParams};
-use serde_json::json;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -525,7 +524,8 @@ async fn create_deployments(client: &kube::Client, count: usize) -> BTreeMap<Str
             let api = api.clone();
             async move {
                 let deployment: Deployment =
-                    serde_json::from_value(deployment(i)).expect("a Deployment");
+                    serde_json::from_value(crate::data::deployment(NAMESPACE, i))
+                        .expect("a Deployment");
                 let created = api
                     .create(&PostParams::default(), &deployment)
                     .await
@@ -539,39 +539,6 @@ async fn create_deployments(client: &kube::Client, count: usize) -> BTreeMap<Str
         .buffer_unordered(CREATE_CONCURRENCY)
         .collect()
         .await
-}
-
-/// Deployment `web-<i>`, of B16's shape: labels, an annotation, a pod
-/// template of two containers with resources, probes and environment
-/// (1.2 KB of JSON), and a status.
-fn deployment(i: usize) -> serde_json::Value {
-    json!({
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {
-            "name": format!("web-{i}"), "namespace": NAMESPACE, "generation": 3,
-            "labels": {"app.kubernetes.io/name": "web", "app.kubernetes.io/part-of": "shop", "tier": "frontend"},
-            "annotations": {"deployment.kubernetes.io/revision": "3"},
-        },
-        "spec": {
-            "replicas": 3,
-            "selector": {"matchLabels": {"app.kubernetes.io/name": "web"}},
-            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
-            "template": {
-                "metadata": {"labels": {"app.kubernetes.io/name": "web", "tier": "frontend"}},
-                "spec": {"containers": [
-                    {"name": "nginx", "image": "docker.io/library/nginx:1.27",
-                     "ports": [{"name": "http", "containerPort": 80}],
-                     "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "256Mi"}},
-                     "readinessProbe": {"httpGet": {"path": "/healthz", "port": "http"}, "periodSeconds": 5},
-                     "env": [{"name": "MODE", "value": "production"}, {"name": "CART_URL", "value": "http://cart:8080"}]},
-                    {"name": "envoy", "image": "docker.io/envoyproxy/envoy:v1.31.0",
-                     "ports": [{"name": "admin", "containerPort": 9901}],
-                     "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}}}
-                ]}
-            }
-        },
-        "status": {"replicas": 3, "readyReplicas": 3, "availableReplicas": 3, "observedGeneration": 3}
-    })
 }
 
 /// A controller process, killed and reaped when dropped (also when a run

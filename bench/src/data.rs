@@ -291,6 +291,40 @@ pub fn cached_pods(size: PodSize, count: usize) -> Vec<Arc<CachedObject>> {
         .collect()
 }
 
+/// Deployment `web-<i>` in `namespace`, of a realistic size for a
+/// controller's primary object (1.2 KB of JSON): labels, annotations, a pod
+/// template of two containers with resources, probes and environment, and a
+/// status. B16 and B18 reconcile it.
+pub fn deployment(namespace: &str, i: usize) -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {
+            "name": format!("web-{i}"), "namespace": namespace, "generation": 3,
+            "labels": {"app.kubernetes.io/name": "web", "app.kubernetes.io/part-of": "shop", "tier": "frontend"},
+            "annotations": {"deployment.kubernetes.io/revision": "3"},
+        },
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": {"app.kubernetes.io/name": "web"}},
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
+            "template": {
+                "metadata": {"labels": {"app.kubernetes.io/name": "web", "tier": "frontend"}},
+                "spec": {"containers": [
+                    {"name": "nginx", "image": "docker.io/library/nginx:1.27",
+                     "ports": [{"name": "http", "containerPort": 80}],
+                     "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "256Mi"}},
+                     "readinessProbe": {"httpGet": {"path": "/healthz", "port": "http"}, "periodSeconds": 5},
+                     "env": [{"name": "MODE", "value": "production"}, {"name": "CART_URL", "value": "http://cart:8080"}]},
+                    {"name": "envoy", "image": "docker.io/envoyproxy/envoy:v1.31.0",
+                     "ports": [{"name": "admin", "containerPort": 9901}],
+                     "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}}}
+                ]}
+            }
+        },
+        "status": {"replicas": 3, "readyReplicas": 3, "availableReplicas": 3, "observedGeneration": 3}
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
