@@ -242,12 +242,21 @@ async fn acts_on_both_clusters(wasm: (&str, &str)) {
         fleet.copy_in("east", "routes", &*logs).await,
         ("west".to_owned(), "green".to_owned())
     );
-    let logged = logs();
+    // The plugin logs a copy after its apply returns, so the server may
+    // show it a moment before the log does.
     for line in [
         format!("copied {ns}/settings from east to west"),
         format!("copied {ns}/routes from west to east"),
     ] {
-        assert!(logged.contains(&line), "{line:?} in {logged:?}");
+        eventually("the copy logged", PATIENCE, async || {
+            let logged = logs();
+            if logged.contains(&line) {
+                Ok(())
+            } else {
+                Err(format!("{line:?} not in {logged:?}"))
+            }
+        })
+        .await;
     }
     // Never copied back into the cluster it came from.
     assert_eq!(
