@@ -74,15 +74,13 @@ impl Dispatch {
     ) -> Delivered {
         let mut rest = batch;
         let mut delivered = Delivered::Ok;
+        // After a fault, the rest of the batch goes one at a time.
+        let mut one_at_a_time = false;
         while let [first, ..] = rest {
-            if rest.len() == 1 {
-                return self
-                    .deliver_one_in_order(calls, contexts, skips, listener, first, None)
-                    .await;
-            }
-            if *skips > 0 {
-                // Skips in a row slow every-event delivery down one
-                // notification at a time.
+            // A lone notification, and skips in a row (which slow
+            // every-event delivery down one notification at a time), go
+            // on their own.
+            if rest.len() == 1 || *skips > 0 || one_at_a_time {
                 delivered = self
                     .deliver_one_in_order(calls, contexts, skips, listener, first, None)
                     .await;
@@ -119,22 +117,8 @@ impl Dispatch {
                         1,
                         Some(Duration::ZERO),
                     );
-                    for notification in rest {
-                        delivered = self
-                            .deliver_one_in_order(
-                                calls,
-                                contexts,
-                                skips,
-                                listener,
-                                notification,
-                                None,
-                            )
-                            .await;
-                        if matches!(delivered, Delivered::Stopped) {
-                            break;
-                        }
-                    }
-                    return delivered;
+                    one_at_a_time = true;
+                    continue;
                 }
             };
             let share = took / u32::try_from(rest.len()).unwrap_or(u32::MAX);
