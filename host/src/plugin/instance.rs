@@ -389,3 +389,34 @@ fn truncate_error(mut message: String) -> String {
     }
     message
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failure(index: u32) -> Failure {
+        Failure {
+            index,
+            message: "bad pod".into(),
+        }
+    }
+
+    #[test]
+    fn a_batch_failure_is_trusted_only_inside_the_batch() {
+        let inside = BatchError::at(failure(2), 3);
+        assert_eq!(inside.handled, Some(2));
+        assert!(matches!(&inside.error, CallError::Handler(m) if m == "bad pod"));
+        // An index the batch does not have is no position: the host
+        // delivers the batch again one notification at a time.
+        for index in [3, u32::MAX] {
+            let outside = BatchError::at(failure(index), 3);
+            assert_eq!(outside.handled, None);
+            assert!(
+                matches!(&outside.error, CallError::Handler(m)
+                    if m.contains(&format!("notification {index} failed, of a batch of 3"))),
+                "{:?}",
+                outside.error
+            );
+        }
+    }
+}
