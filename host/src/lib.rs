@@ -43,6 +43,7 @@ pub mod rbac;
 pub mod readiness;
 pub mod reload;
 pub mod replay;
+pub mod scratch;
 pub mod selector;
 pub mod service;
 pub mod shard;

@@ -309,8 +309,7 @@ mod tests {
 
     #[test]
     fn a_rotated_certificate_is_served_and_a_half_written_one_is_not() {
-        let dir = std::env::temp_dir().join(format!("herald-tls-rotate-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch::ScratchDir::new("tls-rotate").unwrap();
         let (cert, key) = (dir.join("tls.crt"), dir.join("tls.key"));
         let first = write_pair(&cert, &key);
         let serving = ServingCert::from_files_checked_every(&cert, &key, Duration::ZERO).unwrap();
@@ -325,13 +324,11 @@ mod tests {
         );
         std::fs::copy(dir.join("next.key"), &key).unwrap();
         assert_eq!(serving.current().cert[0].as_ref(), second.as_slice());
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn files_that_do_not_hold_a_certificate_are_refused_naming_the_file() {
-        let dir = std::env::temp_dir().join(format!("herald-tls-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch::ScratchDir::new("tls").unwrap();
         let cert = dir.join("tls.crt");
         let key = dir.join("tls.key");
         std::fs::write(&cert, "not a certificate").unwrap();
@@ -344,6 +341,5 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(missing.contains("cannot read") && missing.contains("nope.crt"));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -160,14 +160,12 @@ mod tests {
 
     #[test]
     fn an_old_go_is_refused_before_it_builds() {
-        let dir = std::env::temp_dir().join(format!("herald-old-go-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch::ScratchDir::new("old-go").unwrap();
         let fake = dir.join("go");
         std::fs::write(&fake, "#!/bin/sh\necho go1.21.13\n").unwrap();
         let status = Command::new("chmod").arg("+x").arg(&fake).status().unwrap();
         assert!(status.success());
         let err = version(fake.to_str().unwrap()).unwrap_err().to_string();
         assert!(err.starts_with("go1.21.13 is too old"), "{err}");
-        std::fs::remove_dir_all(dir).unwrap();
     }
 }

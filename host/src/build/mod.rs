@@ -13,6 +13,7 @@
 pub mod component;
 pub mod go;
 
+use crate::scratch::ScratchDir;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use thiserror::Error;
@@ -181,11 +182,11 @@ pub fn build_go_with(
     options: Options,
 ) -> Result<Built, BuildError> {
     let go_version = go::version(program)?;
-    let scratch = Scratch::new().map_err(|source| BuildError::Io {
+    let scratch = ScratchDir::new("plugin-build").map_err(|source| BuildError::Io {
         path: std::env::temp_dir(),
         source,
     })?;
-    let core_path = scratch.0.join("core.wasm");
+    let core_path = scratch.join("core.wasm");
     let started = Instant::now();
     go::build(program, dir, &core_path, options.keep_names)?;
     let go_build = started.elapsed();
@@ -219,42 +220,12 @@ pub fn build_go_with(
     })
 }
 
-/// A private directory for the core module, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new() -> std::io::Result<Scratch> {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "herald-plugin-build-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir)?;
-        Ok(Scratch(dir))
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn project(files: &[&str]) -> PathBuf {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "herald-build-detect-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
+    fn project(files: &[&str]) -> ScratchDir {
+        let dir = ScratchDir::new("build-detect").unwrap();
         for file in files {
             std::fs::write(dir.join(file), "").unwrap();
         }
@@ -273,7 +244,6 @@ mod tests {
         ] {
             let dir = project(files);
             assert_eq!(Language::detect(&dir), language, "{files:?}");
-            std::fs::remove_dir_all(dir).unwrap();
         }
     }
 
@@ -290,14 +260,12 @@ mod tests {
             "{err}"
         );
         assert!(!out.exists());
-        std::fs::remove_dir_all(&dir).unwrap();
 
         let dir = project(&["notes.txt"]);
         let err = build(&dir, None, Options::default())
             .unwrap_err()
             .to_string();
         assert!(err.contains("not a plugin project"), "{err}");
-        std::fs::remove_dir_all(&dir).unwrap();
 
         let err = build(Path::new("/nonexistent/herald"), None, Options::default())
             .unwrap_err()
@@ -312,6 +280,5 @@ mod tests {
             project_name(&dir),
             dir.file_name().unwrap().to_str().unwrap()
         );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -574,7 +574,10 @@ fn pin_builds(config: &mut Config, dir: &Path) {
 
 /// Runs the demo until Ctrl-C or the duration ends.
 pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
-    let work = std::env::temp_dir().join(format!("herald-demo-{}", std::process::id()));
+    let work = crate::scratch::ScratchDir::new("demo").map_err(|reason| DemoError::Directory {
+        path: std::env::temp_dir(),
+        reason,
+    })?;
     let plugin_dir = match &options.plugins {
         Some(dir) => dir.clone(),
         None => {
@@ -585,10 +588,6 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
         }
     };
     let kubeconfig = work.join("kubeconfig");
-    std::fs::create_dir_all(&work).map_err(|reason| DemoError::Directory {
-        path: work.clone(),
-        reason,
-    })?;
     let source = Source::Embedded {
         seed: options.seed.clone(),
         kubeconfig_out: Some(kubeconfig.clone()),
@@ -741,7 +740,6 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
     service.shutdown(Duration::from_secs(5)).await;
     drop(connection);
     drop(west);
-    let _ = std::fs::remove_dir_all(&work);
     Ok(())
 }
 
@@ -753,7 +751,8 @@ mod tests {
     fn without_go_the_demo_says_it_leaves_the_go_example_out_and_what_installs_go() {
         let (name, language, install) = SDK_EXAMPLES[2];
         assert_eq!(name, "go-pod-phases");
-        let out = std::env::temp_dir().join(format!("herald-demo-go-{}.wasm", std::process::id()));
+        let scratch = crate::scratch::ScratchDir::new("demo-go").unwrap();
+        let out = scratch.join("go-pod-phases.wasm");
         let reason = build_go_example(
             "/nonexistent/herald-demo/go",
             &repository_root().join("plugins/go-pod-phases"),

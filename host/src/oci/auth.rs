@@ -368,15 +368,13 @@ mod tests {
 
     /// A credential helper script `docker-credential-<name>` in a fresh
     /// directory, and a `PATH` with it first.
-    fn helper(name: &str, script: &str) -> std::ffi::OsString {
+    fn helper(name: &str, script: &str) -> crate::scratch::ScratchDir {
         use std::os::unix::fs::PermissionsExt as _;
-        let dir =
-            std::env::temp_dir().join(format!("herald-cred-helper-{}-{name}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch::ScratchDir::new("cred-helper").unwrap();
         let path = dir.join(format!("docker-credential-{name}"));
         std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-        dir.into_os_string()
+        dir
     }
 
     #[test]
@@ -400,10 +398,12 @@ esac"#,
         .unwrap();
         // The scripts' directories, then the system's (for `sh`).
         let path = std::env::join_paths(
-            [store, broken].into_iter().chain(
-                std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-                    .map(|p| p.into_os_string()),
-            ),
+            [store.as_os_str().to_owned(), broken.as_os_str().to_owned()]
+                .into_iter()
+                .chain(
+                    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+                        .map(|p| p.into_os_string()),
+                ),
         )
         .unwrap();
         config.helper_path = Some(path);

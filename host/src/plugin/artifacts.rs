@@ -301,8 +301,7 @@ mod tests {
 
     #[test]
     fn past_the_cap_the_least_recently_used_entries_go_first() {
-        let dir = std::env::temp_dir().join(format!("herald-evict-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = crate::scratch::ScratchDir::new("evict").unwrap();
         let engine = PluginEngine::new(Default::default()).unwrap();
         let cache = ArtifactCache::open(&dir, &engine)
             .unwrap()
@@ -325,7 +324,6 @@ mod tests {
         left.sort();
         assert_eq!(left, ["a.cwasm", "d.cwasm", "notes.txt"]);
         assert_eq!(cache.evict(&dir.join("a.cwasm")), 0, "under the cap now");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -171,7 +171,7 @@ mod tests {
 
     #[test]
     fn resizing_or_replacing_changes_the_fingerprint_and_directories_have_none() {
-        let dir = std::env::temp_dir().join(format!("herald-scan-{}", std::process::id()));
+        let dir = crate::scratch::ScratchDir::new("scan").unwrap();
         std::fs::create_dir_all(dir.join("sub.wasm")).unwrap();
         let file = dir.join("p.wasm");
         std::fs::write(&file, b"one").unwrap();
@@ -190,6 +190,5 @@ mod tests {
         assert_eq!(found[&file].sidecar, None);
         std::fs::write(sidecar_of(&file), b"disabled: true").unwrap();
         assert!(scan(&dir).unwrap()[&file].sidecar.is_some());
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

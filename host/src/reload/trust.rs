@@ -275,8 +275,7 @@ mod tests {
 
     #[test]
     fn a_signed_build_loads_with_a_trusted_key_and_not_with_another() {
-        let dir = std::env::temp_dir().join(format!("herald-trust-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch::ScratchDir::new("trust").unwrap();
         let key = dir.join("cosign.pub");
         std::fs::write(&key, KEY).unwrap();
         let grants = Grants {
@@ -297,6 +296,5 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(unkeyed.contains("lists no key"), "{unkeyed}");
-        let _ = std::fs::remove_dir_all(dir);
     }
 }

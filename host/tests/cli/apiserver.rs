@@ -50,7 +50,6 @@ fn kubectl_applies_the_example_cluster_to_herald_apiserver_and_lists_its_pods() 
     server.terminate();
     let (code, _) = server.wait();
     assert_eq!(code, Some(0));
-    std::fs::remove_dir_all(work).unwrap();
 }
 
 #[test]
@@ -98,5 +97,4 @@ fn the_churn_generator_keeps_changing_the_seeded_cluster() {
     server.terminate();
     let (code, _) = server.wait();
     assert_eq!(code, Some(0));
-    std::fs::remove_dir_all(work).unwrap();
 }

@@ -87,7 +87,6 @@ fn a_plugin_compiled_in_a_child_process_runs_and_lands_in_the_cache() {
     // Without a cache the child's artifact is read, then removed.
     LoadedPlugin::load_cached(&engine, None, &bytes, LoadOptions::default())
         .expect("compiled in the child without a cache");
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -115,7 +114,6 @@ fn a_compiler_that_hangs_is_stopped_at_the_time_limit() {
             .contains("compiling took longer than 1 s (pluginFiles.compileTimeout)"),
         "{err}"
     );
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -136,7 +134,6 @@ fn a_compiler_that_ends_without_its_report_is_refused_with_what_it_said() {
             .contains("the compiler process exited with 3 without a report: no space left"),
         "{err}"
     );
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -151,7 +148,6 @@ fn a_compiler_that_dies_is_reported_and_the_host_goes_on() {
     );
     // The same engine, with a working compiler, still loads plugins.
     LoadedPlugin::load(&herald_child(), &bytes, LoadOptions::default()).expect("loads");
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -187,5 +183,4 @@ fn the_daemon_compiles_with_its_own_executable_after_its_file_is_deleted() {
     daemon.terminate();
     let (code, _) = daemon.wait();
     assert_eq!(code, Some(0));
-    std::fs::remove_dir_all(work).unwrap();
 }

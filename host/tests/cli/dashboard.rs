@@ -536,5 +536,4 @@ fn the_dashboard_lists_the_plugins_and_streams_live_deliveries_in_chromium() {
     }
     drop(session);
     drop(driver);
-    std::fs::remove_dir_all(plugins).unwrap();
 }

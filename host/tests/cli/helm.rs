@@ -74,16 +74,14 @@ pub(super) fn helm() -> Option<&'static Path> {
 /// registry logins).
 pub(super) fn run_helm(helm: &Path, args: &[&str]) -> Output {
     let home = temp_dir("helm-home");
-    let output = Command::new(helm)
+    Command::new(helm)
         .args(args)
         .env("HELM_CONFIG_HOME", home.join("config"))
         .env("HELM_CACHE_HOME", home.join("cache"))
         .env("HELM_DATA_HOME", home.join("data"))
         .env_remove("KUBECONFIG")
         .output()
-        .expect("running helm");
-    std::fs::remove_dir_all(home).unwrap();
-    output
+        .expect("running helm")
 }
 
 /// `-f <file>` for a value set, or nothing for the defaults.
@@ -156,10 +154,7 @@ fn load_config(objects: &[Value], what: &str) -> Result<herald::config::Config, 
         let text = text.as_str().unwrap().replace("/etc/herald/", &mount);
         std::fs::write(dir.join(file), text).unwrap();
     }
-    let loaded = herald::config::Config::load(&dir.join("herald.yaml"))
-        .map_err(|err| format!("{what}: {err}"));
-    std::fs::remove_dir_all(dir).unwrap();
-    loaded
+    herald::config::Config::load(&dir.join("herald.yaml")).map_err(|err| format!("{what}: {err}"))
 }
 
 pub(super) fn stderr(output: &Output) -> String {
@@ -376,7 +371,6 @@ fn a_plugin_that_writes_without_a_digest_pin_is_refused_naming_the_plugin() {
     let pinned = plugin.replace(":1.0", &format!("@sha256:{}", "ab".repeat(32)));
     std::fs::write(&values, pinned).unwrap();
     render(helm, None, &["-f", values.to_str().unwrap()]);
-    std::fs::remove_dir_all(work).unwrap();
 }
 
 #[test]
@@ -819,7 +813,6 @@ fn helm_installs_upgrades_and_uninstalls_herald_on_the_embedded_api_server() {
     server.terminate();
     let (code, _) = server.wait();
     assert_eq!(code, Some(0));
-    std::fs::remove_dir_all(work).unwrap();
 }
 
 /// `helm <verb> herald <chart> -f <values> …` (values: a file of the

@@ -94,7 +94,6 @@ fn the_generated_certificate_is_served_by_the_daemon_and_trusted_through_the_ca_
         herald::admission::tls::ServingCert::from_files(&dir.join("tls.crt"), &dir.join("tls.key"))
             .expect("the daemon loads the generated certificate"),
     );
-    std::fs::remove_dir_all(&dir).unwrap();
     // The API server trusts the caBundle of the webhook configuration and
     // calls the Service by its DNS name.
     let configuration = one(&objects, "ValidatingWebhookConfiguration");
@@ -318,5 +317,4 @@ fn an_upgrade_keeps_the_certificate_helm_generated_at_install() {
     server.terminate();
     let (code, _) = server.wait();
     assert_eq!(code, Some(0));
-    std::fs::remove_dir_all(work).unwrap();
 }

@@ -91,6 +91,5 @@ fn an_upgrade_from_each_released_version_keeps_the_plugins_running() {
         server.terminate();
         let (code, _) = server.wait();
         assert_eq!(code, Some(0));
-        std::fs::remove_dir_all(work).unwrap();
     }
 }

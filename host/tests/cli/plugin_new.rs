@@ -226,10 +226,11 @@ fn listing(dir: &Path) -> std::collections::BTreeMap<PathBuf, (u64, std::time::S
     files
 }
 
-/// A copy of the SDK at `sdk_in_checkout`, made read-only: the scaffold
-/// must install from it without writing into it (a read-only checkout).
-fn read_only_sdk(sdk_in_checkout: &str) -> PathBuf {
-    let copy = temp_dir("sdk").join(Path::new(sdk_in_checkout).file_name().unwrap());
+/// A copy of the SDK at `sdk_in_checkout` in `dir`, made read-only: the
+/// scaffold must install from it without writing into it (a read-only
+/// checkout).
+fn read_only_sdk(dir: &Path, sdk_in_checkout: &str) -> PathBuf {
+    let copy = dir.join(Path::new(sdk_in_checkout).file_name().unwrap());
     let status = Command::new("cp")
         .arg("-r")
         .arg(repo().join(sdk_in_checkout))
@@ -384,7 +385,8 @@ fn printed_steps_build_and_replay(name: &str, lang: &str, template: &str, instal
         "go" => "sdk/go",
         other => panic!("no printed-steps test for {other}"),
     };
-    let sdk = read_only_sdk(sdk_in_checkout);
+    let scratch = temp_dir("sdk");
+    let sdk = read_only_sdk(&scratch, sdk_in_checkout);
     let before = listing(&sdk);
     let building = (lang == "go").then(super::process::one_go_build_at_a_time);
     let replay = run_printed_steps(name, lang, template, &sdk, install);

@@ -16,14 +16,16 @@ pub fn repo() -> PathBuf {
 }
 
 /// A `herald` command, with a compiled-artifact cache of this test run's
-/// own rather than the user's.
+/// own rather than the user's (under the build's own scratch folder,
+/// where `cargo clean` removes it).
 pub fn herald() -> Command {
     herald_at(Path::new(env!("CARGO_BIN_EXE_herald")))
 }
 
 /// [`herald`], running the executable at `program` (a copy of it).
 pub fn herald_at(program: &Path) -> Command {
-    let cache = std::env::temp_dir().join(format!("herald-cli-cache-{}", std::process::id()));
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("herald-cli-cache-{}", std::process::id()));
     let mut command = Command::new(program);
     command
         .env_remove("RUST_LOG")
@@ -46,18 +48,9 @@ pub fn one_go_build_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     BUILDING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// A fresh, empty directory.
-pub fn temp_dir(what: &str) -> PathBuf {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "herald-cli-{what}-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh, empty directory, removed when the returned value is dropped.
+pub fn temp_dir(what: &str) -> herald::scratch::ScratchDir {
+    herald::scratch::ScratchDir::new(&format!("cli-{what}")).unwrap()
 }
 
 /// A running `herald` process whose stderr (its log) is read line by line.

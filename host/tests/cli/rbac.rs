@@ -55,5 +55,4 @@ fn plugin_rbac_prints_a_cluster_role_per_cluster_for_the_plugins_running_there()
             && single.starts_with("# Least-privilege ClusterRole for the plugins pod-lifecycle,"),
         "{single}"
     );
-    std::fs::remove_dir_all(dir).unwrap();
 }

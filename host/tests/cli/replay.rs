@@ -130,7 +130,6 @@ fn a_malformed_event_file_is_refused_naming_the_line() {
         "{stderr}"
     );
     assert!(stderr.contains("upsert"), "{stderr}");
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -221,7 +220,6 @@ fn replay_shows_every_host_call_metric_updates_requeues_and_event_names_included
     assert!(calls[2].starts_with("requeue after 30s"), "{stdout}");
     // The next delivery sends the alert and counts it.
     assert_eq!(calls[3], "metric add alerts_total{namespace=\"shop\"} 1");
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -308,7 +306,6 @@ fn replay_prints_each_http_request_and_answers_it_offline_from_the_script() {
         ],
         "{stdout}"
     );
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// An AdmissionReview of the creation of ConfigMap `name` in `shop`,
@@ -354,7 +351,6 @@ fn replay_reviews(reviews: &str, extra: &[&str]) -> (Option<i32>, String) {
     ];
     args.extend(extra);
     let output = run(&args);
-    std::fs::remove_dir_all(dir).unwrap();
     (
         output.status.code(),
         String::from_utf8(output.stdout).unwrap(),
@@ -439,7 +435,6 @@ fn replayed_events_fill_the_cache_that_replayed_reviews_read() {
         &config_map_review("u1", "reader", "read"),
         &["--events", events.to_str().unwrap()],
     );
-    std::fs::remove_dir_all(dir).unwrap();
     assert_eq!(code, Some(0), "{stdout}");
     assert!(
         stdout.contains("summary: 1 events, 1 ok, 0 failed, 0 skipped\n"),
@@ -482,5 +477,4 @@ fn reviews_for_a_plugin_that_admits_nothing_or_no_input_at_all_are_refused() {
     ]);
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert!(stderr.contains("missing.jsonl: cannot read"), "{stderr}");
-    std::fs::remove_dir_all(dir).unwrap();
 }

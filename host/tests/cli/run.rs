@@ -269,7 +269,6 @@ fn the_daemon_serves_its_endpoints_reacts_to_changes_and_reloads_plugins() {
     herald.terminate();
     let (code, _) = herald.wait();
     assert_eq!(code, Some(0), "log:\n{}", herald.log.join("\n"));
-    std::fs::remove_dir_all(work).unwrap();
 }
 
 /// Starts the daemon with the `slow` fixture taking `delay_ms` per call and
@@ -316,7 +315,6 @@ fn sigterm_drops_readiness_first_then_drains_every_queue_and_exits_zero() {
         "every buffered notification was delivered"
     );
     assert!(herald.log.iter().any(|l| l.contains("shutdown complete")));
-    std::fs::remove_dir_all(work).unwrap();
 }
 
 #[test]
@@ -332,7 +330,6 @@ fn the_grace_period_bounds_the_drain() {
         "{handled} of {pods} handled: the backlog outlasts the grace period and is dropped"
     );
     assert!(herald.log.iter().any(|l| l.contains("shutdown complete")));
-    std::fs::remove_dir_all(work).unwrap();
 }
 
 #[test]
@@ -360,7 +357,6 @@ fn an_invalid_configuration_is_refused_at_start_naming_the_key() {
             "{stderr}"
         );
     }
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// Sends `method path` to the endpoints and returns the response's status
@@ -531,5 +527,4 @@ fn the_dashboard_shows_deliveries_live_and_the_reload_history_and_nothing_can_be
     let (code, _) = herald.wait();
     assert_eq!(code, Some(0), "log:\n{}", herald.log.join("\n"));
     drop(stream);
-    std::fs::remove_dir_all(work).unwrap();
 }

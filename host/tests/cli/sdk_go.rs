@@ -71,10 +71,10 @@ fn logged(stdout: &str) -> Vec<&str> {
         .collect()
 }
 
-/// Builds `plugins/go-pod-phases` with `herald plugin build` into a fresh
-/// directory; returns the component's path.
-fn build_example() -> PathBuf {
-    let wasm = temp_dir("sdk-go").join("go-pod-phases.wasm");
+/// Builds `plugins/go-pod-phases` with `herald plugin build` into `dir`;
+/// returns the component's path.
+fn build_example(dir: &Path) -> PathBuf {
+    let wasm = dir.join("go-pod-phases.wasm");
     build_go("plugins/go-pod-phases", &wasm);
     wasm
 }
@@ -148,7 +148,8 @@ fn go_pod_phases_builds_with_herald_and_the_host_checks_and_replays_it() {
     assert_eq!(packages, ["herald.dev/plugins/go-pod-phases"]);
     go_vet("plugins/go-pod-phases");
 
-    let wasm = build_example();
+    let scratch = temp_dir("sdk-go");
+    let wasm = build_example(&scratch);
     let wasm_arg = wasm.to_str().unwrap();
     let report = check_report(wasm_arg);
     // Every Go plugin exports 0.7.0's `delivery` and 0.5.0's `admission`;
@@ -536,11 +537,10 @@ fn a_go_plugin_that_skips_the_old_state_gets_updates_without_it() {
         out.ends_with("summary: 2 events, 2 ok, 0 failed, 0 skipped\n"),
         "{out}"
     );
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// A Go module whose main package does not compile.
-fn broken_project() -> PathBuf {
+fn broken_project() -> herald::scratch::ScratchDir {
     let dir = temp_dir("go-broken");
     std::fs::write(dir.join("go.mod"), "module broken\n\ngo 1.24\n").unwrap();
     std::fs::write(
@@ -617,7 +617,6 @@ fn herald_plugin_build_names_what_is_at_fault() {
         err.contains("cargo build --release --target wasm32-wasip2"),
         "{err}"
     );
-    let _ = std::fs::remove_dir_all(Path::new(&dir));
 }
 
 /// The SDK's cluster fixture (`sdk/go/testdata/cluster-census`) built by
@@ -660,5 +659,4 @@ fn a_go_plugin_that_asks_for_its_cluster_is_answered_through_the_abi() {
         ),
         "{out}"
     );
-    std::fs::remove_dir_all(dir).unwrap();
 }

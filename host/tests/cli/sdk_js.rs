@@ -7,7 +7,7 @@
 //! the repository root, which `.ci/run` does). Without them these tests fail
 //! saying so: they are never skipped.
 
-use super::process::{repo, run, succeed, temp_dir};
+use super::process::{repo, run, succeed};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -92,7 +92,10 @@ fn configmap_diff_wasm() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
         let root = toolchain();
-        let wasm = temp_dir("sdk-js").join("configmap-diff.wasm");
+        // Kept for the whole run, so in the build's own scratch folder.
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("sdk-js");
+        std::fs::create_dir_all(&dir).unwrap();
+        let wasm = dir.join("configmap-diff.wasm");
         let output = succeed(
             "herald-build configmap-diff",
             Command::new(root.join("node_modules/.bin/herald-build"))

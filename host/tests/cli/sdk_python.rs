@@ -71,9 +71,9 @@ fn passed(what: &str, output: &Output) -> usize {
     words[0].parse().unwrap()
 }
 
-/// Builds `plugins/label-audit` with the SDK's build command into a fresh directory.
-fn build_label_audit() -> PathBuf {
-    let wasm = temp_dir("sdk-python").join("label-audit.wasm");
+/// Builds `plugins/label-audit` with the SDK's build command into `dir`.
+fn build_label_audit(dir: &Path) -> PathBuf {
+    let wasm = dir.join("label-audit.wasm");
     let app = repo().join("plugins/label-audit/label_audit.py");
     let output = succeed(
         "python -m herald_sdk build",
@@ -121,7 +121,8 @@ fn python_sdk_builds_label_audit_that_the_host_checks_and_replays() {
     assert!(pytest("plugins/reloader-py") >= 5);
     assert!(pytest("plugins/fleet-fanout-py") >= 4);
 
-    let wasm = build_label_audit();
+    let scratch = temp_dir("sdk-python");
+    let wasm = build_label_audit(&scratch);
     let wasm_arg = wasm.to_str().unwrap();
 
     let check_started = Instant::now();

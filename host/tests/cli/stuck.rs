@@ -53,7 +53,6 @@ fn a_plugin_stuck_on_its_initial_list_lets_the_daemon_become_ready_and_says_why(
     herald.terminate();
     let (code, _) = herald.wait();
     assert_eq!(code, Some(0), "log:\n{}", herald.log.join("\n"));
-    std::fs::remove_dir_all(work).unwrap();
 }
 
 #[test]
@@ -87,7 +86,6 @@ fn sigterm_ends_the_daemon_within_its_grace_period_while_a_plugin_sleeps_in_a_ho
         "the stuck worker is reported as abandoned:\n{}",
         herald.log.join("\n")
     );
-    std::fs::remove_dir_all(work).unwrap();
 }
 
 #[test]
@@ -115,5 +113,4 @@ fn with_no_cluster_configured_herald_run_exits_naming_what_it_looked_for() {
         assert!(stderr.contains(needed), "{needed:?} missing from {stderr}");
     }
     assert!(!stderr.contains("EMBEDDED API server"), "{stderr}");
-    std::fs::remove_dir_all(work).unwrap();
 }

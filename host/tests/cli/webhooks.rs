@@ -157,5 +157,4 @@ fn with_the_daemons_configuration_each_plugin_admits_what_its_configuration_make
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    std::fs::remove_dir_all(dir).unwrap();
 }

@@ -16,6 +16,7 @@ use herald::capability::{ClusterAccess, Grants, Mode};
 use herald::daemon::Daemon;
 use herald::dispatch::RetryPolicy;
 use herald::plugin::{LoadOptions, LoadedPlugin};
+use herald::scratch::ScratchDir;
 use herald_tests::{PATIENCE, artifacts, engine, eventually, load_with, messages};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::api::{Api, ListParams, PostParams};
@@ -663,8 +664,7 @@ async fn namespace_defaults_gives_a_new_namespace_its_objects_and_repairs_them()
         .expect("namespace-defaults starts");
 
     // A namespace made by kubectl, then labelled so the plugin selects it.
-    let work = std::env::temp_dir().join(format!("herald-defaults-{}", std::process::id()));
-    std::fs::create_dir_all(&work).unwrap();
+    let work = ScratchDir::new("defaults").unwrap();
     let kubeconfig = cluster.kubeconfig(&work);
     let team = format!("{}-team", cluster.namespace);
     let kubeconfig = kubeconfig.as_path();

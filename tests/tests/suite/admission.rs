@@ -12,6 +12,7 @@ use herald::admission::configuration::{Endpoint, Target, configurations};
 use herald::capability::log::MemorySink;
 use herald::config::Config;
 use herald::discovery::KindResolver;
+use herald::scratch::ScratchDir;
 use herald::service::Service;
 use herald::webhook::Decision;
 use herald_tests::{PATIENCE, artifacts, eventually};
@@ -28,7 +29,7 @@ use std::time::Duration;
 /// A daemon serving admission for `admission-probe` and `image-policy`.
 struct Door {
     service: Service,
-    dir: PathBuf,
+    dir: ScratchDir,
     cluster: TestCluster,
     /// The names of the webhook configurations installed.
     installed: String,
@@ -260,7 +261,6 @@ plugins:
             .await;
         self.service.shutdown(Duration::from_secs(5)).await;
         self.cluster.cleanup().await;
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -634,8 +634,7 @@ async fn served_certificate(address: std::net::SocketAddr, ca: &str) -> Vec<u8> 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rotated_serving_certificate_is_served_with_no_review_dropped() {
     let ca = TestCa::new();
-    let files = std::env::temp_dir().join(format!("herald-rotation-{}", std::process::id()));
-    std::fs::create_dir_all(&files).unwrap();
+    let files = ScratchDir::new("rotation").unwrap();
     let served = ServedFiles {
         cert: files.join("tls.crt"),
         key: files.join("tls.key"),
@@ -660,7 +659,6 @@ async fn a_rotated_serving_certificate_is_served_with_no_review_dropped() {
     let allowed = r#"herald_admission_reviews_total{plugin="admission-probe",decision="validate",operation="CREATE",verdict="allowed"}"#;
     assert_eq!(sample(&metrics, allowed), written, "{metrics}");
     door.close().await;
-    std::fs::remove_dir_all(files).unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

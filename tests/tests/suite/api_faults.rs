@@ -15,6 +15,7 @@ use super::recording::{
     Recording, View, begin_watch_outage, config_maps, drop_watches_and_wait, informer, informers,
 };
 use herald::informer::{Informers, SharedInformer};
+use herald::scratch::ScratchDir;
 use herald_apiserver::{ApiServer, ApiServerConfig, Faults};
 use herald_tests::{PATIENCE, Patience, eventually};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
@@ -268,8 +269,8 @@ async fn slow_responses_delay_events_but_lose_none() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_api_server_restart_from_persisted_state_loses_nothing() {
-    let dir = std::env::temp_dir().join(format!("herald-api-restart-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let scratch = ScratchDir::new("api-restart").unwrap();
+    let dir = scratch.join("state");
     let config = ApiServerConfig {
         persist_dir: Some(dir.clone()),
         ..ApiServerConfig::default()
@@ -308,5 +309,4 @@ async fn a_full_api_server_restart_from_persisted_state_loses_nothing() {
         "the informer noticed the server was gone"
     );
     server.shutdown().await;
-    let _ = std::fs::remove_dir_all(&dir);
 }

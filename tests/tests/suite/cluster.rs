@@ -145,14 +145,8 @@ impl TestCluster {
 
     /// A fresh plugin directory for this test, named after `what`, holding
     /// copies of `plugins` (each a built component, as `name.wasm`).
-    pub fn plugin_dir(&self, what: &str, plugins: &[(&str, &str)]) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!(
-            "herald-{what}-{}-{}",
-            std::process::id(),
-            self.namespace
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+    pub fn plugin_dir(&self, what: &str, plugins: &[(&str, &str)]) -> herald::scratch::ScratchDir {
+        let dir = herald::scratch::ScratchDir::new(what).unwrap();
         for (name, artifact) in plugins {
             std::fs::copy(artifact, dir.join(format!("{name}.wasm"))).unwrap();
         }

@@ -17,10 +17,12 @@ use herald::cluster::{ClusterName, Clusters};
 use herald::daemon::{Daemon, StartError};
 use herald::dispatch::RetryPolicy;
 use herald::plugin::{LoadError, LoadOptions, LoadedPlugin};
+use herald::scratch::ScratchDir;
 use herald_tests::{PATIENCE, eventually, load_with, messages};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::api::{Api, DeleteParams, PostParams};
 use serde_json::json;
+use std::path::Path;
 use std::sync::Arc;
 
 const FAN_OUT: &str = "herald.dev/fan-out";
@@ -206,8 +208,8 @@ async fn one_plugin_acts_on_both_clusters_and_each_event_names_its_own() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_port_acts_on_both_clusters_as_the_rust_plugin_does() {
     let test = "clusters::the_python_port_acts_on_both_clusters_as_the_rust_plugin_does";
-    let out = std::env::temp_dir()
-        .join(format!("herald-suite-python-{}", std::process::id()))
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("suite-python")
         .join("fleet-fanout-py.wasm");
     std::fs::create_dir_all(out.parent().unwrap()).unwrap();
     if let Some(wasm) =
@@ -532,7 +534,7 @@ async fn a_cluster_directory_adds_replaces_removes_and_adds_back_clusters_at_run
     use herald::fleet::ClusterDirectory;
     let east_cluster = TestCluster::start().await;
     let ns = east_cluster.namespace.clone();
-    let work = std::env::temp_dir().join(format!("herald-fleet-{}-{ns}", std::process::id()));
+    let work = ScratchDir::new("fleet").unwrap();
     let dir = work.join("clusters");
     std::fs::create_dir_all(&dir).unwrap();
     // Junk beside the clusters: each an error naming the file, the others run.
@@ -662,7 +664,6 @@ async fn a_cluster_directory_adds_replaces_removes_and_adds_back_clusters_at_run
     following.stop().await;
     daemon.shutdown(std::time::Instant::now() + PATIENCE);
     drop(second);
-    let _ = std::fs::remove_dir_all(&work);
     east_cluster.cleanup().await;
 }
 
@@ -673,7 +674,7 @@ async fn a_configured_clusters_kubeconfig_rewritten_replaces_its_connection_and_
     use herald::source::{SourceConfig, SourceKind, connect_kubeconfig};
     let east_cluster = TestCluster::start().await;
     let ns = east_cluster.namespace.clone();
-    let work = std::env::temp_dir().join(format!("herald-configured-{}-{ns}", std::process::id()));
+    let work = ScratchDir::new("configured").unwrap();
     let dir = work.join("etc");
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("west.kubeconfig");
@@ -755,7 +756,6 @@ async fn a_configured_clusters_kubeconfig_rewritten_replaces_its_connection_and_
     following.stop().await;
     daemon.shutdown(std::time::Instant::now() + PATIENCE);
     drop(second);
-    let _ = std::fs::remove_dir_all(&work);
     east_cluster.cleanup().await;
 }
 
@@ -764,7 +764,7 @@ async fn a_plugin_selecting_clusters_by_label_joins_those_labelled_and_leaves_on
     use herald::source::connect_kubeconfig;
     let east_cluster = TestCluster::start().await;
     let ns = east_cluster.namespace.clone();
-    let work = std::env::temp_dir().join(format!("herald-labels-{}-{ns}", std::process::id()));
+    let work = ScratchDir::new("labels").unwrap();
     std::fs::create_dir_all(&work).unwrap();
     let server = west_server(&ns, &work.join("west")).await;
 
@@ -810,7 +810,6 @@ async fn a_plugin_selecting_clusters_by_label_joins_those_labelled_and_leaves_on
 
     daemon.shutdown(std::time::Instant::now() + PATIENCE);
     drop(server);
-    let _ = std::fs::remove_dir_all(&work);
     east_cluster.cleanup().await;
 }
 
@@ -821,7 +820,7 @@ async fn cluster_secrets_in_the_home_cluster_add_and_remove_clusters() {
     let log = herald_tests::host_log();
     let east_cluster = TestCluster::start().await;
     let ns = east_cluster.namespace.clone();
-    let work = std::env::temp_dir().join(format!("herald-secrets-{}-{ns}", std::process::id()));
+    let work = ScratchDir::new("secrets").unwrap();
     std::fs::create_dir_all(&work).unwrap();
     let west = west_server(&ns, &work.join("west")).await;
     let north = west_server(&ns, &work.join("north")).await;
@@ -937,6 +936,5 @@ async fn cluster_secrets_in_the_home_cluster_add_and_remove_clusters() {
     following.stop().await;
     daemon.shutdown(std::time::Instant::now() + PATIENCE);
     drop((west, north));
-    let _ = std::fs::remove_dir_all(&work);
     east_cluster.cleanup().await;
 }

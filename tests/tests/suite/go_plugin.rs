@@ -22,7 +22,7 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The Pod's status: its phase and its one container's restarts.
@@ -33,7 +33,7 @@ fn status(phase: &str, restarts: i32) -> serde_json::Value {
     }]}})
 }
 
-/// Builds the Go plugin `plugins/<name>` into a fresh directory with
+/// Builds the Go plugin `plugins/<name>` into the build's scratch folder with
 /// `herald plugin build`'s own code; `None` when Go is missing and skipping
 /// was asked for (`test` names the test that skips).
 pub(super) fn build(name: &str, test: &str) -> Option<PathBuf> {
@@ -46,8 +46,8 @@ pub(super) fn build(name: &str, test: &str) -> Option<PathBuf> {
         Err(err) => panic!("{err}"),
     }
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let out = std::env::temp_dir()
-        .join(format!("herald-suite-go-{}", std::process::id()))
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("suite-go")
         .join(format!("{name}.wasm"));
     let started = std::time::Instant::now();
     let built = build::build(
@@ -208,6 +208,5 @@ async fn the_go_example_plugin_follows_a_pod_and_acts_on_the_api_server() {
     ] {
         assert!(scrape.contains(&series), "{series} in:\n{scrape}");
     }
-    let _ = std::fs::remove_dir_all(wasm.parent().unwrap());
     cluster.cleanup().await;
 }

@@ -9,6 +9,7 @@ use herald::capability::log::MemorySink;
 use herald::daemon::Daemon;
 use herald::dispatch::RetryPolicy;
 use herald::plugin::LoadOptions;
+use herald::scratch::ScratchDir;
 use herald_tests::{PATIENCE, artifacts, eventually, load_with};
 use serde_json::json;
 use std::path::Path;
@@ -70,8 +71,7 @@ fn recorder(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn objects_made_by_kubectls_create_generators_reach_plugins() {
     let cluster = TestCluster::start().await;
-    let work = std::env::temp_dir().join(format!("herald-kubectl-{}", std::process::id()));
-    std::fs::create_dir_all(&work).unwrap();
+    let work = ScratchDir::new("kubectl").unwrap();
     let kubeconfig = cluster.kubeconfig(&work);
     let ns = cluster.namespace.clone();
     let team = format!("{ns}-team-a");
@@ -163,6 +163,5 @@ async fn objects_made_by_kubectls_create_generators_reach_plugins() {
     daemon.shutdown(Instant::now() + Duration::from_secs(5));
     // Not waited for: a cluster without a namespace controller never finishes.
     kubectl(&kubeconfig, &["delete", "namespace", &team, "--wait=false"]);
-    std::fs::remove_dir_all(&work).unwrap();
     cluster.cleanup().await;
 }

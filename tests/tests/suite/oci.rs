@@ -23,6 +23,7 @@ use herald::reload::{
     DEFAULT_RESCAN_INTERVAL, FileState, FileStatus, FileStatuses, PluginDirectory, PluginSources,
     ReloadSetup, SettleTiming, SourcesSetup,
 };
+use herald::scratch::ScratchDir;
 use herald_tests::{PATIENCE, artifacts, eventually};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -38,6 +39,8 @@ struct TestRegistry {
     storage: PathBuf,
     config: PathBuf,
     child: Option<Child>,
+    /// Where the storage, the configuration and credentials files live.
+    dir: ScratchDir,
 }
 
 impl TestRegistry {
@@ -94,6 +97,7 @@ impl TestRegistry {
             storage,
             config,
             child: None,
+            dir,
         };
         registry.resume().await;
         Some(registry)
@@ -136,7 +140,9 @@ impl TestRegistry {
 
     /// A Docker config file with `user`'s credentials for this registry.
     fn docker_config(&self, user: &str, password: &str) -> PathBuf {
-        let path = temp_dir("docker-config").join("config.json");
+        let folder = self.dir.join(format!("docker-config-{user}-{password}"));
+        std::fs::create_dir_all(&folder).unwrap();
+        let path = folder.join("config.json");
         let auths = serde_json::json!({
             "auths": { format!("127.0.0.1:{}", self.port): { "username": user, "password": password } }
         });
@@ -196,8 +202,10 @@ struct Rig {
     cluster: TestCluster,
     daemon: Arc<Daemon>,
     files: Arc<FileStatuses>,
-    cache: PathBuf,
+    cache: ScratchDir,
     sources: Option<PluginSources>,
+    /// The (empty) plugin directory followed beside the sources.
+    plugins: Option<ScratchDir>,
     directory: Option<PluginDirectory>,
     /// The credentials sources are pulled with.
     docker_config: Option<PathBuf>,
@@ -223,6 +231,7 @@ impl Rig {
             files: Arc::new(FileStatuses::default()),
             cache: temp_dir("oci-cache"),
             sources: None,
+            plugins: None,
             directory: None,
             docker_config,
             stats: Arc::default(),
@@ -244,9 +253,9 @@ impl Rig {
             .collect();
         let dir = temp_dir("oci-plugins");
         let config = Config {
-            plugin_dir: dir.clone(),
+            plugin_dir: dir.to_path_buf(),
             plugin_sources: sources.clone(),
-            plugin_source_cache: Some(self.cache.clone()),
+            plugin_source_cache: Some(self.cache.to_path_buf()),
             ..Config::default()
         };
         config.validate().expect("a valid configuration");
@@ -260,7 +269,7 @@ impl Rig {
         .await
         .expect("plugin sources");
         let directory = PluginDirectory::start(ReloadSetup {
-            dir,
+            dir: dir.to_path_buf(),
             pulled_dir: Some(pulled.dir().to_owned()),
             settings: Arc::new(config.plugin_settings()),
             engine: herald_tests::engine().clone(),
@@ -277,6 +286,7 @@ impl Rig {
         .expect("following the plugin directories");
         self.sources = Some(pulled);
         self.directory = Some(directory);
+        self.plugins = Some(dir);
     }
 
     /// Stops following, and every plugin (a restart, files kept).

@@ -12,9 +12,10 @@ use herald::capability::log::MemorySink;
 use herald::config::Config;
 use herald::readiness::ForbiddenInformers;
 use herald::reload::PluginConfig;
+use herald::scratch::ScratchDir;
 use herald::service::Service;
 use herald_tests::{PATIENCE, artifacts, eventually};
-use std::path::PathBuf;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,13 +26,13 @@ fn get(address: &str, path: &str) -> (u16, String) {
 
 /// A daemon running `recorder` on the ConfigMaps of the test namespace and
 /// `noop` on every Pod, under `policy`.
-async fn daemon(cluster: &TestCluster, policy: ForbiddenInformers) -> (Service, PathBuf) {
+async fn daemon(cluster: &TestCluster, policy: ForbiddenInformers) -> (Service, ScratchDir) {
     let dir = cluster.plugin_dir(
         "readiness",
         &[("recorder", artifacts::RECORDER), ("noop", artifacts::NOOP)],
     );
     let mut config = Config {
-        plugin_dir: dir.clone(),
+        plugin_dir: dir.to_path_buf(),
         ..Config::default()
     };
     config.readiness.forbidden_informers = policy;
@@ -127,7 +128,7 @@ async fn a_forbidden_informer_is_named_and_holds_the_replica_until_the_rule_is_g
     };
     let namespace = cluster.namespace.clone();
     let forbidden = faults.forbid_reads(&format!("/api/v1/namespaces/{namespace}/configmaps"));
-    let (service, dir) = daemon(&cluster, ForbiddenInformers::HoldReplica).await;
+    let (service, _plugins) = daemon(&cluster, ForbiddenInformers::HoldReplica).await;
     let address = service.address().to_string();
     let lines = forbidden_lines(&namespace);
     eventually(
@@ -171,7 +172,6 @@ async fn a_forbidden_informer_is_named_and_holds_the_replica_until_the_rule_is_g
         "{snapshot:#}"
     );
     service.shutdown(Duration::from_secs(5)).await;
-    let _ = std::fs::remove_dir_all(dir);
     cluster.cleanup().await;
 }
 
@@ -185,7 +185,7 @@ async fn under_hold_plugin_a_forbidden_informer_holds_only_its_plugin() {
     };
     let namespace = cluster.namespace.clone();
     let _forbidden = faults.forbid_reads(&format!("/api/v1/namespaces/{namespace}/configmaps"));
-    let (service, dir) = daemon(&cluster, ForbiddenInformers::HoldPlugin).await;
+    let (service, _plugins) = daemon(&cluster, ForbiddenInformers::HoldPlugin).await;
     let address = service.address().to_string();
     let lines = forbidden_lines(&namespace);
     eventually(
@@ -215,6 +215,5 @@ async fn under_hold_plugin_a_forbidden_informer_holds_only_its_plugin() {
     assert!(noop.synced, "{noop:?}");
     assert_the_dashboard_names_it(&address, &namespace, false);
     service.shutdown(Duration::from_secs(5)).await;
-    let _ = std::fs::remove_dir_all(dir);
     cluster.cleanup().await;
 }

@@ -15,6 +15,7 @@ use herald::reload::{
     DEFAULT_RESCAN_INTERVAL, FileState, FileStatus, FileStatuses, PluginDirectory, ReloadSetup,
     SettleTiming,
 };
+use herald::scratch::ScratchDir;
 use herald_tests::{PATIENCE, artifacts, eventually};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, ListParams};
@@ -30,17 +31,10 @@ pub(super) fn variant(tag: &str) -> Vec<u8> {
     artifacts::variant(&artifacts::bytes(artifacts::RECORDER), tag)
 }
 
-/// A fresh, empty directory under the system's temporary directory.
-pub(super) fn temp_dir(what: &str) -> PathBuf {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "herald-reload-{what}-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh, empty directory under the system's temporary directory,
+/// removed when the returned value is dropped.
+pub(super) fn temp_dir(what: &str) -> ScratchDir {
+    ScratchDir::new(&format!("reload-{what}")).unwrap()
 }
 
 /// One recorder log line: `event=... key=... rv=... initial=...`.
@@ -88,13 +82,13 @@ fn fold(events: &[Event]) -> BTreeMap<String, u64> {
 /// A daemon following a plugin directory, over a test cluster.
 pub(super) struct Rig {
     pub(super) cluster: TestCluster,
-    pub(super) dir: PathBuf,
+    pub(super) dir: ScratchDir,
     sink: MemorySink,
     lines: Mutex<Vec<OwnedLogLine>>,
     pub(super) daemon: Arc<Daemon>,
     files: Arc<FileStatuses>,
     stats: Arc<LoaderStats>,
-    cache_dir: PathBuf,
+    cache_dir: ScratchDir,
     directory: Option<PluginDirectory>,
     rescan_interval: std::time::Duration,
     /// Settings of other plugins by name, and of the recorder beyond its
@@ -176,7 +170,7 @@ impl Rig {
 
     fn config(&self) -> Config {
         let mut config = Config {
-            plugin_dir: self.dir.clone(),
+            plugin_dir: self.dir.to_path_buf(),
             ..Config::default()
         };
         // One line per event, and the test reads every one.
@@ -212,7 +206,7 @@ impl Rig {
         let engine = herald_tests::engine().clone();
         let cache = ArtifactCache::open(&self.cache_dir, &engine).unwrap();
         let directory = PluginDirectory::start(ReloadSetup {
-            dir: self.dir.clone(),
+            dir: self.dir.to_path_buf(),
             pulled_dir: None,
             settings: Arc::new(self.config().plugin_settings()),
             engine,
@@ -330,8 +324,6 @@ impl Rig {
 
     pub(super) async fn finish(mut self) {
         self.unfollow().await;
-        let _ = std::fs::remove_dir_all(&self.dir);
-        let _ = std::fs::remove_dir_all(&self.cache_dir);
         self.cluster.cleanup().await;
     }
 }

@@ -90,8 +90,8 @@ async fn the_go_reloader_rolls_a_following_deployment_once_per_data_change_and_n
 async fn the_python_reloader_rolls_a_following_deployment_once_per_data_change_and_never_otherwise()
 {
     let test = "reloader::the_python_reloader_rolls_a_following_deployment_once_per_data_change_and_never_otherwise";
-    let out = std::env::temp_dir()
-        .join(format!("herald-suite-python-{}", std::process::id()))
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("suite-python")
         .join("reloader-py.wasm");
     std::fs::create_dir_all(out.parent().unwrap()).unwrap();
     if let Some(wasm) = build_python("reloader-py", "reloader.py", &out, test) {

@@ -22,6 +22,7 @@ use herald::capability::{ClusterAccess, Grants};
 use herald::daemon::Daemon;
 use herald::dispatch::RetryPolicy;
 use herald::plugin::LoadOptions;
+use herald::scratch::ScratchDir;
 use herald_tests::{PATIENCE, eventually, load_with, messages};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -129,15 +130,13 @@ fn build_both(dir: &Path) -> Option<[(String, PathBuf, &'static str); 2]> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_and_javascript_controllers_act_on_the_api_server_and_a_webhook() {
-    let dir =
-        std::env::temp_dir().join(format!("herald-suite-replica-alert-{}", std::process::id()));
+    let dir = ScratchDir::new("suite-replica-alert").unwrap();
     let Some(plugins) = build_both(&dir) else {
         return;
     };
     for (name, wasm, world) in plugins {
         one_controller(&name, &wasm, world).await;
     }
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// The scenario for the plugin `name` built at `wasm` for `world`.

@@ -8,23 +8,24 @@ use herald::capability::log::{MemorySink, OwnedLogLine};
 use herald::config::Config;
 use herald::leader::LeaderElectionConfig;
 use herald::reload::PluginConfig;
+use herald::scratch::ScratchDir;
 use herald::service::Service;
 use herald_tests::{PATIENCE, artifacts, eventually};
 use kube::api::ListParams;
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+
 use std::sync::Arc;
 use std::time::Duration;
 
 /// A daemon with the recorder (ConfigMaps of the test namespace) and leader
 /// election on the test's Lease as `identity`.
-async fn replica(cluster: &TestCluster, identity: &str) -> (Service, MemorySink, PathBuf) {
+async fn replica(cluster: &TestCluster, identity: &str) -> (Service, MemorySink, ScratchDir) {
     let dir = cluster.plugin_dir(
         &format!("replica-{identity}"),
         &[("recorder", artifacts::RECORDER)],
     );
     let mut config = Config {
-        plugin_dir: dir.clone(),
+        plugin_dir: dir.to_path_buf(),
         leader_election: LeaderElectionConfig {
             enabled: true,
             lease_name: "herald-replicas".into(),
@@ -69,8 +70,8 @@ fn events(lines: &[OwnedLogLine]) -> Vec<(String, bool)> {
 async fn only_the_leader_dispatches_and_the_follower_takes_over_with_a_warm_cache() {
     let cluster = TestCluster::start().await;
     cluster.create_config_map("before", "a", "1").await;
-    let (a, a_log, a_dir) = replica(&cluster, "replica-a").await;
-    let (b, b_log, b_dir) = replica(&cluster, "replica-b").await;
+    let (a, a_log, _a_plugins) = replica(&cluster, "replica-a").await;
+    let (b, b_log, _b_plugins) = replica(&cluster, "replica-b").await;
     eventually("one replica leads", PATIENCE, async || {
         a.is_leading() || b.is_leading()
     })
@@ -145,8 +146,5 @@ async fn only_the_leader_dispatches_and_the_follower_takes_over_with_a_warm_cach
     assert_eq!(server, 3);
 
     follower.shutdown(Duration::from_secs(5)).await;
-    for dir in [a_dir, b_dir] {
-        let _ = std::fs::remove_dir_all(dir);
-    }
     cluster.cleanup().await;
 }

@@ -16,6 +16,7 @@
 
 use crate::cluster::TestCluster;
 use futures::StreamExt;
+use herald::scratch::ScratchDir;
 use herald_tests::{artifacts, eventually};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
@@ -352,12 +353,7 @@ fn recorded(deliveries: &[Delivery], replica: &str, plugin: &str, name: &str) ->
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_replicas_divide_the_plugins_and_hand_them_over_when_one_dies_returns_or_leaves() {
     let cluster = TestCluster::start().await;
-    let dir = std::env::temp_dir().join(format!(
-        "herald-sharding-{}-{}",
-        std::process::id(),
-        cluster.namespace
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = ScratchDir::new("sharding").unwrap();
     artifacts::write_renamed_recorders(&dir.join("plugins"), &PLUGINS);
     let kubeconfig = cluster.kubeconfig(&dir);
     let history = watch_leases(&cluster);
@@ -664,7 +660,6 @@ async fn three_replicas_divide_the_plugins_and_hand_them_over_when_one_dies_retu
     a.signal("-TERM");
     c.signal("-TERM");
     drop((a, c));
-    let _ = std::fs::remove_dir_all(&dir);
     cluster.cleanup().await;
 }
 
