@@ -174,6 +174,8 @@ fn dechunk(reader: &mut impl BufRead) -> String {
 struct Session<'a> {
     driver: &'a Driver,
     id: String,
+    /// The browser's profile, removed once the session is closed.
+    _profile: herald::scratch::ScratchDir,
 }
 
 impl<'a> Session<'a> {
@@ -200,7 +202,11 @@ impl<'a> Session<'a> {
             .as_str()
             .unwrap_or_else(|| panic!("no session: {created}"))
             .to_owned();
-        Session { driver, id }
+        Session {
+            driver,
+            id,
+            _profile: profile,
+        }
     }
 
     /// A PNG of the window.

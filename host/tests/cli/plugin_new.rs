@@ -62,10 +62,9 @@ fn samples_flag(template: &str) -> &'static str {
     }
 }
 
-/// Runs `herald plugin new NAME --lang LANG --template TEMPLATE --dir` a
-/// fresh directory; returns the project directory.
-fn new_project(name: &str, lang: &str, template: &str) -> PathBuf {
-    let parent = temp_dir("plugin-new");
+/// Runs `herald plugin new NAME --lang LANG --template TEMPLATE --dir
+/// PARENT`; returns the project directory, `PARENT/NAME`.
+fn new_project(parent: &Path, name: &str, lang: &str, template: &str) -> PathBuf {
     let output = run(&[
         "plugin",
         "new",
@@ -161,7 +160,8 @@ fn plugin_new_refuses_bad_names_and_existing_directories() {
 fn rust_project_tests_builds_and_replays(name: &str, template: &str) {
     const INSTALL: &str = "install Rust (rustup), then `rustup target add wasm32-wasip2`";
     let started = Instant::now();
-    let project = new_project(name, "rust", template);
+    let parent = temp_dir("plugin-new");
+    let project = new_project(&parent, name, "rust", template);
     let target = std::env::var_os("HERALD_WASM_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| repo().join("target/wasm"));
