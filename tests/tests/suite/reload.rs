@@ -617,7 +617,8 @@ async fn files_renamed_into_the_directory_are_loaded() {
     write(&staged, &v1);
     std::fs::rename(&staged, rig.dir.join("recorder.wasm")).unwrap();
     rig.running("recorder.wasm", &v1).await;
-    let outside = temp_dir("staging").join("recorder.wasm");
+    let staging = temp_dir("staging");
+    let outside = staging.join("recorder.wasm");
     let v2 = variant("2");
     write(&outside, &v2);
     std::fs::rename(&outside, rig.dir.join("recorder.wasm")).unwrap();
