@@ -16,22 +16,40 @@ pub fn repo() -> PathBuf {
 }
 
 /// A `herald` command, with a compiled-artifact cache of this test run's
-/// own rather than the user's (under the build's own scratch folder,
-/// where `cargo clean` removes it).
+/// own rather than the user's.
 pub fn herald() -> Command {
     herald_at(Path::new(env!("CARGO_BIN_EXE_herald")))
 }
 
 /// [`herald`], running the executable at `program` (a copy of it).
 pub fn herald_at(program: &Path) -> Command {
-    let cache = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("herald-cli-cache-{}", std::process::id()));
     let mut command = Command::new(program);
     command
         .env_remove("RUST_LOG")
         .env_remove("KUBECONFIG")
-        .env("XDG_CACHE_HOME", cache);
+        .env("XDG_CACHE_HOME", artifact_cache());
     command
+}
+
+/// This run's compiled-artifact cache, in the build's own scratch folder
+/// (which `cargo clean` empties); the caches of earlier runs, whose
+/// processes are gone, are removed the first time it is asked for.
+fn artifact_cache() -> &'static Path {
+    static CACHE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    CACHE.get_or_init(|| {
+        let root = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        for entry in std::fs::read_dir(root).into_iter().flatten().flatten() {
+            let name = entry.file_name();
+            let earlier = name
+                .to_str()
+                .and_then(|n| n.strip_prefix("herald-cli-cache-"))
+                .is_some_and(|pid| !Path::new("/proc").join(pid).exists());
+            if earlier {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+        root.join(format!("herald-cli-cache-{}", std::process::id()))
+    })
 }
 
 /// Runs `herald args…` to completion.

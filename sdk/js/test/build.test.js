@@ -3,15 +3,20 @@
 // suite on the example plugin (host/tests/cli/sdk_js.rs).
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { bundle } from '../src/build.js';
 
+// Every folder made here, removed once the file's tests are done.
+const folders = [];
+after(() => Promise.all(folders.map((dir) => rm(dir, { recursive: true, force: true }))));
+
 async function pluginFile(name, source) {
   const dir = await mkdtemp(join(tmpdir(), 'herald-sdk-test-'));
+  folders.push(dir);
   const path = join(dir, name);
   await writeFile(path, source);
   return path;
