@@ -15,6 +15,7 @@ mod hostile;
 mod pipe;
 mod plugin_new;
 mod process;
+mod proto_roundtrip;
 mod proto_schema;
 mod rbac;
 mod replay;

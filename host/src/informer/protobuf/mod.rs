@@ -553,6 +553,9 @@ impl Transcoder {
             out.push(':');
             match map_value {
                 Some(value) => self.value(context, value, out, depth)?,
+                // Go decodes a map's bytes value from `[]byte{}`, never
+                // nil: an entry without one is `""`, not `null`.
+                None if context.field.value == ValueType::Bytes => out.push_str("\"\""),
                 None => self.zero(context.field.value, out, depth)?,
             }
         }

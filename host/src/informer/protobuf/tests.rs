@@ -166,6 +166,27 @@ fn a_watch_error_carries_the_servers_status() {
 }
 
 #[test]
+fn a_binary_data_entry_without_a_value_is_an_empty_string_as_go_decodes_it() {
+    // ConfigMap.binaryData (field 3): one entry with a key and no value,
+    // one with an empty value, one with bytes. Go decodes each value from
+    // `[]byte{}`, so the server's JSON has `""` for the first two.
+    let entries = [
+        field(3, &field(1, b"absent")),
+        field(3, &[field(1, b"empty"), field(2, b"")].concat()),
+        field(3, &[field(1, b"full"), field(2, b"hi")].concat()),
+    ]
+    .concat();
+    let mut out = String::new();
+    Transcoder::new(true)
+        .object(&enveloped("v1", "ConfigMap", &entries), &mut out)
+        .unwrap();
+    assert_eq!(
+        out,
+        r#"{"kind":"ConfigMap","apiVersion":"v1","metadata":{},"binaryData":{"absent":"","empty":"","full":"aGk="}}"#
+    );
+}
+
+#[test]
 fn a_field_the_schema_lacks_is_an_error_not_dropped() {
     // A ConfigMap with field 15, which no ConfigMap has had.
     let bytes = enveloped("v1", "ConfigMap", &field(15, b"new"));
