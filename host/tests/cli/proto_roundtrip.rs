@@ -84,7 +84,10 @@ fn fuzzed_objects_of_every_kind_transcode_to_the_json_go_writes() {
         kinds.len(),
         failures.len()
     );
-    assert!(checked >= kinds.len() * objects * 9 / 10, "{checked} objects");
+    assert!(
+        checked >= kinds.len() * objects * 9 / 10,
+        "{checked} objects"
+    );
     assert!(
         failures.is_empty(),
         "{} of {checked} fuzzed objects do not transcode to Go's JSON:\n{}",

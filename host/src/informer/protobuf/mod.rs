@@ -408,20 +408,25 @@ impl Transcoder {
                 }
                 return Ok(());
             }
-            // A non-pointer absent from the wire is its type's zero value.
-            let empty_when_zero = matches!(
+            // Go's generated Marshal writes every field that is not a
+            // pointer or a slice, zero or not: one absent from the wire is
+            // one the server's version of the type does not have (a newer
+            // Herald on an older server), and its JSON does not have it
+            // either. The types whose zero JSON is `null` are the
+            // exceptions: a nil `[]byte` is never on the wire, and writers
+            // that are not Go (the embedded API server) leave out a `null`
+            // time or raw extension, which Go reads back as `null`.
+            let null_when_zero = matches!(
                 field.value,
-                ValueType::String
-                    | ValueType::Bool
-                    | ValueType::Int32
-                    | ValueType::Int64
-                    | ValueType::Uint32
-                    | ValueType::Uint64
-                    | ValueType::Float32
-                    | ValueType::Float64
-                    | ValueType::Bytes
+                ValueType::Bytes
+                    | ValueType::Time
+                    | ValueType::MicroTime
+                    | ValueType::RawExtension
+                    | ValueType::FieldsV1
             );
-            if omit.zero || omit.empty && empty_when_zero {
+            // (`omitempty` leaves out an empty `[]byte` but never a struct.)
+            let omitted = omit.zero || omit.empty && field.value == ValueType::Bytes;
+            if !null_when_zero || omitted {
                 return Ok(());
             }
             key(out, first, field);

@@ -24,7 +24,7 @@ fn transcoded(bytes: &[u8], skip_managed_fields: bool) -> String {
     out
 }
 
-const RECORDED: [&str; 25] = [
+const RECORDED: [&str; 27] = [
     "pods",
     "configmaps",
     "secrets",
@@ -51,6 +51,12 @@ const RECORDED: [&str; 25] = [
     // the server's JSON has both for each, its protobuf neither.
     "statefulsets",
     "notfound",
+    // A binaryData entry with an empty value: `""` in the server's JSON,
+    // no value on the wire (found by the fuzzed round trips).
+    "binarydata",
+    // A CSINode of this 1.36 server: no `status`, which 1.37's type (this
+    // Herald's schema) has and Go always writes (found by protobuf-diff.sh).
+    "csinodes",
     // An empty list: no items on the wire, `"items":[]` in JSON.
     "empty-configmaps",
 ];
@@ -171,6 +177,7 @@ fn a_binary_data_entry_without_a_value_is_an_empty_string_as_go_decodes_it() {
     // one with an empty value, one with bytes. Go decodes each value from
     // `[]byte{}`, so the server's JSON has `""` for the first two.
     let entries = [
+        field(1, &field(1, b"cm")),
         field(3, &field(1, b"absent")),
         field(3, &[field(1, b"empty"), field(2, b"")].concat()),
         field(3, &[field(1, b"full"), field(2, b"hi")].concat()),
@@ -182,7 +189,33 @@ fn a_binary_data_entry_without_a_value_is_an_empty_string_as_go_decodes_it() {
         .unwrap();
     assert_eq!(
         out,
-        r#"{"kind":"ConfigMap","apiVersion":"v1","metadata":{},"binaryData":{"absent":"","empty":"","full":"aGk="}}"#
+        r#"{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"cm"},"binaryData":{"absent":"","empty":"","full":"aGk="}}"#
+    );
+}
+
+#[test]
+fn a_field_an_older_server_does_not_have_is_not_written() {
+    // A CSINode of Kubernetes 1.36: metadata and spec, no status (1.37 added
+    // `status`, a struct Go writes even when empty, and its protobuf
+    // always carries it). The 1.36 server's JSON has no status either.
+    let csinode = [
+        field(1, &field(1, b"node-a")),
+        field(
+            2,
+            &field(1, &[field(1, b"csi.example.com"), field(2, b"n1")].concat()),
+        ),
+    ]
+    .concat();
+    let mut out = String::new();
+    Transcoder::new(true)
+        .object(
+            &enveloped("storage.k8s.io/v1", "CSINode", &csinode),
+            &mut out,
+        )
+        .unwrap();
+    assert_eq!(
+        out,
+        r#"{"kind":"CSINode","apiVersion":"storage.k8s.io/v1","metadata":{"name":"node-a"},"spec":{"drivers":[{"name":"csi.example.com","nodeID":"n1","topologyKeys":null}]}}"#
     );
 }
 
