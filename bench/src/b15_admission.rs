@@ -60,6 +60,7 @@ pub fn run(settings: &Settings, runtime: &Runtime) -> Vec<Row> {
         let mut rows = Vec::new();
         for &rate in &settings.b15_rates {
             let (mut herald, mut go) = (Phases::default(), Phases::default());
+            let mut split = TailSplit::default();
             for rep in 0..settings.repetitions {
                 crate::progress(format!(
                     "B15 {rate} reviews/s repetition {}/{}",
@@ -67,7 +68,10 @@ pub fn run(settings: &Settings, runtime: &Runtime) -> Vec<Row> {
                     settings.repetitions
                 ));
                 go.push(load(&doors.go, &doors.ca, rate, settings.b15_seconds).await);
-                herald.push(load(&doors.herald, &doors.ca, rate, settings.b15_seconds).await);
+                let before = plugin_calls(&doors.metrics);
+                let latencies = load(&doors.herald, &doors.ca, rate, settings.b15_seconds).await;
+                split.add(&latencies, before, plugin_calls(&doors.metrics));
+                herald.push(latencies);
             }
             let what = |p: &str| {
                 format!(
@@ -92,14 +96,17 @@ pub fn run(settings: &Settings, runtime: &Runtime) -> Vec<Row> {
                     go.answered.median(),
                 )),
             );
-            rows.push(Row::ratio_of(
-                format!("B15.p99-{rate}"),
-                what("p99"),
-                Unit::Millis,
-                go.p99,
-                herald.p99,
-                Goal::RatioAtMost(1.0),
-            ));
+            rows.push(
+                Row::ratio_of(
+                    format!("B15.p99-{rate}"),
+                    what("p99"),
+                    Unit::Millis,
+                    go.p99,
+                    herald.p99,
+                    Goal::RatioAtMost(1.0),
+                )
+                .with_details(split.describe()),
+            );
         }
         drop(doors);
         if !settings.b15_latency_only {
@@ -126,6 +133,74 @@ impl Phases {
     }
 }
 
+/// Where Herald's slow reviews spend their time: the plugin calls over a
+/// bound, from Herald's own `herald_admission_duration_seconds`, against
+/// the reviews over it end to end, over all of a rate's phases.
+#[derive(Debug, Default)]
+struct TailSplit {
+    reviews: usize,
+    /// Reviews over each of [`TAIL_BOUNDS`] end to end.
+    slow_reviews: [usize; 2],
+    /// Plugin calls, and those over each bound.
+    calls: PluginCalls,
+}
+
+/// Bounds of the handler-duration histogram's buckets (seconds) the tail
+/// is split at.
+const TAIL_BOUNDS: [&str; 2] = ["0.00064", "0.00256"];
+
+/// Cumulative counts of admission-bench's calls from Herald's histogram:
+/// all of them, and those over each of [`TAIL_BOUNDS`].
+#[derive(Debug, Default, Clone, Copy)]
+struct PluginCalls {
+    all: f64,
+    over: [f64; 2],
+}
+
+/// admission-bench's calls so far, read from `/metrics` at `address`.
+fn plugin_calls(address: &str) -> PluginCalls {
+    let metrics = crate::contenders::get(address, "/metrics").expect("herald run serves /metrics");
+    let value = |prefix: &str, le: Option<&str>| -> f64 {
+        metrics
+            .lines()
+            .filter(|l| l.starts_with(prefix) && l.contains("plugin=\"admission-bench\""))
+            .filter(|l| le.is_none_or(|le| l.contains(&format!("le=\"{le}\""))))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum()
+    };
+    let all = value("herald_admission_duration_seconds_count", None);
+    let under = |le| value("herald_admission_duration_seconds_bucket", Some(le));
+    PluginCalls {
+        all,
+        over: TAIL_BOUNDS.map(|le| all - under(le)),
+    }
+}
+
+impl TailSplit {
+    fn add(&mut self, latencies: &[f64], before: PluginCalls, after: PluginCalls) {
+        self.reviews += latencies.len();
+        for (i, bound) in TAIL_BOUNDS.iter().enumerate() {
+            let ms = bound.parse::<f64>().expect("a bound") * 1000.0;
+            self.slow_reviews[i] += latencies.iter().filter(|&&l| l > ms).count();
+            self.calls.over[i] += after.over[i] - before.over[i];
+        }
+        self.calls.all += after.all - before.all;
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "Herald's tail split: of {} reviews, {} took over 0.64 ms and {} over 2.56 ms end to end; \
+             of its {} plugin calls (its own histogram), {} took over 0.64 ms and {} over 2.56 ms",
+            self.reviews,
+            self.slow_reviews[0],
+            self.slow_reviews[1],
+            self.calls.all,
+            self.calls.over[0],
+            self.calls.over[1],
+        )
+    }
+}
+
 /// A webhook to load: where it listens and the path it answers on.
 #[derive(Debug, Clone)]
 struct Door {
@@ -136,6 +211,8 @@ struct Door {
 /// The two webhook processes, stopped when dropped.
 struct Doors {
     herald: Door,
+    /// Herald's endpoints (`/metrics`).
+    metrics: String,
     go: Door,
     /// The PEM of the CA both certificates chain to.
     ca: String,
@@ -237,6 +314,7 @@ impl Doors {
                 address: admission,
                 path: "/validate/admission-bench",
             },
+            metrics: endpoints,
             go: Door {
                 address: go_address,
                 path: "/validate",
