@@ -68,9 +68,9 @@ pub fn run(settings: &Settings, runtime: &Runtime) -> Vec<Row> {
                     settings.repetitions
                 ));
                 go.push(load(&doors.go, &doors.ca, rate, settings.b15_seconds).await);
-                let before = plugin_calls(&doors.metrics);
+                let before = Timed::read(&doors.metrics);
                 let latencies = load(&doors.herald, &doors.ca, rate, settings.b15_seconds).await;
-                split.add(&latencies, before, plugin_calls(&doors.metrics));
+                split.add(&latencies, before, Timed::read(&doors.metrics));
                 herald.push(latencies);
             }
             let what = |p: &str| {
@@ -133,70 +133,110 @@ impl Phases {
     }
 }
 
-/// Where Herald's slow reviews spend their time: the plugin calls over a
-/// bound, from Herald's own `herald_admission_duration_seconds`, against
-/// the reviews over it end to end, over all of a rate's phases.
+/// Where Herald's slow reviews spend their time: the reviews over a bound
+/// end to end, against Herald's own histograms over the same bounds (their
+/// buckets fall there): the plugin calls (`herald_admission_duration_seconds`)
+/// and the server's time from a request's headers to its answer
+/// (`herald_admission_request_duration_seconds`), over all of a rate's
+/// phases.
 #[derive(Debug, Default)]
 struct TailSplit {
     reviews: usize,
     /// Reviews over each of [`TAIL_BOUNDS`] end to end.
     slow_reviews: [usize; 2],
-    /// Plugin calls, and those over each bound.
-    calls: PluginCalls,
+    /// What Herald's histograms counted in the phases.
+    timed: Timed,
 }
 
 /// Bounds of the handler-duration histogram's buckets (seconds) the tail
 /// is split at.
 const TAIL_BOUNDS: [&str; 2] = ["0.00064", "0.00256"];
 
-/// Cumulative counts of admission-bench's calls from Herald's histogram:
-/// all of them, and those over each of [`TAIL_BOUNDS`].
+/// Cumulative counts of one of admission-bench's histograms: all
+/// observations, and those over each of [`TAIL_BOUNDS`].
 #[derive(Debug, Default, Clone, Copy)]
-struct PluginCalls {
+struct Over {
     all: f64,
     over: [f64; 2],
 }
 
-/// admission-bench's calls so far, read from `/metrics` at `address`.
-fn plugin_calls(address: &str) -> PluginCalls {
-    let metrics = crate::contenders::get(address, "/metrics").expect("herald run serves /metrics");
-    let value = |prefix: &str, le: Option<&str>| -> f64 {
-        metrics
-            .lines()
-            .filter(|l| l.starts_with(prefix) && l.contains("plugin=\"admission-bench\""))
-            .filter(|l| le.is_none_or(|le| l.contains(&format!("le=\"{le}\""))))
-            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-            .sum()
-    };
-    let all = value("herald_admission_duration_seconds_count", None);
-    let under = |le| value("herald_admission_duration_seconds_bucket", Some(le));
-    PluginCalls {
-        all,
-        over: TAIL_BOUNDS.map(|le| all - under(le)),
+impl Over {
+    fn read(metrics: &str, family: &str) -> Over {
+        let value = |suffix: &str, le: Option<&str>| -> f64 {
+            let prefix = format!("{family}_{suffix}{{");
+            metrics
+                .lines()
+                .filter(|l| l.starts_with(&prefix) && l.contains("plugin=\"admission-bench\""))
+                .filter(|l| le.is_none_or(|le| l.contains(&format!("le=\"{le}\""))))
+                .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+                .sum()
+        };
+        let all = value("count", None);
+        Over {
+            all,
+            over: TAIL_BOUNDS.map(|le| all - value("bucket", Some(le))),
+        }
+    }
+
+    fn since(self, before: Over) -> Over {
+        Over {
+            all: self.all - before.all,
+            over: [0, 1].map(|i| self.over[i] - before.over[i]),
+        }
+    }
+
+    fn add(&mut self, other: Over) {
+        self.all += other.all;
+        for i in 0..2 {
+            self.over[i] += other.over[i];
+        }
+    }
+}
+
+/// Herald's two histograms of admission-bench's reviews.
+#[derive(Debug, Default, Clone, Copy)]
+struct Timed {
+    calls: Over,
+    server: Over,
+}
+
+impl Timed {
+    /// Both, read from `/metrics` at `address`.
+    fn read(address: &str) -> Timed {
+        let metrics =
+            crate::contenders::get(address, "/metrics").expect("herald run serves /metrics");
+        Timed {
+            calls: Over::read(&metrics, "herald_admission_duration_seconds"),
+            server: Over::read(&metrics, "herald_admission_request_duration_seconds"),
+        }
     }
 }
 
 impl TailSplit {
-    fn add(&mut self, latencies: &[f64], before: PluginCalls, after: PluginCalls) {
+    fn add(&mut self, latencies: &[f64], before: Timed, after: Timed) {
         self.reviews += latencies.len();
         for (i, bound) in TAIL_BOUNDS.iter().enumerate() {
             let ms = bound.parse::<f64>().expect("a bound") * 1000.0;
             self.slow_reviews[i] += latencies.iter().filter(|&&l| l > ms).count();
-            self.calls.over[i] += after.over[i] - before.over[i];
         }
-        self.calls.all += after.all - before.all;
+        self.timed.calls.add(after.calls.since(before.calls));
+        self.timed.server.add(after.server.since(before.server));
     }
 
     fn describe(&self) -> String {
+        let Timed { calls, server } = self.timed;
         format!(
             "Herald's tail split: of {} reviews, {} took over 0.64 ms and {} over 2.56 ms end to end; \
-             of its {} plugin calls (its own histogram), {} took over 0.64 ms and {} over 2.56 ms",
+             inside Herald's server (headers to answer) {} and {} of {}; in the plugin's call {} and {} of {}",
             self.reviews,
             self.slow_reviews[0],
             self.slow_reviews[1],
-            self.calls.all,
-            self.calls.over[0],
-            self.calls.over[1],
+            server.over[0],
+            server.over[1],
+            server.all,
+            calls.over[0],
+            calls.over[1],
+            calls.all,
         )
     }
 }

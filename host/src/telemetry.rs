@@ -51,6 +51,10 @@ pub const HOST_FAMILIES: &[(&str, MetricType)] = &[
     // Admission (admission::metrics).
     ("herald_admission_reviews", MetricType::Counter),
     ("herald_admission_duration_seconds", MetricType::Histogram),
+    (
+        "herald_admission_request_duration_seconds",
+        MetricType::Histogram,
+    ),
     ("herald_admission_violations", MetricType::Gauge),
     ("herald_admission_scanned", MetricType::Counter),
     ("herald_dispatching", MetricType::Gauge),

@@ -120,6 +120,7 @@ async fn respond(
     if request.method() != Method::POST {
         return text(StatusCode::METHOD_NOT_ALLOWED, "reviews are POSTed");
     }
+    let started = std::time::Instant::now();
     let timeout = request.uri().query().and_then(query_timeout);
     let body = match Limited::new(request.into_body(), MAX_REVIEW_BYTES)
         .collect()
@@ -137,6 +138,10 @@ async fn respond(
     };
     let Answered { status, body } = answer(plugins, plugin, decision, &body, timeout).await;
     let content_type = if status == 200 {
+        // Answered by the plugin (or for it, by its failure policy).
+        plugins
+            .stats()
+            .record_request(plugin, decision.as_str(), started.elapsed());
         "application/json"
     } else {
         "text/plain; charset=utf-8"

@@ -366,6 +366,7 @@ mod tests {
             Some(Duration::from_secs(2)),
         );
         admission.record("beta", "validate", "DELETE", Verdict::FailedOpen, None);
+        admission.record_request("alpha", "validate", Duration::from_micros(700));
         admission.fresh_findings("beta");
         let shard = Arc::new(crate::shard::ShardView::new("replica-a"));
         shard.observed(Default::default(), 3, 2);

@@ -291,6 +291,19 @@ async fn a_plugin_refuses_a_write_at_the_door_with_its_message_and_code() {
     let metrics = door.metrics();
     let denied = r#"herald_admission_reviews_total{plugin="admission-probe",decision="validate",operation="CREATE",verdict="denied"}"#;
     assert_eq!(sample(&metrics, denied), 1, "{metrics}");
+    // Every review the plugin answered was timed by the server around it.
+    let reviews: u64 = metrics
+        .lines()
+        .filter(|l| {
+            l.starts_with(
+                r#"herald_admission_reviews_total{plugin="admission-probe",decision="validate","#,
+            )
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum();
+    let timed = r#"herald_admission_request_duration_seconds_count{plugin="admission-probe",decision="validate"}"#;
+    assert!(reviews >= 2, "{metrics}");
+    assert_eq!(sample(&metrics, timed), reviews, "{metrics}");
     door.close().await;
 }
 
