@@ -41,11 +41,6 @@ pub async fn serve(listener: TcpListener, cert: Arc<ServingCert>, plugins: Arc<A
     let handshakes = Arc::new(Handshakes::default());
     loop {
         let stream = crate::accept::next(&listener, "admission").await;
-        // As Go's net package does for every connection (and so
-        // controller-runtime's webhook server): an answer's HTTP/2 frames
-        // leave at once instead of waiting, under Nagle's algorithm, for
-        // the API server's acknowledgement of the previous segment.
-        let _ = stream.set_nodelay(true);
         let (handshake, evicted) = handshakes.begin();
         let (acceptor, plugins, slots, handshakes) = (
             acceptor.clone(),
