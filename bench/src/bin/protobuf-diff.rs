@@ -6,7 +6,7 @@
 //! kube-apiserver and runs this; its result is in TESTING.md. Prints one
 //! line per pair and a summary; exits 1 when any pair differs.
 
-use herald::informer::protobuf::{TranscodeError, Transcoder};
+use herald::informer::protobuf::{TranscodeError, Transcoder, difference};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -50,8 +50,7 @@ fn main() -> ExitCode {
                 continue;
             }
             Err(error) => format!("not transcoded: {error}"),
-            Ok(()) if json == answer => String::new(),
-            Ok(()) => difference(&json, answer),
+            Ok(()) => difference(&json, answer).unwrap_or_default(),
         };
         if verdict.is_empty() {
             println!("same     {name} ({count} objects, {} bytes)", answer.len());
@@ -72,23 +71,4 @@ fn main() -> ExitCode {
     } else {
         ExitCode::FAILURE
     }
-}
-
-/// Where the two first differ, with context.
-fn difference(ours: &str, server: &str) -> String {
-    let at = ours
-        .bytes()
-        .zip(server.bytes())
-        .position(|(a, b)| a != b)
-        .unwrap_or(ours.len().min(server.len()));
-    let window = |text: &str| {
-        let start = text.floor_char_boundary(at.saturating_sub(60));
-        let end = text.ceil_char_boundary((at + 60).min(text.len()));
-        text[start..end].to_owned()
-    };
-    format!(
-        "byte {at}\n    herald: …{}…\n    server: …{}…",
-        window(ours),
-        window(server)
-    )
 }

@@ -124,6 +124,21 @@ impl AdmissionStats {
     }
 }
 
+/// Writes the family `name` of one histogram per plugin and decision.
+fn histograms(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    series: &Mutex<BTreeMap<(String, &'static str), Histogram>>,
+) -> Result<(), std::fmt::Error> {
+    let mut family = encoder.encode_descriptor(name, help, None, MetricType::Histogram)?;
+    for ((plugin, decision), histogram) in lock(series).iter() {
+        let labels = [("plugin", plugin.as_str()), ("decision", *decision)];
+        histogram.encode(family.encode_family(&labels)?)?;
+    }
+    Ok(())
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -153,26 +168,18 @@ impl Collector for AdmissionCollector {
             MetricType::Counter,
             &rows,
         )?;
-        let mut durations = encoder.encode_descriptor(
+        histograms(
+            &mut encoder,
             "herald_admission_duration_seconds",
             "Duration of plugins' admission calls.",
-            None,
-            MetricType::Histogram,
+            &self.0.durations,
         )?;
-        for ((plugin, decision), histogram) in lock(&self.0.durations).iter() {
-            let labels = [("plugin", plugin.as_str()), ("decision", *decision)];
-            histogram.encode(durations.encode_family(&labels)?)?;
-        }
-        let mut requests = encoder.encode_descriptor(
+        histograms(
+            &mut encoder,
             "herald_admission_request_duration_seconds",
             "Time Herald's webhook server took over reviews a plugin answered, from the request's headers to the answer (the plugin's call included).",
-            None,
-            MetricType::Histogram,
+            &self.0.requests,
         )?;
-        for ((plugin, decision), histogram) in lock(&self.0.requests).iter() {
-            let labels = [("plugin", plugin.as_str()), ("decision", *decision)];
-            histogram.encode(requests.encode_family(&labels)?)?;
-        }
         let findings: Vec<(String, Arc<Findings>)> = lock(&self.0.findings)
             .iter()
             .map(|(plugin, findings)| (plugin.clone(), findings.clone()))

@@ -13,7 +13,7 @@
 //! them it fails saying so, never skips.
 
 use super::process::{repo, succeed, temp_dir};
-use herald::informer::protobuf::Transcoder;
+use herald::informer::protobuf::{Transcoder, difference};
 use std::process::Command;
 
 const INSTALL: &str = "install Go 1.24 or later (https://go.dev/dl/) with the Go module proxy reachable (.ci/run checks for it)";
@@ -71,8 +71,7 @@ fn fuzzed_objects_of_every_kind_transcode_to_the_json_go_writes() {
         let mut json = String::new();
         let verdict = match transcoder.object(&wire, &mut json) {
             Err(error) => Some(format!("refused: {error}")),
-            Ok(()) if json != expected => Some(first_difference(&json, expected)),
-            Ok(()) => None,
+            Ok(()) => difference(&json, expected),
         };
         if let Some(verdict) = verdict {
             failures.push(format!("{api_version} {kind} (object {name}): {verdict}"));
@@ -94,23 +93,4 @@ fn fuzzed_objects_of_every_kind_transcode_to_the_json_go_writes() {
         failures.len(),
         failures.join("\n")
     );
-}
-
-/// Where `ours` first differs from `go`, with some context around it.
-fn first_difference(ours: &str, go: &str) -> String {
-    let at = ours
-        .bytes()
-        .zip(go.bytes())
-        .position(|(a, b)| a != b)
-        .unwrap_or(ours.len().min(go.len()));
-    let window = |text: &str| {
-        let start = text.floor_char_boundary(at.saturating_sub(80));
-        let end = text.ceil_char_boundary((at + 80).min(text.len()));
-        text[start..end].to_owned()
-    };
-    format!(
-        "differs at byte {at}:\n  herald: …{}…\n  go:     …{}…",
-        window(ours),
-        window(go)
-    )
 }

@@ -48,6 +48,30 @@ const FILLED_TYPE_META: [(&str, &str, &str, &str); 3] = [
     ),
 ];
 
+/// Where `ours` (a transcoding) first differs from `expected` (the JSON
+/// it should be), with up to 60 bytes of each around that point; `None`
+/// when they are the same. For the tools and tests that compare the two.
+pub fn difference(ours: &str, expected: &str) -> Option<String> {
+    if ours == expected {
+        return None;
+    }
+    let at = ours
+        .bytes()
+        .zip(expected.bytes())
+        .position(|(a, b)| a != b)
+        .unwrap_or(ours.len().min(expected.len()));
+    let window = |text: &str| {
+        let start = text.floor_char_boundary(at.saturating_sub(60));
+        let end = text.ceil_char_boundary((at + 60).min(text.len()));
+        text[start..end].to_owned()
+    };
+    Some(format!(
+        "differs at byte {at}\n    herald:   …{}…\n    expected: …{}…",
+        window(ours),
+        window(expected)
+    ))
+}
+
 /// Why protobuf could not be transcoded.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum TranscodeError {

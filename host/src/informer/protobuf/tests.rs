@@ -289,3 +289,16 @@ fn damaged_protobuf_is_refused_or_read_as_json_never_a_panic() {
     // Both happen: a changed string byte still transcodes, a cut one does not.
     assert!(outcomes[0] > 0 && outcomes[1] > 0, "{outcomes:?}");
 }
+
+#[test]
+fn a_difference_names_the_first_byte_and_shows_both_sides_around_it() {
+    assert_eq!(difference(r#"{"a":1}"#, r#"{"a":1}"#), None);
+    let said = difference(r#"{"a":1,"b":"x"}"#, r#"{"a":1,"b":"y"}"#).unwrap();
+    assert!(said.starts_with("differs at byte 12\n"), "{said}");
+    assert!(said.contains(r#"herald:   …{"a":1,"b":"x"}…"#), "{said}");
+    assert!(said.contains(r#"expected: …{"a":1,"b":"y"}…"#), "{said}");
+    // One a prefix of the other: the difference is where the shorter ends,
+    // and a window never splits a character.
+    let said = difference("ééé", "ééé!").unwrap();
+    assert!(said.starts_with("differs at byte 6\n"), "{said}");
+}
