@@ -334,39 +334,20 @@ async fn a_deployments_generation_also_moves_with_its_annotations_as_kube_apiser
     }))
     .unwrap();
     deps.create(&PostParams::default(), &dep).await.unwrap();
-    let pp = PatchParams::default();
-    let patch = |body| Patch::Merge(body);
-    let generation = |d: Deployment| d.metadata.generation;
     // Labels do not move it (nor do they a Pod's); annotations do, as
     // kube-apiserver's Deployment strategy says (they are copied to the
     // ReplicaSets); annotations set to what they are do not.
-    let labelled = deps
-        .patch(
-            "d",
-            &pp,
-            &patch(json!({"metadata": {"labels": {"x": "1"}}})),
-        )
-        .await
-        .unwrap();
-    assert_eq!(generation(labelled), Some(1));
-    let annotated = deps
-        .patch(
-            "d",
-            &pp,
-            &patch(json!({"metadata": {"annotations": {"a": "1"}}})),
-        )
-        .await
-        .unwrap();
-    assert_eq!(generation(annotated), Some(2));
-    let same = deps
-        .patch(
-            "d",
-            &pp,
-            &patch(json!({"metadata": {"annotations": {"a": "1"}}})),
-        )
-        .await
-        .unwrap();
-    assert_eq!(generation(same), Some(2));
+    for (change, generation) in [
+        (json!({"metadata": {"labels": {"x": "1"}}}), 1),
+        (json!({"metadata": {"annotations": {"a": "1"}}}), 2),
+        (json!({"metadata": {"annotations": {"a": "1"}}}), 2),
+    ] {
+        let patched = deps
+            .patch("d", &PatchParams::default(), &Patch::Merge(&change))
+            .await
+            .unwrap();
+        assert_eq!(patched.metadata.generation, Some(generation), "{change}");
+    }
 }
 
 #[tokio::test]

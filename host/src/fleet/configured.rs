@@ -49,14 +49,9 @@ impl Pass for FilesPass {
 }
 
 /// The configured clusters' kubeconfig files, followed.
+#[derive(Debug)]
 pub struct ConfiguredClusters {
     following: Following,
-}
-
-impl std::fmt::Debug for ConfiguredClusters {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ConfiguredClusters").finish_non_exhaustive()
-    }
 }
 
 impl ConfiguredClusters {

@@ -45,14 +45,9 @@ pub enum DirectoryError {
 }
 
 /// A followed directory of kubeconfig files.
+#[derive(Debug)]
 pub struct ClusterDirectory {
     following: Following,
-}
-
-impl std::fmt::Debug for ClusterDirectory {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClusterDirectory").finish_non_exhaustive()
-    }
 }
 
 /// One read of the directory, brought into the fleet.

@@ -18,6 +18,7 @@ pub(super) trait Pass: Send + 'static {
 }
 
 /// A follower's task and its watch.
+#[derive(Debug)]
 pub(super) struct Following {
     stop: watch::Sender<bool>,
     task: tokio::task::JoinHandle<()>,
