@@ -24,7 +24,7 @@ use http_body_util::{BodyExt, Full};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, PostParams};
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -257,13 +257,9 @@ struct Doors {
     /// The PEM of the CA both certificates chain to.
     ca: String,
     _children: Children,
-    dir: PathBuf,
-}
-
-impl Drop for Doors {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
+    /// Their certificates, configurations and plugin, removed once they
+    /// have stopped.
+    _dir: herald::scratch::ScratchDir,
 }
 
 /// Processes killed when dropped, also when starting the next one panics.
@@ -284,8 +280,8 @@ impl Doors {
     /// 127.0.0.1 and both configurations, starts both processes against the
     /// API server at `url` and waits until each is ready.
     fn open(url: &str, herald: &Path) -> Doors {
-        let dir = std::env::temp_dir().join(format!("herald-b15-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir =
+            herald::scratch::ScratchDir::new("b15").expect("creating B15's scratch directory");
         let certs = dir.join("certs");
         let plugins = dir.join("plugins");
         std::fs::create_dir_all(&certs).expect("creating B15's scratch directory");
@@ -361,7 +357,7 @@ impl Doors {
             },
             ca,
             _children: children,
-            dir,
+            _dir: dir,
         }
     }
 }

@@ -258,7 +258,7 @@ impl Runs {
 /// Where the controllers run from: a scratch directory with the
 /// kubeconfig, Herald's configuration and plugin, and the Go program built.
 struct Rig {
-    dir: PathBuf,
+    dir: herald::scratch::ScratchDir,
     herald: PathBuf,
     config: PathBuf,
     kubeconfig: PathBuf,
@@ -269,19 +269,13 @@ struct Rig {
     runs: std::sync::atomic::AtomicUsize,
 }
 
-impl Drop for Rig {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
 impl Rig {
     /// Builds `bench/controllergo` and writes what `herald run` needs to
     /// reconcile with `deployment-summaries` against the server at `url`:
     /// the plugin, its grant to apply ConfigMaps, its API rate unthrottled.
     fn prepare(url: &str, herald: &Path) -> Rig {
-        let dir = std::env::temp_dir().join(format!("herald-b18-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir =
+            herald::scratch::ScratchDir::new("b18").expect("creating B18's scratch directory");
         let plugins = dir.join("plugins");
         std::fs::create_dir_all(&plugins).expect("creating B18's scratch directory");
         std::fs::write(

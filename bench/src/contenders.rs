@@ -42,7 +42,7 @@ pub struct Synced {
 /// A scratch directory with a kubeconfig for the server at `url`, the
 /// client-go program built, and a plugin directory holding the no-op.
 pub struct Contenders {
-    dir: PathBuf,
+    dir: herald::scratch::ScratchDir,
     kubeconfig: PathBuf,
     clientgo: PathBuf,
     herald: PathBuf,
@@ -139,8 +139,7 @@ impl Contenders {
     /// with the Go toolchain (failing with what to install if it is
     /// missing) and writes the kubeconfig and the plugin directory.
     pub fn prepare(url: &str, herald: &Path) -> Contenders {
-        let dir = std::env::temp_dir().join(format!("herald-b7-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = herald::scratch::ScratchDir::new("b7").expect("creating B7's scratch directory");
         std::fs::create_dir_all(dir.join("plugins")).expect("creating B7's scratch directory");
         std::fs::write(
             dir.join("plugins/noop.wasm"),
@@ -331,12 +330,6 @@ impl Contenders {
             peak_rss,
             cpu_millis,
         }
-    }
-}
-
-impl Drop for Contenders {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
