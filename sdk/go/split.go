@@ -1,9 +1,9 @@
 package herald
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"unsafe"
 )
 
@@ -148,21 +148,28 @@ func (s *scanner) skipString() (bool, error) {
 		s.at = -end
 		return false, s.fail("a control character in a string")
 	}
-	s.at = end
-	return bytes.IndexByte(s.data[start:end], '\\') >= 0, nil
+	s.at = end &^ escapes
+	return end&escapes != 0, nil
 }
 
 // unterminated is stringEnd's answer for a string without its closing
 // quote.
 const unterminated = -1 << 62
 
+// escapes is the bit stringEnd sets in its answer for a string that holds
+// an escape (no text in a 32-bit memory reaches it), so that a name or a
+// value without one is used as it is without a second pass to look.
+const escapes = 1 << 40
+
 // stringEnd is the index just past the string that starts (with its
-// quote) at i; unterminated if it does not end; minus the index of a
-// control character in it. One int, not a pair with an error: this runs
-// for every string of every object, and under GOOS=wasip1 a call's every
-// result is a store and a load.
+// quote) at i, with the escapes bit set if it holds an escape;
+// unterminated if it does not end; minus the index of a control character
+// in it. One int, not a pair with an error: this runs for every string of
+// every object, and under GOOS=wasip1 a call's every result is a store and
+// a load.
 func stringEnd(data []byte, i int) int {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	escaped := 0
 	for i++; i < len(data); i++ {
 		// Eight bytes at a time while none is a quote, a backslash or a
 		// control character (a byte below n leaves its top bit set in
@@ -171,22 +178,27 @@ func stringEnd(data []byte, i int) int {
 		for i+8 <= len(data) {
 			w := *(*uint64)(unsafe.Pointer(&data[i]))
 			q, b := w^(ones*'"'), w^(ones*'\\')
-			if ((w-ones*0x20)&^w|(q-ones)&^q|(b-ones)&^b)&highs != 0 {
-				break
+			if found := ((w-ones*0x20)&^w | (q-ones)&^q | (b-ones)&^b) & highs; found != 0 {
+				// The lowest flag is exact (a borrow only runs upward from
+				// a byte that is flagged itself): go straight to it.
+				i += bits.TrailingZeros64(found) / 8
+				goto special
 			}
 			i += 8
 		}
 		if i == len(data) {
 			break
 		}
-		c := data[i]
-		if plainInString[c] {
+		if plainInString[data[i]] {
 			continue
 		}
+	special:
+		c := data[i]
 		switch c {
 		case '"':
-			return i + 1
+			return i + 1 | escaped
 		case '\\':
+			escaped = escapes
 			i++
 		default:
 			return -i
@@ -234,7 +246,7 @@ value:
 			_, err := s.skipString()
 			return err
 		}
-		i = end
+		i = end &^ escapes
 	case c == '{':
 		i = skipSpace(data, i+1)
 		if i < len(data) && data[i] == '}' {
@@ -297,7 +309,7 @@ member:
 		_, err := s.skipString()
 		return err
 	} else {
-		i = skipSpace(data, end)
+		i = skipSpace(data, end&^escapes)
 	}
 	if i == len(data) || data[i] != ':' {
 		return fail("expected ':' after a member's name")
