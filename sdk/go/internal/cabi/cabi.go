@@ -41,7 +41,7 @@ func init() {
 
 // pins holds the allocations the host asked for (export arguments, import
 // results) until the generated code has lifted them.
-var pins [][]uint64
+var pins []unsafe.Pointer
 
 // procPin and procUnpin keep the collector from starting (or assisting)
 // inside cabi_realloc: a GC cycle reads the clocks, and the component model
@@ -95,13 +95,26 @@ func cabiRealloc(oldPtr, oldSize, align, newSize uint32) uint32 {
 	return addr
 }
 
+// mallocgc is the runtime's allocator, which the runtime keeps open to
+// linking (its comment lists the packages that do and promises not to
+// change its signature). With no type the memory holds no pointers (the
+// collector never scans it) and needzero false leaves it as it was: every
+// byte of an allocation the host asks for is written by the host before
+// the plugin reads it, so clearing it first (4 KB for a 4 KB object, on
+// every call) is wasted.
+//
+//go:linkname mallocgc runtime.mallocgc
+func mallocgc(size uintptr, typ unsafe.Pointer, needzero bool) unsafe.Pointer
+
 func allocPinned(size, align uint32) uint32 {
 	if size == 0 {
 		return align
 	}
-	buf := make([]uint64, (size+7)/8) // 8-aligned, enough for any canonical ABI type
-	pins = append(pins, buf)
-	return uint32(uintptr(unsafe.Pointer(unsafe.SliceData(buf))))
+	// Rounded up to 8 bytes, so 8-aligned: enough for any canonical ABI
+	// type.
+	p := mallocgc(uintptr(size+7)&^7, nil, false)
+	pins = append(pins, p)
+	return uint32(uintptr(p))
 }
 
 // Release drops the pins of every host allocation so far. The generated
@@ -149,12 +162,17 @@ func (k *Keep) Bytes(b []byte) (uint32, uint32) {
 	return uint32(uintptr(unsafe.Pointer(unsafe.SliceData(b)))), uint32(len(b))
 }
 
-// Done lets the collector have everything k held.
+// Done lets the collector have everything k held. k keeps its lists'
+// capacity: the export's Keep lives for the instance, and its next call
+// then appends without growing them.
 func (k *Keep) Done() {
 	runtime.KeepAlive(k.bufs)
 	runtime.KeepAlive(k.strings)
 	runtime.KeepAlive(k.bytes)
-	*k = Keep{}
+	clear(k.bufs)
+	clear(k.strings)
+	clear(k.bytes)
+	k.bufs, k.strings, k.bytes = k.bufs[:0], k.strings[:0], k.bytes[:0]
 }
 
 // exportKeep holds what the last export returned until the next export
