@@ -214,6 +214,12 @@ def test_a_frame_is_delivered_in_order_until_a_notification_fails(bindings, no_e
     assert deliver(write([(UPDATED, context("a/one"), "{}", "{}")]), dispatcher) is None
     assert deliver(b"\x01\x00\x00\x00", dispatcher) == (0, "malformed delivery frame: it ends at byte 4 "
                                                       "inside a notification's head")
+    # Bytes after the last notification fail past it, once it is handled:
+    # nothing the host sent is retried for them.
+    one = write([(ADDED, context("a/tail"), "{}", None)])
+    assert deliver(one + b"x", dispatcher) == (1, "malformed delivery frame: 1 bytes follow its last notification")
+    assert dispatcher._instance.calls[-1] == "add a/tail"
+    assert deliver(b"\x01", dispatcher) == (0, "malformed delivery frame: 1 bytes, too short for its count")
     testing.take_messages()
 
 

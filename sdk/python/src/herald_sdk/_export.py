@@ -17,7 +17,7 @@ import json
 from typing import Any, Callable, Optional, Tuple
 
 from herald_sdk.admission import AdmissionReview, Mutation, Operation, UserInfo, Verdict, Webhook
-from herald_sdk._frame import FrameError, notifications
+from herald_sdk._frame import FrameError, count_of, read
 from herald_sdk.errors import failure_message
 from herald_sdk.handler import exported_plugin
 from herald_sdk.kinds import GroupVersionKind
@@ -179,16 +179,11 @@ class Dispatcher:
             message = failure_message(error)
         self._raise_err(message)
 
-    def failure(self, method: str, argument: Any) -> Optional[str]:
-        """Runs ``method`` of the handler on ``argument``: ``None``, or the
-        failure's message."""
-        try:
-            if self._instance is None:
-                self._instance = require_exported_plugin()()
-            getattr(self._instance, method)(argument)
-            return None
-        except Exception as error:  # every Exception is a handler failure, by contract
-            return failure_message(error)
+    def handler(self) -> Any:
+        """The handler instance, created on first use (which may raise)."""
+        if self._instance is None:
+            self._instance = require_exported_plugin()()
+        return self._instance
 
 
 def _raise_wit_err(message: str) -> None:
@@ -237,15 +232,24 @@ def delivery_options(plugin: type, wit_delivery: Any) -> Any:
 def deliver(frame: bytes, dispatcher: Dispatcher) -> Optional[Tuple[int, str]]:
     """Hands the frame's notifications to the handler in order: ``None``,
     or the index of the one that failed (those after it are not handled)
-    and its message."""
-    index = 0
+    and its message. Bytes after the last notification fail at the index
+    past it, once every notification has been handled."""
     try:
-        for index, (method, argument) in enumerate(notifications(frame)):
-            message = dispatcher.failure(method, argument)
-            if message is not None:
-                return index, message
+        count = count_of(frame)
     except FrameError as error:
-        return index, str(error)
+        return 0, str(error)
+    at = 4
+    for index in range(count):
+        try:
+            method, argument, at = read(frame, at)
+        except FrameError as error:
+            return index, str(error)
+        try:
+            getattr(dispatcher.handler(), method)(argument)
+        except Exception as error:  # every Exception is a handler failure, by contract
+            return index, failure_message(error)
+    if at != len(frame):
+        return count, f"malformed delivery frame: {len(frame) - at} bytes follow its last notification"
     return None
 
 

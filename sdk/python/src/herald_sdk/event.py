@@ -56,13 +56,25 @@ def _decode(what: str, text: str, view: type) -> KubeObject:
     return view(value)
 
 
-def _context_of(frame: bytes, fields: list, flags: int) -> Context:
-    """The context a frame's notification carries (see ``_frame``)."""
-    group, version, kind, resource, key, resource_version = (
-        frame[start:end].decode() for start, end in fields[:6])
+def _context_of(frame: bytes, start: int, head: tuple) -> Context:
+    """The context of the frame's notification whose fields start at
+    ``start``, ``head`` being its head as ``_frame`` unpacks it: what,
+    flags, zero, then the seven fields' lengths."""
+    texts = []
+    for length in head[3:9]:
+        texts.append(frame[start:start + length].decode())
+        start += length
+    group, version, kind, resource, key, resource_version = texts
+    flags = head[1]
     return Context(GroupVersionKind(group, version, kind), resource, key, resource_version,
                    is_initial_list=bool(flags & 1), is_resync=bool(flags & 2),
                    final_state_unknown=bool(flags & 4))
+
+
+def _object_of(frame: bytes, start: int, head: tuple) -> str:
+    """The object's JSON text of that notification: its seventh field."""
+    start += sum(head[3:9])
+    return frame[start:start + head[9]].decode()
 
 
 class _ContextAccessors:
@@ -71,14 +83,14 @@ class _ContextAccessors:
     for none of it."""
 
     _context: Optional[Context] = None
+    #: ``(frame, start, head)`` for a notification read from a frame.
     _frame: Optional[tuple] = None
 
     @property
     def context(self) -> Context:
         """What the host said about this notification."""
         if self._context is None:
-            frame, fields, flags = self._frame
-            self._context = _context_of(frame, fields, flags)
+            self._context = _context_of(*self._frame)
         return self._context
 
     @property
@@ -140,20 +152,17 @@ class Event(_ContextAccessors):
         self._json: Optional[str] = json_text
         self._object: Optional[KubeObject] = None
 
-    @classmethod
-    def framed(cls, frame: bytes, fields: list, flags: int) -> "Event":
-        """The event of a delivery frame's notification (``_frame``)."""
-        event = cls.__new__(cls)
-        event._frame, event._json, event._object = (frame, fields, flags), None, None
-        return event
+    # What an event read from a frame starts with (``_frame`` sets only
+    # ``_frame``: a call per notification is the one thing it must not
+    # spend).
+    _json: Optional[str] = None
+    _object: Optional[KubeObject] = None
 
     @property
     def json(self) -> str:
         """The object's JSON text, as the host sent it."""
         if self._json is None:
-            frame, fields, _ = self._frame
-            start, end = fields[6]
-            self._json = frame[start:end].decode()
+            self._json = _object_of(*self._frame)
         return self._json
 
     @property
@@ -182,15 +191,14 @@ class Update(_ContextAccessors):
         self._old: Optional[KubeObject] = None
         self._new: Optional[KubeObject] = None
 
-    @classmethod
-    def framed(cls, frame: bytes, fields: list, flags: int, old: Optional[tuple]) -> "Update":
-        """The update of a delivery frame's notification (``_frame``);
-        ``old`` is where its old state is, ``None`` when the plugin's
-        ``OLD_STATE`` declined it."""
-        update = cls.__new__(cls)
-        update._frame, update._old_range = (frame, fields, flags), old
-        update._old_json = update._new_json = update._old = update._new = None
-        return update
+    # What an update read from a frame starts with (``_frame`` sets only
+    # ``_frame`` and ``_old_range``, where the old state is: ``None`` when
+    # the plugin's ``OLD_STATE`` declined it).
+    _old_json: Optional[str] = None
+    _new_json: Optional[str] = None
+    _old_range: Optional[tuple] = None
+    _old: Optional[KubeObject] = None
+    _new: Optional[KubeObject] = None
 
     @property
     def old_json(self) -> str:
@@ -207,9 +215,7 @@ class Update(_ContextAccessors):
     def new_json(self) -> str:
         """The new object's JSON text."""
         if self._new_json is None:
-            frame, fields, _ = self._frame
-            start, end = fields[6]
-            self._new_json = frame[start:end].decode()
+            self._new_json = _object_of(*self._frame)
         return self._new_json
 
     @property
