@@ -31,7 +31,11 @@
 //!   restarted daemon loads a known file;
 //! - **per call**: CPU time of `on_add` on a warm instance with distinct
 //!   4 KB Pods, as B1's bare call: the no-op against Rust's `noop`, the
-//!   parse handler against `json-meta`;
+//!   parse handler against `json-meta`. Each instance is fresh and handles
+//!   `b11_warm_up_calls` Pods before the timed ones: a Go instance's heap
+//!   grows over its first thousand or so, which once made its first 2,000
+//!   calls cost half as much again as later ones; the no-op's first calls
+//!   are reported in the details;
 //! - **memory per live instance**: N instances of the no-op, each having
 //!   handled one 4 KB Pod, held at once beside one made first; the growth
 //!   of this process's PSS divided by N (the RSS, which counts a shared
@@ -62,9 +66,6 @@ use std::time::{Duration, Instant};
 
 /// The configuration of the Go plugin's lazy-view handler.
 const GO_VIEW_CONFIG: &str = r#"{"mode": "view"}"#;
-
-/// Calls made on each instance before timing starts.
-const WARM_UP: usize = 20;
 
 /// How long a build or a compile may take before the benchmark gives up.
 const CHILD_PATIENCE: Duration = Duration::from_secs(900);
@@ -283,9 +284,10 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
     // Per-call CPU time and RSS per instance, the languages one after the
     // other within each repetition.
     let largest = settings.b11_rust_calls.max(settings.b11_sdk_calls);
-    let objects = cached_pods(PodSize::Small, largest + WARM_UP);
-    let (warm, objects) = objects.split_at(WARM_UP);
+    let objects = cached_pods(PodSize::Small, largest + settings.b11_warm_up_calls);
+    let (warm, objects) = objects.split_at(settings.b11_warm_up_calls);
     let mut noop_call = Figures::default();
+    let mut noop_first_calls = Figures::default();
     let mut parse_call = Figures::default();
     let mut go_view_call = Samples::new();
     let mut instance_memory = Figures::default();
@@ -304,15 +306,15 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
             } else {
                 settings.b11_sdk_calls
             };
-            noop_call
-                .of(*language)
-                .push(cpu_per_call(noop, warm, &objects[..count]));
+            let noop = cpu_per_call(noop, warm, &objects[..count]);
+            noop_call.of(*language).push(noop.warm);
+            noop_first_calls.of(*language).push(noop.first_calls);
             parse_call
                 .of(*language)
-                .push(cpu_per_call(parse, warm, &objects[..count]));
+                .push(cpu_per_call(parse, warm, &objects[..count]).warm);
         }
         if let Some(view) = &go_view {
-            go_view_call.push(cpu_per_call(view, warm, &objects[..settings.b11_sdk_calls]));
+            go_view_call.push(cpu_per_call(view, warm, &objects[..settings.b11_sdk_calls]).warm);
         }
         for (language, noop, _) in &loaded {
             let (pss, rss) = memory_per_instance(noop, settings.b11_instances, &objects[0]);
@@ -424,8 +426,14 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
                 Goal::RatioAtMost(language.noop_goal()),
             )
             .with_details(format!(
-                "{} calls per repetition on the Rust fixtures, {} on the SDK components, after {WARM_UP} warm-up calls",
-                settings.b11_rust_calls, settings.b11_sdk_calls
+                "{} calls per repetition on the Rust fixtures, {} on the SDK components, each instance \
+                 warmed by {} calls first; those first calls of a fresh instance cost {:.3} µs each \
+                 (Rust {:.3} µs): the runtime's heap growing, a cost of starting",
+                settings.b11_rust_calls,
+                settings.b11_sdk_calls,
+                settings.b11_warm_up_calls,
+                noop_first_calls.get(language).median(),
+                noop_first_calls.rust.median(),
             )),
         );
         let parse = Row::ratio_of(
@@ -800,26 +808,38 @@ fn load_cached(
     (plugin, timing)
 }
 
-/// CPU µs per `on_add` on a warm instance (B1's bare call).
+/// CPU µs per `on_add` of a fresh instance: over its first calls, and
+/// once warm (B1's bare call).
+struct CallCost {
+    first_calls: f64,
+    warm: f64,
+}
+
+/// Calls `on_add` with each of `warm`, then each of `objects`, on one fresh
+/// instance, timing each part.
 fn cpu_per_call(
     plugin: &LoadedPlugin,
     warm: &[Arc<CachedObject>],
     objects: &[Arc<CachedObject>],
-) -> f64 {
+) -> CallCost {
     let mut instance = PluginInstance::new(plugin.clone()).expect("instantiating");
     let ctx = context();
-    for object in warm {
-        instance.on_add(&ctx, object.json()).expect("warm-up call");
-    }
-    let before = thread_cpu_ns();
-    for object in objects {
-        instance.on_add(&ctx, object.json()).expect("B11 call");
-    }
-    let after = thread_cpu_ns();
+    let mut per_call = |objects: &[Arc<CachedObject>]| {
+        let before = thread_cpu_ns();
+        for object in objects {
+            instance.on_add(&ctx, object.json()).expect("B11 call");
+        }
+        let after = thread_cpu_ns();
+        before.zip(after).map_or(f64::NAN, |(a, b)| {
+            (b - a) as f64 / 1e3 / objects.len() as f64
+        })
+    };
+    let cost = CallCost {
+        first_calls: per_call(warm),
+        warm: per_call(objects),
+    };
     assert_eq!(instance.rebuilds(), 0, "an instance was rebuilt mid-run");
-    before.zip(after).map_or(f64::NAN, |(a, b)| {
-        (b - a) as f64 / 1e3 / objects.len() as f64
-    })
+    cost
 }
 
 /// What `count` more live instances of `plugin` cost, each having handled
