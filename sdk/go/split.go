@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/bits"
-	"unsafe"
 )
 
 // splitObject splits a JSON object into its members' names and value texts
@@ -173,10 +172,9 @@ func stringEnd(data []byte, i int) int {
 	for i++; i < len(data); i++ {
 		// Eight bytes at a time while none is a quote, a backslash or a
 		// control character (a byte below n leaves its top bit set in
-		// b - n where it was clear in b). The word is read with one load:
-		// under GOOS=wasip1 encoding/binary reads it a byte at a time.
+		// b - n where it was clear in b).
 		for i+8 <= len(data) {
-			w := *(*uint64)(unsafe.Pointer(&data[i]))
+			w := load64(data, i)
 			q, b := w^(ones*'"'), w^(ones*'\\')
 			if found := ((w-ones*0x20)&^w | (q-ones)&^q | (b-ones)&^b) & highs; found != 0 {
 				// The lowest flag is exact (a borrow only runs upward from

@@ -1230,7 +1230,7 @@ func (g *generator) exportFunc(f *file, iface string, fn *wit.Function) {
 	f.p("result := Export%s(%s)\n", name, strings.Join(args, ", "))
 	if retArea {
 		rt := fn.Results[0].Type
-		f.p("ret := k.Alloc(%d, %d)\n", rt.Size(), rt.Align())
+		f.p("ret := k.Return(%d, %d)\n", rt.Size(), rt.Align())
 		g.store(f, rt, "result", "ret", "k")
 		f.p("return ret\n}\n\n")
 		return

@@ -144,6 +144,23 @@ func (k *Keep) Alloc(size, align uint32) uint32 {
 	return uint32(uintptr(unsafe.Pointer(unsafe.SliceData(buf))))
 }
 
+// returnArea is where an export writes its results for the host to read
+// after it returns. One area serves every export: the component model never
+// enters an instance twice at once, and the host has read the results of
+// one export before it calls the next.
+var returnArea [8]uint64
+
+// Return returns the address of an export's return area of size bytes
+// aligned to align (at most 8): returnArea, or an allocation k keeps for a
+// larger one. Its bytes are not cleared: the canonical ABI reads only
+// what the export writes.
+func (k *Keep) Return(size, align uint32) uint32 {
+	if size <= uint32(unsafe.Sizeof(returnArea)) {
+		return uint32(uintptr(unsafe.Pointer(&returnArea)))
+	}
+	return k.Alloc(size, align)
+}
+
 // String returns the address and length of s's bytes, kept alive by k.
 func (k *Keep) String(s string) (uint32, uint32) {
 	if len(s) == 0 {

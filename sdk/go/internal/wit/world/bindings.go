@@ -19,7 +19,7 @@ func wasmexport_manifest() uint32 {
 	k := cabi.BeginExport()
 	cabi.Release()
 	result := ExportManifest()
-	ret := k.Alloc(80, 8)
+	ret := k.Return(80, 8)
 	ptr1, len2 := k.String(result.Name)
 	cabi.PutU32(ret, ptr1)
 	cabi.PutU32(ret+4, len2)

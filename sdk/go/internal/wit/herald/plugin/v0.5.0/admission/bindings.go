@@ -185,7 +185,7 @@ func wasmexport_herald_plugin_admission_0_5_0_declare() uint32 {
 	k := cabi.BeginExport()
 	cabi.Release()
 	result := ExportDeclare()
-	ret := k.Alloc(96, 4)
+	ret := k.Return(96, 4)
 	switch cabi.Bool(result.Validating != nil) {
 	case 0:
 		cabi.PutU8(ret, uint8(0))
@@ -397,7 +397,7 @@ func wasmexport_herald_plugin_admission_0_5_0_validate(args uint32) uint32 {
 	arg60 := v41
 	cabi.Release()
 	result := ExportValidate(arg60)
-	ret := k.Alloc(28, 4)
+	ret := k.Return(28, 4)
 	switch cabi.Bool(result.IsErr) {
 	case 0:
 		cabi.PutU8(ret, uint8(0))
@@ -508,7 +508,7 @@ func wasmexport_herald_plugin_admission_0_5_0_mutate(args uint32) uint32 {
 	arg90 := v71
 	cabi.Release()
 	result := ExportMutate(arg90)
-	ret := k.Alloc(40, 4)
+	ret := k.Return(40, 4)
 	switch cabi.Bool(result.IsErr) {
 	case 0:
 		cabi.PutU8(ret, uint8(0))

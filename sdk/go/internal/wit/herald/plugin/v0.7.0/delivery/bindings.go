@@ -41,7 +41,7 @@ func wasmexport_herald_plugin_delivery_0_7_0_options() uint32 {
 	k := cabi.BeginExport()
 	cabi.Release()
 	result := ExportOptions()
-	ret := k.Alloc(8, 4)
+	ret := k.Return(8, 4)
 	cabi.PutU8(ret, uint8(cabi.Bool(result.OldState)))
 	cabi.PutU32(ret+4, uint32(result.MaxBatch))
 	return ret
@@ -57,7 +57,7 @@ func wasmexport_herald_plugin_delivery_0_7_0_deliver(p0 uint32, p1 uint32) uint3
 	arg1 := cabi.Bytes(p0, p1)
 	cabi.Release()
 	result := ExportDeliver(arg1)
-	ret := k.Alloc(16, 4)
+	ret := k.Return(16, 4)
 	switch cabi.Bool(result.IsErr) {
 	case 0:
 		cabi.PutU8(ret, uint8(0))
