@@ -170,9 +170,7 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
         "B11 compiles in a child process and needs Settings::compiler_program \
          (env!(\"CARGO_BIN_EXE_herald-child\") in a bench or test of herald-bench)",
     );
-    let scratch = std::env::temp_dir().join(format!("herald-b11-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&scratch);
-    std::fs::create_dir_all(&scratch).expect("creating B11's scratch directory");
+    let scratch = herald::scratch::ScratchDir::new("b11").expect("creating B11's scratch directory");
 
     crate::progress("B11 building the Python, JavaScript and Go components");
     let [python, javascript, go] = build_sdk_components(&program, &scratch);
@@ -325,7 +323,7 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
             wake_call.of(*language).push(wake);
         }
     }
-    let _ = std::fs::remove_dir_all(&scratch);
+    drop(scratch);
 
     let mut rows = Vec::new();
     for subject in &subjects[1..] {

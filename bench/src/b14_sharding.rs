@@ -30,6 +30,7 @@ use crate::cluster::Cluster;
 use crate::measure::{PATIENCE, Samples};
 use crate::settings::Settings;
 use crate::table::{Goal, Row, Unit};
+use herald::scratch::ScratchDir;
 use herald_test_artifacts as artifacts;
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Bytes;
@@ -115,10 +116,6 @@ pub fn run(settings: &Settings, runtime: &tokio::runtime::Runtime) -> Vec<Row> {
     let own_three = own.throughput(runtime, &client, &replicas, settings, &mut written);
     let (rss_three, cache_three) = own.memory(runtime, &replicas);
     drop(replicas);
-    for rig in [&shared, &own] {
-        let _ = std::fs::remove_dir_all(&rig.dir);
-    }
-    let _ = std::fs::remove_dir_all(&kubeconfig_dir);
     let events = settings.b14_events;
     let rate = settings.b14_rate;
     let count = plugins.len();
@@ -219,12 +216,9 @@ fn pending(id: &str, why: &'static str) -> Row {
     )
 }
 
-/// A fresh directory of this run.
-fn scratch(what: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("herald-b14-{what}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh directory of this run, removed when dropped.
+fn scratch(what: &str) -> ScratchDir {
+    ScratchDir::new(&format!("b14-{what}")).expect("creating B14's scratch directory")
 }
 
 /// A kubeconfig for the embedded server.
@@ -296,7 +290,7 @@ async fn lease_writes_per_second(client: &kube::Client) -> f64 {
 /// Where the replicas run from: one plugin directory, one Lease group.
 struct Rig {
     program: PathBuf,
-    dir: PathBuf,
+    dir: ScratchDir,
     kubeconfig: PathBuf,
     group: String,
     plugins: Vec<String>,

@@ -33,8 +33,7 @@ fn copy_name(n: usize) -> String {
 
 /// Runs B15's memory comparison against the API server at `url`.
 pub async fn run(settings: &Settings, url: &str, herald: &Path) -> Row {
-    let dir = std::env::temp_dir().join(format!("herald-b15-memory-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = herald::scratch::ScratchDir::new("b15-memory").expect("creating B15's scratch directory");
     let certs = dir.join("certs");
     std::fs::create_dir_all(&certs).expect("creating B15's scratch directory");
     let ca = write_certificate(&certs);
@@ -42,7 +41,7 @@ pub async fn run(settings: &Settings, url: &str, herald: &Path) -> Row {
     write_kubeconfig(&kubeconfig, url);
     let (few, many) = settings.b15_memory_plugins;
     let side = |admission: bool| Side {
-        dir: dir.clone(),
+        dir: dir.to_path_buf(),
         certs: certs.clone(),
         kubeconfig: kubeconfig.clone(),
         herald: herald.to_owned(),
@@ -76,7 +75,7 @@ pub async fn run(settings: &Settings, url: &str, herald: &Path) -> Row {
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(dir);
     Row::ratio_of(
         "B15.memory",
         format!(

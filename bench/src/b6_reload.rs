@@ -53,8 +53,7 @@ pub fn run(settings: &Settings, fixtures: &Fixtures, runtime: &Runtime) -> Vec<R
         cluster
             .fill(&PodTemplate::new(PodSize::Small, Extras::default()), pods)
             .await;
-        let work = std::env::temp_dir().join(format!("herald-bench-b6-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&work);
+        let work = herald::scratch::ScratchDir::new("b6").expect("creating B6's scratch directory");
         let (dir, cache_dir) = (work.join("plugins.d"), work.join("cache"));
         std::fs::create_dir_all(&dir).expect("creating the plugin directory");
         let engine = fixtures.engine().clone();
@@ -149,7 +148,6 @@ pub fn run(settings: &Settings, fixtures: &Fixtures, runtime: &Runtime) -> Vec<R
         directory.stop().await;
         daemon.shutdown(Instant::now() + Duration::from_secs(5));
         cluster.shutdown().await;
-        let _ = std::fs::remove_dir_all(&work);
         rows
     })
 }
