@@ -170,7 +170,8 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
         "B11 compiles in a child process and needs Settings::compiler_program \
          (env!(\"CARGO_BIN_EXE_herald-child\") in a bench or test of herald-bench)",
     );
-    let scratch = herald::scratch::ScratchDir::new("b11").expect("creating B11's scratch directory");
+    let scratch =
+        herald::scratch::ScratchDir::new("b11").expect("creating B11's scratch directory");
 
     crate::progress("B11 building the Python, JavaScript and Go components");
     let [python, javascript, go] = build_sdk_components(&program, &scratch);

@@ -33,7 +33,8 @@ fn copy_name(n: usize) -> String {
 
 /// Runs B15's memory comparison against the API server at `url`.
 pub async fn run(settings: &Settings, url: &str, herald: &Path) -> Row {
-    let dir = herald::scratch::ScratchDir::new("b15-memory").expect("creating B15's scratch directory");
+    let dir =
+        herald::scratch::ScratchDir::new("b15-memory").expect("creating B15's scratch directory");
     let certs = dir.join("certs");
     std::fs::create_dir_all(&certs).expect("creating B15's scratch directory");
     let ca = write_certificate(&certs);

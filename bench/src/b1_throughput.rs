@@ -323,7 +323,7 @@ fn goal_for(fixture: Fixture) -> Goal {
 }
 
 /// The event context of every benchmark call: an add of a Pod.
-pub(crate) fn context() -> EventContext {
+pub fn context() -> EventContext {
     EventContext {
         kind: GroupVersionKind {
             group: String::new(),
