@@ -295,9 +295,13 @@ async fn a_failing_coalesced_object_waits_in_backoff_while_others_flow_and_a_cha
             && adds[1].contains(&format!(" rv={fixed_rv} ")),
         "failed at its first state, then delivered as one add of its newest: {adds:?}"
     );
-    eventually("nothing waits any more", PATIENCE, async || {
-        listener.depth() == 0
-    })
+    // The plugin logs inside its call; the host counts the call once it has
+    // returned, so the count is waited for, then checked for no more.
+    eventually(
+        "nothing waits and every call is counted",
+        PATIENCE,
+        async || listener.depth() == 0 && stats.delivered.load(Ordering::SeqCst) >= 6,
+    )
     .await;
     assert_eq!(
         (
