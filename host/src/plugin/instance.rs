@@ -67,7 +67,9 @@ pub const MAX_ERROR_BYTES: usize = 4096;
 
 /// One instance of a loaded plugin. Not shared: calls are sequential, made by
 /// the plugin's worker. After a trap, deadline or limit hit the instance is
-/// discarded and transparently rebuilt before the next call.
+/// discarded and transparently rebuilt before the next call; so is one
+/// whose memory has grown towards its cap (`InstanceLimiter::outgrown`),
+/// after a call that succeeded.
 pub struct PluginInstance {
     plugin: LoadedPlugin,
     /// What its host calls act for: the plugin's context, or its admission
@@ -75,6 +77,7 @@ pub struct PluginInstance {
     context: Arc<PluginCapabilities>,
     live: Option<Live>,
     rebuilds: u64,
+    retirements: u64,
 }
 
 struct Live {
@@ -88,6 +91,7 @@ impl std::fmt::Debug for PluginInstance {
             .field("plugin", &self.plugin.manifest().name)
             .field("live", &self.live.is_some())
             .field("rebuilds", &self.rebuilds)
+            .field("retirements", &self.retirements)
             .finish()
     }
 }
@@ -102,6 +106,7 @@ impl PluginInstance {
             context,
             live: Some(live),
             rebuilds: 0,
+            retirements: 0,
         })
     }
 
@@ -113,6 +118,7 @@ impl PluginInstance {
             plugin,
             live: None,
             rebuilds: 0,
+            retirements: 0,
         }
     }
 
@@ -126,6 +132,7 @@ impl PluginInstance {
             context,
             live: None,
             rebuilds: 0,
+            retirements: 0,
         })
     }
 
@@ -137,6 +144,12 @@ impl PluginInstance {
     /// How many times the instance was rebuilt after a fault.
     pub fn rebuilds(&self) -> u64 {
         self.rebuilds
+    }
+
+    /// How many times the instance was replaced between two calls because
+    /// its memory had grown towards its cap (a leak, before it faults).
+    pub fn retirements(&self) -> u64 {
+        self.retirements
     }
 
     /// Drops the live store, returning its memory; the next call makes a
@@ -251,7 +264,8 @@ impl PluginInstance {
     /// however it spends its time. Instantiating a fresh instance first
     /// (after a fault) has a deadline of its own. After a trap, a deadline
     /// or a limit hit the instance is dropped, to be rebuilt by the next
-    /// call.
+    /// call; after a call that returned, it is dropped too if it has
+    /// outgrown its memory (counted in `retirements`, not `rebuilds`).
     async fn call<R>(
         &mut self,
         deadline: Duration,
@@ -277,18 +291,30 @@ impl PluginInstance {
             _ => Ok(()),
         };
         let limiter = &live.store.data().limiter;
-        let trap = match (outcome, held) {
-            (Ok(Ok(_)), Err(over)) => classify_in(&over, limiter, deadline),
-            (Ok(Ok(Ok(answer))), Ok(())) => return Ok(answer),
-            (Ok(Ok(Err(message))), Ok(())) => {
-                return Err(CallError::Handler(truncate_error(message)));
-            }
-            (Ok(Err(trap)), _) => classify_in(&trap, limiter, deadline),
-            (Err(DeadlinePassed), _) => CallError::deadline(deadline),
+        let ended = match (outcome, held) {
+            (Ok(Ok(_)), Err(over)) => Err(classify_in(&over, limiter, deadline)),
+            (Ok(Ok(Ok(answer))), Ok(())) => Ok(Ok(answer)),
+            (Ok(Ok(Err(message))), Ok(())) => Ok(Err(CallError::Handler(truncate_error(message)))),
+            (Ok(Err(trap)), _) => Err(classify_in(&trap, limiter, deadline)),
+            (Err(DeadlinePassed), _) => Err(CallError::deadline(deadline)),
         };
-        self.live = None;
-        self.rebuilds += 1;
-        Err(trap)
+        match ended {
+            // The call returned (the plugin's answer or its own error): the
+            // instance goes on, unless its memory has grown towards its cap.
+            Ok(answer) => {
+                if let Some(outgrown) = live.store.data_mut().limiter.outgrown() {
+                    tracing::info!(plugin = %self.plugin.name(), "{outgrown}");
+                    self.live = None;
+                    self.retirements += 1;
+                }
+                answer
+            }
+            Err(trap) => {
+                self.live = None;
+                self.rebuilds += 1;
+                Err(trap)
+            }
+        }
     }
 }
 

@@ -180,6 +180,8 @@ pub(crate) struct InstanceLimiter {
     pub(crate) memory_limit_hit: bool,
     /// The limit hit, once one was: the instance is done for.
     exceeded: Option<MemoryLimitExceeded>,
+    /// What the instance used after its first call (see `outgrown`).
+    after_first_call: Option<usize>,
 }
 
 impl InstanceLimiter {
@@ -190,7 +192,28 @@ impl InstanceLimiter {
             host: 0,
             memory_limit_hit: false,
             exceeded: None,
+            after_first_call: None,
         }
+    }
+
+    /// Whether the instance, between two calls, should be replaced by a
+    /// fresh one before it reaches its cap: it uses three quarters of the
+    /// cap or more, a quarter of the cap or more of it gained since its
+    /// first call. A guest that leaks with every call (ComponentizeJS 0.23
+    /// never frees the arguments of an export) would otherwise end in a
+    /// memory-limit fault in the middle of a call; one whose memory is
+    /// large from its first call on is never replaced for it. A wasm memory
+    /// never shrinks, so the size is a high-water mark, not what the guest
+    /// still holds. The first call's use is recorded here.
+    pub(crate) fn outgrown(&mut self) -> Option<MemoryOutgrown> {
+        let used = self.used.saturating_add(self.host);
+        let first = *self.after_first_call.get_or_insert(used);
+        let cap = self.memory_bytes;
+        (used >= cap / 4 * 3 && used - first >= cap / 4).then_some(MemoryOutgrown {
+            used,
+            after_first_call: first,
+            cap,
+        })
     }
 
     /// Accounts for growing something from `current` to `desired` bytes, or
@@ -260,6 +283,21 @@ impl InstanceLimiter {
         // once and lets the host tell this fault apart from others.
         wasmtime::Error::new(hit)
     }
+}
+
+/// An instance replaced between calls because its memory grew towards its
+/// cap ([`InstanceLimiter::outgrown`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "its memory grew to {used} bytes of its {cap}-byte cap (limits.memory), from {after_first_call} after its first call: replaced by a fresh instance before the next call"
+)]
+pub struct MemoryOutgrown {
+    /// Bytes of memories, tables and host resources after the last call.
+    pub used: usize,
+    /// The same after the instance's first call.
+    pub after_first_call: usize,
+    /// The cap.
+    pub cap: usize,
 }
 
 /// The error a guest's over-limit memory growth traps with.
@@ -540,6 +578,43 @@ mod tests {
         assert!(limiter.memory_growing(500, 900, None).unwrap());
         assert!(limiter.reserve_answer(100).is_ok());
         assert!(limiter.reserve_answer(101).is_err());
+    }
+
+    #[test]
+    fn an_instance_is_outgrown_when_it_grew_by_a_quarter_to_three_quarters_of_its_cap() {
+        use wasmtime::ResourceLimiter as _;
+        let limits = Limits {
+            call_deadline: DEFAULT_CALL_DEADLINE,
+            memory_bytes: 1000,
+        };
+        // A leak: 100 bytes after the first call, then growing.
+        let mut leaking = InstanceLimiter::new(&limits);
+        assert!(leaking.memory_growing(0, 100, None).unwrap());
+        assert_eq!(leaking.outgrown(), None);
+        assert!(leaking.memory_growing(100, 749, None).unwrap());
+        assert_eq!(leaking.outgrown(), None, "under three quarters");
+        assert!(leaking.memory_growing(749, 750, None).unwrap());
+        assert_eq!(
+            leaking.outgrown(),
+            Some(MemoryOutgrown {
+                used: 750,
+                after_first_call: 100,
+                cap: 1000
+            })
+        );
+        // Host resources count as the cap counts them.
+        let mut holding = InstanceLimiter::new(&limits);
+        assert!(holding.memory_growing(0, 100, None).unwrap());
+        assert_eq!(holding.outgrown(), None);
+        holding.charge_host(650).unwrap();
+        assert!(holding.outgrown().is_some());
+        // Large from its first call on, and growing less than a quarter
+        // since: never replaced for it, however often it is asked.
+        let mut large = InstanceLimiter::new(&limits);
+        assert!(large.memory_growing(0, 800, None).unwrap());
+        assert_eq!(large.outgrown(), None);
+        assert!(large.memory_growing(800, 1000, None).unwrap());
+        assert_eq!(large.outgrown(), None);
     }
 
     #[test]

@@ -112,6 +112,45 @@ fn a_memory_bomb_hits_the_memory_cap() {
 }
 
 #[test]
+fn an_instance_leaking_with_every_call_is_replaced_between_calls_before_its_cap() {
+    // memory-bomb leaks 1 MiB with every update, as ComponentizeJS 0.23
+    // leaks every export's arguments: against a 16 MiB cap it would fault
+    // within about a dozen calls.
+    let options = LoadOptions {
+        overrides: RequestedLimits {
+            call_deadline: None,
+            memory_bytes: Some(16 * 1024 * 1024),
+        },
+        ..LoadOptions::default()
+    };
+    let (plugin, _logs) = load_with(artifacts::MEMORY_BOMB, options.clone());
+    let mut leaking = PluginInstance::new(plugin).unwrap();
+    let object = pod("ns", "leaky", 1);
+    let text = object.to_string();
+    for call in 0..100 {
+        leaking
+            .on_update(&context(&object), &text, &text)
+            .unwrap_or_else(|e| panic!("update {call} failed: {e}"));
+    }
+    assert_eq!(leaking.rebuilds(), 0, "never a fault");
+    assert!(
+        (5..=25).contains(&leaking.retirements()),
+        "replaced every few calls, each time before the cap: {} times in 100",
+        leaking.retirements()
+    );
+    // A plugin that does not grow is never replaced.
+    let (plugin, _logs) = load_with(artifacts::RECORDER, options);
+    let mut steady = PluginInstance::new(plugin).unwrap();
+    for rv in 1..=100 {
+        let object = pod("ns", "steady", rv);
+        steady
+            .on_add(&context(&object), &object.to_string())
+            .unwrap();
+    }
+    assert_eq!((steady.rebuilds(), steady.retirements()), (0, 0));
+}
+
+#[test]
 fn a_panic_is_a_fault_and_its_message_is_logged() {
     let (plugin, logs) = load(artifacts::PANIC, None);
     let mut instance = PluginInstance::new(plugin).unwrap();
