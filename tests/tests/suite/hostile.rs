@@ -96,15 +96,20 @@ fn deep_recursion_overflows_the_stack() {
     host_still_works(instance, FaultKind::StackOverflow);
 }
 
-#[test]
-fn a_memory_bomb_hits_the_memory_cap() {
-    let options = LoadOptions {
+/// Load options capping an instance's memory at 16 MiB.
+fn capped_at_16_mib() -> LoadOptions {
+    LoadOptions {
         overrides: RequestedLimits {
             call_deadline: None,
             memory_bytes: Some(16 * 1024 * 1024),
         },
         ..LoadOptions::default()
-    };
+    }
+}
+
+#[test]
+fn a_memory_bomb_hits_the_memory_cap() {
+    let options = capped_at_16_mib();
     let (err, instance) = fault_of(artifacts::MEMORY_BOMB, options);
     assert_eq!(err.fault(), Some(FaultKind::MemoryLimit), "{err}");
     assert!(err.to_string().contains("16777216"), "names the cap: {err}");
@@ -116,13 +121,7 @@ fn an_instance_leaking_with_every_call_is_replaced_between_calls_before_its_cap(
     // memory-bomb leaks 1 MiB with every update, as ComponentizeJS 0.23
     // leaks every export's arguments: against a 16 MiB cap it would fault
     // within about a dozen calls.
-    let options = LoadOptions {
-        overrides: RequestedLimits {
-            call_deadline: None,
-            memory_bytes: Some(16 * 1024 * 1024),
-        },
-        ..LoadOptions::default()
-    };
+    let options = capped_at_16_mib();
     let (plugin, _logs) = load_with(artifacts::MEMORY_BOMB, options.clone());
     let mut leaking = PluginInstance::new(plugin).unwrap();
     let object = pod("ns", "leaky", 1);
