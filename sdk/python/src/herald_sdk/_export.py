@@ -172,9 +172,7 @@ class Dispatcher:
         is part of the call, so a value that does not convert is an ``err``
         too)."""
         try:
-            if self._instance is None:
-                self._instance = require_exported_plugin()()
-            return answer(getattr(self._instance, method)(argument))
+            return answer(getattr(self.handler(), method)(argument))
         except Exception as error:  # every Exception is a handler failure, by contract
             message = failure_message(error)
         self._raise_err(message)
