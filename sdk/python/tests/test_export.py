@@ -11,10 +11,10 @@ import pytest
 import herald_sdk
 from herald_sdk import Handler, HandlerError, Limits, Manifest, Subscription, Verb, WriteRule, events, kube, log, testing
 from herald_sdk import handler as handler_module
-from herald_sdk._export import (Admission, Dispatcher, deliver, delivery_options, logged_manifest,
+from herald_sdk._export import (Admission, Delivery, Dispatcher, delivery_options, logged_manifest,
                                 manifest_to_wit, mutation_to_wit, require_exported_plugin, review_from_wit,
                                 verdict_to_wit, webhooks_to_wit)
-from herald_sdk._frame import ADDED, DELETED, UPDATED, notifications, write
+from herald_sdk._frame import ADDED, DELETED, UPDATED, deliver, write
 from herald_sdk.event import Context
 from herald_sdk.admission import AdmissionRule, FailurePolicy, Mutation, Operation, UserInfo, Verdict, Webhook
 from herald_sdk.build import WIT_DIR, WORLD
@@ -109,12 +109,50 @@ def context(key, initial=False, resync=False, unknown=False):
                    final_state_unknown=unknown)
 
 
+class Recording:
+    """Handlers for :func:`deliver` that keep what they were handed."""
+
+    def __init__(self):
+        self.read = []
+        self.methods = tuple(lambda argument, method=method: self.read.append((method, argument))
+                             for method in ("on_add", "on_update", "on_delete"))
+
+    @staticmethod
+    def fail(index, message):
+        return index, message
+
+
+def read_back(frame):
+    """The frame's notifications as ``deliver`` hands them over, and its failure."""
+    recording = Recording()
+    failed = deliver(recording, frame)
+    return recording.read, failed
+
+
+class Dispatching:
+    """Handlers for :func:`deliver` from a :class:`Dispatcher`, as ``Delivery`` has them."""
+
+    methods = None
+
+    def __init__(self, dispatcher):
+        self.dispatcher = dispatcher
+
+    def bind(self):
+        self.methods = self.dispatcher.bind()
+        return self.methods
+
+    @staticmethod
+    def fail(index, message):
+        return index, message
+
+
 def test_a_frame_reads_back_as_the_notifications_written():
     frame = write([(ADDED, context("shop/a", initial=True), '{"a": 1}', None),
                    (UPDATED, context("shop/b", resync=True), '{"é": 2}', "{}"),
                    (UPDATED, context("shop/b"), "{}", None),
                    (DELETED, context("c", unknown=True), '{"c": 3}', None)])
-    read = list(notifications(frame))
+    read, failed = read_back(frame)
+    assert failed is None
     assert [method for method, _ in read] == ["on_add", "on_update", "on_update", "on_delete"]
     added, with_old, without_old, deleted = (argument for _, argument in read)
     assert (added.context, added.json, added.object["a"]) == (context("shop/a", initial=True), '{"a": 1}', 1)
@@ -127,20 +165,24 @@ def test_a_frame_reads_back_as_the_notifications_written():
 
 def test_a_malformed_frame_fails_after_the_good_notifications():
     one = write([(ADDED, context("shop/a"), "{}", None)])
-    short = b"\x02" + one[1:]
-    read = notifications(short)
-    assert next(read)[0] == "on_add"
-    with pytest.raises(Exception, match="inside a notification's head"):
-        next(read)
-    with pytest.raises(Exception, match="too short"):
-        list(notifications(b"\x01"))
-    with pytest.raises(Exception, match="unknown notification type 9"):
-        list(notifications(one[:4] + b"\x09" + one[5:]))
-    with pytest.raises(Exception, match="1 bytes follow"):
-        list(notifications(one + b"x"))
-    with pytest.raises(Exception, match="past the frame's end"):
-        list(notifications(one[:-1]))
-    assert list(notifications(b"\x00\x00\x00\x00")) == []
+    read, failed = read_back(b"\x02" + one[1:])
+    assert [method for method, _ in read] == ["on_add"]
+    assert failed == (1, f"malformed delivery frame: it ends at byte {len(one)} inside a notification's head")
+    assert read_back(b"\x01") == ([], (0, "malformed delivery frame: 1 bytes, too short for its count"))
+    assert read_back(b"\x01\x00\x00\x00")[1] == (0, "malformed delivery frame: it ends at byte 4 "
+                                                     "inside a notification's head")
+    assert read_back(one[:4] + b"\x09" + one[5:]) == (
+        [], (0, "malformed delivery frame: unknown notification type 9 or flags 0 (a newer host?)"))
+    assert read_back(one[:5] + b"\x10" + one[6:])[1][1].endswith("or flags 16 (a newer host?)")
+    assert read_back(one + b"x")[1] == (1, "malformed delivery frame: 1 bytes follow its last notification")
+    assert read_back(one[:-1]) == ([], (0, f"malformed delivery frame: a notification runs past the frame's "
+                                           f"end ({len(one) - 1} bytes)"))
+    assert read_back(b"\x00\x00\x00\x00") == ([], None)
+    assert read_back(b"\x00\x00\x00\x00x")[1] == (0, "malformed delivery frame: 1 bytes follow its last "
+                                                       "notification")
+    old = write([(UPDATED, context("shop/a"), "{}", "{}")])
+    assert read_back(old[:-4])[1] == (0, f"malformed delivery frame: it ends at byte {len(old) - 4} inside "
+                                         "a length")
 
 
 def test_delivery_options_say_what_the_class_declares(bindings):
@@ -207,20 +249,34 @@ def test_one_instance_keeps_state_and_exceptions_become_err(bindings, no_export)
 def test_a_frame_is_delivered_in_order_until_a_notification_fails(bindings, no_export):
     herald_sdk.export_plugin(Counting)
     dispatcher = Dispatcher(lambda message: None)
+    handlers = Dispatching(dispatcher)
     frame = write([(ADDED, context("a/one"), "{}", None), (ADDED, context("a/bad"), "{}", None),
                    (ADDED, context("a/later"), "{}", None)])
-    assert deliver(frame, dispatcher) == (1, "bad pod")
+    assert deliver(handlers, frame) == (1, "bad pod")
     assert dispatcher._instance.calls == ["add a/one", "add a/bad"]
-    assert deliver(write([(UPDATED, context("a/one"), "{}", "{}")]), dispatcher) is None
-    assert deliver(b"\x01\x00\x00\x00", dispatcher) == (0, "malformed delivery frame: it ends at byte 4 "
-                                                      "inside a notification's head")
+    assert deliver(handlers, write([(UPDATED, context("a/one"), "{}", "{}")])) is None
     # Bytes after the last notification fail past it, once it is handled:
     # nothing the host sent is retried for them.
     one = write([(ADDED, context("a/tail"), "{}", None)])
-    assert deliver(one + b"x", dispatcher) == (1, "malformed delivery frame: 1 bytes follow its last notification")
+    assert deliver(handlers, one + b"x") == (1, "malformed delivery frame: 1 bytes follow its last "
+                                                           "notification")
     assert dispatcher._instance.calls[-1] == "add a/tail"
-    assert deliver(b"\x01", dispatcher) == (0, "malformed delivery frame: 1 bytes, too short for its count")
     testing.take_messages()
+
+
+class Unborn(Handler):
+    def __init__(self):
+        raise ValueError("no configuration")
+
+
+def test_a_handler_that_cannot_be_created_fails_the_first_notification(no_export):
+    herald_sdk.export_plugin(Unborn)
+    dispatcher = Dispatcher(lambda message: None)
+    handlers = Dispatching(dispatcher)
+    frame = write([(ADDED, context("a/one"), "{}", None)])
+    assert deliver(handlers, b"\x00\x00\x00\x00") is None  # nothing to hand over: not created
+    assert deliver(handlers, frame) == (0, "ValueError: no configuration")
+    assert deliver(handlers, frame) == (0, "ValueError: no configuration")
 
 
 def test_exporting_is_checked(no_export):

@@ -17,7 +17,7 @@ import json
 from typing import Any, Callable, Optional, Tuple
 
 from herald_sdk.admission import AdmissionReview, Mutation, Operation, UserInfo, Verdict, Webhook
-from herald_sdk._frame import FrameError, count_of, read
+from herald_sdk._frame import deliver as deliver_frame
 from herald_sdk.errors import failure_message
 from herald_sdk.handler import exported_plugin
 from herald_sdk.kinds import GroupVersionKind
@@ -183,6 +183,12 @@ class Dispatcher:
             self._instance = require_exported_plugin()()
         return self._instance
 
+    def bind(self) -> Tuple[Callable[[Any], Any], ...]:
+        """The handler's ``on_add``, ``on_update`` and ``on_delete``, bound
+        to it (creating it on first use, which may raise)."""
+        handler = self.handler()
+        return handler.on_add, handler.on_update, handler.on_delete
+
 
 def _raise_wit_err(message: str) -> None:
     from componentize_py_types import Err
@@ -227,32 +233,9 @@ def delivery_options(plugin: type, wit_delivery: Any) -> Any:
     return wit_delivery.DeliveryOptions(old_state=bool(getattr(plugin, "OLD_STATE", True)), max_batch=max_batch)
 
 
-def deliver(frame: bytes, dispatcher: Dispatcher) -> Optional[Tuple[int, str]]:
-    """Hands the frame's notifications to the handler in order: ``None``,
-    or the index of the one that failed (those after it are not handled)
-    and its message. Bytes after the last notification fail at the index
-    past it, once every notification has been handled."""
-    try:
-        count = count_of(frame)
-    except FrameError as error:
-        return 0, str(error)
-    at = 4
-    for index in range(count):
-        try:
-            method, argument, at = read(frame, at)
-        except FrameError as error:
-            return index, str(error)
-        try:
-            getattr(dispatcher.handler(), method)(argument)
-        except Exception as error:  # every Exception is a handler failure, by contract
-            return index, failure_message(error)
-    if at != len(frame):
-        return count, f"malformed delivery frame: {len(frame) - at} bytes follow its last notification"
-    return None
-
-
 class Delivery:
     """The ``delivery`` interface's exports (world 0.7.0)."""
+
 
     def options(self) -> Any:
         """What the exported class asks of its deliveries."""
@@ -260,15 +243,28 @@ class Delivery:
 
         return delivery_options(require_exported_plugin(), delivery)
 
-    def deliver(self, frame: bytes) -> None:
-        """Forwards the frame's notifications; raises the ``err`` the ABI
-        expects naming the one that failed."""
-        failed = deliver(frame, _DISPATCHER)
-        if failed is not None:
-            from componentize_py_types import Err
-            from wit_world.exports import delivery
+    #: The handler's notification methods, bound on the first delivery
+    #: (the handler is one per instance, as are these).
+    methods: Optional[Tuple[Callable[[Any], Any], ...]] = None
 
-            raise Err(delivery.Failure(index=failed[0], message=failed[1]))
+    def bind(self) -> Tuple[Callable[[Any], Any], ...]:
+        """Binds :attr:`methods` to the handler, creating it (which may raise)."""
+        Delivery.methods = _DISPATCHER.bind()
+        return Delivery.methods
+
+    @staticmethod
+    def fail(index: int, message: str) -> None:
+        """Raises the ``err`` the ABI expects for the notification that failed."""
+        from componentize_py_types import Err
+        from wit_world.exports import delivery
+
+        raise Err(delivery.Failure(index=index, message=message))
+
+    #: ``deliver(frame)``: the frame's notifications to the handler, read
+    #: by :func:`herald_sdk._frame.deliver` with this class as its
+    #: ``handlers`` (the function itself, so a call spends no Python frame on
+    #: forwarding).
+    deliver = deliver_frame
 
 
 class Admission:

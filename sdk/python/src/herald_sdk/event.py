@@ -4,6 +4,7 @@ deletes, :class:`Update` for updates, both carrying a :class:`Context`."""
 from __future__ import annotations
 
 import json
+import struct
 from dataclasses import dataclass
 from typing import Optional, Type, TypeVar
 
@@ -56,10 +57,17 @@ def _decode(what: str, text: str, view: type) -> KubeObject:
     return view(value)
 
 
-def _context_of(frame: bytes, start: int, head: tuple) -> Context:
-    """The context of the frame's notification whose fields start at
-    ``start``, ``head`` being its head as ``_frame`` unpacks it: what,
-    flags, zero, then the seven fields' lengths."""
+#: A notification's head in a delivery frame (``wit/0.7.0/herald.wit``):
+#: what, flags, two zero bytes, then the lengths of its seven fields (group,
+#: version, kind, resource, key, resourceVersion, object), which follow it.
+HEAD = struct.Struct("<BBH7I")
+
+
+def _context_of(frame: bytes, at: int) -> Context:
+    """The context of the frame's notification whose head starts at byte
+    ``at``."""
+    head = HEAD.unpack_from(frame, at)
+    start = at + HEAD.size
     texts = []
     for length in head[3:9]:
         texts.append(frame[start:start + length].decode())
@@ -71,9 +79,10 @@ def _context_of(frame: bytes, start: int, head: tuple) -> Context:
                    final_state_unknown=bool(flags & 4))
 
 
-def _object_of(frame: bytes, start: int, head: tuple) -> str:
+def _object_of(frame: bytes, at: int) -> str:
     """The object's JSON text of that notification: its seventh field."""
-    start += sum(head[3:9])
+    head = HEAD.unpack_from(frame, at)
+    start = at + HEAD.size + sum(head[3:9])
     return frame[start:start + head[9]].decode()
 
 
@@ -83,7 +92,8 @@ class _ContextAccessors:
     for none of it."""
 
     _context: Optional[Context] = None
-    #: ``(frame, start, head)`` for a notification read from a frame.
+    #: ``(frame, at)`` for a notification read from a frame: its head
+    #: starts at byte ``at``.
     _frame: Optional[tuple] = None
 
     @property
@@ -152,7 +162,7 @@ class Event(_ContextAccessors):
         self._json: Optional[str] = json_text
         self._object: Optional[KubeObject] = None
 
-    # What an event read from a frame starts with (``_frame`` sets only
+    # What an event read from a frame starts with (``deliver`` sets only
     # ``_frame``: a call per notification is the one thing it must not
     # spend).
     _json: Optional[str] = None
@@ -191,7 +201,7 @@ class Update(_ContextAccessors):
         self._old: Optional[KubeObject] = None
         self._new: Optional[KubeObject] = None
 
-    # What an update read from a frame starts with (``_frame`` sets only
+    # What an update read from a frame starts with (``deliver`` sets only
     # ``_frame`` and ``_old_range``, where the old state is: ``None`` when
     # the plugin's ``OLD_STATE`` declined it).
     _old_json: Optional[str] = None
