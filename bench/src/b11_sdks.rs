@@ -9,7 +9,8 @@
 //! ComponentizeJS through `herald-build`, the standard Go toolchain through
 //! `herald plugin build`). That component does nothing with
 //! an added object, or, configured with `{"mode": "parse"}`, parses it and
-//! reads its name: the handler is picked when the instance is created (Go:
+//! reads its name, or (Go and Python), configured with `{"mode": "view"}`,
+//! reads the name from the metadata alone through the SDK's lazy read: the handler is picked when the instance is created (Go:
 //! on its first call, a warm-up call), so a timed call pays for one or the
 //! other, and the run builds one component per language (once) and
 //! compiles it once per compile repetition. If a toolchain is missing the
@@ -31,7 +32,7 @@
 //!   restarted daemon loads a known file;
 //! - **per call**: CPU time of `on_add` on a warm instance with distinct
 //!   4 KB Pods, as B1's bare call: the no-op against Rust's `noop`, the
-//!   parse handler against `json-meta`. Each instance is fresh and handles
+//!   parse and view handlers against `json-meta`. Each instance is fresh and handles
 //!   `b11_warm_up_calls` Pods before the timed ones: a Go instance's heap
 //!   grows over its first thousand or so, which once made its first 2,000
 //!   calls cost half as much again as later ones; the no-op's first calls
@@ -64,8 +65,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The configuration of the Go plugin's lazy-view handler.
-const GO_VIEW_CONFIG: &str = r#"{"mode": "view"}"#;
+/// The configuration of the Go and Python plugins' metadata-only handler.
+const VIEW_CONFIG: &str = r#"{"mode": "view"}"#;
 
 /// How long a build or a compile may take before the benchmark gives up.
 const CHILD_PATIENCE: Duration = Duration::from_secs(900);
@@ -217,9 +218,10 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
     let mut json_meta_compile = Samples::new();
     let mut json_meta_rss = Samples::new();
     let mut loaded: Vec<(Language, LoadedPlugin, LoadedPlugin)> = Vec::new();
-    // Go's plugin reading only the metadata through the SDK's lazy view, as
-    // `json-meta` does: what a Go author would use on a hot path.
-    let mut go_view: Option<LoadedPlugin> = None;
+    // The Go and Python plugins reading only the metadata through their
+    // SDK's lazy read, as `json-meta` does: what an author would use on a
+    // hot path.
+    let mut views: Vec<(Language, LoadedPlugin)> = Vec::new();
     for rep in 0..settings.b11_compile_repetitions {
         for subject in &subjects {
             crate::progress(format!(
@@ -265,15 +267,15 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
                 }
             };
             if rep == 0 {
-                if subject.language == Language::Go {
+                if matches!(subject.language, Language::Go | Language::Python) {
                     let view = load_cached(
                         engine,
                         &cache,
                         &subject.noop,
-                        Some(GO_VIEW_CONFIG.into()),
+                        Some(VIEW_CONFIG.into()),
                         fixtures,
                     );
-                    go_view = Some(view.0);
+                    views.push((subject.language, view.0));
                 }
                 loaded.push((subject.language, noop, parse));
             }
@@ -288,7 +290,7 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
     let mut noop_call = Figures::default();
     let mut noop_first_calls = Figures::default();
     let mut parse_call = Figures::default();
-    let mut go_view_call = Samples::new();
+    let mut view_call = Figures::default();
     let mut instance_memory = Figures::default();
     let mut instance_rss = Figures::default();
     let mut reclaimed_memory = Figures::default();
@@ -312,8 +314,10 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
                 .of(*language)
                 .push(cpu_per_call(parse, warm, &objects[..count]).warm);
         }
-        if let Some(view) = &go_view {
-            go_view_call.push(cpu_per_call(view, warm, &objects[..settings.b11_sdk_calls]).warm);
+        for (language, view) in &views {
+            view_call
+                .of(*language)
+                .push(cpu_per_call(view, warm, &objects[..settings.b11_sdk_calls]).warm);
         }
         for (language, noop, _) in &loaded {
             let (pss, rss) = memory_per_instance(noop, settings.b11_instances, &objects[0]);
@@ -445,23 +449,36 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
             parse_call.get(language).clone(),
             Goal::None,
         );
-        if language == Language::Go {
-            rows.push(
-                parse.with_details("Go: the whole object into a map[string]any with encoding/json"),
-            );
+        rows.push(match language {
+            Language::Go => {
+                parse.with_details("Go: the whole object into a map[string]any with encoding/json")
+            }
+            Language::Python => parse.with_details("Python: json.loads of the whole object"),
+            _ => parse,
+        });
+        let view = match language {
+            Language::Go => Some((
+                "`e.View()`",
+                "Go: the view splits the object's top level with the SDK's own scanner and decodes the metadata in the same pass (sdk/go/split.go, meta.go), leaving spec and status undecoded",
+            )),
+            Language::Python => Some((
+                "`event.metadata`",
+                "Python: the members before `metadata` stepped over and the metadata decoded with the json module's own C decoder (`raw_decode`), nothing after it read (sdk/python event.py, `_metadata_of`)",
+            )),
+            _ => None,
+        };
+        if let Some((read, details)) = view {
             rows.push(
                 Row::ratio_of(
-                    "B11.view-go".to_owned(),
-                    "CPU per call, handler reading the metadata through the SDK's lazy view (`e.View()`), 4 KB Pod, Go SDK; baseline: Rust SDK `json-meta` (the metadata alone, serde)".to_owned(),
+                    format!("B11.view-{id}"),
+                    format!("CPU per call, handler reading the metadata through the SDK's lazy read ({read}), 4 KB Pod, {name} SDK; baseline: Rust SDK `json-meta` (the metadata alone, serde)"),
                     Unit::Micros,
                     parse_call.rust.clone(),
-                    go_view_call.clone(),
+                    view_call.get(language).clone(),
                     Goal::RatioAtMost(3.0),
                 )
-                .with_details("Go: the view splits the object's top level with the SDK's own scanner and decodes the metadata in the same pass (sdk/go/split.go, meta.go), leaving spec and status undecoded"),
+                .with_details(details),
             );
-        } else {
-            rows.push(parse);
         }
         rows.push(
             Row::ratio_of(

@@ -1,7 +1,8 @@
 """sdk-bench (Python): B11's plugin. Subscribes to Pods; with no
 configuration it does nothing with them (the no-op handler), with
 ``{"mode": "parse"}`` it parses each added object and reads its name (the
-parse handler). One component serves both, so a run builds and compiles it
+parse handler), with ``{"mode": "view"}`` it reads the name from the
+metadata alone (``event.metadata``, the rest left undecoded). One component serves both, so a run builds and compiles it
 once; the handler is picked when the instance is created, not per call.
 """
 
@@ -22,9 +23,14 @@ class SdkBench(Handler):
         settings = config.get() or {}
         if settings.get("mode") == "parse":
             self.on_add = self.parse_add
+        elif settings.get("mode") == "view":
+            self.on_add = self.view_add
 
     def parse_add(self, event):
         self.names += len(event.object.name)
+
+    def view_add(self, event):
+        self.names += len(event.metadata["name"])
 
 
 herald_sdk.export_plugin(SdkBench)

@@ -85,6 +85,60 @@ def test_decode_errors_say_what_failed():
         Update(context(), "[]", "{}").old
 
 
+def test_metadata_is_read_without_the_rest_of_the_object():
+    text = json.dumps(POD, indent=2)
+    assert Event(context(), text).metadata == POD["metadata"]
+    # Whatever follows the metadata is not read: a spec that is not JSON
+    # does not stop it (the whole object would).
+    broken = text[:text.index('"spec"')] + '"spec": {not json'
+    event = Event(context(), broken)
+    assert event.metadata["name"] == "web-0"
+    with pytest.raises(HandlerError, match="as JSON"):
+        event.object
+    # Members before it are stepped over whatever they hold, a string that
+    # looks like a metadata member included.
+    tricky = {"apiVersion": 'v1", "metadata": {"name": "fake"}', "kind": "Pod", "metadata": {"name": "real"}}
+    assert Event(context(), json.dumps(tricky)).metadata == {"name": "real"}
+    nested = {"apiVersion": "v1", "spec": {"metadata": {"name": "template"}}, "metadata": {"name": "real"}}
+    assert Event(context(), json.dumps(nested)).metadata == {"name": "real"}
+    escaped = {"apiVersion": 'v1\\", "x', "metadata": {"name": "real"}}
+    assert Event(context(), json.dumps(escaped)).metadata == {"name": "real"}
+    assert Event(context(), '{"kind": "Pod"}').metadata == {}
+    assert Event(context(), " { } ").metadata == {}
+    # Once the object is parsed, the metadata is its own.
+    parsed = Event(context(), text)
+    assert parsed.object.name == "web-0"
+    assert parsed.metadata is parsed.object["metadata"]
+
+
+def test_an_update_reads_either_sides_metadata_alone():
+    newer = dict(POD, metadata=dict(POD["metadata"], resourceVersion="43"))
+    update = Update(context(), json.dumps(POD), json.dumps(newer))
+    assert (update.old_metadata["resourceVersion"], update.new_metadata["resourceVersion"]) == ("42", "43")
+    declined = Update(context(), None, json.dumps(newer))
+    declined._old_json = None
+    with pytest.raises(HandlerError, match="OLD_STATE"):
+        declined.old_metadata
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("[]", "expected a JSON object at char 0"),
+    ('{"metadata": []}', "metadata is a list, not an object"),
+    ('{"kind": "Pod" "metadata": {}}', "expected ',' or '}' at char 15"),
+    ('{"kind" "Pod"}', "expected ':' at char 8"),
+    ("{kind: 1}", "expected a member name at char 1"),
+    ('{"kind": nope}', "expected a value at char 9"),
+    ('{"kind": "Pod",}', "expected a member name at char 15"),
+    ('{"kind": "Pod", ', "the text ends inside the object"),
+    ("", "the text ends inside the object"),
+    ('{"kind": "Pod", "metadata": {"name": }}', "expected a value at char 37"),
+    ('{"kind": "Pod", "metadata":', "the text ends inside the object"),
+])
+def test_metadata_errors_say_what_failed(text, problem):
+    with pytest.raises(HandlerError, match="decoding the object's metadata: " + problem.replace("(", r"\(")):
+        Event(context(), text).metadata
+
+
 def test_resource_names():
     assert resource_of(Pod.KIND) == "pods"
     assert resource_of(GroupVersionKind("networking.k8s.io", "v1", "NetworkPolicy")) == "networkpolicies"
