@@ -60,7 +60,6 @@ def _decode(what: str, text: str, view: type) -> KubeObject:
 
 _scan_value = json.JSONDecoder().scan_once
 _skip_space = re.compile(r"[ \t\n\r]*").match
-_SPACE = " \t\n\r"
 _METADATA_NAME = '"metadata":'
 
 
@@ -96,43 +95,32 @@ def _metadata_of(what: str, text: str) -> dict:
 
 
 def _members_until_metadata(what: str, text: str) -> dict:
-    """:func:`_metadata_of` member by member."""
+    """:func:`_metadata_of` member by member (the slow way, for objects not
+    written as API servers write them)."""
+
+    def past(at: int, expected: str, problem: str) -> int:
+        """The index after ``expected`` at ``at`` (whitespace skipped
+        first), or a ValueError naming ``problem``."""
+        at = _skip_space(text, at).end()
+        if text[at] != expected:
+            raise ValueError(f"expected {problem} at char {at}")
+        return at + 1
+
     try:
-        at = 0
-        if text[at] in _SPACE:
-            at = _skip_space(text, at).end()
-        if text[at] != "{":
-            raise ValueError(f"expected a JSON object at char {at}")
-        at += 1
-        if text[at] in _SPACE:
-            at = _skip_space(text, at).end()
+        at = _skip_space(text, past(0, "{", "a JSON object")).end()
         if text[at] == "}":
             return {}
         while True:
-            if text[at] != '"':
-                raise ValueError(f"expected a member name at char {at}")
-            key, at = _scan_value(text, at)
-            if text[at] in _SPACE:
-                at = _skip_space(text, at).end()
-            if text[at] != ":":
-                raise ValueError(f"expected ':' at char {at}")
-            at += 1
-            if text[at] in _SPACE:
-                at = _skip_space(text, at).end()
-            value, at = _scan_value(text, at)
+            key, at = _scan_value(text, past(at, '"', "a member name") - 1)
+            value, at = _scan_value(text, _skip_space(text, past(at, ":", "':'")).end())
             if key == "metadata":
                 if not isinstance(value, dict):
                     raise ValueError(f"metadata is a {type(value).__name__}, not an object")
                 return value
-            if text[at] in _SPACE:
-                at = _skip_space(text, at).end()
+            at = _skip_space(text, at).end()
             if text[at] == "}":
                 return {}
-            if text[at] != ",":
-                raise ValueError(f"expected ',' or '}}' at char {at}")
-            at += 1
-            if text[at] in _SPACE:
-                at = _skip_space(text, at).end()
+            at = past(at, ",", "',' or '}'")
     except StopIteration as error:
         raise HandlerError(f"decoding the {what}'s metadata: expected a value at char {error.value}") from None
     except (ValueError, IndexError) as error:
