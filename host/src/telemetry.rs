@@ -37,6 +37,7 @@ pub const HOST_FAMILIES: &[(&str, MetricType)] = &[
     ("herald_listener_backoff_seconds", MetricType::Counter),
     ("herald_listener_requeues", MetricType::Counter),
     ("herald_plugin_faults", MetricType::Counter),
+    ("herald_plugin_instances_replaced", MetricType::Counter),
     ("herald_handler_duration_seconds", MetricType::Histogram),
     // Plugins and the process.
     ("herald_plugin_log_lines_suppressed", MetricType::Counter),

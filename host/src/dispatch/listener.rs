@@ -36,6 +36,10 @@ pub struct ListenerStats {
     pub requeues_ignored: AtomicU64,
     /// Faults, by kind (see [`record_fault`](Self::record_fault)).
     faults: [AtomicU64; FaultKind::ALL.len()],
+    /// Times the plugin's instance was replaced after one of this
+    /// listener's calls because its memory had grown towards its cap (a
+    /// guest leaking with every call; no fault, nothing retried).
+    pub retirements: AtomicU64,
     /// Handler calls made, whatever their outcome (a batch is one call).
     pub calls: AtomicU64,
     /// Duration of handler calls, in seconds.
@@ -57,6 +61,7 @@ impl Default for ListenerStats {
             requeued: AtomicU64::new(0),
             requeues_ignored: AtomicU64::new(0),
             faults: Default::default(),
+            retirements: AtomicU64::new(0),
             calls: AtomicU64::new(0),
             duration: crate::telemetry::handler_histogram(),
             call_micros: AtomicU64::new(0),

@@ -146,6 +146,13 @@ impl Collector for ListenerCollector {
             MetricType::Counter,
             &faults,
         )?;
+        family(
+            &mut encoder,
+            "herald_plugin_instances_replaced",
+            "Plugin instances replaced between calls because their memory had grown towards the cap (a guest leaking with every call), counted at the call after which they were.",
+            MetricType::Counter,
+            &each(&|listener| listener.stats.retirements.load(Ordering::Relaxed) as f64),
+        )?;
         let mut durations = encoder.encode_descriptor(
             "herald_handler_duration_seconds",
             "Duration of plugin handler calls.",

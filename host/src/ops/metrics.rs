@@ -326,6 +326,7 @@ mod tests {
                 counter.fetch_add(value(), Ordering::Relaxed);
             }
             stats.backoff_millis.fetch_add(1_500, Ordering::Relaxed);
+            stats.retirements.fetch_add(2, Ordering::Relaxed);
             for kind in FaultKind::ALL {
                 for _ in 0..value() {
                     stats.record_fault(kind);

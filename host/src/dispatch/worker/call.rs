@@ -40,6 +40,12 @@ pub(super) trait Calls {
     /// Drops what the calls hold while the plugin is idle; true if there
     /// was something to drop.
     fn reclaim(&mut self) -> bool;
+
+    /// How many times the instance was replaced between calls for
+    /// outgrowing its memory, so far (none for calls that never are).
+    fn retirements(&self) -> u64 {
+        0
+    }
 }
 
 impl Calls for PluginInstance {
@@ -86,6 +92,10 @@ impl Calls for PluginInstance {
 
     fn reclaim(&mut self) -> bool {
         PluginInstance::reclaim(self)
+    }
+
+    fn retirements(&self) -> u64 {
+        PluginInstance::retirements(self)
     }
 }
 
@@ -146,9 +156,11 @@ pub(super) async fn timed_call(
     ctx: &EventContext,
 ) -> (Result<Handled, CallError>, Duration) {
     let started = Instant::now();
+    let retired = calls.retirements();
     let result = calls.call(listener.cluster(), ctx, notification).await;
     let took = started.elapsed();
     record_call(listener, took, result.as_ref().err());
+    record_retirements(listener, calls.retirements() - retired);
     (result, took)
 }
 
@@ -161,9 +173,11 @@ pub(super) async fn timed_batch(
     batch: &[Notification],
 ) -> (Result<Handled, BatchError>, Duration) {
     let started = Instant::now();
+    let retired = calls.retirements();
     let result = calls.call_batch(listener, contexts, batch).await;
     let took = started.elapsed();
     record_call(listener, took, result.as_ref().err().map(|e| &e.error));
+    record_retirements(listener, calls.retirements() - retired);
     (result, took)
 }
 
@@ -181,6 +195,17 @@ fn record_call(listener: &Listener, took: Duration, error: Option<&CallError>) {
         if let CallError::Fault { kind, .. } = err {
             listener.stats.record_fault(*kind);
         }
+    }
+}
+
+/// Counts the instance replacements a call ended in (0 or 1), in the
+/// listener's stats.
+fn record_retirements(listener: &Listener, retired: u64) {
+    if retired > 0 {
+        listener
+            .stats
+            .retirements
+            .fetch_add(retired, Ordering::Relaxed);
     }
 }
 

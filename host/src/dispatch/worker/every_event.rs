@@ -351,6 +351,48 @@ mod tests {
     }
 
     #[test]
+    fn an_instance_replaced_for_its_memory_is_counted_for_the_listener_whose_call_it_followed() {
+        let clock = ManualClock::new();
+        let dispatch = dispatch_with(RetryPolicy::default(), &clock);
+        let pods = listener(&dispatch, Delivery::EveryEvent);
+        let mut script = Script {
+            retiring: HashSet::from(["n/b".to_owned(), "n/d".to_owned()]),
+            ..Script::default()
+        };
+        let mut cursor = Cursor::default();
+        for key in ["a", "b", "c", "d"] {
+            pods.push(add(key, 1, false));
+        }
+        let (calls, _) = settle(&dispatch, &mut script, &mut cursor);
+        assert_eq!(
+            calls,
+            adds("abcd"),
+            "a replacement is no failure: nothing is retried"
+        );
+        let stats = &pods.stats;
+        assert_eq!(
+            (
+                count(&stats.retirements),
+                count(&stats.delivered),
+                count(&stats.failed)
+            ),
+            (2, 4, 0)
+        );
+        // In batches too.
+        let mut script = Script {
+            max_batch: 8,
+            retiring: HashSet::from(["n/f".to_owned()]),
+            ..Script::default()
+        };
+        for key in ["e", "f", "g"] {
+            pods.push(add(key, 1, false));
+        }
+        settle(&dispatch, &mut script, &mut cursor);
+        assert_eq!(script.batches, [3]);
+        assert_eq!(count(&stats.retirements), 3);
+    }
+
+    #[test]
     fn every_event_delivery_ignores_requeue_requests_and_counts_them() {
         let clock = ManualClock::new();
         let dispatch = dispatch_with(RetryPolicy::default(), &clock);

@@ -63,6 +63,11 @@ pub(super) struct Script {
     pub(super) trapping: HashSet<String>,
     /// How many notifications each batch call carried.
     pub(super) batches: Vec<usize>,
+    /// Keys whose call, handled, ends in the instance being replaced for
+    /// outgrowing its memory.
+    pub(super) retiring: HashSet<String>,
+    /// Replacements so far.
+    pub(super) retired: u64,
 }
 
 impl Calls for Script {
@@ -125,6 +130,10 @@ impl Calls for Script {
         self.reclaims.fetch_add(1, Ordering::Relaxed);
         std::mem::take(&mut self.live)
     }
+
+    fn retirements(&self) -> u64 {
+        self.retired
+    }
 }
 
 impl Script {
@@ -156,6 +165,10 @@ impl Script {
         }
         if self.failing.contains(&ctx.key) {
             return Err(CallError::Handler(format!("refused {}", ctx.key)));
+        }
+        if self.retiring.contains(&ctx.key) {
+            self.retired += 1;
+            self.live = false;
         }
         Ok(Handled {
             requeue_after: self.requeue.get(&ctx.key).copied(),
