@@ -419,19 +419,27 @@ impl Service {
             ?grace,
             "shutting down: readiness dropped, stopping watches and draining queues"
         );
+        // Each follower ends after the step under way (a pull, a plugin
+        // being compiled and started), but never later than the deadline:
+        // past it the step is dropped, which aborts it.
         if let Some(sources) = self.sources {
-            sources.stop().await;
+            until_deadline(deadline, "pulling plugin sources", sources.stop()).await;
         }
         if let Some(clusters) = self.cluster_directory {
-            clusters.stop().await;
+            until_deadline(deadline, "following the cluster directory", clusters.stop()).await;
         }
         if let Some(clusters) = self.configured_clusters {
-            clusters.stop().await;
+            until_deadline(
+                deadline,
+                "following the configured clusters",
+                clusters.stop(),
+            )
+            .await;
         }
         if let Some(clusters) = self.cluster_secrets {
-            clusters.stop().await;
+            until_deadline(deadline, "following the cluster Secrets", clusters.stop()).await;
         }
-        self.directory.stop().await;
+        until_deadline(deadline, "loading plugins", self.directory.stop()).await;
         if let Some(leadership) = &self.leadership {
             leadership.follower.abort();
         }
@@ -461,6 +469,19 @@ impl Service {
         self.endpoints.abort();
         self.readiness_log.abort();
         tracing::info!("shutdown complete");
+    }
+}
+
+/// Awaits `stop`, one step of the shutdown, until `deadline`; past it the
+/// step is dropped (aborting what it waited for) and named in a warning,
+/// so the grace period bounds the whole shutdown.
+async fn until_deadline(deadline: Instant, step: &str, stop: impl Future<Output = ()>) {
+    let deadline = tokio::time::Instant::from_std(deadline);
+    if tokio::time::timeout_at(deadline, stop).await.is_err() {
+        tracing::warn!(
+            step,
+            "shutdown abandoned a step still under way at the end of the grace period"
+        );
     }
 }
 

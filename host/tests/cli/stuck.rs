@@ -89,6 +89,43 @@ fn sigterm_ends_the_daemon_within_its_grace_period_while_a_plugin_sleeps_in_a_ho
 }
 
 #[test]
+fn sigterm_ends_the_daemon_within_its_grace_period_while_a_plugin_is_still_loading() {
+    let work = temp_dir("loading-sigterm");
+    let plugins = work.join("plugins.d");
+    std::fs::create_dir_all(&plugins).unwrap();
+    std::fs::copy(artifacts::POD_LIFECYCLE, plugins.join("pod-lifecycle.wasm")).unwrap();
+    // sleepy-manifest's manifest() sleeps for an hour: loading it takes the
+    // whole two-minute deadline, and the directory's pass with it.
+    let config = "shutdown:\n  gracePeriod: 1s\nlimits:\n  max:\n    callDeadline: 120s\n  default:\n    callDeadline: 120s\n";
+    let mut herald = start(&plugins, config, &work.join("kubeconfig"));
+    let address = herald.endpoints();
+    herald.wait_for_log("listed pod=shop/");
+    let sleepy = plugins.join("sleepy.wasm");
+    std::fs::copy(artifacts::SLEEPY_MANIFEST, &sleepy).unwrap();
+    let sleepy = sleepy.canonicalize().unwrap().display().to_string();
+    wait_for_response(&address, "/plugins", |_, body| {
+        serde_json::from_str::<serde_json::Value>(body)
+            .is_ok_and(|status| status["files"][&sleepy]["state"] == "loading")
+    });
+    herald.terminate();
+    let (code, took) = herald.wait();
+    assert_eq!(code, Some(0), "log:\n{}", herald.log.join("\n"));
+    assert!(
+        took < Duration::from_secs(20),
+        "SIGTERM took {took:?} (waiting for the load means about 120 s):\n{}",
+        herald.log.join("\n")
+    );
+    assert!(
+        herald
+            .log
+            .iter()
+            .any(|l| l.contains("abandoned a step") && l.contains("loading plugins")),
+        "the load under way is reported as abandoned:\n{}",
+        herald.log.join("\n")
+    );
+}
+
+#[test]
 fn with_no_cluster_configured_herald_run_exits_naming_what_it_looked_for() {
     let work = temp_dir("no-source");
     let plugins = work.join("plugins.d");
