@@ -17,11 +17,45 @@ pub(super) trait Pass: Send + 'static {
     fn pass(&mut self) -> impl Future<Output = ()> + Send;
 }
 
+/// A task that runs until stopped: asked to, it ends after the step under
+/// way; dropped (a shutdown past its grace period drops a stop still
+/// waiting), it is aborted.
+#[derive(Debug)]
+pub(super) struct StoppableTask {
+    stop: watch::Sender<bool>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl StoppableTask {
+    /// `task`, which ends once `stop` says true.
+    pub(super) fn new(stop: watch::Sender<bool>, task: tokio::task::JoinHandle<()>) -> Self {
+        StoppableTask {
+            stop,
+            task: Some(task),
+        }
+    }
+
+    /// Stops the task, waiting for the step under way to end.
+    pub(super) async fn stop(mut self) {
+        let _ = self.stop.send(true);
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for StoppableTask {
+    fn drop(&mut self) {
+        if let Some(task) = &self.task {
+            task.abort();
+        }
+    }
+}
+
 /// A follower's task and its watch.
 #[derive(Debug)]
 pub(super) struct Following {
-    stop: watch::Sender<bool>,
-    task: tokio::task::JoinHandle<()>,
+    task: StoppableTask,
     _watcher: notify::RecommendedWatcher,
 }
 
@@ -63,15 +97,13 @@ impl Following {
             }
         });
         Ok(Following {
-            stop,
-            task,
+            task: StoppableTask::new(stop, task),
             _watcher: watcher,
         })
     }
 
     /// Stops the task, waiting for a pass under way to end.
     pub(super) async fn stop(self) {
-        let _ = self.stop.send(true);
-        let _ = self.task.await;
+        self.task.stop().await;
     }
 }

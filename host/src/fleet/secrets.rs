@@ -20,6 +20,7 @@
 //! else).
 
 use super::Fleet;
+use super::following::StoppableTask;
 use super::tracker::{Found, Tracker};
 use crate::cluster::ClusterName;
 use k8s_openapi::api::core::v1::Secret;
@@ -69,8 +70,7 @@ impl ClusterSecretsConfig {
 
 /// The cluster Secrets of a namespace, followed.
 pub struct ClusterSecrets {
-    stop: watch::Sender<bool>,
-    task: tokio::task::JoinHandle<()>,
+    task: StoppableTask,
 }
 
 impl std::fmt::Debug for ClusterSecrets {
@@ -107,13 +107,14 @@ impl ClusterSecrets {
                 }
             }
         });
-        ClusterSecrets { stop, task }
+        ClusterSecrets {
+            task: StoppableTask::new(stop, task),
+        }
     }
 
     /// Stops reading the Secrets; the clusters they added stay.
     pub async fn stop(self) {
-        let _ = self.stop.send(true);
-        let _ = self.task.await;
+        self.task.stop().await;
     }
 }
 
