@@ -236,7 +236,6 @@ def delivery_options(plugin: type, wit_delivery: Any) -> Any:
 class Delivery:
     """The ``delivery`` interface's exports (world 0.7.0)."""
 
-
     def options(self) -> Any:
         """What the exported class asks of its deliveries."""
         from wit_world.exports import delivery

@@ -314,9 +314,7 @@ class Update(_ContextAccessors):
         """The object before the change, parsed (once); a
         :class:`~herald_sdk.HandlerError` when the plugin declined it."""
         if self._old is None:
-            if self._old_json is None and self._old_range is None:
-                raise HandlerError("the old state was not delivered: the plugin's OLD_STATE is False")
-            self._old = _decode("old object", self.old_json, view_for(self.context.kind))
+            self._old = _decode("old object", self._delivered_old_json(), view_for(self.context.kind))
         return self._old
 
     @property
@@ -341,9 +339,14 @@ class Update(_ContextAccessors):
         state."""
         if self._old is not None:
             return self._old.get("metadata") or {}
+        return _metadata_of("old object", self._delivered_old_json())
+
+    def _delivered_old_json(self) -> str:
+        """:attr:`old_json`, or a :class:`~herald_sdk.HandlerError` when the
+        plugin declined the old state (where ``old_json`` is ``""``)."""
         if self._old_json is None and self._old_range is None:
             raise HandlerError("the old state was not delivered: the plugin's OLD_STATE is False")
-        return _metadata_of("old object", self.old_json)
+        return self.old_json
 
     def __repr__(self) -> str:
         return f"Update({self.context!r})"
