@@ -10,11 +10,12 @@
 //! `herald plugin build`). That component does nothing with
 //! an added object, or, configured with `{"mode": "parse"}`, parses it and
 //! reads its name, or (Go and Python), configured with `{"mode": "view"}`,
-//! reads the name from the metadata alone through the SDK's lazy read: the handler is picked when the instance is created (Go:
-//! on its first call, a warm-up call), so a timed call pays for one or the
-//! other, and the run builds one component per language (once) and
-//! compiles it once per compile repetition. If a toolchain is missing the
-//! benchmark fails, naming the command that installs it.
+//! reads the name from the metadata alone through the SDK's lazy read: the
+//! handler is picked when the instance is created (Go: on its first call, a
+//! warm-up call), so a timed call pays for one of them, and the run builds
+//! one component per language (once) and compiles it once per compile
+//! repetition. If a toolchain is missing the benchmark fails, naming the
+//! command that installs it.
 //!
 //! Measured for each language, Rust's figure being the baseline:
 //!
@@ -32,11 +33,11 @@
 //!   restarted daemon loads a known file;
 //! - **per call**: CPU time of `on_add` on a warm instance with distinct
 //!   4 KB Pods, as B1's bare call: the no-op against Rust's `noop`, the
-//!   parse and view handlers against `json-meta`. Each instance is fresh and handles
-//!   `b11_warm_up_calls` Pods before the timed ones: a Go instance's heap
-//!   grows over its first thousand or so, which once made its first 2,000
-//!   calls cost half as much again as later ones; the no-op's first calls
-//!   are reported in the details;
+//!   parse and view handlers against `json-meta`. Each instance is fresh
+//!   and handles `b11_warm_up_calls` Pods before the timed ones: a Go
+//!   instance's heap grows over its first thousand or so, which once made
+//!   its first 2,000 calls cost half as much again as later ones; the
+//!   no-op's first calls are reported in the details;
 //! - **memory per live instance**: N instances of the no-op, each having
 //!   handled one 4 KB Pod, held at once beside one made first; the growth
 //!   of this process's PSS divided by N (the RSS, which counts a shared
@@ -463,7 +464,7 @@ pub fn run(settings: &Settings, fixtures: &Fixtures) -> Vec<Row> {
             )),
             Language::Python => Some((
                 "`event.metadata`",
-                "Python: the members before `metadata` stepped over and the metadata decoded with the json module's own C decoder (`raw_decode`), nothing after it read (sdk/python event.py, `_metadata_of`)",
+                "Python: the members before `metadata` stepped over and the metadata decoded with the json module's own C scanner (`scan_once`), nothing after it read (sdk/python event.py, `_metadata_of`)",
             )),
             _ => None,
         };
